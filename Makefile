@@ -1,0 +1,38 @@
+# Two commands from a fresh clone: `make demo` and `make test`.
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+DATA_DIR ?= .memstrata-demo
+
+.PHONY: install demo test lint typecheck unit bench clean
+
+$(STAMP): pyproject.toml requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	# torch first and exactly pinned: the CPU build (an unpinned torch pulls CUDA).
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -c requirements.lock -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/memstrata demo --data-dir $(DATA_DIR)
+
+lint: install
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+
+typecheck: install
+	$(BIN)/mypy
+
+unit: install
+	$(BIN)/pytest -q
+
+test: lint typecheck unit
+
+bench: install
+	$(BIN)/memstrata bench layers --json --data-dir .memstrata-bench
+
+clean:
+	rm -rf $(VENV) $(DATA_DIR) .memstrata-bench .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Benchmarks behind ``memstrata bench``: numbers against a baseline of the same run."""

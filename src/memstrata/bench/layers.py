@@ -1,0 +1,240 @@
+"""``memstrata bench layers``: L2 overhead, L3 hybrid search, route() latency.
+
+Every number comes with its baseline measured in the same run:
+- L2: memstrata's working-memory calls against the same commands issued with raw
+  redis-py on the same embedded Valkey, interleaved op by op so drift hits both.
+- L3: hybrid (dense + BM25, fused) tenant-filtered search on qdrant-edge at each size.
+  Points use stored vectors: a few thousand texts are embedded with MiniLM once and
+  the rest are jittered copies, so 100k points take minutes, not hours.
+- route(): the generate_report intent (L1 + L2 result + preference + 2 L3 searches),
+  with the query embedding precomputed and with a fresh embedding per call.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import redis
+from numpy.typing import NDArray
+from rich.console import Console
+from rich.progress import Progress
+
+from memstrata.bench.stats import summary_ms, summary_us, timed
+from memstrata.clock import SystemClock
+from memstrata.config import Settings
+from memstrata.embed.cache import CachedEmbedder
+from memstrata.embed.minilm import MiniLMEmbedder
+from memstrata.embed.protocol import Embedder
+from memstrata.engine import ContextEngine
+from memstrata.gateway import Sanitizer
+from memstrata.longterm.edge import EdgeIndex
+from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.longterm.store import LongTermStore, NewItem
+from memstrata.working.embedded import EmbeddedValkey
+from memstrata.working.memory import WorkingMemory
+from memstrata.working.redis_backend import RedisBackend
+from memstrata.working.stepgraph import StepGraph, StepSpec
+
+L2_OPS = 3000
+BASE_TEXTS = 2000
+TENANTS = 100
+BATCH = 2000
+
+_SUBJECTS = ("device", "battery pack", "cooling loop", "inverter", "charger", "user", "order", "sensor")
+_VERBS = ("reported", "exceeded", "dropped below", "recovered from", "was checked for", "logged")
+_OBJECTS = (
+    "temperature alarm", "vibration spike", "voltage sag", "coolant flow limit",
+    "firmware update", "calibration offset", "refund request", "delivery delay",
+)
+_PLACES = ("Hangzhou", "Chengdu", "Shenzhen", "Berlin", "Austin", "Osaka", "Lyon", "Pune")
+
+
+def _texts(rng: random.Random, n: int) -> list[str]:
+    return [
+        f"{rng.choice(_SUBJECTS)} D{rng.randint(100, 999)} {rng.choice(_VERBS)} "
+        f"{rng.choice(_OBJECTS)} in {rng.choice(_PLACES)} on 2025-0{rng.randint(1, 9)}-"
+        f"{rng.randint(10, 28)} (ticket T{rng.randint(10000, 99999)})"
+        for _ in range(n)
+    ]
+
+
+def _jitter(base: NDArray[np.float32], rng: np.random.Generator, scale: float = 0.08) -> NDArray[np.float32]:
+    noisy = base + rng.normal(0.0, scale / np.sqrt(base.shape[1]), base.shape).astype(np.float32)
+    return (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+
+
+def bench_l2(data_dir: Path, ops: int = L2_OPS) -> dict[str, Any]:
+    """memstrata L2 calls vs raw redis-py calls on one embedded Valkey."""
+    with EmbeddedValkey(data_dir / "valkey") as server:
+        backend = RedisBackend.from_url(server.url)
+        clock = SystemClock()
+        plain = WorkingMemory(backend, Settings().working, clock)
+        guarded = WorkingMemory(backend, Settings().working, clock, sanitizer=Sanitizer())
+        raw = redis.Redis(unix_socket_path=str(server.socket_path), decode_responses=True)
+        value = {"device_id": "D123", "status": "ok", "temps": [41.5, 42.0, 47.2], "window": "2025-03-24T08:00Z"}
+        raw_value = json.dumps(value, separators=(",", ":"))
+        samples: dict[str, list[float]] = {
+            name: [] for name in ("mem_set", "mem_get", "gw_set", "raw_set", "raw_get")
+        }
+        wm_plain = plain.session("bench_s1")
+        wm_guarded = guarded.session("bench_s2")
+        for i in range(ops):
+            params = {"i": i}
+            raw_key = f"wm:{{bench_raw}}:api:{i}"
+            samples["mem_set"].append(timed(lambda: wm_plain.put_api_response("ep", params, value)))
+            samples["raw_set"].append(timed(lambda: raw.set(raw_key, raw_value, ex=900)))
+            samples["gw_set"].append(timed(lambda: wm_guarded.put_api_response("ep", params, value)))
+            samples["mem_get"].append(timed(lambda: wm_plain.get_api_response("ep", params)))
+            samples["raw_get"].append(timed(lambda: json.loads(raw.get(raw_key) or "null")))
+        raw.close()
+        plain.close()
+    mem = samples["mem_set"] + samples["mem_get"]
+    base = samples["raw_set"] + samples["raw_get"]
+    gw = samples["gw_set"] + samples["mem_get"]
+    mem_s, base_s, gw_s = summary_us(mem), summary_us(base), summary_us(gw)
+    return {
+        **mem_s,
+        "overhead_ratio": round(mem_s["p50_us"] / base_s["p50_us"], 3),
+        "overhead_ratio_with_gateway": round(gw_s["p50_us"] / base_s["p50_us"], 3),
+        "raw": base_s,
+        "with_gateway": gw_s,
+        "by_op": {name: summary_us(values) for name, values in samples.items()},
+        "ops_each": ops,
+        "note": "ratio = p50 of memstrata set+get / p50 of raw redis-py SET EX + GET, same server",
+    }
+
+
+def _build_store(
+    path: Path, size: int, embedder: Embedder, base_vecs: NDArray[np.float32], texts: list[str], seed: int
+) -> LongTermStore:
+    store = LongTermStore(EdgeIndex(path), embedder, Bm25Encoder(), Settings().longterm)
+    rng = np.random.default_rng(seed)
+    pyrng = random.Random(seed)
+    for start in range(0, size, BATCH):
+        n = min(BATCH, size - start)
+        picks = rng.integers(0, len(texts), n)
+        vectors = _jitter(base_vecs[picks], rng)
+        items = [
+            NewItem(
+                text=texts[int(p)],
+                tenant=f"t{pyrng.randrange(TENANTS)}",
+                user=f"u{pyrng.randrange(10)}",
+                type=pyrng.choice(("fact", "event")),
+                source="bench",
+            )
+            for p in picks
+        ]
+        store.add_vectors("memories", items, vectors)
+    store.optimize()
+    return store
+
+
+def bench_l3(
+    data_dir: Path, sizes: list[int], queries: int, embedder: Embedder, progress: Console | None
+) -> dict[str, Any]:
+    rng = random.Random(7)
+    texts = _texts(rng, BASE_TEXTS)
+    query_texts = _texts(random.Random(11), queries)
+    base_vecs = embedder.embed(texts)
+    query_vecs = embedder.embed(query_texts)
+    results: dict[str, Any] = {}
+    for size in sizes:
+        path = data_dir / f"qdrant_{size}"
+        shutil.rmtree(path, ignore_errors=True)
+        if progress:
+            progress.print(f"[bench] building L3 with {size} points ...")
+        build_s = 0.0
+        holder: list[LongTermStore] = []
+        build_s = timed(lambda: holder.append(_build_store(path, size, embedder, base_vecs, texts, size)))
+        store = holder[0]
+        samples = []
+        for i in range(queries):
+            tenant = f"t{i % TENANTS}"
+            vec = query_vecs[i]
+            text = query_texts[i]
+            samples.append(
+                timed(lambda: store.search("memories", text, tenant=tenant, k=10, query_vector=vec))
+            )
+        results[str(size)] = {**summary_ms(samples), "build_s": round(build_s, 1), "queries": queries}
+        store.close()
+    return results
+
+
+def bench_route(data_dir: Path, queries: int, embedder: MiniLMEmbedder) -> dict[str, Any]:
+    """route() for generate_report on a 10k-memory engine, with/without embedding."""
+    path = data_dir / "route"
+    shutil.rmtree(path, ignore_errors=True)
+    settings = Settings(data_dir=path)
+    cached = CachedEmbedder(embedder)
+    with ContextEngine.open(settings, embedder=cached) as engine:
+        rng = random.Random(3)
+        texts = _texts(rng, 1000)
+        vectors = embedder.embed(texts)
+        nprng = np.random.default_rng(5)
+        for start in range(0, 10_000, BATCH):
+            picks = nprng.integers(0, len(texts), BATCH)
+            engine.longterm.add_vectors(
+                "memories",
+                [NewItem(text=texts[int(p)], tenant="bench", user="u1", source="bench") for p in picks],
+                _jitter(vectors[picks], nprng),
+            )
+        engine.longterm.add("knowledge", [NewItem(text=t, tenant="bench", type="knowledge") for t in texts[:50]])
+        engine.longterm.optimize()
+        engine.working_memory.set_preference("u1", "report_format", "pdf with charts", 0.9)
+        state = engine.start_session("u1", "write the device report", tenant="bench")
+        wm = engine.working(state.session_id)
+        wm.plan_steps(StepGraph((StepSpec("step5", 60), StepSpec("step7", 60, ("step5",)))))
+        wm.put_step_result("step5", {"device": "D123", "delta": 1.7})
+        state = engine.update_session(state.session_id, lambda s: s.advance(7))
+        query_texts = _texts(random.Random(13), queries)
+        query_vecs = embedder.embed(query_texts)
+        engine.route(state, "generate_report", "warm up the fixed template query")
+        without, with_embedding = [], []
+        for i in range(queries):
+            q, v = query_texts[i], query_vecs[i]
+            without.append(timed(lambda: engine.router.route(state, "generate_report", q, query_vector=v)))
+        fresh = _texts(random.Random(17), queries)
+        for i in range(queries):
+            q = f"{fresh[i]} #{i}"  # unique text: a cache miss, a real embedding
+            with_embedding.append(timed(lambda: engine.router.route(state, "generate_report", q)))
+    a, b = summary_ms(without), summary_ms(with_embedding)
+    return {
+        "p50_ms_without_embedding": a["p50_ms"],
+        "p99_ms_without_embedding": a["p99_ms"],
+        "p50_ms_with_embedding": b["p50_ms"],
+        "p99_ms_with_embedding": b["p99_ms"],
+        "memories": 10_000,
+        "queries": queries,
+    }
+
+
+def run_layers_bench(
+    data_dir: Path, *, sizes: list[int], queries: int, progress: Console | None = None
+) -> dict[str, Any]:
+    """Run every layer benchmark; returns the JSON document the CLI prints."""
+    data_dir = Path(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    embedder = MiniLMEmbedder()
+    with Progress(console=progress or Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("bench layers", total=3)
+        l2 = bench_l2(data_dir)
+        bar.advance(task)
+        l3 = bench_l3(data_dir, sizes, queries, embedder, progress)
+        bar.advance(task)
+        route = bench_route(data_dir, min(queries, 300), embedder)
+        bar.advance(task)
+    return {
+        "l2": l2,
+        "l3": l3,
+        "route": route,
+        "targets": {
+            "l2_overhead_ratio_max": 1.3,
+            "l3_p99_ms_at_100k_max": 2.0,
+            "route_p99_ms_without_embedding_max": 5.0,
+        },
+    }

@@ -1,0 +1,40 @@
+"""Latency statistics shared by the benchmarks."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+
+def percentile(samples: Sequence[float], q: float) -> float:
+    """The q-th percentile (0-100) of ``samples`` (linear interpolation)."""
+    if not samples:
+        raise ValueError("samples: must not be empty")
+    return float(np.percentile(np.asarray(samples, dtype=np.float64), q))
+
+
+def timed(fn: Callable[[], object]) -> float:
+    """Seconds one call of ``fn`` took (perf_counter)."""
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def summary_us(samples_s: Sequence[float]) -> dict[str, float]:
+    """p50 / p99 / mean in microseconds."""
+    return {
+        "p50_us": round(percentile(samples_s, 50) * 1e6, 2),
+        "p99_us": round(percentile(samples_s, 99) * 1e6, 2),
+        "mean_us": round(float(np.mean(samples_s)) * 1e6, 2),
+    }
+
+
+def summary_ms(samples_s: Sequence[float]) -> dict[str, float]:
+    """p50 / p99 / mean in milliseconds."""
+    return {
+        "p50_ms": round(percentile(samples_s, 50) * 1e3, 4),
+        "p99_ms": round(percentile(samples_s, 99) * 1e3, 4),
+        "mean_ms": round(float(np.mean(samples_s)) * 1e3, 4),
+    }

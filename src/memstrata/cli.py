@@ -1,0 +1,232 @@
+"""The ``memstrata`` command line (typer + rich).
+
+With ``--json`` a command writes exactly one JSON document to stdout; everything
+else (progress, logs) goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from memstrata.config import settings_from_env
+from memstrata.engine import ContextEngine
+from memstrata.errors import MemstrataError, error_code
+from memstrata.router import ContextBundle
+
+app = typer.Typer(
+    name="memstrata",
+    help="A layered context engine for long-running LLM agents.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+bench_app = typer.Typer(help="Benchmarks that print numbers against an in-run baseline.")
+app.add_typer(bench_app, name="bench")
+
+out = Console()
+err = Console(stderr=True)
+
+DataDir = Annotated[
+    Path,
+    typer.Option("--data-dir", help="Where the embedded Valkey and Qdrant keep their files."),
+]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document.")]
+DEFAULT_DATA_DIR = Path(".memstrata")
+
+
+def _emit_json(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.flush()
+
+
+@contextmanager
+def _engine(data_dir: Path, as_json: bool) -> Iterator[ContextEngine]:
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    try:
+        with ContextEngine.open(settings_from_env(data_dir=data_dir)) as engine:
+            yield engine
+    except MemstrataError as exc:
+        code = error_code(exc)
+        if as_json:
+            _emit_json({"error": {"type": type(exc).__name__, "message": str(exc), "http": code.http}})
+        else:
+            err.print(f"[red]error[/red] ({type(exc).__name__}): {exc}")
+        raise typer.Exit(2) from exc
+
+
+def _bundle_table(title: str, bundle: ContextBundle) -> Table:
+    table = Table(title=title, show_lines=False, expand=True)
+    for column in ("item", "layer", "ref", "source", "rel", "fresh h", "low conf", "content"):
+        table.add_column(column, overflow="fold")
+    for item in bundle.items:
+        p = item.provenance
+        content = json.dumps(item.as_dict()["content"], ensure_ascii=False, default=str)
+        table.add_row(
+            item.name,
+            p.layer,
+            p.ref,
+            p.source,
+            f"{p.relevance:.3f}",
+            "-" if p.freshness_hours is None else f"{p.freshness_hours:.2f}",
+            "yes" if p.low_confidence else "",
+            content if len(content) <= 160 else content[:157] + "...",
+        )
+    for miss in bundle.missing:
+        table.add_row(miss.name, miss.layer, miss.ref, "-", "-", "-", "", f"[yellow]missing: {miss.reason}")
+    return table
+
+
+@app.command()
+def demo(data_dir: DataDir = Path(".memstrata-demo"), as_json: JsonFlag = False) -> None:
+    """Run a scripted multi-step agent session on the embedded defaults."""
+    from memstrata.demo import run_demo
+
+    with _engine(data_dir, as_json) as engine:
+        result = run_demo(engine)
+    if as_json:
+        _emit_json(
+            {
+                "steps": [{"title": s.title, "bundle": s.bundle.as_dict()} for s in result.steps],
+                "redactions": list(result.redactions),
+                "stored_memories": list(result.stored_memories),
+                "series_points_kept": result.series_points_kept,
+                "step5_ttl_s": {"before_read": result.step5_ttl_before_s, "after_read": result.step5_ttl_after_s},
+            }
+        )
+        return
+    for step in result.steps:
+        out.print(_bundle_table(step.title, step.bundle))
+        out.print("context_used:", json.dumps(step.bundle.context_used(), ensure_ascii=False))
+    out.print(f"\n[bold]sensor window[/bold]: 1500 points appended, {result.series_points_kept} kept")
+    out.print(
+        f"[bold]step5 TTL[/bold]: {result.step5_ttl_before_s:.0f}s after writing, "
+        f"{result.step5_ttl_after_s:.0f}s after step7 (its dependent) read it"
+    )
+    out.print("[bold]memories as stored in L3[/bold] (after the gateway):")
+    for text in result.stored_memories:
+        out.print(f"  - {text}")
+    out.print(f"[bold]redactions audited[/bold] (kind and location only, never the value): {len(result.redactions)}")
+    for event in result.redactions:
+        out.print(f"  - {event['kind']} at {event['location']} {event['field_path']}")
+
+
+@app.command()
+def remember(
+    user: Annotated[str, typer.Option("--user", help="User id.")],
+    text: Annotated[str, typer.Option("--text", help="What to remember.")],
+    tenant: Annotated[str, typer.Option("--tenant")] = "default",
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    as_json: JsonFlag = False,
+) -> None:
+    """Store a memory for a user in long-term memory."""
+    with _engine(data_dir, as_json) as engine:
+        point_id = engine.remember(user, text, tenant=tenant, source="cli")
+        stored = engine.longterm.get("memories", [point_id], tenant=tenant)
+    stored_text = str(stored[0].payload.get("text", "")) if stored else ""
+    if as_json:
+        _emit_json({"id": point_id, "user": user, "tenant": tenant, "text": stored_text})
+    else:
+        out.print(f"remembered [bold]{point_id}[/bold]: {stored_text}")
+
+
+@app.command()
+def search(
+    user: Annotated[str, typer.Option("--user", help="User id.")],
+    query: Annotated[str, typer.Option("--query", help="What to look for.")],
+    k: Annotated[int, typer.Option("--k", help="How many results.")] = 5,
+    tenant: Annotated[str, typer.Option("--tenant")] = "default",
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    as_json: JsonFlag = False,
+) -> None:
+    """Hybrid (dense + BM25) search of a user's memories."""
+    with _engine(data_dir, as_json) as engine:
+        hits = engine.search(user, query, tenant=tenant, k=k)
+        low = engine.settings.longterm.low_confidence_cosine
+    rows = [
+        {
+            "id": h.id,
+            "text": h.payload.get("text"),
+            "score": round(h.score, 6),
+            "cosine": round(h.cosine, 4),
+            "low_confidence": h.cosine < low,
+            "dense_rank": h.dense_rank,
+            "sparse_rank": h.sparse_rank,
+            "created_at": h.payload.get("created_at"),
+        }
+        for h in hits
+    ]
+    if as_json:
+        _emit_json({"user": user, "tenant": tenant, "query": query, "results": rows})
+        return
+    table = Table(title=f"memories of {user} for {query!r}")
+    for column in ("#", "text", "score", "cosine", "dense", "bm25"):
+        table.add_column(column, overflow="fold")
+    for i, row in enumerate(rows, 1):
+        table.add_row(
+            str(i), str(row["text"]), f"{row['score']:.4f}",
+            f"{row['cosine']:.3f}" + (" (low)" if row["low_confidence"] else ""),
+            str(row["dense_rank"] or "-"), str(row["sparse_rank"] or "-"),
+        )
+    out.print(table)
+
+
+@app.command()
+def inspect(
+    session: Annotated[str, typer.Option("--session", help="Session id.")],
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    as_json: JsonFlag = False,
+) -> None:
+    """Show what memstrata holds for a session (L1 if open here, L2 keys and TTLs)."""
+    with _engine(data_dir, as_json) as engine:
+        report = engine.inspect(session)
+    if as_json:
+        _emit_json(report)
+        return
+    out.print(f"[bold]session[/bold] {session}")
+    out.print("L1:", "not open in this process (L1 is never persisted)" if report["l1"] is None else report["l1"])
+    table = Table(title="L2 keys")
+    for column in ("key", "type", "ttl s"):
+        table.add_column(column, overflow="fold")
+    for row in report["l2"]:
+        ttl = row["ttl_remaining_s"]
+        table.add_row(row["key"], row["type"], "no expiry" if ttl is None else f"{ttl:.1f}")
+    out.print(table)
+    out.print("pending tasks:", ", ".join(report["pending_tasks"]) or "none")
+
+
+@bench_app.command("layers")
+def bench_layers(
+    data_dir: DataDir = Path(".memstrata-bench"),
+    as_json: JsonFlag = False,
+    sizes: Annotated[str, typer.Option("--sizes", help="Comma-separated L3 sizes.")] = "10000,100000",
+    queries: Annotated[int, typer.Option("--queries", help="Queries per measurement.")] = 500,
+) -> None:
+    """L2 overhead vs raw redis-py, L3 hybrid filtered search, route() latency."""
+    from memstrata.bench.layers import run_layers_bench
+
+    try:
+        size_list = [int(s) for s in sizes.split(",") if s.strip()]
+    except ValueError as exc:
+        raise typer.BadParameter("must be comma-separated integers", param_hint="--sizes") from exc
+    report = run_layers_bench(data_dir, sizes=size_list, queries=queries, progress=err)
+    if as_json:
+        _emit_json(report)
+    else:
+        out.print_json(json.dumps(report))
+
+
+def main() -> None:  # pragma: no cover - console entry
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,140 @@
+"""The scripted agent session behind ``memstrata demo``.
+
+A battery-health diagnosis agent (the scenario of seed 000) runs a few steps and
+every layer does its job: L1 tracks the step and the device, L2 caches an API
+response, keeps a sensor window and shares a step result between steps, a
+preference and a knowledge base feed the report, and a secret in a tool response
+is redacted before anything is stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memstrata.engine import ContextEngine
+from memstrata.router import ContextBundle
+from memstrata.working.stepgraph import StepGraph, StepSpec
+
+TENANT = "demo"
+USER = "u_789"
+
+KNOWLEDGE: tuple[tuple[str, str], ...] = (
+    (
+        "report_template",
+        "Device health report template: summary, temperature anomaly windows with "
+        "timestamps, vibration spectrum comparison, root cause, recommended action. "
+        "Reports follow ISO 26262 traceability: every figure cites its data source.",
+    ),
+    (
+        "vibration_analysis",
+        "Vibration analysis standard: compare RMS velocity in mm/s over the same time "
+        "window on both devices; above 3.5 mm/s on the upgraded 2025 models raises an alarm.",
+    ),
+    (
+        "temperature_calibration",
+        "Temperature sensor calibration: recalibrate when the offset against the "
+        "reference probe exceeds 0.5 degrees Celsius for more than ten minutes.",
+    ),
+    (
+        "battery_cooling",
+        "Battery pack cooling: coolant flow below 8 litres per minute during fast "
+        "charging causes cell temperature spikes above 45 degrees Celsius.",
+    ),
+)
+
+MEMORIES: tuple[str, ...] = (
+    "The user prefers reports with charts and a one-paragraph executive summary.",
+    "The user manages the Hangzhou battery plant fleet, devices D123 to D180.",
+    "My staging API key is sk-proj-Zx81KqLmN0pQrStUvWxYz1234567890abcd, keep it handy.",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DemoStep:
+    """One step of the scripted session and the context it was given."""
+
+    title: str
+    bundle: ContextBundle
+
+
+@dataclass(frozen=True, slots=True)
+class DemoResult:
+    steps: tuple[DemoStep, ...]
+    redactions: tuple[dict[str, Any], ...]
+    stored_memories: tuple[str, ...]
+    series_points_kept: int
+    step5_ttl_before_s: float | None
+    step5_ttl_after_s: float | None
+
+
+def run_demo(engine: ContextEngine) -> DemoResult:
+    """Run the scripted session on ``engine`` and return what each step saw."""
+    for section, text in KNOWLEDGE:
+        engine.add_knowledge([text], tenant=TENANT, source=f"sop/{section}", section=section)
+    memory_ids = [engine.remember(USER, text, tenant=TENANT, source="onboarding") for text in MEMORIES]
+    engine.working_memory.set_preference(USER, "report_format", "pdf with charts", 0.92)
+
+    state = engine.start_session(
+        USER,
+        "Find device D123's temperature anomalies last week, compare the vibration "
+        "spectrum of D456 over the same window, then write a difference report.",
+        tenant=TENANT,
+    )
+    sid = state.session_id
+    wm = engine.working(sid)
+    wm.plan_steps(
+        StepGraph(
+            (
+                StepSpec("step1", 30),
+                StepSpec("step4", 60, ("step1",)),
+                StepSpec("step5", 120, ("step4",)),
+                StepSpec("step7", 90, ("step5",)),
+            )
+        )
+    )
+    steps: list[DemoStep] = []
+
+    # Step 1: fetch sensor data for D123. The tool's response carries a token: it is
+    # redacted by the gateway before L2 stores it.
+    state = engine.update_session(sid, lambda s: s.advance().with_entity("D123"))
+    response = {
+        "device_id": "D123",
+        "status": "ok",
+        "max_temp_c": 47.2,
+        "anomaly_window": ["2025-03-24T08:00:00Z", "2025-03-24T09:30:00Z"],
+        "debug": "retry with Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1Xzc4OSJ9.c2lnbmF0dXJlX2RlbW8",
+    }
+    wm.put_api_response("sensor_api", {"device_id": "D123"}, response)
+    state = engine.update_session(sid, lambda s: s.with_api_result("success", response))
+    base = engine.clock.now().timestamp() - 1500
+    wm.append_series("temperature", [(base + i, 30 + (i % 40) * 0.4) for i in range(1500)])
+    steps.append(DemoStep("step 1 - fetch_sensor_data (D123)", engine.route(sid, "fetch_sensor_data")))
+
+    # Step 5: the analysis result that step 7 depends on, with a TTL from the plan.
+    state = engine.update_session(sid, lambda s: s.advance(4).with_entity("D456"))
+    wm.put_step_result(
+        "step5",
+        {"device_a": "D123", "device_b": "D456", "alert_ts": "2025-03-24T08:22:00Z", "rms_delta_mm_s": 1.7},
+    )
+    ttl_before = wm.get_step_result("step5").ttl_remaining_s
+
+    # Step 7: the report. Reading step5 as its dependent extends step5's TTL.
+    state = engine.update_session(sid, lambda s: s.advance(2))
+    bundle = engine.route(sid, "generate_report", "report with charts for the battery devices")
+    ttl_after = wm.get_step_result("step5").ttl_remaining_s
+    steps.append(DemoStep("step 7 - generate_report", bundle))
+
+    audit = engine.audit
+    redactions = tuple(e.to_dict() for e in audit.events()) if audit is not None else ()
+    stored = tuple(
+        str(r.payload.get("text", "")) for r in engine.longterm.get("memories", memory_ids, tenant=TENANT)
+    )
+    return DemoResult(
+        steps=tuple(steps),
+        redactions=redactions,
+        stored_memories=stored,
+        series_points_kept=len(wm.read_series("temperature")),
+        step5_ttl_before_s=ttl_before,
+        step5_ttl_after_s=ttl_after,
+    )

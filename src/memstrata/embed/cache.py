@@ -1,0 +1,72 @@
+"""An in-process LRU cache in front of any embedder.
+
+Agents repeat queries (the same intent every step), and a MiniLM query costs
+~8 ms on CPU while a cache hit costs microseconds. Cached rows are read-only
+copies, so no caller can corrupt another caller's vector.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memstrata.embed.protocol import Embedder
+from memstrata.validation import check_positive_int
+
+
+class CachedEmbedder:
+    """Wraps an :class:`Embedder`; remembers the newest ``max_entries`` texts."""
+
+    def __init__(self, inner: Embedder, *, max_entries: int = 4096) -> None:
+        self._inner = inner
+        self._max = check_positive_int("max_entries", max_entries)
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    @property
+    def name(self) -> str:
+        """The wrapped model's name."""
+        return self._inner.name
+
+    @property
+    def dim(self) -> int:
+        """The wrapped model's dimension."""
+        return self._inner.dim
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Embed only the texts not cached; one batch call for all of them."""
+        items = list(texts)
+        rows: list[NDArray[np.float32] | None] = []
+        with self._lock:
+            for text in items:
+                row = self._cache.get(text)
+                if row is not None:
+                    self._cache.move_to_end(text)
+                    self.hits += 1
+                else:
+                    self.misses += 1
+                rows.append(row)
+        missing = list(dict.fromkeys(t for t, r in zip(items, rows, strict=True) if r is None))
+        if missing:
+            computed = self._inner.embed(missing)
+            fresh: dict[str, NDArray[np.float32]] = {}
+            for text, vector in zip(missing, computed, strict=True):
+                row = np.array(vector, dtype=np.float32, copy=True)
+                row.setflags(write=False)
+                fresh[text] = row
+            with self._lock:
+                for text, row in fresh.items():
+                    self._cache[text] = row
+                    self._cache.move_to_end(text)
+                while len(self._cache) > self._max:
+                    self._cache.popitem(last=False)
+            rows = [fresh[t] if r is None else r for t, r in zip(items, rows, strict=True)]
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([r for r in rows if r is not None]).astype(np.float32, copy=False)

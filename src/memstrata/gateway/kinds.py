@@ -1,0 +1,122 @@
+"""The kinds the gateway detects, their placeholders, and which field names are secret.
+
+Kept apart from the detectors so policy, audit and sanitizer can share the
+vocabulary without importing any regular expression.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Kind(StrEnum):
+    """Every kind the gateway detects; the value is the placeholder's tag."""
+
+    API_KEY = "api_key"
+    AWS_ACCESS_KEY = "aws_access_key"
+    AWS_SECRET_KEY = "aws_secret_key"
+    GITHUB_TOKEN = "github_token"
+    SLACK_TOKEN = "slack_token"
+    GOOGLE_API_KEY = "google_api_key"
+    JWT = "jwt"
+    BEARER_TOKEN = "bearer_token"
+    BASIC_AUTH = "basic_auth"
+    PRIVATE_KEY = "private_key"
+    PASSWORD = "password"
+    SECRET = "secret"
+    EMAIL = "email"
+    PHONE = "phone"
+    CN_ID = "cn_id"
+    BANK_CARD = "bank_card"
+    # Not detected in text: the tag used when a policy redacts a whole field.
+    FIELD = "field"
+
+
+#: Kinds that are never stored in any form: always replaced by a placeholder.
+CREDENTIAL_KINDS: frozenset[Kind] = frozenset(
+    {
+        Kind.API_KEY,
+        Kind.AWS_ACCESS_KEY,
+        Kind.AWS_SECRET_KEY,
+        Kind.GITHUB_TOKEN,
+        Kind.SLACK_TOKEN,
+        Kind.GOOGLE_API_KEY,
+        Kind.JWT,
+        Kind.BEARER_TOKEN,
+        Kind.BASIC_AUTH,
+        Kind.PRIVATE_KEY,
+        Kind.PASSWORD,
+        Kind.SECRET,
+    }
+)
+
+#: Personal data: a policy may mask or allow these.
+PII_KINDS: frozenset[Kind] = frozenset({Kind.EMAIL, Kind.PHONE, Kind.CN_ID, Kind.BANK_CARD})
+
+PLACEHOLDER_RE = re.compile(r"\[REDACTED:[a-z_]+\]")
+PLACEHOLDER_LITERAL = "[REDACTED:"
+
+
+def placeholder(kind: Kind) -> str:
+    """The replacement text for ``kind``, e.g. ``[REDACTED:email]``."""
+    return f"[REDACTED:{kind.value}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One span of a text to replace; ``quote`` wraps the placeholder (bare JSON values)."""
+
+    kind: Kind
+    start: int
+    end: int
+    quote: str = ""
+
+
+# --- field names -----------------------------------------------------------------
+
+# Names are compared with separators removed and lowercased, by suffix, so that
+# db_password, x-api-key and AWS_SECRET_ACCESS_KEY hit while max_tokens,
+# token_count, primary_key and password_policy do not.
+_PASSWORD_SUFFIXES = ("password", "passwd", "pwd", "passphrase", "密码", "口令")
+_SECRET_SUFFIXES = (
+    "secret",
+    "token",
+    "apikey",
+    "secretkey",
+    "accesskey",
+    "privatekey",
+    "signingkey",
+    "encryptionkey",
+    "masterkey",
+    "credential",
+    "credentials",
+    "密钥",
+    "秘钥",
+    "令牌",
+)
+# Header-like names that only make sense as dict keys: in free text the
+# Authorization detector keeps the scheme and redacts just the credential.
+_KEY_ONLY_NAMES = frozenset({"authorization", "proxyauthorization", "cookie", "setcookie"})
+_NAME_SEPARATORS = str.maketrans("", "", "_-. ")
+
+
+def field_kind(name: str) -> Kind | None:
+    """Kind of secret a field called ``name`` holds in free text, or None if ordinary."""
+    norm = name.lower().translate(_NAME_SEPARATORS)
+    if norm.endswith("secretaccesskey"):
+        return Kind.AWS_SECRET_KEY
+    if norm.endswith(_PASSWORD_SUFFIXES):
+        return Kind.PASSWORD
+    if norm.endswith(_SECRET_SUFFIXES):
+        return Kind.SECRET
+    return None
+
+
+def key_kind(name: str) -> Kind | None:
+    """Kind of secret a dict key ``name`` names (its whole value is redacted), or None."""
+    kind = field_kind(name)
+    if kind is None and name.lower().translate(_NAME_SEPARATORS) in _KEY_ONLY_NAMES:
+        return Kind.SECRET
+    return kind

@@ -1,0 +1,385 @@
+"""Detectors for credentials and PII: pure functions over text, one named kind each.
+
+Speed matters (every write and every log line passes here), and CPython's regex
+engine is only fast when a pattern starts with a literal: it then jumps from
+occurrence to occurrence instead of trying every position. So token patterns
+start with their literal prefix and check the left boundary with a lookbehind
+placed *after* it; case-insensitive patterns are gated on a lowercase substring;
+digit patterns run only inside the few windows that hold enough digits; and
+emails and secret-named fields are found from their anchor (``@``, a keyword)
+outwards. :mod:`memstrata.gateway.scan` drives all of this.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from memstrata.gateway.checks import bank_card_valid, cn_id_valid, phone_digits_ok
+from memstrata.gateway.kinds import Kind, Match, field_kind
+
+Check = Callable[[re.Match[str]], Kind | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Detector:
+    """One compiled pattern.
+
+    ``gate`` lists lowercase substrings one of which must occur in the lowercased
+    text for the pattern to run (empty: always run; used for case-insensitive
+    patterns, whose regexes cannot skip ahead). ``min_digits`` marks a digit
+    detector: it runs only in digit windows holding at least that many digits
+    (``plus`` also requires a ``+`` there). ``group`` is the group whose span is
+    replaced; ``check`` confirms a candidate and may pick its kind (None rejects);
+    ``priority`` breaks ties between equally long overlapping hits.
+    """
+
+    name: str
+    kind: Kind
+    pattern: re.Pattern[str]
+    gate: tuple[str, ...] = ()
+    min_digits: int = 0
+    plus: bool = False
+    group: int | str = 0
+    check: Check | None = None
+    priority: int = 50
+
+    def candidate(self, m: re.Match[str]) -> Match | None:
+        """The span to replace for regex match ``m``, or None if the check rejects it."""
+        kind = self.kind
+        if self.check is not None:
+            checked = self.check(m)
+            if checked is None:
+                return None
+            kind = checked
+        start, end = m.span(self.group)
+        return Match(kind, start, end) if end > start else None
+
+
+def _check_auth(m: re.Match[str]) -> Kind | None:
+    scheme = (m.group("scheme") or "").lower()
+    return Kind.BASIC_AUTH if scheme == "basic" else Kind.BEARER_TOKEN
+
+
+def _check_card(m: re.Match[str]) -> Kind | None:
+    return Kind.BANK_CARD if bank_card_valid(m.group(0)) else None
+
+
+def _check_cn_id(m: re.Match[str]) -> Kind | None:
+    return Kind.CN_ID if cn_id_valid(m.group(0)) else None
+
+
+def _check_intl_phone(m: re.Match[str]) -> Kind | None:
+    return Kind.PHONE if phone_digits_ok(m.group(0)) else None
+
+
+_A = re.ASCII
+# Boundaries are ASCII-only on purpose: Chinese text glues numbers straight onto
+# characters ("手机13812345678"), and \b would treat those characters as word chars.
+_NA = r"(?![A-Za-z0-9])"
+# Digit runs end at a non-alphanumeric that does not continue them as "-123".
+_DIGITS_END = r"(?![A-Za-z0-9]|-\d)"
+
+#: Detectors run over the whole text (literal-first or gated).
+TOKEN_DETECTORS: tuple[Detector, ...] = (
+    Detector(
+        "pem_private_key",
+        Kind.PRIVATE_KEY,
+        # A truncated block (no END line) is redacted to the end of the text:
+        # losing the tail is better than leaking half a key.
+        re.compile(
+            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+            r"[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
+        ),
+        priority=95,
+    ),
+    Detector(
+        "jwt",
+        Kind.JWT,
+        re.compile(
+            r"eyJ(?<![A-Za-z0-9]eyJ)[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*", _A
+        ),
+        priority=85,
+    ),
+    Detector(
+        "github_token",
+        Kind.GITHUB_TOKEN,
+        re.compile(r"gh[pousr]_(?<![A-Za-z0-9]gh[a-z]_)[A-Za-z0-9]{30,}" + _NA, _A),
+        priority=85,
+    ),
+    Detector(
+        "github_pat",
+        Kind.GITHUB_TOKEN,
+        re.compile(r"github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{22,}", _A),
+        priority=85,
+    ),
+    Detector(
+        "aws_access_key",
+        Kind.AWS_ACCESS_KEY,
+        re.compile(r"A(?:KIA|SIA|GPA|IDA|ROA|NPA|IPA)(?<![A-Z0-9][A-Z]{4})[A-Z0-9]{16}" + _NA, _A),
+        priority=85,
+    ),
+    Detector(
+        "slack_token",
+        Kind.SLACK_TOKEN,
+        re.compile(r"xox[abposre]-(?<![A-Za-z0-9]xox[a-z]-)[A-Za-z0-9-]{10,}", _A),
+        priority=85,
+    ),
+    Detector(
+        "slack_app_token",
+        Kind.SLACK_TOKEN,
+        re.compile(r"xapp-(?<![A-Za-z0-9]xapp-)[A-Za-z0-9-]{10,}", _A),
+        priority=85,
+    ),
+    Detector(
+        "google_api_key",
+        Kind.GOOGLE_API_KEY,
+        re.compile(r"AIza(?<![A-Za-z0-9]AIza)[0-9A-Za-z_-]{35}", _A),
+        priority=85,
+    ),
+    Detector(
+        "api_key",
+        Kind.API_KEY,
+        # OpenAI (sk-, sk-proj-), Anthropic (sk-ant-), Stripe secret (sk_live_, sk_test_).
+        re.compile(r"sk[-_](?<![A-Za-z0-9]sk[-_])(?:(?:live|test)_)?[A-Za-z0-9_-]{20,}", _A),
+        priority=80,
+    ),
+    Detector(
+        "stripe_restricted_key",
+        Kind.API_KEY,
+        re.compile(r"rk_(?<![A-Za-z0-9]rk_)(?:live|test)_[A-Za-z0-9]{20,}", _A),
+        priority=80,
+    ),
+    Detector(
+        "authorization_header",
+        Kind.BEARER_TOKEN,
+        re.compile(
+            r"(?i:(?:proxy-)?authorization)[\"']?[ \t]*[:=][ \t]*[\"']?"
+            r"(?:(?P<scheme>(?i:bearer|basic|token|apikey))[ \t]+)?"
+            # The value may not be a bare scheme word: on a second pass that is
+            # all that precedes the placeholder, and it must stay as it is.
+            r"(?P<value>(?!\[REDACTED:)(?!(?i:bearer|basic|token|apikey)[ \t])"
+            r"[A-Za-z0-9\-._~+/=:]+)",
+            _A,
+        ),
+        gate=("authorization",),
+        group="value",
+        check=_check_auth,
+        priority=75,
+    ),
+    Detector(
+        "bearer_token",
+        Kind.BEARER_TOKEN,
+        # Outside a header, "bearer" is an ordinary word: demand a token-sized value.
+        re.compile(r"(?<![A-Za-z])(?i:bearer)[ \t]+(?P<value>[A-Za-z0-9\-._~+/]{16,}=*)", _A),
+        gate=("bearer",),
+        group="value",
+        priority=70,
+    ),
+    Detector(
+        "url_password",
+        Kind.PASSWORD,
+        re.compile(r"://[^\s/@:]+:(?P<value>(?!\[REDACTED:)[^\s/@]+)@"),
+        group="value",
+        priority=65,
+    ),
+)
+
+#: Stretches of a text worth handing to the digit detectors: at least ten digits
+#: joined by at most two separators each (no detector accepts fewer without a "+"),
+#: or a "+" and at least eight. Everything else (dates, amounts, versions) is
+#: skipped by these two scans alone.
+DIGIT_RUN_RE = re.compile(r"\d(?:[ \-().]{0,2}\d){9,}", _A)
+PLUS_RUN_RE = re.compile(r"\+[ (]{0,2}\d(?:[ \-().]{0,2}\d){7,}", _A)
+
+#: Detectors run only inside digit windows (see :data:`DIGIT_RUN_RE`).
+DIGIT_DETECTORS: tuple[Detector, ...] = (
+    Detector(
+        "cn_id",
+        Kind.CN_ID,
+        re.compile(
+            r"(?<![A-Za-z0-9])[1-9]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
+            r"\d{3}[\dXx]" + _NA,
+            _A,
+        ),
+        min_digits=17,
+        check=_check_cn_id,
+        priority=40,
+    ),
+    Detector(
+        "bank_card",
+        Kind.BANK_CARD,
+        re.compile(
+            r"(?<![A-Za-z0-9\-])(?:\d{13,19}|\d{4}(?P<sep>[ -])\d{4}(?:(?P=sep)\d{4}){1,2}"
+            r"|\d{4}[ -]\d{6}[ -]\d{4,5})" + _DIGITS_END,
+            _A,
+        ),
+        min_digits=13,
+        check=_check_card,
+        priority=35,
+    ),
+    Detector(
+        # 17-19 digit cards shown as 4-4-4-4-n. A separate pattern, not an optional
+        # tail: a regex returns one grouping, and "4000 0000 0000 0002 0" must still
+        # yield the 16-digit card when the 17-digit reading fails Luhn.
+        "bank_card_long",
+        Kind.BANK_CARD,
+        re.compile(
+            r"(?<![A-Za-z0-9\-])\d{4}(?P<sep>[ -])\d{4}(?:(?P=sep)\d{4}){2}(?P=sep)\d{1,3}"
+            + _DIGITS_END,
+            _A,
+        ),
+        min_digits=17,
+        check=_check_card,
+        priority=35,
+    ),
+    Detector(
+        "cn_mobile",
+        Kind.PHONE,
+        re.compile(
+            r"(?<![A-Za-z0-9+])(?:(?:\+|00)?86[ -]?)?1[3-9]\d(?P<sep>[ -]?)\d{4}(?P=sep)\d{4}"
+            + _NA,
+            _A,
+        ),
+        min_digits=11,
+        priority=30,
+    ),
+    Detector(
+        "intl_phone",
+        Kind.PHONE,
+        re.compile(
+            r"(?<![A-Za-z0-9+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?)(?:[ .-]?\d{2,5}){1,4}" + _NA,
+            _A,
+        ),
+        min_digits=8,
+        plus=True,
+        check=_check_intl_phone,
+        priority=25,
+    ),
+    Detector(
+        "us_phone",
+        Kind.PHONE,
+        re.compile(
+            r"(?<![A-Za-z0-9\-])(?:\(\d{3}\)[ ]?\d{3}-\d{4}|\d{3}-\d{3}-\d{4})" + _DIGITS_END, _A
+        ),
+        min_digits=10,
+        priority=25,
+    ),
+)
+
+# --- emails, found from each "@" outwards ---------------------------------------------
+
+EMAIL_PRIORITY = 20
+_EMAIL_LOCAL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+-")
+_EMAIL_MAX_LOCAL = 64
+_EMAIL_DOMAIN_RE = re.compile(
+    r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}" + _NA,
+    _A,
+)
+
+
+def find_emails(text: str, pos: int = 0, endpos: int | None = None) -> list[Match]:
+    """Email addresses whose ``@`` lies in ``text[pos:endpos]``."""
+    found: list[Match] = []
+    stop = len(text) if endpos is None else endpos
+    at = text.find("@", pos, stop)
+    while at != -1:
+        start = at
+        while start > 0 and text[start - 1] in _EMAIL_LOCAL and at - start < _EMAIL_MAX_LOCAL:
+            start -= 1
+        # Too long a local part is not an address; a leading dot or dash is dropped.
+        if not (start > 0 and text[start - 1] in _EMAIL_LOCAL):
+            while start < at and not text[start].isalnum():
+                start += 1
+            domain = _EMAIL_DOMAIN_RE.match(text, at + 1)
+            if start < at and domain is not None:
+                found.append(Match(Kind.EMAIL, start, domain.end()))
+        at = text.find("@", at + 1, stop)
+    return found
+
+
+# --- secret-named fields, found from each keyword outwards ------------------------
+
+FIELD_PRIORITY = 60
+#: Keywords a secret field name ends with, searched in the lowercased text.
+FIELD_KEYWORD_RE = re.compile(
+    r"pass(?:word|wd|phrase)|pwd|secret|token|credentials?|key|密码|口令|密钥|秘钥|令牌"
+)
+# "key" alone is too common (monkey, primary_key): it must follow one of these.
+_KEY_QUALIFIERS = ("api", "secret", "access", "private", "signing", "encryption", "master")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_NAME_MAX = 64
+_CJK_MAX_PREFIX = 8
+# After the name: its closing quote (if it was quoted), a separator, then a value:
+# \"escaped\" (JSON inside JSON), "double", 'single' or bare. Bare values are
+# printable ASCII only, so Chinese prose after a label ("密码是什么") is not a value.
+_FIELD_TAIL_RE = re.compile(
+    r"(?P<close>\\?[\"']?)[ \t]*(?:=>|[:=：]|是|为)[ \t]*"
+    r"(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\""
+    r"|\"(?P<dq>(?:[^\"\\\n]|\\.)+)\"|'(?P<sq>[^'\n]+)'"
+    r"|(?P<bare>(?:(?![,;&\"'<>\[\]`\\])[!-~])+))"
+)
+_VALUE_GROUPS = ("eq", "dq", "sq", "bare")
+
+
+def _name_start(text: str, end: int, cjk: bool) -> int:
+    start = end
+    if cjk:
+        while (
+            start > 0 and end - start < _CJK_MAX_PREFIX and "\u4e00" <= text[start - 1] <= "\u9fff"
+        ):
+            start -= 1
+        return start
+    while start > 0 and end - start < _NAME_MAX and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    return start
+
+
+def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
+    keyword = text[kw_start:kw_end].lower()
+    cjk = not keyword.isascii()
+    if not cjk and kw_end < len(text) and text[kw_end] in _NAME_CHARS:
+        return None  # the keyword does not end the name: max_tokens, password_policy
+    if keyword == "key":
+        before = text[max(0, kw_start - 12) : kw_start].lower().rstrip("_.-")
+        if not before.endswith(_KEY_QUALIFIERS):
+            return None
+    start = _name_start(text, kw_start, cjk)
+    if not cjk and start > 0 and text[start - 1] in _NAME_CHARS:
+        return None  # name longer than any real one
+    kind = field_kind(text[start:kw_end])
+    if kind is None:
+        return None
+    tail = _FIELD_TAIL_RE.match(text, kw_end)
+    if tail is None:
+        return None
+    opening = ""
+    if start > 0 and text[start - 1] in "\"'":
+        opening = (
+            text[start - 2 : start] if start > 1 and text[start - 2] == "\\" else text[start - 1]
+        )
+    # A quote before the name that is not closed after it belongs to something
+    # else (the JSON string the "name = value" text sits in): the name is bare.
+    quoted = bool(opening) and tail.group("close") == opening
+    for group in _VALUE_GROUPS:
+        if tail.group(group) is not None:
+            # A bare value after a quoted key is JSON: keep the output valid JSON.
+            quote = '"' if group == "bare" and quoted and opening == '"' else ""
+            return Match(kind, tail.start(group), tail.end(group), quote)
+    return None
+
+
+def find_fields(text: str, lowered: str, pos: int = 0, endpos: int | None = None) -> list[Match]:
+    """Values of secret-named fields whose name's keyword lies in ``text[pos:endpos]``.
+
+    ``lowered`` is ``text`` lowercased with the same length (offsets must agree).
+    """
+    found: list[Match] = []
+    stop = len(text) if endpos is None else endpos
+    for kw in FIELD_KEYWORD_RE.finditer(lowered, pos, stop):
+        match = _field_at(text, kw.start(), kw.end())
+        if match is not None:
+            found.append(match)
+    return found

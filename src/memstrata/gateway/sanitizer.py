@@ -1,0 +1,266 @@
+"""The sanitizing gateway: every write into L1/L2/L3 and every log line passes here.
+
+Credentials become typed placeholders (``[REDACTED:api_key]``) and are never kept
+in any form; PII is redacted, masked or allowed as the :class:`FieldPolicy` says;
+each redaction is reported to an :class:`AuditSink` without its value.
+Sanitizing is idempotent: placeholders and masked hints are never detected again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from memstrata.clock import Clock, SystemClock
+from memstrata.errors import ValidationError
+from memstrata.gateway.audit import AuditEvent, AuditSink
+from memstrata.gateway.checks import mask_digits, mask_email
+from memstrata.gateway.kinds import Kind, key_kind, placeholder
+from memstrata.gateway.policy import Action, FieldPolicy
+from memstrata.gateway.scan import find_matches
+
+# Hints kept by MASK, per kind. Credentials never reach these: the policy refuses it.
+_MASKERS: Mapping[Kind, Callable[[str], str]] = MappingProxyType(
+    {
+        Kind.EMAIL: mask_email,
+        Kind.PHONE: lambda s: mask_digits(s, keep_head=3, keep_tail=4),
+        Kind.CN_ID: lambda s: mask_digits(s, keep_head=4, keep_tail=4),
+        Kind.BANK_CARD: lambda s: mask_digits(s, keep_head=4, keep_tail=4),
+    }
+)
+
+_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+DEFAULT_MAX_DEPTH = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Redaction:
+    """One replaced span: kind, what was done, where (``$`` for plain text), offset, length."""
+
+    kind: Kind
+    action: Action
+    field_path: str
+    offset: int
+    length: int
+
+
+@dataclass(frozen=True, slots=True)
+class SanitizedText:
+    """A sanitized string and what was replaced in it (offsets refer to the input)."""
+
+    text: str
+    redactions: tuple[Redaction, ...]
+
+    @property
+    def changed(self) -> bool:
+        """True if anything was redacted or masked."""
+        return bool(self.redactions)
+
+
+@dataclass(frozen=True, slots=True)
+class SanitizedValue:
+    """A sanitized JSON-like value (a new object) and what was replaced in it."""
+
+    value: Any
+    redactions: tuple[Redaction, ...]
+
+    @property
+    def changed(self) -> bool:
+        """True if anything was redacted or masked."""
+        return bool(self.redactions)
+
+
+def _child_path(path: str, key: str) -> str:
+    if _IDENT_RE.fullmatch(key):
+        return f"{path}.{key}"
+    escaped = key.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{path}["{escaped}"]'
+
+
+def _check_location(location: Any) -> str:
+    if not isinstance(location, str):
+        raise ValidationError("location", f"must be a string, got {type(location).__name__}")
+    if not location.strip():
+        raise ValidationError("location", "must not be empty")
+    return location
+
+
+class Sanitizer:
+    """Replaces credentials and PII in text and JSON-like values.
+
+    ``policy`` defaults to redacting everything; ``audit`` (optional) receives one
+    :class:`AuditEvent` per redaction or masking, stamped by ``clock``.
+    """
+
+    def __init__(
+        self,
+        policy: FieldPolicy | None = None,
+        audit: AuditSink | None = None,
+        clock: Clock | None = None,
+        *,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+    ) -> None:
+        if policy is not None and not isinstance(policy, FieldPolicy):
+            raise ValidationError("policy", f"must be a FieldPolicy, got {type(policy).__name__}")
+        if isinstance(max_depth, bool) or not isinstance(max_depth, int) or max_depth <= 0:
+            raise ValidationError("max_depth", "must be a positive integer")
+        self._policy = policy if policy is not None else FieldPolicy()
+        self._audit = audit
+        self._clock: Clock = clock if clock is not None else SystemClock()
+        self._max_depth = max_depth
+
+    @property
+    def policy(self) -> FieldPolicy:
+        """The policy in force."""
+        return self._policy
+
+    # --- public API ------------------------------------------------------------
+
+    def sanitize_text(self, text: str, *, location: str, field: str | None = None) -> SanitizedText:
+        """Sanitize one string headed for ``location``; ``field`` selects per-field rules."""
+        if not isinstance(text, str):
+            raise ValidationError("text", f"must be a string, got {type(text).__name__}")
+        location = _check_location(location)
+        if field is not None and not isinstance(field, str):
+            raise ValidationError("field", f"must be a string or None, got {type(field).__name__}")
+        out: list[Redaction] = []
+        if field is not None and self._policy.redacts_whole(field):
+            result = self._redact_whole(text, Kind.FIELD, "$", out) if text else text
+        else:
+            result = self._apply(text, field, "$", out)
+        self._emit(location, out)
+        return SanitizedText(result, tuple(out))
+
+    def sanitize_value(self, obj: Any, *, location: str) -> SanitizedValue:
+        """Sanitize a JSON-like value (dict/list/tuple/str/int/float/bool/None), recursively.
+
+        A key that names a secret (``password``, ``api_key``, ``Authorization``...)
+        has its whole value redacted, whatever its type. The input is never mutated.
+        """
+        location = _check_location(location)
+        out: list[Redaction] = []
+        result = self._walk(obj, "$", None, 0, out)
+        self._emit(location, out)
+        return SanitizedValue(result, tuple(out))
+
+    def text(self, text: str, *, location: str, field: str | None = None) -> str:
+        """Shorthand for ``sanitize_text(...).text``."""
+        return self.sanitize_text(text, location=location, field=field).text
+
+    def value(self, obj: Any, *, location: str) -> Any:
+        """Shorthand for ``sanitize_value(...).value``."""
+        return self.sanitize_value(obj, location=location).value
+
+    # --- internals -------------------------------------------------------------
+
+    def _apply(self, text: str, rule_field: str | None, path: str, out: list[Redaction]) -> str:
+        matches = find_matches(text)
+        if not matches:
+            return text
+        parts: list[str] = []
+        cursor = 0
+        for match in matches:
+            action = self._policy.action_for(match.kind, rule_field)
+            if action is Action.ALLOW:
+                continue
+            original = text[match.start : match.end]
+            if action is Action.MASK:
+                masker = _MASKERS.get(match.kind)
+                replacement = masker(original) if masker else placeholder(match.kind)
+            else:
+                replacement = f"{match.quote}{placeholder(match.kind)}{match.quote}"
+            parts.append(text[cursor : match.start])
+            parts.append(replacement)
+            cursor = match.end
+            out.append(Redaction(match.kind, action, path, match.start, match.end - match.start))
+        if cursor == 0:
+            return text
+        parts.append(text[cursor:])
+        return "".join(parts)
+
+    def _redact_whole(self, value: Any, kind: Kind, path: str, out: list[Redaction]) -> str:
+        length = len(value) if isinstance(value, str) else 0
+        out.append(Redaction(kind, Action.REDACT, path, 0, length))
+        return placeholder(kind)
+
+    def _walk(
+        self, obj: Any, path: str, rule_field: str | None, depth: int, out: list[Redaction]
+    ) -> Any:
+        if depth > self._max_depth:
+            raise ValidationError(path, f"nested deeper than {self._max_depth} levels")
+        if obj is None or isinstance(obj, bool | float):
+            # bool is an int subclass: checked first so True never becomes "1".
+            return obj
+        if isinstance(obj, str):
+            return self._apply(obj, rule_field, path, out)
+        if isinstance(obj, int):
+            # Card and phone numbers arrive as JSON numbers too.
+            digits = str(obj)
+            sanitized = self._apply(digits, rule_field, path, out)
+            return obj if sanitized == digits else sanitized
+        if isinstance(obj, Mapping):
+            return self._walk_mapping(obj, path, rule_field, depth, out)
+        if isinstance(obj, list | tuple):
+            items = [
+                self._walk(item, f"{path}[{index}]", rule_field, depth + 1, out)
+                for index, item in enumerate(obj)
+            ]
+            return tuple(items) if isinstance(obj, tuple) else items
+        raise ValidationError(path, f"unsupported type {type(obj).__name__} in a JSON-like value")
+
+    def _walk_mapping(
+        self,
+        obj: Mapping[Any, Any],
+        path: str,
+        rule_field: str | None,
+        depth: int,
+        out: list[Redaction],
+    ) -> Any:
+        result: dict[Any, Any] = {}
+        for key, item in obj.items():
+            if isinstance(key, str):
+                # Keys can carry PII too ({"alice@example.com": ...}).
+                new_key: Any = self._apply(key, rule_field, _child_path(path, "<key>"), out)
+                child = _child_path(path, new_key)
+            elif isinstance(key, int) and not isinstance(key, bool):
+                new_key, child = key, f"{path}[{key}]"
+            else:
+                raise ValidationError(path, f"keys must be strings, got {type(key).__name__}")
+            base, suffix = new_key, 2
+            while new_key in result:  # two keys sanitized to the same placeholder
+                new_key, suffix = f"{base}#{suffix}", suffix + 1
+            if isinstance(key, str):
+                secret = key_kind(key)
+                if secret is not None and item is not None:
+                    result[new_key] = self._redact_whole(item, secret, child, out)
+                    continue
+                if self._policy.redacts_whole(key) and item is not None:
+                    result[new_key] = self._redact_whole(item, Kind.FIELD, child, out)
+                    continue
+                governing = key if self._policy.has_rules_for(key) else rule_field
+            else:
+                governing = rule_field
+            result[new_key] = self._walk(item, child, governing, depth + 1, out)
+        return MappingProxyType(result) if isinstance(obj, MappingProxyType) else result
+
+    def _emit(self, location: str, redactions: list[Redaction]) -> None:
+        if self._audit is None or not redactions:
+            return
+        # The location itself may embed an id made of PII; it gets no exemption.
+        safe_location = self._apply(location, None, "$", [])
+        now = self._clock.now()
+        for item in redactions:
+            self._audit.record(
+                AuditEvent(
+                    kind=item.kind,
+                    action=item.action,
+                    location=safe_location,
+                    field_path=item.field_path,
+                    offset=item.offset,
+                    length=item.length,
+                    timestamp=now,
+                )
+            )

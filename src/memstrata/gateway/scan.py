@@ -1,0 +1,182 @@
+"""Runs every detector over a text and resolves the hits into non-overlapping spans."""
+
+from __future__ import annotations
+
+from memstrata.gateway.kinds import (
+    CREDENTIAL_KINDS,
+    PLACEHOLDER_LITERAL,
+    PLACEHOLDER_RE,
+    Match,
+)
+from memstrata.gateway.patterns import (
+    DIGIT_DETECTORS,
+    DIGIT_RUN_RE,
+    PLUS_RUN_RE,
+    EMAIL_PRIORITY,
+    FIELD_PRIORITY,
+    TOKEN_DETECTORS,
+    Detector,
+    find_emails,
+    find_fields,
+)
+
+Rank = tuple[bool, int, int]
+Candidate = tuple[Match, Rank]
+
+# Re-scans after filling in the matches; two passes are almost always enough.
+_MAX_PASSES = 4
+# Digit windows: room before a run for "+1 (" and after it for a trailing "X" and
+# the two characters a lookahead inspects.
+_WINDOW_BEFORE = 3
+_WINDOW_AFTER = 2
+# A match whose neighbours are all of these cannot change what the neighbours
+# match once it is replaced, so no re-scan is needed (the common case in prose).
+_NEUTRAL = frozenset(" \t\r\n,;，。、；！？!?")
+
+
+def _rank(match: Match, priority: int) -> Rank:
+    # Credentials beat PII whatever the length: a cluster holding a credential is
+    # always redacted, never masked or allowed. Then longest, then most specific.
+    return (match.kind in CREDENTIAL_KINDS, match.end - match.start, priority)
+
+
+def _lower_same_length(text: str) -> str:
+    lowered = text.lower()
+    if len(lowered) == len(text):
+        return lowered
+    # A few characters lowercase to two ("İ"): keep those as they are so that
+    # offsets in the lowered copy stay offsets in the text.
+    return "".join(low if len(low := ch.lower()) == 1 else ch for ch in text)
+
+
+def _run(det: Detector, text: str, pos: int, endpos: int, out: list[Candidate]) -> None:
+    while (m := det.pattern.search(text, pos, endpos)) is not None:
+        cand = det.candidate(m)
+        if cand is not None:
+            out.append((cand, _rank(cand, det.priority)))
+        # Resume just after the start, not the end: a rejected candidate (bad
+        # checksum, odd grouping) or a long one may hide a real one inside it.
+        pos = m.start() + 1
+
+
+def _digit_count(run: str) -> int:
+    return sum(1 for ch in run if "0" <= ch <= "9")
+
+
+def _scan(text: str) -> list[Candidate]:
+    """All confirmed candidates in ``text``, overlapping ones included."""
+    found: list[Candidate] = []
+    size = len(text)
+    lowered = _lower_same_length(text)
+    for det in TOKEN_DETECTORS:
+        if det.gate and not any(g in lowered for g in det.gate):
+            continue
+        _run(det, text, 0, size, found)
+    if "@" in text:
+        found.extend((m, _rank(m, EMAIL_PRIORITY)) for m in find_emails(text))
+    found.extend((m, _rank(m, FIELD_PRIORITY)) for m in find_fields(text, lowered))
+    windows: list[tuple[int, int, bool]] = [
+        (run.start(), run.end(), False) for run in DIGIT_RUN_RE.finditer(text)
+    ]
+    if "+" in text:
+        windows.extend((run.start(), run.end(), True) for run in PLUS_RUN_RE.finditer(text))
+    for run_start, run_end, plus in windows:
+        digits = _digit_count(text[run_start:run_end])
+        start = max(0, run_start - _WINDOW_BEFORE)
+        end = min(size, run_end + _WINDOW_AFTER)
+        for det in DIGIT_DETECTORS:
+            if digits >= det.min_digits and plus == det.plus:
+                _run(det, text, start, end, found)
+    return found
+
+
+def _has_content(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> bool:
+    """True if text[start:end] holds an alphanumeric character outside ``spans``."""
+    cursor = start
+    for p_start, p_end in spans:
+        if p_end <= cursor or p_start >= end:
+            continue
+        if any(ch.isalnum() for ch in text[cursor:p_start]):
+            return True
+        cursor = max(cursor, p_end)
+    return any(ch.isalnum() for ch in text[cursor:end])
+
+
+def _with_content(text: str, found: list[Candidate]) -> list[Candidate]:
+    # Spans that cover nothing but placeholders are what an earlier pass left:
+    # finding them again would break idempotence.
+    if not found or PLACEHOLDER_LITERAL not in text:
+        return found
+    spans = [p.span() for p in PLACEHOLDER_RE.finditer(text)]
+    return [(c, r) for c, r in found if _has_content(text, c.start, c.end, spans)]
+
+
+def _merge(candidates: list[Candidate]) -> list[Candidate]:
+    """Union overlapping candidates; each cluster takes the kind of its best member."""
+    merged: list[Candidate] = []
+    for cand, rank in sorted(candidates, key=lambda cr: (cr[0].start, cr[0].end)):
+        if merged and cand.start < merged[-1][0].end:
+            last, best = merged[-1]
+            end = max(last.end, cand.end)
+            if rank > best:
+                merged[-1] = (Match(cand.kind, last.start, end, cand.quote), rank)
+            else:
+                merged[-1] = (Match(last.kind, last.start, end, last.quote), best)
+            continue
+        merged.append((cand, rank))
+    return merged
+
+
+def _fill(text: str, matches: list[Candidate]) -> str:
+    """``text`` with each match replaced by a same-length stand-in for its placeholder.
+
+    The stand-in starts with ``[`` and ends with ``]`` like a placeholder and holds
+    no alphanumerics, and every offset stays where it was.
+    """
+    parts: list[str] = []
+    cursor = 0
+    for match, _ in matches:
+        length = match.end - match.start
+        parts.append(text[cursor : match.start])
+        parts.append("[]"[:length] if length <= 2 else "[" + " " * (length - 2) + "]")
+        cursor = match.end
+    parts.append(text[cursor:])
+    return "".join(parts)
+
+
+def _touches_content(text: str, matches: list[Candidate]) -> bool:
+    size = len(text)
+    for match, _ in matches:
+        if match.start > 0 and text[match.start - 1] not in _NEUTRAL:
+            return True
+        if match.end < size and text[match.end] not in _NEUTRAL:
+            return True
+    return False
+
+
+def find_matches(text: str) -> list[Match]:
+    """Return the non-overlapping spans of ``text`` to replace, in text order.
+
+    Overlapping candidates are merged into one span (their union, so no part of
+    either leaks) labelled with the best candidate's kind. Candidates covering
+    nothing but existing placeholders are dropped. Because replacing a span
+    changes what its neighbours touch (``+86…`` glued to an API key is only a
+    phone number once the key is gone), the text is re-scanned with stand-ins in
+    place of the matches until nothing new appears; this makes sanitizing
+    idempotent.
+    """
+    matches = _merge(_with_content(text, _scan(text)))
+    for _ in range(_MAX_PASSES):
+        if not matches or not _touches_content(text, matches):
+            break
+        filled = _fill(text, matches)
+        spans = [(m.start, m.end) for m, _ in matches]
+        extra = [
+            (c, r)
+            for c, r in _with_content(filled, _scan(filled))
+            if _has_content(filled, c.start, c.end, spans)
+        ]
+        if not extra:
+            break
+        matches = _merge(matches + extra)
+    return [m for m, _ in matches]

@@ -1,0 +1,300 @@
+"""Embedded adapter: the Qdrant engine in process through ``qdrant-edge-py``.
+
+One edge shard per collection, each in its own directory under ``path``
+(``<path>/memories``, ...), persisted with the engine's WAL, so reopening the same
+path sees every acknowledged write. Request building is done by the pure
+``*_filter`` functions below; :class:`EdgeIndex` only executes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import qdrant_edge as qe
+from numpy.typing import NDArray
+
+from memstrata.errors import BackendError, BackendUnavailableError, MemstrataError, ValidationError
+from memstrata.frozen import freeze, thaw
+from memstrata.longterm.layout import (
+    PAYLOAD_INDEXES,
+    UPSERT_BATCH,
+    IndexKind,
+    check_collection,
+    check_dim_value,
+    check_ids,
+    check_limit,
+    check_points,
+    check_query_vector,
+)
+from memstrata.longterm.models import (
+    COLLECTIONS,
+    DENSE_VECTOR,
+    SPARSE_VECTOR,
+    Filter,
+    Point,
+    Record,
+    ScoredPoint,
+    SparseVector,
+    frozen_vector,
+)
+
+_CONFIG_FILE = "edge_config.json"
+
+
+def tenant_filter(tenant: str) -> qe.Filter:
+    """The tenant condition alone (also the IDF corpus of sparse searches)."""
+    return qe.Filter(must=[qe.FieldCondition("tenant", match=qe.MatchValue(tenant))])
+
+
+def edge_filter(flt: Filter) -> qe.Filter:
+    """Translate a :class:`Filter` into a qdrant-edge filter; tenant always first."""
+    must: list[Any] = [qe.FieldCondition("tenant", match=qe.MatchValue(flt.tenant))]
+    if flt.user is not None:
+        must.append(qe.FieldCondition("user", match=qe.MatchValue(flt.user)))
+    if flt.types is not None:
+        must.append(qe.FieldCondition("type", match=qe.MatchAny(list(flt.types))))
+    if flt.created_after is not None or flt.created_before is not None:
+        after = None if flt.created_after is None else float(flt.created_after)
+        before = None if flt.created_before is None else float(flt.created_before)
+        must.append(qe.FieldCondition("created_at", range=qe.RangeFloat(gt=after, lt=before)))
+    for key, value in flt.extras:
+        must.append(qe.FieldCondition(key, match=qe.MatchValue(value)))
+    return qe.Filter(must=must)
+
+
+def ids_filter(ids: Sequence[str], tenant: str) -> qe.Filter:
+    """Points among ``ids`` that belong to ``tenant``."""
+    return qe.Filter(
+        must=[
+            qe.HasIdCondition(set(ids)),
+            qe.FieldCondition("tenant", match=qe.MatchValue(tenant)),
+        ]
+    )
+
+
+def shard_config(dim: int) -> qe.EdgeConfig:
+    """Shard layout: cosine ``dense`` of ``dim`` dims and an IDF-weighted ``bm25``."""
+    return qe.EdgeConfig(
+        vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+        sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        # Payload is read on every search (text, tenant, timestamps); keeping it in
+        # the page cache instead of cold on disk keeps filtered search sub-millisecond.
+        payload_memory=qe.Memory.Cached,
+    )
+
+
+def _index_schema(kind: IndexKind) -> Any:
+    if kind == "tenant":
+        return qe.KeywordIndexParams(is_tenant=True)
+    if kind == "keyword":
+        return qe.PayloadSchemaType.Keyword
+    return qe.PayloadSchemaType.Float
+
+
+def _edge_point(point: Point) -> qe.Point:
+    sparse = qe.SparseVector(list(point.sparse.indices), list(point.sparse.values))
+    return qe.Point(
+        point.id,
+        {DENSE_VECTOR: point.dense.tolist(), SPARSE_VECTOR: sparse},
+        thaw(point.payload),
+    )
+
+
+def _dense_of(vector: Any) -> NDArray[np.float32] | None:
+    if isinstance(vector, dict) and DENSE_VECTOR in vector:
+        return frozen_vector(vector[DENSE_VECTOR])
+    return None
+
+
+@contextmanager
+def _engine_errors(action: str) -> Iterator[None]:
+    """Translate qdrant-edge's bare exceptions into ``BackendError``."""
+    try:
+        yield
+    except MemstrataError:
+        raise
+    except Exception as exc:
+        raise BackendError(f"qdrant-edge {action} failed: {exc}") from exc
+
+
+class EdgeIndex:
+    """:class:`~memstrata.longterm.protocol.VectorIndex` on embedded qdrant-edge shards."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._root = Path(path)
+        self._lock = threading.Lock()
+        self._shards: dict[str, qe.EdgeShard] = {}
+        self._dim: int | None = None
+        self._closed = False
+
+    def ensure_collections(self, dim: int) -> None:
+        """Open (or create) the three shards under the root directory."""
+        check_dim_value(dim)
+        with self._lock:
+            self._check_open()
+            if self._dim is not None and self._dim != dim:
+                raise ValidationError("dim", f"index is open with {self._dim} dims, not {dim}")
+            config = shard_config(dim)
+            for name in COLLECTIONS:
+                if name not in self._shards:
+                    self._shards[name] = self._open_shard(self._root / name, config)
+            self._dim = dim
+
+    @staticmethod
+    def _open_shard(path: Path, config: qe.EdgeConfig) -> qe.EdgeShard:
+        try:
+            if (path / _CONFIG_FILE).exists():
+                shard = qe.EdgeShard.load(str(path), config)
+            else:
+                path.mkdir(parents=True, exist_ok=True)
+                shard = qe.EdgeShard.create(str(path), config)
+        except Exception as exc:
+            if "incompatible" in str(exc).lower():
+                raise ValidationError("dim", f"{path}: {exc}") from exc
+            raise BackendUnavailableError(f"qdrant-edge cannot open {path}: {exc}") from exc
+        with _engine_errors("payload index creation"):
+            existing = shard.info().payload_schema
+            for field_name, kind in PAYLOAD_INDEXES:
+                if field_name not in existing:
+                    shard.update(
+                        qe.UpdateOperation.create_field_index(field_name, _index_schema(kind))
+                    )
+        return shard
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BackendUnavailableError("EdgeIndex is closed")
+
+    def _shard(self, collection: str) -> tuple[qe.EdgeShard, int]:
+        with self._lock:
+            self._check_open()
+            check_collection(collection, tuple(self._shards))
+            assert self._dim is not None  # set together with the shards
+            return self._shards[collection], self._dim
+
+    def upsert(self, collection: str, points: Sequence[Point]) -> None:
+        """Insert or replace ``points`` in slices of ``UPSERT_BATCH``."""
+        shard, dim = self._shard(collection)
+        check_points(points, dim)
+        with _engine_errors("upsert"):
+            for start in range(0, len(points), UPSERT_BATCH):
+                batch = [_edge_point(p) for p in points[start : start + UPSERT_BATCH]]
+                shard.update(qe.UpdateOperation.upsert_points(batch))
+
+    def delete(self, collection: str, ids: Sequence[str], tenant: str) -> None:
+        """Delete the tenant's points among ``ids`` (filter-scoped, never by id alone)."""
+        point_ids = check_ids(ids)
+        Filter(tenant=tenant)  # validates the tenant id
+        shard, _ = self._shard(collection)
+        if not point_ids:
+            return
+        with _engine_errors("delete"):
+            shard.update(qe.UpdateOperation.delete_points_by_filter(ids_filter(point_ids, tenant)))
+
+    def retrieve(
+        self, collection: str, ids: Sequence[str], tenant: str, *, with_vectors: bool = False
+    ) -> list[Record]:
+        """The tenant's points among ``ids``, in the order of ``ids``."""
+        point_ids = check_ids(ids)
+        Filter(tenant=tenant)
+        shard, _ = self._shard(collection)
+        if not point_ids:
+            return []
+        request = qe.ScrollRequest(
+            limit=len(point_ids),
+            filter=ids_filter(point_ids, tenant),
+            with_payload=True,
+            with_vector=[DENSE_VECTOR] if with_vectors else False,
+        )
+        with _engine_errors("retrieve"):
+            records, _ = shard.scroll(request)
+        found = {
+            str(r.id): Record(str(r.id), freeze(r.payload or {}), _dense_of(r.vector))
+            for r in records
+        }
+        return [found[i] for i in dict.fromkeys(point_ids) if i in found]
+
+    def search_dense(
+        self,
+        collection: str,
+        vector: NDArray[np.float32],
+        filter: Filter,
+        limit: int,
+        ef: int | None = None,
+    ) -> list[ScoredPoint]:
+        """Filtered HNSW search; ``ef`` trades latency for recall."""
+        shard, dim = self._shard(collection)
+        query = check_query_vector(vector, dim)
+        request = qe.QueryRequest(
+            limit=check_limit(limit),
+            query=qe.Query.Nearest(query, using=DENSE_VECTOR),
+            filter=edge_filter(filter),
+            with_payload=True,
+            params=qe.SearchParams(hnsw_ef=ef),
+        )
+        with _engine_errors("dense search"):
+            return [_scored(p) for p in shard.query(request)]
+
+    def search_sparse(
+        self, collection: str, sparse: SparseVector, filter: Filter, limit: int
+    ) -> list[ScoredPoint]:
+        """BM25 search; IDF statistics come from the tenant's own points only."""
+        shard, _ = self._shard(collection)
+        check_limit(limit)
+        if sparse.is_empty:
+            return []
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(
+                qe.SparseVector(list(sparse.indices), list(sparse.values)), using=SPARSE_VECTOR
+            ),
+            filter=edge_filter(filter),
+            with_payload=True,
+            # A tenant-scoped IDF corpus: another tenant's documents must not change
+            # this tenant's scores (that would leak their vocabulary through ranking).
+            params=qe.SearchParams(idf=qe.IdfParams(corpus=tenant_filter(filter.tenant))),
+        )
+        with _engine_errors("sparse search"):
+            return [_scored(p) for p in shard.query(request)]
+
+    def count(self, collection: str, filter: Filter) -> int:
+        """Exact count of the points matching ``filter``."""
+        shard, _ = self._shard(collection)
+        with _engine_errors("count"):
+            return int(shard.count(qe.CountRequest(exact=True, filter=edge_filter(filter))))
+
+    def optimize(self) -> None:
+        """Run the engine's optimizers on every shard (blocks until done)."""
+        with self._lock:
+            self._check_open()
+            shards = list(self._shards.values())
+        with _engine_errors("optimize"):
+            for shard in shards:
+                shard.optimize()
+
+    def close(self) -> None:
+        """Flush and close every shard; idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            shards, self._shards = list(self._shards.values()), {}
+        with _engine_errors("close"):
+            for shard in shards:
+                shard.flush()
+                shard.close()
+
+    def __enter__(self) -> EdgeIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _scored(point: Any) -> ScoredPoint:
+    return ScoredPoint(str(point.id), float(point.score), freeze(point.payload or {}))

@@ -1,0 +1,171 @@
+"""Immutable values exchanged between the L3 facade, the index adapters and callers.
+
+Dense vectors are numpy arrays (copying 100k x 384 floats into tuples would cost
+gigabytes); every constructor copies them and marks the copy read-only, so a value
+can never change after it is built and no caller's array is mutated.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memstrata.errors import ValidationError
+from memstrata.frozen import freeze
+from memstrata.validation import check_id
+
+# Names shared by both adapters and the facade: one source of truth for the layout.
+MEMORIES = "memories"
+KNOWLEDGE = "knowledge"
+HOT_KNOWLEDGE = "hot_knowledge"
+COLLECTIONS: tuple[str, ...] = (MEMORIES, KNOWLEDGE, HOT_KNOWLEDGE)
+DENSE_VECTOR = "dense"
+SPARSE_VECTOR = "bm25"
+
+# Payload keys the facade always writes; ``Filter.extras`` may not shadow them.
+RESERVED_KEYS = frozenset({"tenant", "user", "type", "text", "created_at", "updated_at", "source"})
+
+ExtraValue = str | int | bool
+
+
+def frozen_vector(values: Any, field_name: str = "dense") -> NDArray[np.float32]:
+    """Return a read-only float32 1-d copy of ``values`` (rejecting NaN/inf)."""
+    try:
+        array = np.array(values, dtype=np.float32, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(field_name, f"not a numeric vector: {exc}") from exc
+    if array.ndim != 1 or array.size == 0:
+        raise ValidationError(
+            field_name, f"must be a non-empty 1-d vector, got shape {array.shape}"
+        )
+    if not np.isfinite(array).all():
+        raise ValidationError(field_name, "contains NaN or infinity")
+    array.setflags(write=False)
+    return array
+
+
+def check_point_id(field_name: str, value: Any) -> str:
+    """Return ``value`` in canonical form if it is a UUID string (Qdrant's id format)."""
+    if not isinstance(value, str):
+        raise ValidationError(field_name, f"must be a UUID string, got {type(value).__name__}")
+    try:
+        return str(uuid.UUID(value))
+    except ValueError as exc:
+        raise ValidationError(field_name, f"{value!r} is not a UUID") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class SparseVector:
+    """A sparse vector: parallel, index-sorted ``indices`` (u32) and ``values``."""
+
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.indices) != len(self.values):
+            raise ValidationError("sparse", "indices and values differ in length")
+        if len(set(self.indices)) != len(self.indices):
+            raise ValidationError("sparse", "indices must be unique")
+        if any(not 0 <= i < 2**32 for i in self.indices):
+            raise ValidationError("sparse", "indices must be unsigned 32-bit integers")
+        if any(not math.isfinite(v) for v in self.values):
+            raise ValidationError("sparse", "values must be finite")
+
+    @property
+    def is_empty(self) -> bool:
+        """True when the text had no indexable token (e.g. only stopwords)."""
+        return not self.indices
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Point:
+    """One stored item: id, dense and sparse vectors, payload (frozen copies)."""
+
+    id: str
+    dense: NDArray[np.float32]
+    sparse: SparseVector
+    payload: Mapping[str, Any]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", check_point_id("id", self.id))
+        object.__setattr__(self, "dense", frozen_vector(self.dense))
+        tenant = self.payload.get("tenant")
+        check_id("tenant", tenant)
+        object.__setattr__(self, "payload", freeze(dict(self.payload)))
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """What a read may see. ``tenant`` is mandatory: every engine query carries it."""
+
+    tenant: str
+    user: str | None = None
+    types: tuple[str, ...] | None = None
+    created_after: float | None = None
+    created_before: float | None = None
+    extras: tuple[tuple[str, ExtraValue], ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        check_id("tenant", self.tenant)
+        if self.user is not None:
+            check_id("user", self.user)
+        if self.types is not None:
+            if not isinstance(self.types, tuple) or not self.types:
+                raise ValidationError("types", "must be a non-empty tuple or None")
+            for type_name in self.types:
+                check_id("types", type_name)
+        for name in ("created_after", "created_before"):
+            bound = getattr(self, name)
+            if bound is not None and (
+                isinstance(bound, bool)
+                or not isinstance(bound, int | float)
+                or not math.isfinite(bound)
+            ):
+                raise ValidationError(name, "must be a finite epoch-seconds number or None")
+        for key, value in self.extras:
+            if not isinstance(key, str) or not key or key in RESERVED_KEYS:
+                raise ValidationError("extras", f"key {key!r} is empty or reserved")
+            if not isinstance(value, str | int | bool):
+                raise ValidationError("extras", f"value for {key!r} must be str, int or bool")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ScoredPoint:
+    """One engine result of a single route (dense or sparse)."""
+
+    id: str
+    score: float
+    payload: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Record:
+    """A point read back by id; ``dense`` only when vectors were requested."""
+
+    id: str
+    payload: Mapping[str, Any]
+    dense: NDArray[np.float32] | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Hit:
+    """A fused hybrid result.
+
+    ``score`` is the fusion score (comparable only within one result list);
+    ``cosine`` is the dense similarity to the query, whichever route found the item,
+    so callers can flag low confidence; ranks are 1-based, ``None`` when the route
+    did not return the item.
+    """
+
+    id: str
+    score: float
+    cosine: float
+    dense_rank: int | None
+    sparse_rank: int | None
+    payload: Mapping[str, Any]

@@ -1,0 +1,76 @@
+"""The VectorIndex role: what the L3 facade needs from a vector engine.
+
+Two adapters implement it (embedded qdrant-edge and a Qdrant server through
+qdrant-client) and both pass one contract suite. Rules every adapter follows:
+
+* collections ``memories``, ``knowledge``, ``hot_knowledge``, each with a cosine
+  dense vector ``dense`` and a sparse vector ``bm25`` whose IDF the engine applies;
+* payload indexes on ``tenant`` (keyword, tenant-optimized), ``user``, ``type``
+  (keyword), ``created_at`` / ``updated_at`` (float);
+* every read and delete carries the tenant condition inside the engine request -
+  nothing is ever filtered in Python after the fact;
+* a vector whose size differs from the collection's raises ``ValidationError``,
+  an unknown / not-yet-created collection ``NotFoundError``, any other engine
+  failure ``BackendError`` (chained with ``raise ... from``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memstrata.longterm.models import Filter, Point, Record, ScoredPoint, SparseVector
+
+
+class VectorIndex(Protocol):
+    """A vector engine holding the three L3 collections."""
+
+    def ensure_collections(self, dim: int) -> None:
+        """Create missing collections and payload indexes; check existing ones' size."""
+        ...
+
+    def upsert(self, collection: str, points: Sequence[Point]) -> None:
+        """Insert or replace ``points`` (durable when this returns)."""
+        ...
+
+    def delete(self, collection: str, ids: Sequence[str], tenant: str) -> None:
+        """Delete those of ``ids`` that belong to ``tenant``; others are untouched."""
+        ...
+
+    def retrieve(
+        self, collection: str, ids: Sequence[str], tenant: str, *, with_vectors: bool = False
+    ) -> list[Record]:
+        """The points of ``ids`` that belong to ``tenant`` (a foreign id yields nothing)."""
+        ...
+
+    def search_dense(
+        self,
+        collection: str,
+        vector: NDArray[np.float32],
+        filter: Filter,
+        limit: int,
+        ef: int | None = None,
+    ) -> list[ScoredPoint]:
+        """Nearest neighbours by cosine; ``score`` is the cosine similarity."""
+        ...
+
+    def search_sparse(
+        self, collection: str, sparse: SparseVector, filter: Filter, limit: int
+    ) -> list[ScoredPoint]:
+        """Best BM25 matches; IDF is computed over the filter's tenant only."""
+        ...
+
+    def count(self, collection: str, filter: Filter) -> int:
+        """Exact number of points matching ``filter``."""
+        ...
+
+    def optimize(self) -> None:
+        """Let the engine build indexes / merge segments now (after bulk writes)."""
+        ...
+
+    def close(self) -> None:
+        """Release the engine; later calls raise ``BackendUnavailableError``."""
+        ...

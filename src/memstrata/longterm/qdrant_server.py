@@ -1,0 +1,291 @@
+"""Production adapter: a Qdrant server (or cluster) through ``qdrant-client``.
+
+Same layout as the embedded adapter: one collection per name, a cosine ``dense``
+vector, an IDF ``bm25`` sparse vector and the shared payload indexes, with the
+tenant key flagged ``is_tenant``. The client is injected, so tests hand in
+``QdrantClient(location=":memory:")`` (local mode) in place of a server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from qdrant_client import QdrantClient
+from qdrant_client import models as qm
+from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+from memstrata.errors import (
+    BackendError,
+    BackendUnavailableError,
+    MemstrataError,
+    NotFoundError,
+    ValidationError,
+)
+from memstrata.frozen import freeze, thaw
+from memstrata.longterm.layout import (
+    PAYLOAD_INDEXES,
+    UPSERT_BATCH,
+    IndexKind,
+    check_collection,
+    check_dim_value,
+    check_ids,
+    check_limit,
+    check_points,
+    check_query_vector,
+)
+from memstrata.longterm.models import (
+    COLLECTIONS,
+    DENSE_VECTOR,
+    SPARSE_VECTOR,
+    Filter,
+    Point,
+    Record,
+    ScoredPoint,
+    SparseVector,
+    frozen_vector,
+)
+
+
+def tenant_filter(tenant: str) -> qm.Filter:
+    """The tenant condition alone (also the IDF corpus of sparse searches)."""
+    return qm.Filter(must=[qm.FieldCondition(key="tenant", match=qm.MatchValue(value=tenant))])
+
+
+def client_filter(flt: Filter) -> qm.Filter:
+    """Translate a :class:`Filter` into a qdrant-client filter; tenant always first."""
+    must: list[qm.Condition] = [
+        qm.FieldCondition(key="tenant", match=qm.MatchValue(value=flt.tenant))
+    ]
+    if flt.user is not None:
+        must.append(qm.FieldCondition(key="user", match=qm.MatchValue(value=flt.user)))
+    if flt.types is not None:
+        must.append(qm.FieldCondition(key="type", match=qm.MatchAny(any=list(flt.types))))
+    if flt.created_after is not None or flt.created_before is not None:
+        after = None if flt.created_after is None else float(flt.created_after)
+        before = None if flt.created_before is None else float(flt.created_before)
+        must.append(qm.FieldCondition(key="created_at", range=qm.Range(gt=after, lt=before)))
+    for key, value in flt.extras:
+        must.append(qm.FieldCondition(key=key, match=qm.MatchValue(value=value)))
+    return qm.Filter(must=must)
+
+
+def ids_filter(ids: Sequence[str], tenant: str) -> qm.Filter:
+    """Points among ``ids`` that belong to ``tenant``."""
+    return qm.Filter(
+        must=[
+            qm.HasIdCondition(has_id=list(ids)),
+            qm.FieldCondition(key="tenant", match=qm.MatchValue(value=tenant)),
+        ]
+    )
+
+
+def _index_schema(kind: IndexKind) -> Any:
+    if kind == "tenant":
+        return qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True)
+    if kind == "keyword":
+        return qm.PayloadSchemaType.KEYWORD
+    return qm.PayloadSchemaType.FLOAT
+
+
+def _client_point(point: Point) -> qm.PointStruct:
+    return qm.PointStruct(
+        id=point.id,
+        vector={
+            DENSE_VECTOR: point.dense.tolist(),
+            SPARSE_VECTOR: qm.SparseVector(
+                indices=list(point.sparse.indices), values=list(point.sparse.values)
+            ),
+        },
+        payload=thaw(point.payload),
+    )
+
+
+@contextmanager
+def _engine_errors(action: str) -> Iterator[None]:
+    """Translate qdrant-client errors (HTTP, gRPC, local mode) into ours."""
+    try:
+        yield
+    except MemstrataError:
+        raise
+    except ResponseHandlingException as exc:
+        # Raised when the request never got a response: connection refused, timeout.
+        raise BackendUnavailableError(f"qdrant {action}: server unreachable: {exc}") from exc
+    except UnexpectedResponse as exc:
+        if exc.status_code == 404:
+            raise NotFoundError(f"qdrant {action}: {exc}") from exc
+        raise BackendError(f"qdrant {action} failed: {exc}") from exc
+    except Exception as exc:
+        raise BackendError(f"qdrant {action} failed: {exc}") from exc
+
+
+class QdrantServerIndex:
+    """:class:`~memstrata.longterm.protocol.VectorIndex` on a Qdrant server."""
+
+    def __init__(self, client: QdrantClient) -> None:
+        self._client = client
+        self._dim: int | None = None
+        self._closed = False
+
+    def ensure_collections(self, dim: int) -> None:
+        """Create missing collections and payload indexes; check existing sizes."""
+        check_dim_value(dim)
+        self._check_open()
+        with _engine_errors("ensure_collections"):
+            for name in COLLECTIONS:
+                if self._client.collection_exists(name):
+                    self._check_existing(name, dim)
+                    continue
+                self._client.create_collection(
+                    name,
+                    vectors_config={
+                        DENSE_VECTOR: qm.VectorParams(size=dim, distance=qm.Distance.COSINE)
+                    },
+                    sparse_vectors_config={
+                        SPARSE_VECTOR: qm.SparseVectorParams(modifier=qm.Modifier.IDF)
+                    },
+                )
+                for field_name, kind in PAYLOAD_INDEXES:
+                    self._client.create_payload_index(
+                        name, field_name, _index_schema(kind), wait=True
+                    )
+        self._dim = dim
+
+    def _check_existing(self, name: str, dim: int) -> None:
+        params = self._client.get_collection(name).config.params
+        vectors = params.vectors
+        size = vectors[DENSE_VECTOR].size if isinstance(vectors, dict) else None
+        if size != dim:
+            raise ValidationError("dim", f"collection {name!r} has dense size {size}, not {dim}")
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BackendUnavailableError("QdrantServerIndex is closed")
+
+    def _ready(self, collection: str) -> int:
+        self._check_open()
+        check_collection(collection, COLLECTIONS if self._dim is not None else ())
+        assert self._dim is not None
+        return self._dim
+
+    def upsert(self, collection: str, points: Sequence[Point]) -> None:
+        """Insert or replace ``points``; waits until the server applied them."""
+        dim = self._ready(collection)
+        check_points(points, dim)
+        with _engine_errors("upsert"):
+            for start in range(0, len(points), UPSERT_BATCH):
+                batch = [_client_point(p) for p in points[start : start + UPSERT_BATCH]]
+                self._client.upsert(collection, batch, wait=True)
+
+    def delete(self, collection: str, ids: Sequence[str], tenant: str) -> None:
+        """Delete the tenant's points among ``ids`` (filter-scoped, never by id alone)."""
+        point_ids = check_ids(ids)
+        Filter(tenant=tenant)
+        self._ready(collection)
+        if not point_ids:
+            return
+        with _engine_errors("delete"):
+            self._client.delete(
+                collection, qm.FilterSelector(filter=ids_filter(point_ids, tenant)), wait=True
+            )
+
+    def retrieve(
+        self, collection: str, ids: Sequence[str], tenant: str, *, with_vectors: bool = False
+    ) -> list[Record]:
+        """The tenant's points among ``ids``, in the order of ``ids``."""
+        point_ids = check_ids(ids)
+        Filter(tenant=tenant)
+        self._ready(collection)
+        if not point_ids:
+            return []
+        with _engine_errors("retrieve"):
+            records, _ = self._client.scroll(
+                collection,
+                scroll_filter=ids_filter(point_ids, tenant),
+                limit=len(point_ids),
+                with_payload=True,
+                with_vectors=[DENSE_VECTOR] if with_vectors else False,
+            )
+        found: dict[str, Record] = {}
+        for r in records:
+            vector = r.vector
+            dense = (
+                frozen_vector(vector[DENSE_VECTOR])
+                if isinstance(vector, dict) and DENSE_VECTOR in vector
+                else None
+            )
+            found[str(r.id)] = Record(str(r.id), freeze(r.payload or {}), dense)
+        return [found[i] for i in dict.fromkeys(point_ids) if i in found]
+
+    def search_dense(
+        self,
+        collection: str,
+        vector: NDArray[np.float32],
+        filter: Filter,
+        limit: int,
+        ef: int | None = None,
+    ) -> list[ScoredPoint]:
+        """Filtered HNSW search; ``ef`` trades latency for recall."""
+        dim = self._ready(collection)
+        query = check_query_vector(vector, dim)
+        check_limit(limit)
+        with _engine_errors("dense search"):
+            response = self._client.query_points(
+                collection,
+                query=query,
+                using=DENSE_VECTOR,
+                query_filter=client_filter(filter),
+                limit=limit,
+                with_payload=True,
+                search_params=qm.SearchParams(hnsw_ef=ef) if ef is not None else None,
+            )
+        return [_scored(p) for p in response.points]
+
+    def search_sparse(
+        self, collection: str, sparse: SparseVector, filter: Filter, limit: int
+    ) -> list[ScoredPoint]:
+        """BM25 search; IDF statistics come from the tenant's own points only."""
+        self._ready(collection)
+        check_limit(limit)
+        if sparse.is_empty:
+            return []
+        with _engine_errors("sparse search"):
+            response = self._client.query_points(
+                collection,
+                query=qm.SparseVector(indices=list(sparse.indices), values=list(sparse.values)),
+                using=SPARSE_VECTOR,
+                query_filter=client_filter(filter),
+                limit=limit,
+                with_payload=True,
+                # Tenant-scoped IDF: other tenants' documents must not move these scores.
+                search_params=qm.SearchParams(
+                    idf=qm.IdfCorpusParams(corpus=tenant_filter(filter.tenant))
+                ),
+            )
+        return [_scored(p) for p in response.points]
+
+    def count(self, collection: str, filter: Filter) -> int:
+        """Exact count of the points matching ``filter``."""
+        self._ready(collection)
+        with _engine_errors("count"):
+            result = self._client.count(collection, count_filter=client_filter(filter), exact=True)
+        return int(result.count)
+
+    def optimize(self) -> None:
+        """A server optimizes in the background on its own; nothing to trigger."""
+        self._check_open()
+
+    def close(self) -> None:
+        """Close the injected client; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        with _engine_errors("close"):
+            self._client.close()
+
+
+def _scored(point: qm.ScoredPoint) -> ScoredPoint:
+    return ScoredPoint(str(point.id), float(point.score), freeze(point.payload or {}))

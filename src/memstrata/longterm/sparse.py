@@ -1,0 +1,146 @@
+"""BM25 sparse vectors for English and Chinese text, computed client-side.
+
+Only the term-frequency half of BM25 lives here: the engine multiplies in the IDF
+(``modifier = idf`` on the sparse vector), because IDF depends on the corpus and the
+engine is the one that sees it. Documents get the saturated, length-normalized TF::
+
+    w(t, d) = tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))
+
+and queries get weight 1 per unique term, so the engine's dot product is exactly the
+BM25 score. Token ids are a stable 32-bit blake2b hash: Python's ``hash()`` is salted
+per process and would scramble a persisted index on restart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from memstrata.errors import ValidationError
+from memstrata.longterm.models import SparseVector
+
+# CJK ideographs (basic, extension A, compatibility): these runs go to jieba, since
+# Chinese has no spaces; everything else that is a letter or digit is split by regex.
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
+
+# Kept short on purpose: BM25's IDF already discounts frequent words; this list only
+# drops the function words that would otherwise match every query.
+ENGLISH_STOPWORDS = frozenset(
+    """a an and are as at be but by for from has have he her his i if in into is it its
+    me my no not of on or our she so than that the their them then there these they this
+    to was we were what when where which who will with you your""".split()  # noqa: SIM905
+)
+CHINESE_STOPWORDS = frozenset(
+    "的 了 和 是 在 也 就 都 而 及 与 着 或 吗 呢 吧 啊 呀 把 被 之 其 这 那 个".split()  # noqa: SIM905
+)
+
+_jieba_lock = threading.Lock()
+_jieba_module: Any = None
+
+
+def _jieba() -> Any:
+    """Import and initialize jieba once, without its INFO chatter on stderr."""
+    global _jieba_module
+    if _jieba_module is None:
+        with _jieba_lock:
+            if _jieba_module is None:
+                import jieba
+
+                jieba.setLogLevel(logging.WARNING)
+                jieba.initialize()
+                _jieba_module = jieba
+    return _jieba_module
+
+
+def _stem(word: str) -> str:
+    """A light English plural stemmer: enough to match "meetings" with "meeting".
+
+    Deliberately conservative (no Porter): over-stemming merges unrelated words,
+    which hurts a keyword route whose whole point is exact rare tokens.
+    """
+    if len(word) <= 3 or not word.isascii() or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "shes", "ches", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """Split ``text`` into lowercase index terms (English words, Chinese words, digits).
+
+    Stopwords are dropped; repeated terms are kept (term frequency matters).
+    """
+    tokens: list[str] = []
+    for match in _TOKEN_RE.finditer(text.lower()):
+        cjk = match.group("cjk")
+        if cjk is not None:
+            # lcut_for_search also emits the short words inside long compounds
+            # (e.g. 中华人民共和国 -> 中华, 华人, 人民, 共和, 共和国, ...),
+            # which raises recall for partial-name queries.
+            words: Iterable[str] = _jieba().lcut_for_search(cjk)
+            tokens.extend(w for w in words if w.strip() and w not in CHINESE_STOPWORDS)
+        else:
+            word = match.group("word")
+            if word not in ENGLISH_STOPWORDS:
+                tokens.append(_stem(word))
+    return tokens
+
+
+def token_id(token: str) -> int:
+    """Stable unsigned 32-bit id of ``token`` (same in every process and release)."""
+    digest = hashlib.blake2b(token.encode("utf-8"), digest_size=4).digest()
+    return int.from_bytes(digest, "little")
+
+
+def _sorted_vector(weights: dict[int, float]) -> SparseVector:
+    ordered = sorted(weights.items())
+    return SparseVector(tuple(i for i, _ in ordered), tuple(v for _, v in ordered))
+
+
+@dataclass(frozen=True, slots=True)
+class Bm25Encoder:
+    """Turns text into BM25 document and query sparse vectors.
+
+    ``avg_doc_len`` is in tokens; a fixed estimate keeps a stored document's weights
+    independent of what is written later (re-weighting the whole index on every
+    write would be unaffordable), at the cost of slightly off length normalization.
+    """
+
+    k1: float = 1.2
+    b: float = 0.75
+    avg_doc_len: float = 32.0
+
+    def __post_init__(self) -> None:
+        if not self.k1 >= 0:
+            raise ValidationError("k1", "must be >= 0")
+        if not 0.0 <= self.b <= 1.0:
+            raise ValidationError("b", "must be within [0, 1]")
+        if not self.avg_doc_len > 0:
+            raise ValidationError("avg_doc_len", "must be > 0")
+
+    def encode_document(self, text: str) -> SparseVector:
+        """BM25-saturated term frequencies of ``text``'s terms."""
+        tokens = tokenize(text)
+        if not tokens:
+            return SparseVector((), ())
+        # Two tokens hashing to one id count as one term: their frequencies add up.
+        counts = Counter(token_id(t) for t in tokens)
+        norm = self.k1 * (1.0 - self.b + self.b * len(tokens) / self.avg_doc_len)
+        return _sorted_vector(
+            {tid: tf * (self.k1 + 1.0) / (tf + norm) for tid, tf in counts.items()}
+        )
+
+    def encode_query(self, text: str) -> SparseVector:
+        """Weight 1 for every unique term of ``text`` (the engine adds the IDF)."""
+        return _sorted_vector({token_id(t): 1.0 for t in tokenize(text)})

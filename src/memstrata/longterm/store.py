@@ -1,0 +1,321 @@
+"""LongTermStore: the L3 facade over one VectorIndex, one Embedder, one BM25 encoder.
+
+Validation, embedding, payload building and fusion are written here once, above
+the index role, so the embedded and the server adapters cannot drift apart.
+A hybrid search runs two engine queries (dense top-N, BM25 top-N), both filtered
+by tenant inside the engine, and fuses them with the pure functions of
+:mod:`memstrata.longterm.fusion`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memstrata.clock import Clock, SystemClock
+from memstrata.config import LongTermSettings
+from memstrata.embed.protocol import Embedder
+from memstrata.errors import ValidationError
+from memstrata.longterm.fusion import normalized as fuse_normalized
+from memstrata.longterm.fusion import rrf as fuse_rrf
+from memstrata.longterm.layout import check_ids
+from memstrata.longterm.models import (
+    COLLECTIONS,
+    RESERVED_KEYS,
+    Filter,
+    Hit,
+    Point,
+    Record,
+    check_point_id,
+)
+from memstrata.longterm.protocol import VectorIndex
+from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.validation import MAX_TEXT_CHARS, check_id, check_positive_int, check_text
+
+MAX_K = 1000
+
+
+class PayloadSanitizer(Protocol):
+    """The gateway role L3 needs (``memstrata.gateway.Sanitizer`` fits)."""
+
+    def text(self, text: str, *, location: str, field: str | None = None) -> str:
+        """``text`` with credentials and PII replaced."""
+        ...
+
+    def value(self, obj: Any, *, location: str) -> Any:
+        """A JSON-like value with credentials and PII replaced; never mutates it."""
+        ...
+
+
+class _NoSanitizer:
+    def text(self, text: str, *, location: str, field: str | None = None) -> str:
+        return text
+
+    def value(self, obj: Any, *, location: str) -> Any:
+        return obj
+
+
+@dataclass(frozen=True, slots=True)
+class NewItem:
+    """An item to store. ``id`` defaults to a fresh UUID; ``created_at`` to now."""
+
+    text: str
+    tenant: str
+    user: str | None = None
+    type: str = "fact"
+    source: str = ""
+    id: str | None = None
+    created_at: float | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _check_item(index: int, item: NewItem) -> None:
+    prefix = f"items[{index}]"
+    if not isinstance(item, NewItem):
+        raise ValidationError(prefix, f"must be a NewItem, got {type(item).__name__}")
+    try:
+        check_text("text", item.text, max_chars=MAX_TEXT_CHARS)
+        check_id("tenant", item.tenant)
+        if item.user is not None:
+            check_id("user", item.user)
+        check_id("type", item.type)
+        if not isinstance(item.source, str):
+            raise ValidationError("source", "must be a string")
+        if item.id is not None:
+            check_point_id("id", item.id)
+        if item.created_at is not None and (
+            isinstance(item.created_at, bool)
+            or not isinstance(item.created_at, int | float)
+            or not np.isfinite(item.created_at)
+        ):
+            raise ValidationError("created_at", "must be finite epoch seconds")
+        clash = RESERVED_KEYS.intersection(item.extra)
+        if clash:
+            raise ValidationError("extra", f"reserved keys {sorted(clash)}")
+    except ValidationError as exc:
+        # Name the item and the field, so a batch error is actionable.
+        raise ValidationError(f"{prefix}.{exc.field}", exc.reason) from exc
+
+
+def _check_collection(collection: str) -> str:
+    if collection not in COLLECTIONS:
+        raise ValidationError("collection", f"must be one of {', '.join(COLLECTIONS)}")
+    return collection
+
+
+class LongTermStore:
+    """Long-term memory and knowledge: add, hybrid search, get, delete, count."""
+
+    def __init__(
+        self,
+        index: VectorIndex,
+        embedder: Embedder,
+        sparse_encoder: Bm25Encoder,
+        settings: LongTermSettings,
+        *,
+        clock: Clock | None = None,
+        sanitizer: PayloadSanitizer | None = None,
+        bulk_optimize_threshold: int = 1000,
+    ) -> None:
+        self._index = index
+        self._embedder = embedder
+        self._sparse = sparse_encoder
+        self._settings = settings
+        self._clock: Clock = clock or SystemClock()
+        # Everything entering L3 passes the gateway first (DESIGN: Safety), before it
+        # is embedded too: a vector of a secret is as much a leak as its text.
+        self._sanitizer: PayloadSanitizer = sanitizer or _NoSanitizer()
+        self._bulk_threshold = check_positive_int(
+            "bulk_optimize_threshold", bulk_optimize_threshold
+        )
+        if settings.fusion not in ("rrf", "normalized"):
+            raise ValidationError("settings.fusion", "must be 'rrf' or 'normalized'")
+        self._index.ensure_collections(embedder.dim)
+
+    @property
+    def index(self) -> VectorIndex:
+        """The underlying index (for maintenance tools)."""
+        return self._index
+
+    def add(self, collection: str, items: Sequence[NewItem]) -> list[str]:
+        """Validate, embed in one batch and store ``items``; returns their ids.
+
+        Nothing is written when any item is invalid.
+        """
+        _check_collection(collection)
+        for i, item in enumerate(items):
+            _check_item(i, item)
+        if not items:
+            return []
+        clean = self._sanitize(collection, items)
+        vectors = self._embedder.embed([item.text for item in clean])
+        return self._write(collection, clean, vectors)
+
+    def add_vectors(
+        self, collection: str, items: Sequence[NewItem], vectors: NDArray[np.float32]
+    ) -> list[str]:
+        """Like :meth:`add` with precomputed dense vectors (one row per item)."""
+        _check_collection(collection)
+        for i, item in enumerate(items):
+            _check_item(i, item)
+        array = np.asarray(vectors, dtype=np.float32)
+        if array.shape != (len(items), self._embedder.dim):
+            raise ValidationError(
+                "vectors", f"expected shape ({len(items)}, {self._embedder.dim}), got {array.shape}"
+            )
+        if not items:
+            return []
+        norms = np.linalg.norm(array, axis=1, keepdims=True)
+        if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+            raise ValidationError("vectors", "rows must be finite and non-zero")
+        return self._write(collection, self._sanitize(collection, items), array / norms)
+
+    def _sanitize(self, collection: str, items: Sequence[NewItem]) -> list[NewItem]:
+        location = f"L3:{collection}"
+        clean: list[NewItem] = []
+        for i, item in enumerate(items):
+            text = self._sanitizer.text(item.text, location=location, field="text")
+            try:
+                # A placeholder may lengthen the text; the limit still holds after.
+                check_text("text", text, max_chars=MAX_TEXT_CHARS)
+            except ValidationError as exc:
+                raise ValidationError(f"items[{i}].text", exc.reason) from exc
+            extra = self._sanitizer.value(dict(item.extra), location=location) if item.extra else {}
+            source = self._sanitizer.text(item.source, location=location, field="source")
+            clean.append(replace(item, text=text, extra=extra, source=source))
+        return clean
+
+    def _write(
+        self, collection: str, items: Sequence[NewItem], vectors: NDArray[np.float32]
+    ) -> list[str]:
+        now = self._clock.now().timestamp()
+        points: list[Point] = []
+        for item, vector in zip(items, vectors, strict=True):
+            created = now if item.created_at is None else float(item.created_at)
+            payload: dict[str, Any] = {
+                **item.extra,
+                "tenant": item.tenant,
+                "user": item.user,
+                "type": item.type,
+                "text": item.text,
+                "source": item.source,
+                "created_at": created,
+                "updated_at": now,
+            }
+            point_id = item.id or str(uuid.uuid4())
+            points.append(Point(point_id, vector, self._sparse.encode_document(item.text), payload))
+        self._index.upsert(collection, points)
+        if len(points) >= self._bulk_threshold:
+            # Bulk loads leave many small unindexed segments; merge and index them now
+            # rather than paying brute-force search until a background pass runs.
+            self._index.optimize()
+        return [p.id for p in points]
+
+    def search(
+        self,
+        collection: str,
+        query: str,
+        *,
+        tenant: str,
+        user: str | None = None,
+        types: Sequence[str] | None = None,
+        k: int = 10,
+        fusion: str | None = None,
+        query_vector: NDArray[np.float32] | None = None,
+    ) -> list[Hit]:
+        """Hybrid search: dense top-N and BM25 top-N of the tenant, fused, best first.
+
+        ``fusion`` overrides the settings ('rrf' or 'normalized'); ``query_vector``
+        skips embedding the query (benchmarks, callers that embedded already).
+        Every hit carries its cosine similarity to the query.
+        """
+        _check_collection(collection)
+        check_text("query", query)
+        check_positive_int("k", k, maximum=MAX_K)
+        method = self._settings.fusion if fusion is None else fusion
+        if method not in ("rrf", "normalized"):
+            raise ValidationError("fusion", "must be 'rrf' or 'normalized'")
+        flt = Filter(
+            tenant=tenant,
+            user=user,
+            types=None if types is None else tuple(types),
+        )
+        qvec = self._query_vector(query, query_vector)
+        dense = self._index.search_dense(
+            collection, qvec, flt, max(self._settings.dense_top_n, k), self._settings.hnsw_ef
+        )
+        sparse = self._index.search_sparse(
+            collection, self._sparse.encode_query(query), flt, max(self._settings.sparse_top_n, k)
+        )
+        lists = [[(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse]]
+        fused = (fuse_rrf(lists) if method == "rrf" else fuse_normalized(lists))[:k]
+        payloads = {p.id: p.payload for p in sparse}
+        payloads.update({p.id: p.payload for p in dense})
+        cosines = {p.id: p.score for p in dense}
+        missing = [f.id for f in fused if f.id not in cosines]
+        if missing:
+            # Found by BM25 only: score them against their stored dense vector,
+            # read back under the same tenant condition.
+            for record in self._index.retrieve(collection, missing, tenant, with_vectors=True):
+                if record.dense is not None:
+                    cosines[record.id] = float(np.dot(record.dense, qvec))
+        return [
+            Hit(
+                id=f.id,
+                score=f.score,
+                cosine=cosines.get(f.id, 0.0),
+                dense_rank=f.ranks[0],
+                sparse_rank=f.ranks[1],
+                payload=payloads[f.id],
+            )
+            for f in fused
+        ]
+
+    def _query_vector(
+        self, query: str, query_vector: NDArray[np.float32] | None
+    ) -> NDArray[np.float32]:
+        if query_vector is None:
+            return np.asarray(self._embedder.embed([query])[0], dtype=np.float32)
+        array = np.asarray(query_vector, dtype=np.float32)
+        if array.shape != (self._embedder.dim,) or not np.isfinite(array).all():
+            raise ValidationError("query_vector", f"must be {self._embedder.dim} finite floats")
+        norm = float(np.linalg.norm(array))
+        if norm == 0:
+            raise ValidationError("query_vector", "must not be all zeros")
+        return array / norm
+
+    def get(self, collection: str, ids: Sequence[str], *, tenant: str) -> list[Record]:
+        """The tenant's items among ``ids`` (another tenant's id yields nothing)."""
+        _check_collection(collection)
+        return self._index.retrieve(collection, check_ids(ids), check_id("tenant", tenant))
+
+    def delete(self, collection: str, ids: Sequence[str], *, tenant: str) -> None:
+        """Delete the tenant's items among ``ids``; other tenants' items are untouched."""
+        _check_collection(collection)
+        self._index.delete(collection, check_ids(ids), check_id("tenant", tenant))
+
+    def count(
+        self,
+        collection: str,
+        *,
+        tenant: str,
+        user: str | None = None,
+        types: Sequence[str] | None = None,
+    ) -> int:
+        """Number of the tenant's items (optionally one user's, some types)."""
+        _check_collection(collection)
+        flt = Filter(tenant=tenant, user=user, types=None if types is None else tuple(types))
+        return self._index.count(collection, flt)
+
+    def optimize(self) -> None:
+        """Build indexes / merge segments now (also run after bulk writes)."""
+        self._index.optimize()
+
+    def close(self) -> None:
+        """Close the index."""
+        self._index.close()

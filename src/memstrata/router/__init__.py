@@ -1,0 +1,18 @@
+"""Per-step context routing: intents, bundles with provenance, and the router."""
+
+from memstrata.router.bundle import ContextBundle, ContextItem, MissingContext, Provenance
+from memstrata.router.intents import SEED_INTENTS, IntentRegistry, IntentSpec, L2Need, L3Need
+from memstrata.router.router import ContextRouter
+
+__all__ = [
+    "SEED_INTENTS",
+    "ContextBundle",
+    "ContextItem",
+    "ContextRouter",
+    "IntentRegistry",
+    "IntentSpec",
+    "L2Need",
+    "L3Need",
+    "MissingContext",
+    "Provenance",
+]

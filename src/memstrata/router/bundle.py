@@ -1,0 +1,114 @@
+"""What route() returns: context items, each with its provenance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from memstrata.frozen import freeze, thaw
+
+Layer = Literal["L1", "L2", "L3"]
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a piece of context came from and how far to trust it (seed 000 §6.2)."""
+
+    layer: Layer
+    ref: str
+    """L1 field name, L2 key, or L3 point id."""
+    source: str
+    """What produced it: ``session``, ``api:<endpoint>``, ``step:<id>``, a document id..."""
+    relevance: float
+    freshness_hours: float | None
+    low_confidence: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "layer": self.layer,
+            "ref": self.ref,
+            "source": self.source,
+            "relevance": round(self.relevance, 6),
+            "freshness_hours": (
+                None if self.freshness_hours is None else round(self.freshness_hours, 6)
+            ),
+            "low_confidence": self.low_confidence,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ContextItem:
+    """One piece of context. ``content`` is deep-frozen JSON-like data."""
+
+    name: str
+    content: Any
+    provenance: Provenance
+
+    @classmethod
+    def of(cls, name: str, content: Any, provenance: Provenance) -> ContextItem:
+        return cls(name, freeze(content), provenance)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "content": thaw(self.content), **self.provenance.as_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class MissingContext:
+    """Something the intent asked for that could not be loaded, and why."""
+
+    name: str
+    layer: Layer
+    ref: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"name": self.name, "layer": self.layer, "ref": self.ref, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class ContextBundle:
+    """The context for one agent step."""
+
+    session_id: str
+    step_intent: str
+    step: int
+    built_at: datetime
+    items: tuple[ContextItem, ...]
+    missing: tuple[MissingContext, ...] = ()
+    l3_skipped: bool = False
+    """True when every L3 candidate was below the skip threshold (so none was used)."""
+
+    def layer(self, layer: Layer) -> tuple[ContextItem, ...]:
+        return tuple(item for item in self.items if item.provenance.layer == layer)
+
+    def item(self, name: str) -> ContextItem:
+        for candidate in self.items:
+            if candidate.name == name:
+                return candidate
+        raise KeyError(name)
+
+    def context_used(self) -> list[dict[str, Any]]:
+        """The provenance JSON an agent attaches to its answer."""
+        return [
+            {
+                "id": item.name,
+                "source": f"{item.provenance.layer}:{item.provenance.ref}",
+                "relevance": round(item.provenance.relevance, 4),
+                "freshness_hours": item.provenance.freshness_hours,
+                "low_confidence": item.provenance.low_confidence,
+            }
+            for item in self.items
+        ]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "step_intent": self.step_intent,
+            "step": self.step,
+            "built_at": self.built_at.isoformat(),
+            "items": [item.as_dict() for item in self.items],
+            "missing": [m.as_dict() for m in self.missing],
+            "l3_skipped": self.l3_skipped,
+            "context_used": self.context_used(),
+        }

@@ -1,0 +1,173 @@
+"""Step intents are data: each declares what it needs from each layer.
+
+Registering a new intent never touches the router's code (seed 000 §3.4 hard-codes
+three branches; here they are three registrations in :data:`SEED_INTENTS`).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+from memstrata.errors import UnknownIntentError, ValidationError
+from memstrata.validation import check_id, check_positive_int
+
+L2Kind = Literal["api", "result", "series", "pending", "preference"]
+L3Collection = Literal["memories", "knowledge", "hot_knowledge"]
+
+L1_FIELDS: frozenset[str] = frozenset(
+    {
+        "session_id",
+        "user_id",
+        "initial_query",
+        "current_step",
+        "last_entity_id",
+        "last_api_result",
+        "action_trace",
+        "pointers",
+    }
+)
+_L2_KINDS: frozenset[str] = frozenset({"api", "result", "series", "pending", "preference"})
+_COLLECTIONS: frozenset[str] = frozenset({"memories", "knowledge", "hot_knowledge"})
+_PLACEHOLDER = re.compile(r"\$(\w+)")
+
+
+@dataclass(frozen=True, slots=True)
+class L2Need:
+    """One L2 read. ``params`` values may be ``$<l1 field>`` (e.g. ``$last_entity_id``)."""
+
+    kind: L2Kind
+    name: str = ""
+    """Endpoint, step id, metric or preference type (unused for ``pending``)."""
+    params: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    required: bool = False
+    """A required miss raises ContextMissError; an optional one is listed in ``missing``."""
+    label: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in _L2_KINDS:
+            raise ValidationError("l2.kind", f"must be one of {sorted(_L2_KINDS)}")
+        if self.kind != "pending" and not self.name:
+            raise ValidationError("l2.name", f"is required for kind {self.kind!r}")
+        for value in self.params.values():
+            for ref in _PLACEHOLDER.findall(value):
+                if ref not in L1_FIELDS:
+                    raise ValidationError("l2.params", f"unknown L1 field ${ref}")
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
+    @property
+    def item_name(self) -> str:
+        return self.label or f"l2_{self.kind}_{self.name}".rstrip("_")
+
+
+@dataclass(frozen=True, slots=True)
+class L3Need:
+    """One L3 retrieval. ``query`` may use ``$last_entity_id``-style L1 fields;
+    without it, the query passed to ``route()`` is used."""
+
+    collection: L3Collection
+    query: str | None = None
+    k: int = 3
+    types: tuple[str, ...] | None = None
+    per_user: bool = True
+    """Memories are per user; knowledge is shared within the tenant."""
+    label: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.collection not in _COLLECTIONS:
+            raise ValidationError("l3.collection", f"must be one of {sorted(_COLLECTIONS)}")
+        check_positive_int("l3.k", self.k, maximum=50)
+
+    @property
+    def item_prefix(self) -> str:
+        return self.label or f"l3_{self.collection}"
+
+
+@dataclass(frozen=True, slots=True)
+class IntentSpec:
+    """What one kind of step needs from L1, L2 and L3."""
+
+    name: str
+    l1: tuple[str, ...] = ("session_id", "user_id", "initial_query", "current_step")
+    l2: tuple[L2Need, ...] = ()
+    l3: tuple[L3Need, ...] = ()
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        check_id("intent.name", self.name)
+        unknown = sorted(set(self.l1) - L1_FIELDS)
+        if unknown:
+            raise ValidationError("intent.l1", f"unknown L1 fields {unknown}")
+
+
+class IntentRegistry:
+    """Named intents; thread-safe registration and lookup."""
+
+    def __init__(self, specs: Iterable[IntentSpec] = ()) -> None:
+        self._lock = threading.Lock()
+        self._specs: dict[str, IntentSpec] = {}
+        for spec in specs:
+            self.register(spec)
+
+    def register(self, spec: IntentSpec, *, replace: bool = False) -> None:
+        if not isinstance(spec, IntentSpec):
+            raise ValidationError("spec", "must be an IntentSpec")
+        with self._lock:
+            if spec.name in self._specs and not replace:
+                raise ValidationError("intent.name", f"{spec.name!r} is already registered")
+            self._specs[spec.name] = spec
+
+    def get(self, name: str) -> IntentSpec:
+        if not isinstance(name, str):
+            raise ValidationError("step_intent", f"must be a string, got {type(name).__name__}")
+        with self._lock:
+            spec = self._specs.get(name)
+            known = tuple(self._specs)
+        if spec is None:
+            raise UnknownIntentError(name, known)
+        return spec
+
+    def names(self) -> tuple[str, ...]:
+        with self._lock:
+            return tuple(sorted(self._specs))
+
+
+SEED_INTENTS: tuple[IntentSpec, ...] = (
+    IntentSpec(
+        name="fetch_sensor_data",
+        l1=("session_id", "user_id", "initial_query", "current_step", "last_entity_id"),
+        l2=(
+            L2Need("api", "sensor_api", {"device_id": "$last_entity_id"}, label="sensor_reading"),
+            L2Need("series", "temperature", label="temperature_window"),
+        ),
+        description="read live sensor data for the current device",
+    ),
+    IntentSpec(
+        name="call_api",
+        l1=("session_id", "user_id", "current_step", "last_entity_id", "last_api_result"),
+        l2=(L2Need("api", "sensor_api", {"device_id": "$last_entity_id"}, label="api_cache"),),
+        description="call a tool, reusing a cached response when present",
+    ),
+    IntentSpec(
+        name="generate_report",
+        l1=("session_id", "user_id", "initial_query", "current_step", "last_entity_id"),
+        l2=(
+            L2Need("result", "step5", label="analysis_result"),
+            L2Need("preference", "report_format", label="report_preference"),
+        ),
+        l3=(
+            L3Need("knowledge", query="report template", per_user=False, label="report_template"),
+            L3Need("memories", k=3, label="user_memory"),
+        ),
+        description="write the report from the analysis, the template and the user's preferences",
+    ),
+)
+
+
+def resolve_placeholders(template: str, values: Mapping[str, object]) -> str:
+    """Replace ``$field`` with the L1 value (empty string when unset)."""
+    return _PLACEHOLDER.sub(lambda m: "" if values.get(m.group(1)) is None else str(values[m.group(1)]), template)

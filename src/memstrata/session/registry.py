@@ -1,0 +1,113 @@
+"""Holds the current SessionState per session and applies updates without losing any.
+
+Updates are compare-and-swap: a writer computes a new value from the one it read and
+installs it only if nobody changed the entry meanwhile, retrying otherwise. The lock is
+held only for the swap itself (never while user code runs), so threads and asyncio
+tasks alike can update one session concurrently.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from uuid import uuid4
+
+from memstrata.clock import Clock
+from memstrata.errors import ConflictError, NotFoundError, ValidationError
+from memstrata.session.state import AuthContext, SessionState
+from memstrata.validation import check_id, check_text
+
+TextSanitizer = Callable[[str, str], str]
+"""(text, location) -> sanitized text."""
+
+MAX_CAS_RETRIES = 10_000
+
+
+def _identity(text: str, location: str) -> str:
+    return text
+
+
+class SessionRegistry:
+    """In-process home of L1 state. Never persisted, by design."""
+
+    def __init__(self, clock: Clock, sanitize: TextSanitizer = _identity) -> None:
+        self._clock = clock
+        self._sanitize = sanitize
+        self._lock = threading.Lock()
+        self._sessions: dict[str, SessionState] = {}
+
+    def start(
+        self,
+        user_id: str,
+        initial_query: str,
+        *,
+        tenant: str = "default",
+        session_id: str | None = None,
+        scopes: frozenset[str] = frozenset(),
+    ) -> SessionState:
+        """Open a session; the initial query passes the gateway before it is kept."""
+        check_id("user_id", user_id)
+        check_text("initial_query", initial_query, max_chars=8_000)
+        sid = check_id("session_id", session_id) if session_id is not None else f"s_{uuid4().hex}"
+        state = SessionState(
+            session_id=sid,
+            user_id=user_id,
+            started_at=self._clock.now(),
+            initial_query=self._sanitize(initial_query, f"l1:{sid}:initial_query"),
+            auth_context=AuthContext(tenant=tenant, principal=user_id, scopes=scopes),
+        )
+        with self._lock:
+            if sid in self._sessions:
+                raise ValidationError("session_id", f"session {sid!r} already exists")
+            self._sessions[sid] = state
+        return state
+
+    def get(self, session_id: str) -> SessionState:
+        """The current value of a session."""
+        check_id("session_id", session_id)
+        with self._lock:
+            state = self._sessions.get(session_id)
+        if state is None:
+            raise NotFoundError(f"session {session_id!r} is not open in this process")
+        return state
+
+    def compare_and_set(self, expected: SessionState, new: SessionState) -> bool:
+        """Install ``new`` only if the entry is still ``expected`` (by identity)."""
+        if new.session_id != expected.session_id:
+            raise ValidationError("session_id", "an update cannot change the session id")
+        if new.auth_context != expected.auth_context:
+            raise ValidationError("auth_context", "cannot be changed by a state update")
+        with self._lock:
+            if self._sessions.get(expected.session_id) is not expected:
+                return False
+            self._sessions[expected.session_id] = new
+            return True
+
+    def update(
+        self, session_id: str, change: Callable[[SessionState], SessionState]
+    ) -> SessionState:
+        """Apply ``change`` atomically; retried on contention, so no update is lost.
+
+        ``change`` must be a pure function of the state it receives.
+        """
+        for _ in range(MAX_CAS_RETRIES):
+            current = self.get(session_id)
+            new = change(current)
+            if not isinstance(new, SessionState):
+                raise ValidationError("change", "must return a SessionState")
+            if self.compare_and_set(current, new):
+                return new
+        raise ConflictError(f"session {session_id!r}: too much contention, update not applied")
+
+    def end(self, session_id: str) -> SessionState:
+        """Close a session and forget its state."""
+        check_id("session_id", session_id)
+        with self._lock:
+            state = self._sessions.pop(session_id, None)
+        if state is None:
+            raise NotFoundError(f"session {session_id!r} is not open in this process")
+        return state
+
+    def session_ids(self) -> tuple[str, ...]:
+        with self._lock:
+            return tuple(self._sessions)

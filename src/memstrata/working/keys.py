@@ -1,0 +1,98 @@
+"""The one place every L2 key is built (pure functions, no I/O).
+
+Session keys carry a Redis Cluster hash tag, ``wm:{<session_id>}:...``, so all of
+one session's keys hash to the same slot: multi-key transactions stay legal on a
+cluster and a session lives on exactly one node. Preference keys are tagged by
+user the same way. Ids pass :func:`~memstrata.validation.check_id`, whose alphabet
+excludes braces and colons, so no id can close the tag early or forge a suffix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from memstrata.errors import ValidationError
+from memstrata.validation import check_id, check_text
+
+WM_PREFIX = "wm"
+PREF_PREFIX = "pref"
+
+# Suffixes a caller can never produce as a preference type: check_id requires the
+# first character to be a letter or digit, so "_index" cannot collide.
+_PREF_INDEX_SUFFIX = "_index"
+
+
+def canonical_json(field: str, value: Any) -> str:
+    """Serialize ``value`` deterministically (sorted keys, no spaces, no NaN).
+
+    Raises :class:`ValidationError` naming ``field`` when ``value`` is not plain JSON.
+    """
+    try:
+        return json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(field, f"must be JSON-serializable: {exc}") from exc
+
+
+def session_prefix(session_id: str) -> str:
+    """``wm:{<session_id>}:`` - the prefix every key of one session starts with."""
+    return f"{WM_PREFIX}:{{{check_id('session_id', session_id)}}}:"
+
+
+def endpoint_hash(endpoint: str, params: Mapping[str, Any]) -> str:
+    """SHA-256 hex of the endpoint and the canonical JSON of its parameters."""
+    check_text("endpoint", endpoint, max_chars=2048)
+    if not isinstance(params, Mapping):
+        raise ValidationError("params", f"must be a mapping, got {type(params).__name__}")
+    payload = endpoint + "\n" + canonical_json("params", dict(params))
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def api_key(session_id: str, endpoint: str, params: Mapping[str, Any]) -> str:
+    """String key caching one API response."""
+    return f"{session_prefix(session_id)}api:{endpoint_hash(endpoint, params)}"
+
+
+def result_key(session_id: str, step_id: str) -> str:
+    """Hash key holding one step's intermediate result."""
+    return f"{session_prefix(session_id)}result:{check_id('step_id', step_id)}"
+
+
+def series_key(session_id: str, metric: str) -> str:
+    """Sorted-set key of one metric's time series (score = timestamp)."""
+    return f"{session_prefix(session_id)}ts:{check_id('metric', metric)}"
+
+
+def pending_key(session_id: str) -> str:
+    """Set key of the session's pending asynchronous task ids (no TTL)."""
+    return f"{session_prefix(session_id)}pending_tasks"
+
+
+def plan_key(session_id: str) -> str:
+    """String key of the session's stored step graph (drives result TTLs)."""
+    return f"{session_prefix(session_id)}plan"
+
+
+def pref_key(user_id: str, pref_type: str) -> str:
+    """Hash key of one structured user preference."""
+    uid = check_id("user_id", user_id)
+    return f"{PREF_PREFIX}:{{{uid}}}:{check_id('pref_type', pref_type)}"
+
+
+def pref_index_key(user_id: str) -> str:
+    """Set key listing a user's preference types; same slot as the preferences."""
+    return f"{PREF_PREFIX}:{{{check_id('user_id', user_id)}}}:{_PREF_INDEX_SUFFIX}"
+
+
+def seconds_to_ms(field: str, seconds: float) -> int:
+    """Convert a TTL in seconds to whole milliseconds (at least 1)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise ValidationError(field, f"must be a number, got {type(seconds).__name__}")
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ValidationError(field, "must be a finite number > 0")
+    return max(1, math.ceil(seconds * 1000))

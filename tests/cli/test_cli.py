@@ -1,0 +1,66 @@
+"""The CLI: --json prints exactly one JSON document; errors are typed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memstrata.cli import app
+
+runner = CliRunner()
+
+
+def run_json(*args: str) -> dict:  # type: ignore[type-arg]
+    result = runner.invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)  # the whole stdout is one document
+
+
+def test_remember_search_inspect(tmp_path: Path) -> None:
+    data = str(tmp_path / "d")
+    stored = run_json("remember", "--user", "u1", "--text", "I live in Chengdu, email me at a.b@example.com", "--data-dir", data)
+    assert stored["text"] == "I live in Chengdu, email me at [REDACTED:email]"
+    run_json("remember", "--user", "u1", "--text", "My favourite tea is longjing.", "--data-dir", data)
+    run_json("remember", "--user", "u2", "--text", "I live in Berlin.", "--data-dir", data)
+    found = run_json("search", "--user", "u1", "--query", "where does the user live", "--k", "5", "--data-dir", data)
+    assert found["results"][0]["text"].startswith("I live in Chengdu")
+    assert all("Berlin" not in r["text"] for r in found["results"])
+    report = run_json("inspect", "--session", "nobody", "--data-dir", data)
+    assert report == {"session_id": "nobody", "l1": None, "l2": [], "pending_tasks": []}
+
+
+def test_bad_input_gets_a_typed_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["remember", "--user", "bad user", "--text", "x", "--json", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert error["type"] == "ValidationError" and error["message"].startswith("user_id:")
+    result = runner.invoke(app, ["search", "--user", "u1", "--query", "x", "--k", "0", "--json", "--data-dir", str(tmp_path)])
+    assert result.exit_code == 2 and json.loads(result.stdout)["error"]["message"].startswith("k:")
+
+
+@pytest.mark.slow
+def test_demo_runs_end_to_end_as_a_subprocess(tmp_path: Path) -> None:
+    env = {**os.environ, "MEMSTRATA_REDIS_URL": "", "MEMSTRATA_QDRANT_URL": ""}
+    proc = subprocess.run(
+        [sys.executable, "-m", "memstrata.cli", "demo", "--json", "--data-dir", str(tmp_path / "demo")],
+        capture_output=True, text=True, timeout=300, env=env, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    titles = [s["title"] for s in doc["steps"]]
+    assert titles == ["step 1 - fetch_sensor_data (D123)", "step 7 - generate_report"]
+    first, report = (s["bundle"] for s in doc["steps"])
+    layers = {i["layer"] for i in report["items"]}
+    assert layers == {"L1", "L2", "L3"}
+    reading = next(i for i in first["items"] if i["name"] == "sensor_reading")
+    assert "[REDACTED:bearer_token]" in reading["content"]["debug"]
+    assert doc["series_points_kept"] == 1000
+    assert doc["step5_ttl_s"]["after_read"] > doc["step5_ttl_s"]["before_read"] - 1
+    assert all("sk-proj-" not in text for text in doc["stored_memories"])
+    assert {r["kind"] for r in doc["redactions"]} >= {"api_key", "bearer_token"}

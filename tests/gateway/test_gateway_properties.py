@@ -1,0 +1,179 @@
+"""Property tests: idempotence, no generated secret survives, plain prose is untouched."""
+
+from __future__ import annotations
+
+import json
+import string
+
+from gateway_samples import SECRET_SAMPLES, cn_id_complete, luhn_complete
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from memstrata.gateway import FieldPolicy, Sanitizer, find_matches
+
+DEFAULT = Sanitizer()
+MASKING = Sanitizer(
+    FieldPolicy(kinds={"email": "mask", "phone": "mask", "cn_id": "mask", "bank_card": "mask"})
+)
+ALLOWING = Sanitizer(FieldPolicy(kinds={"email": "allow", "phone": "mask"}))
+
+# Ordinary text: no digits, no '@', no '-'/'_'/'=' glue, and a few CJK characters
+# that spell none of the secret labels.
+_PLAIN = string.ascii_letters + " .,!?()'\n" + "上下文管理结构记忆长程任务数据的是在"
+# Words that legitimately start a detection; random text containing one is not "plain".
+_TRIGGERS = (
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "key",
+    "credential",
+    "bearer",
+    "basic",
+    "authorization",
+    "akia",
+    "asia",
+    "aiza",
+    "eyj",
+    "xox",
+    "ghp",
+    "gho",
+    "ghu",
+    "ghs",
+    "ghr",
+    "begin",
+)
+
+_FRAGMENTS = [s.text for s in SECRET_SAMPLES] + [
+    "[REDACTED:email]",
+    "[REDACTED:",
+    "a***@example.com",
+    "138****5678",
+    "password=",
+    '"token": ',
+    "?token=",
+    "&",
+    "=",
+    ":",
+    '"',
+    "'",
+    '\\"',
+    "@",
+    "+86 ",
+    "-",
+    " ",
+    "，",
+    "密码：",
+    "ORD-2024-000123",
+    "v2.13.0",
+    "2025-04-01T08:22:00Z",
+    "¥1,299.00",
+]
+
+_mixed_text = st.lists(
+    st.one_of(
+        st.sampled_from(_FRAGMENTS),
+        st.text(alphabet=string.printable + "密码令牌，。", max_size=12),
+        st.from_regex(r"[1-9][0-9 \-]{6,22}", fullmatch=True),
+    ),
+    max_size=8,
+).map("".join)
+
+_secret_body = st.text(alphabet=string.ascii_letters + string.digits, min_size=32, max_size=32)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_mixed_text)
+def test_sanitizing_is_idempotent(text: str) -> None:
+    for sanitizer in (DEFAULT, MASKING, ALLOWING):
+        once = sanitizer.text(text, location="prop")
+        assert sanitizer.text(once, location="prop") == once
+
+
+@settings(max_examples=200, deadline=None)
+@given(_mixed_text)
+def test_default_output_has_nothing_left_to_find(text: str) -> None:
+    assert find_matches(DEFAULT.text(text, location="prop")) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    before=st.text(max_size=40),
+    after=st.text(max_size=40),
+    body=_secret_body,
+    prefix=st.sampled_from(["sk-", "sk-proj-", "sk_live_", "sk-ant-api03-"]),
+)
+def test_generated_api_key_never_survives(before: str, after: str, body: str, prefix: str) -> None:
+    assume(body not in before + after)  # the surroundings may say what they like
+    secret = prefix + body
+    text = f"{before} {secret} {after}"
+    assert body not in DEFAULT.text(text, location="prop")
+    assert body not in json.dumps(DEFAULT.value({"msg": text, "k": [text]}, location="prop"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    before=st.text(max_size=30),
+    after=st.text(max_size=30),
+    body=st.from_regex(r"[0-9]{14}", fullmatch=True),
+    sep=st.sampled_from(["", " ", "-"]),
+)
+def test_generated_card_never_survives(before: str, after: str, body: str, sep: str) -> None:
+    card = luhn_complete("4" + body)  # a 16-digit Visa-range number
+    shown = sep.join(card[i : i + 4] for i in range(0, 16, 4))
+    out = DEFAULT.text(f"{before} {shown} {after}", location="prop")
+    assert shown not in out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    region=st.from_regex(r"[1-6][0-9]{5}", fullmatch=True),
+    born=st.dates(
+        min_value=__import__("datetime").date(1930, 1, 1),
+        max_value=__import__("datetime").date(2020, 12, 31),
+    ),
+    seq=st.from_regex(r"[0-9]{3}", fullmatch=True),
+    words=st.text(alphabet="上下文管理结构记忆", max_size=10),
+)
+def test_generated_cn_id_never_survives(region: str, born: object, seq: str, words: str) -> None:
+    number = cn_id_complete(region + born.strftime("%Y%m%d") + seq)  # type: ignore[attr-defined]
+    out = DEFAULT.text(f"{words}身份证{number}{words}", location="prop")
+    assert number not in out and "[REDACTED:cn_id]" in out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=_PLAIN, max_size=200))
+def test_plain_text_passes_unchanged(text: str) -> None:
+    assume(not any(t in text.lower() for t in _TRIGGERS))
+    result = DEFAULT.sanitize_text(text, location="prop")
+    assert result.text == text and result.redactions == ()
+
+
+_json_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(alphabet=_PLAIN, max_size=20),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.recursive(
+        _json_leaf,
+        lambda kids: st.one_of(
+            st.lists(kids, max_size=4),
+            st.dictionaries(
+                st.text(alphabet=string.ascii_lowercase, min_size=1, max_size=6), kids, max_size=4
+            ),
+        ),
+        max_leaves=20,
+    )
+)
+def test_value_without_secrets_round_trips_and_input_is_untouched(value: object) -> None:
+    snapshot = json.dumps(value, sort_keys=True)
+    result = DEFAULT.sanitize_value(value, location="prop")
+    assert json.dumps(value, sort_keys=True) == snapshot  # not mutated
+    if not result.redactions:
+        assert result.value == value

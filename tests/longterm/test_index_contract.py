@@ -1,0 +1,260 @@
+"""One contract suite for every VectorIndex adapter (qdrant-edge and qdrant-client).
+
+Runs against EdgeIndex on tmp_path and QdrantServerIndex on local mode, failures
+included: both must raise the same memstrata exception types.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memstrata.embed.protocol import Embedder
+from memstrata.errors import BackendUnavailableError, NotFoundError, ValidationError
+from memstrata.longterm.edge import EdgeIndex
+from memstrata.longterm.models import MEMORIES, Filter, Point
+from memstrata.longterm.protocol import VectorIndex
+from memstrata.longterm.sparse import Bm25Encoder
+
+BM25 = Bm25Encoder()
+IndexFactory = Callable[[str, Path], VectorIndex]
+PointFactory = Callable[..., Point]
+
+
+def ids(points: Any) -> list[str]:
+    return [p.id for p in points]
+
+
+@pytest.fixture
+def seeded(index: VectorIndex, make_point: PointFactory) -> dict[str, Point]:
+    pts = {
+        "a_cat": make_point("the cat sat on the warm mat", "acme", created_at=10.0),
+        "a_dog": make_point("a dog chased the red ball", "acme", user="u2", type_="event"),
+        "a_rare": make_point("invoice zx81q overdue since march", "acme", created_at=300.0),
+        "b_cat": make_point("the cat sat on the warm mat", "globex", created_at=10.0),
+        "b_rare": make_point("invoice zx81q paid", "globex", lang="en"),
+    }
+    index.upsert(MEMORIES, list(pts.values()))
+    return pts
+
+
+def test_dense_search_is_tenant_scoped_and_scores_are_cosines(
+    index: VectorIndex, seeded: dict[str, Point], hash_embedder: Embedder
+) -> None:
+    query = hash_embedder.embed(["cat on a mat"])[0]
+    hits = index.search_dense(MEMORIES, query, Filter(tenant="acme"), 10, ef=64)
+    assert set(ids(hits)) == {seeded[k].id for k in ("a_cat", "a_dog", "a_rare")}
+    assert hits[0].id == seeded["a_cat"].id
+    for hit in hits:
+        stored = next(p for p in seeded.values() if p.id == hit.id)
+        assert hit.score == pytest.approx(float(np.dot(stored.dense, query)), abs=1e-5)
+        assert hit.payload["tenant"] == "acme"
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+def test_sparse_search_finds_rare_token_within_tenant(
+    index: VectorIndex, seeded: dict[str, Point]
+) -> None:
+    hits = index.search_sparse(MEMORIES, BM25.encode_query("zx81q"), Filter(tenant="acme"), 10)
+    assert ids(hits) == [seeded["a_rare"].id]
+    assert hits[0].score > 0
+    assert (
+        index.search_sparse(MEMORIES, BM25.encode_query("the of"), Filter(tenant="acme"), 5) == []
+    )
+
+
+def test_sparse_idf_ignores_other_tenants(
+    tmp_path: Path, make_index: IndexFactory, make_point: PointFactory
+) -> None:
+    # The same acme data scores the same whether or not globex is full of "invoice".
+    scores = []
+    for extra_docs in (0, 20):
+        idx = make_index("edge", tmp_path / f"idf{extra_docs}")
+        idx.ensure_collections(32)
+        docs = [make_point("invoice overdue", "acme"), make_point("lunch menu", "acme")]
+        docs += [make_point(f"invoice {i}", "globex") for i in range(extra_docs)]
+        idx.upsert(MEMORIES, docs)
+        hits = idx.search_sparse(MEMORIES, BM25.encode_query("invoice"), Filter(tenant="acme"), 5)
+        scores.append(hits[0].score)
+        idx.close()
+    assert scores[0] == pytest.approx(scores[1])
+
+
+def test_filters_user_types_time_and_extras(
+    index: VectorIndex, seeded: dict[str, Point], hash_embedder: Embedder
+) -> None:
+    q = hash_embedder.embed(["anything"])[0]
+
+    def found(flt: Filter) -> set[str]:
+        return set(ids(index.search_dense(MEMORIES, q, flt, 10)))
+
+    assert found(Filter(tenant="acme", user="u2")) == {seeded["a_dog"].id}
+    assert found(Filter(tenant="acme", types=("event",))) == {seeded["a_dog"].id}
+    assert found(Filter(tenant="acme", types=("fact", "event"))) == {
+        seeded[k].id for k in ("a_cat", "a_dog", "a_rare")
+    }
+    assert found(Filter(tenant="acme", created_after=200.0)) == {seeded["a_rare"].id}
+    assert found(Filter(tenant="acme", created_before=50.0)) == {seeded["a_cat"].id}
+    assert found(Filter(tenant="globex", extras=(("lang", "en"),))) == {seeded["b_rare"].id}
+    assert found(Filter(tenant="nobody")) == set()
+
+
+def test_count(index: VectorIndex, seeded: dict[str, Point]) -> None:
+    assert index.count(MEMORIES, Filter(tenant="acme")) == 3
+    assert index.count(MEMORIES, Filter(tenant="acme", user="u1")) == 2
+    assert index.count(MEMORIES, Filter(tenant="globex")) == 2
+    assert index.count("knowledge", Filter(tenant="acme")) == 0
+
+
+def test_retrieve_only_returns_own_tenant(index: VectorIndex, seeded: dict[str, Point]) -> None:
+    wanted = [seeded["a_rare"].id, seeded["b_cat"].id, seeded["a_cat"].id, str(uuid.uuid4())]
+    records = index.retrieve(MEMORIES, wanted, "acme")
+    assert ids(records) == [seeded["a_rare"].id, seeded["a_cat"].id]  # order of the request
+    assert records[0].payload["text"] == "invoice zx81q overdue since march"
+    assert records[0].dense is None
+    assert index.retrieve(MEMORIES, [seeded["a_cat"].id], "globex") == []
+
+
+def test_retrieve_with_vectors(index: VectorIndex, seeded: dict[str, Point]) -> None:
+    (record,) = index.retrieve(MEMORIES, [seeded["a_dog"].id], "acme", with_vectors=True)
+    assert record.dense is not None
+    np.testing.assert_allclose(record.dense, seeded["a_dog"].dense, atol=1e-6)
+
+
+def test_delete_is_tenant_scoped(index: VectorIndex, seeded: dict[str, Point]) -> None:
+    index.delete(MEMORIES, [seeded["a_cat"].id], "globex")  # not globex's point
+    assert index.count(MEMORIES, Filter(tenant="acme")) == 3
+    index.delete(MEMORIES, [seeded["a_cat"].id, seeded["b_cat"].id], "acme")
+    assert index.count(MEMORIES, Filter(tenant="acme")) == 2
+    assert index.count(MEMORIES, Filter(tenant="globex")) == 2
+    index.delete(MEMORIES, [], "acme")
+
+
+def test_upsert_same_id_replaces(
+    index: VectorIndex, seeded: dict[str, Point], make_point: PointFactory
+) -> None:
+    pid = seeded["a_cat"].id
+    index.upsert(MEMORIES, [make_point("the cat moved to the sofa", "acme", point_id=pid)])
+    assert index.count(MEMORIES, Filter(tenant="acme")) == 3
+    (record,) = index.retrieve(MEMORIES, [pid], "acme")
+    assert record.payload["text"] == "the cat moved to the sofa"
+
+
+def test_ensure_collections_is_idempotent_and_checks_dim(index: VectorIndex) -> None:
+    index.ensure_collections(32)
+    with pytest.raises(ValidationError) as err:
+        index.ensure_collections(16)
+    assert err.value.field == "dim"
+
+
+def test_bad_input_raises_the_same_errors(index: VectorIndex) -> None:
+    with pytest.raises(ValidationError) as err:
+        index.upsert(
+            MEMORIES,
+            [Point(str(uuid.uuid4()), np.ones(8), BM25.encode_document("x"), {"tenant": "t"})],
+        )
+    assert err.value.field == "dense"
+    with pytest.raises(ValidationError) as err:
+        index.search_dense(MEMORIES, np.ones(8, dtype=np.float32), Filter(tenant="t"), 5)
+    assert err.value.field == "vector"
+    with pytest.raises(ValidationError) as err:
+        index.search_dense(MEMORIES, np.ones(32, dtype=np.float32), Filter(tenant="t"), 0)
+    assert err.value.field == "limit"
+    with pytest.raises(ValidationError) as err:
+        index.retrieve(MEMORIES, ["not-a-uuid"], "t")
+    assert err.value.field == "ids"
+    with pytest.raises(ValidationError) as err:
+        index.delete(MEMORIES, [str(uuid.uuid4())], "")
+    assert err.value.field == "tenant"
+    with pytest.raises(NotFoundError):
+        index.count("nope", Filter(tenant="t"))
+
+
+@pytest.mark.parametrize("kind", ["edge", "server"])
+def test_lifecycle_errors(kind: str, tmp_path: Path, make_index: IndexFactory) -> None:
+    idx = make_index(kind, tmp_path)
+    with pytest.raises(NotFoundError):
+        idx.count(MEMORIES, Filter(tenant="t"))  # collections not ensured yet
+    idx.ensure_collections(32)
+    idx.optimize()
+    idx.close()
+    idx.close()  # idempotent
+    with pytest.raises(BackendUnavailableError):
+        idx.count(MEMORIES, Filter(tenant="t"))
+
+
+def test_filter_requires_a_tenant() -> None:
+    for bad in ("", None, "bad tenant", "{slot}"):
+        with pytest.raises(ValidationError) as err:
+            Filter(tenant=bad)  # type: ignore[arg-type]
+        assert err.value.field == "tenant"
+
+
+def test_edge_reopen_keeps_points(tmp_path: Path, make_point: PointFactory) -> None:
+    first = EdgeIndex(tmp_path / "store")
+    first.ensure_collections(32)
+    pts = [make_point(f"note number {i} about topic {i % 3}", "acme") for i in range(25)]
+    first.upsert(MEMORIES, pts)
+    first.optimize()
+    first.close()
+
+    second = EdgeIndex(tmp_path / "store")
+    second.ensure_collections(32)
+    assert second.count(MEMORIES, Filter(tenant="acme")) == 25
+    (record,) = second.retrieve(MEMORIES, [pts[7].id], "acme")
+    assert record.payload["text"] == "note number 7 about topic 1"
+    hits = second.search_sparse(MEMORIES, BM25.encode_query("number 7"), Filter(tenant="acme"), 3)
+    assert hits[0].id == pts[7].id
+    with pytest.raises(ValidationError):
+        EdgeIndex(tmp_path / "store").ensure_collections(16)
+    second.close()
+
+
+def test_both_adapters_return_same_ids_in_same_order(
+    tmp_path: Path, make_index: IndexFactory
+) -> None:
+    rng = np.random.default_rng(7)
+    vocab = [f"w{i}" for i in range(40)]
+    points = []
+    for i in range(120):
+        words = rng.choice(vocab, size=int(rng.integers(3, 15)))
+        text = " ".join(words)
+        vec = rng.normal(size=32).astype(np.float32)
+        payload = {
+            "tenant": f"t{i % 3}",
+            "user": f"u{i % 2}",
+            "type": "fact",
+            "text": text,
+            "source": "s",
+            "created_at": float(i),
+            "updated_at": float(i),
+        }
+        points.append(Point(str(uuid.uuid4()), vec, BM25.encode_document(text), payload))
+    adapters = [make_index(kind, tmp_path / kind) for kind in ("edge", "server")]
+    for adapter in adapters:
+        adapter.ensure_collections(32)
+        adapter.upsert(MEMORIES, points)
+    compared = 0
+    for q in range(12):
+        flt = Filter(tenant=f"t{q % 3}", user=f"u{q % 2}" if q % 4 == 0 else None)
+        qvec = rng.normal(size=32).astype(np.float32)
+        qtext = " ".join(rng.choice(vocab, size=2))
+        dense = [a.search_dense(MEMORIES, qvec, flt, 11, ef=256) for a in adapters]
+        sparse = [a.search_sparse(MEMORIES, BM25.encode_query(qtext), flt, 11) for a in adapters]
+        for pair in (dense, sparse):
+            scores = [round(p.score, 4) for p in pair[0]]
+            if len(set(scores)) < len(scores):
+                continue  # an exact tie may legitimately be ordered either way
+            assert ids(pair[0]) == ids(pair[1])
+            np.testing.assert_allclose(
+                [p.score for p in pair[0]], [p.score for p in pair[1]], rtol=1e-4
+            )
+            compared += 1
+    assert compared >= 12  # the tie escape hatch must not hollow the test out
+    for adapter in adapters:
+        adapter.close()

@@ -1,0 +1,290 @@
+"""LongTermStore: validation, atomic batches, hybrid search, cosine on every hit."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memstrata.clock import FakeClock
+from memstrata.config import LongTermSettings
+from memstrata.embed.protocol import Embedder
+from memstrata.errors import ValidationError
+from memstrata.longterm.models import KNOWLEDGE, MEMORIES
+from memstrata.longterm.protocol import VectorIndex
+from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.longterm.store import LongTermStore, NewItem
+
+IndexFactory = Callable[[str, Path], VectorIndex]
+
+
+class CountingIndex:
+    """Wraps an index and counts optimize() calls (a spy, not a fake engine)."""
+
+    def __init__(self, inner: VectorIndex) -> None:
+        self.inner = inner
+        self.optimized = 0
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    def optimize(self) -> None:
+        self.optimized += 1
+        self.inner.optimize()
+
+
+@pytest.fixture
+def store(index: VectorIndex, hash_embedder: Embedder) -> LongTermStore:
+    return LongTermStore(index, hash_embedder, Bm25Encoder(), LongTermSettings(), clock=FakeClock())
+
+
+def test_add_writes_the_full_payload(store: LongTermStore) -> None:
+    (pid,) = store.add(
+        MEMORIES,
+        [NewItem("likes green tea", tenant="acme", user="bob", source="s1", extra={"lang": "en"})],
+    )
+    (record,) = store.get(MEMORIES, [pid], tenant="acme")
+    payload = dict(record.payload)
+    now = FakeClock().now().timestamp()
+    assert payload == {
+        "tenant": "acme",
+        "user": "bob",
+        "type": "fact",
+        "text": "likes green tea",
+        "source": "s1",
+        "created_at": now,
+        "updated_at": now,
+        "lang": "en",
+    }
+    uuid.UUID(pid)
+
+
+def test_add_keeps_given_id_and_created_at(store: LongTermStore) -> None:
+    pid = str(uuid.uuid4())
+    assert store.add(KNOWLEDGE, [NewItem("chunk", tenant="t", id=pid, created_at=5.0)]) == [pid]
+    (record,) = store.get(KNOWLEDGE, [pid], tenant="t")
+    assert record.payload["created_at"] == 5.0
+
+
+@pytest.mark.parametrize(
+    ("item", "field"),
+    [
+        (NewItem("", tenant="t"), "items[1].text"),
+        (NewItem("   ", tenant="t"), "items[1].text"),
+        (NewItem("x" * 32_001, tenant="t"), "items[1].text"),
+        (NewItem("ok", tenant=""), "items[1].tenant"),
+        (NewItem("ok", tenant="a:b"), "items[1].tenant"),
+        (NewItem("ok", tenant="t", user="no spaces"), "items[1].user"),
+        (NewItem("ok", tenant="t", type=""), "items[1].type"),
+        (NewItem("ok", tenant="t", id="42"), "items[1].id"),
+        (NewItem("ok", tenant="t", created_at=float("nan")), "items[1].created_at"),
+        (NewItem("ok", tenant="t", extra={"tenant": "other"}), "items[1].extra"),
+    ],
+)
+def test_invalid_item_rejects_the_whole_batch(
+    store: LongTermStore, item: NewItem, field: str
+) -> None:
+    with pytest.raises(ValidationError) as err:
+        store.add(MEMORIES, [NewItem("valid first item", tenant="t"), item])
+    assert err.value.field == field
+    assert store.count(MEMORIES, tenant="t") == 0
+
+
+def test_text_at_the_limit_is_accepted(store: LongTermStore) -> None:
+    store.add(MEMORIES, [NewItem("y" * 32_000, tenant="t")])
+    assert store.count(MEMORIES, tenant="t") == 1
+
+
+def test_bad_search_arguments_name_the_field(store: LongTermStore) -> None:
+    cases = [
+        ({"collection": "nope"}, "collection"),
+        ({"query": ""}, "query"),
+        ({"tenant": ""}, "tenant"),
+        ({"user": "a b"}, "user"),
+        ({"types": ()}, "types"),
+        ({"k": 0}, "k"),
+        ({"k": 5000}, "k"),
+        ({"fusion": "max"}, "fusion"),
+        ({"query_vector": np.zeros(32, dtype=np.float32)}, "query_vector"),
+        ({"query_vector": np.ones(3, dtype=np.float32)}, "query_vector"),
+    ]
+    for override, field in cases:
+        args = {"collection": MEMORIES, "query": "q", "tenant": "t", **override}
+        collection, query = args.pop("collection"), args.pop("query")
+        with pytest.raises(ValidationError) as err:
+            store.search(collection, query, **args)  # type: ignore[arg-type]
+        assert err.value.field == field, override
+
+
+def test_bulk_add_vectors_optimizes_and_normalizes(
+    index: VectorIndex, hash_embedder: Embedder
+) -> None:
+    spy = CountingIndex(index)
+    store = LongTermStore(
+        spy,  # type: ignore[arg-type]
+        hash_embedder,
+        Bm25Encoder(),
+        LongTermSettings(),
+        bulk_optimize_threshold=50,
+    )
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(60, 32)).astype(np.float32) * 3.0
+    items = [NewItem(f"doc {i}", tenant="t") for i in range(60)]
+    ids = store.add_vectors(KNOWLEDGE, items, vectors)
+    assert spy.optimized == 1
+    store.add_vectors(KNOWLEDGE, items[:2], vectors[:2])
+    assert spy.optimized == 1  # small writes do not optimize
+    (record,) = index.retrieve(KNOWLEDGE, [ids[0]], "t", with_vectors=True)
+    assert record.dense is not None
+    assert float(np.linalg.norm(record.dense)) == pytest.approx(1.0, abs=1e-5)
+    with pytest.raises(ValidationError) as err:
+        store.add_vectors(KNOWLEDGE, items[:2], vectors[:1])
+    assert err.value.field == "vectors"
+
+
+def test_hybrid_hits_carry_cosine_and_ranks(store: LongTermStore, hash_embedder: Embedder) -> None:
+    store.add(
+        MEMORIES,
+        [
+            NewItem("quarterly budget report draft", tenant="t"),
+            NewItem("budget meeting with finance", tenant="t"),
+            NewItem("holiday photos from the lake", tenant="t"),
+        ],
+    )
+    query = "budget report"
+    qvec = hash_embedder.embed([query])[0]
+    for fusion in ("rrf", "normalized"):
+        hits = store.search(MEMORIES, query, tenant="t", k=3, fusion=fusion)
+        assert hits[0].payload["text"] == "quarterly budget report draft"
+        assert hits[0].dense_rank == 1 and hits[0].sparse_rank == 1
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        for hit in hits:
+            expected = float(np.dot(hash_embedder.embed([hit.payload["text"]])[0], qvec))
+            assert hit.cosine == pytest.approx(expected, abs=1e-5)
+
+
+def test_bm25_only_hit_gets_its_cosine_from_the_stored_vector(
+    index: VectorIndex, hash_embedder: Embedder
+) -> None:
+    # Two fillers sit nearer the query vector, and k=2 caps the dense route at two,
+    # so the rare-token item can only arrive through BM25.
+    settings = LongTermSettings(dense_top_n=1, sparse_top_n=5)
+    store = LongTermStore(index, hash_embedder, Bm25Encoder(), settings)
+    e = np.eye(32, dtype=np.float32)
+    vectors = np.stack([e[0] + e[1], e[0], e[0] + 0.1 * e[2]])
+    texts = ["error zx81q seen", "filler one", "filler two"]
+    store.add_vectors(MEMORIES, [NewItem(t, tenant="t") for t in texts], vectors)
+    hits = store.search(MEMORIES, "zx81q", tenant="t", k=2, query_vector=e[0])
+    rare = next(h for h in hits if h.payload["text"] == texts[0])
+    assert rare.dense_rank is None and rare.sparse_rank == 1
+    assert rare.cosine == pytest.approx(1 / np.sqrt(2), abs=1e-5)
+
+
+def test_search_filters_user_and_types(store: LongTermStore) -> None:
+    store.add(
+        MEMORIES,
+        [
+            NewItem("prefers window seat", tenant="t", user="ann", type="preference"),
+            NewItem("prefers aisle seat", tenant="t", user="bob", type="preference"),
+            NewItem("booked a window seat", tenant="t", user="ann", type="event"),
+        ],
+    )
+    hits = store.search(MEMORIES, "seat", tenant="t", user="ann", types=["preference"])
+    assert [h.payload["text"] for h in hits] == ["prefers window seat"]
+    assert store.count(MEMORIES, tenant="t", user="ann") == 2
+    assert store.count(MEMORIES, tenant="t", types=["event"]) == 1
+
+
+def test_delete_and_get_through_the_facade(store: LongTermStore) -> None:
+    ids = store.add(MEMORIES, [NewItem("a", tenant="t"), NewItem("b", tenant="u")])
+    assert [r.id for r in store.get(MEMORIES, ids, tenant="t")] == [ids[0]]
+    store.delete(MEMORIES, ids, tenant="t")
+    assert store.get(MEMORIES, ids, tenant="t") == []
+    assert [r.id for r in store.get(MEMORIES, ids, tenant="u")] == [ids[1]]
+    with pytest.raises(ValidationError) as err:
+        store.get(MEMORIES, ids[0], tenant="t")
+    assert err.value.field == "ids"
+
+
+# --- the real model -------------------------------------------------------------------
+
+CORPUS = [
+    "I am relocating to Berlin next month for a new job",
+    "The firmware error code ZX81Q appears after the update",
+    "My daughter started violin lessons on Tuesday",
+    "We switched the office coffee machine to oat milk",
+    "Quarterly revenue grew by twelve percent",
+    "我喜欢杭州的西湖",
+]
+
+
+@pytest.fixture
+def minilm_store(make_index: IndexFactory, tmp_path: Path, minilm: Embedder) -> LongTermStore:
+    index = make_index("edge", tmp_path)
+    store = LongTermStore(index, minilm, Bm25Encoder(), LongTermSettings())
+    store.add(MEMORIES, [NewItem(text, tenant="t") for text in CORPUS])
+    return store
+
+
+def test_rare_keyword_is_found_by_bm25(minilm_store: LongTermStore) -> None:
+    hits = minilm_store.search(MEMORIES, "zx81q", tenant="t", k=3)
+    assert hits[0].payload["text"] == CORPUS[1]
+    assert hits[0].sparse_rank == 1
+
+
+def test_paraphrase_is_found_by_dense(minilm_store: LongTermStore) -> None:
+    hits = minilm_store.search(MEMORIES, "moving to Germany for work", tenant="t", k=3)
+    assert hits[0].payload["text"] == CORPUS[0]
+    assert hits[0].dense_rank == 1
+    assert hits[0].sparse_rank is None  # no shared term: dense alone found it
+    assert hits[0].cosine > 0.4
+    assert all(h.cosine < hits[0].cosine for h in hits[1:])
+
+
+def test_chinese_keyword_route(minilm_store: LongTermStore) -> None:
+    hits = minilm_store.search(MEMORIES, "西湖", tenant="t", k=2)
+    assert hits[0].payload["text"] == CORPUS[5]
+    assert hits[0].sparse_rank == 1
+
+
+class MarkingSanitizer:
+    """TEST DOUBLE for the gateway: replaces the token 'sk-live-123' everywhere."""
+
+    def __init__(self) -> None:
+        self.locations: list[str] = []
+
+    def text(self, text: str, *, location: str, field: str | None = None) -> str:
+        self.locations.append(location)
+        return text.replace("sk-live-123", "[SECRET]")
+
+    def value(self, obj: Any, *, location: str) -> Any:
+        return {
+            k: self.text(v, location=location) if isinstance(v, str) else v for k, v in obj.items()
+        }
+
+
+def test_text_is_sanitized_before_it_is_embedded_or_stored(
+    index: VectorIndex, hash_embedder: Embedder
+) -> None:
+    sanitizer = MarkingSanitizer()
+    store = LongTermStore(
+        index, hash_embedder, Bm25Encoder(), LongTermSettings(), sanitizer=sanitizer
+    )
+    extra = {"note": "key sk-live-123"}
+    (pid,) = store.add(MEMORIES, [NewItem("my key is sk-live-123", tenant="t", extra=extra)])
+    (record,) = store.index.retrieve(MEMORIES, [pid], "t", with_vectors=True)
+    assert record.payload["text"] == "my key is [SECRET]"
+    assert record.payload["note"] == "key [SECRET]"
+    assert extra == {"note": "key sk-live-123"}  # the caller's mapping is untouched
+    assert record.dense is not None
+    clean_vector = hash_embedder.embed(["my key is [SECRET]"])[0]
+    np.testing.assert_allclose(record.dense, clean_vector, atol=1e-6)
+    assert "L3:memories" in sanitizer.locations
+    assert (
+        store.search(MEMORIES, "sk-live-123", tenant="t", fusion="normalized")[0].sparse_rank
+        is None
+    )
