@@ -52,3 +52,17 @@ def working_backend(request: pytest.FixtureRequest) -> WorkingBackendCase:
         return WorkingBackendCase("inmemory", InMemoryBackend(clock), clock, clock.advance)
     backend = request.getfixturevalue(f"{request.param}_backend")
     return WorkingBackendCase(request.param, backend, SystemClock(), time.sleep)
+
+
+# --- process-wide state -----------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _restore_log_record_factory() -> Iterator[None]:
+    """An engine installs a redacting log-record factory for the whole process;
+    put the previous one back so tests stay independent of their order."""
+    import logging
+
+    factory = logging.getLogRecordFactory()
+    yield
+    logging.setLogRecordFactory(factory)

@@ -224,6 +224,18 @@ def bench_layers(
         out.print_json(json.dumps(report))
 
 
+@bench_app.command("gateway")
+def bench_gateway(as_json: JsonFlag = False) -> None:
+    """Sanitizer cost per 2 KB text and its scaling on hostile inputs."""
+    from memstrata.bench.gateway import run_gateway_bench
+
+    report = run_gateway_bench()
+    if as_json:
+        _emit_json(report)
+    else:
+        out.print_json(json.dumps(report))
+
+
 def main() -> None:  # pragma: no cover - console entry
     app()
 

@@ -23,7 +23,8 @@ from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.minilm import MiniLMEmbedder
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import NotFoundError, ValidationError
-from memstrata.gateway import AuditSink, FieldPolicy, Sanitizer, install_log_redaction
+from memstrata.gateway import AuditSink, FieldPolicy, Sanitizer
+from memstrata.gateway.logging import install_global_log_redaction
 from memstrata.gateway.audit import InMemoryAuditLog, JsonlAuditLog, TeeAuditLog
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import Hit
@@ -98,7 +99,8 @@ class ContextEngine:
         memory_audit = InMemoryAuditLog()
         audit: AuditSink = TeeAuditLog((memory_audit, JsonlAuditLog(data_dir / "audit.jsonl")))
         sanitizer = Sanitizer(policy, audit, clock)
-        install_log_redaction(log, sanitizer=sanitizer)
+        if settings.redact_logs:
+            install_global_log_redaction(sanitizer)
         closers: list[Callable[[], None]] = []
         try:
             backend = _open_working_backend(settings, data_dir, closers)
@@ -193,7 +195,8 @@ class ContextEngine:
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
         """The dense vector of one query (cached)."""
-        return self._embedder.embed([text])[0]
+        vectors: NDArray[np.float32] = self._embedder.embed([text])
+        return vectors[0]
 
     def remember(
         self,

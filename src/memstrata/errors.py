@@ -103,5 +103,5 @@ def error_code(error: MemstrataError) -> ErrorCode:
     """Return the transport codes for ``error`` (its most specific registered class)."""
     for cls in type(error).__mro__:
         if cls in ERROR_CODES:
-            return ERROR_CODES[cls]  # type: ignore[index]
+            return ERROR_CODES[cls]
     return ERROR_CODES[MemstrataError]

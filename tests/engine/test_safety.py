@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memstrata.engine import ContextEngine
+from memstrata.longterm.models import Filter
 
 Factory = Callable[..., ContextEngine]
 
@@ -54,6 +55,11 @@ def _files_text(root: Path) -> str:
     )
 
 
+def _carrier(name: str, secret: str) -> str:
+    # A bare password is indistinguishable from any word; it is caught by its label.
+    return f"password={secret}" if name == "password" else secret
+
+
 def _write_everywhere(engine: ContextEngine, secret: str, sid: str) -> None:
     text = f"{MARKER} please use {secret} for the call"
     engine.start_session("u1", text, session_id=sid)
@@ -66,7 +72,7 @@ def _write_everywhere(engine: ContextEngine, secret: str, sid: str) -> None:
     engine.add_knowledge([text], source="kb", section="s")
     logging.getLogger("memstrata.test").warning("call failed with %s", text)
     try:
-        raise RuntimeError(f"upstream said {secret}")
+        raise RuntimeError(f"upstream said {secret}")  # noqa: TRY003
     except RuntimeError:
         logging.getLogger("memstrata.test").exception("tool error")
 
@@ -77,13 +83,13 @@ def test_no_secret_reaches_any_store_or_log(
     data_dir = tmp_path / "data"
     engine = engine_factory(data_dir)
     caplog.set_level(logging.INFO)
-    for i, secret in enumerate(SECRETS.values()):
-        _write_everywhere(engine, secret, f"s{i}")
+    for i, (name, secret) in enumerate(SECRETS.items()):
+        _write_everywhere(engine, _carrier(name, secret), f"s{i}")
     redis_text = _raw_redis_dump(engine)
     payloads = "\n".join(
         str(dict(r.payload))
         for coll in ("memories", "knowledge")
-        for r in engine.longterm.get_all(coll, tenant="default")
+        for r in engine.longterm.iter_records(coll, Filter(tenant="default"))
     )
     audit_events = engine.audit.events() if engine.audit else ()
     engine.close()

@@ -188,3 +188,29 @@ def test_chinese_labels_only_take_ascii_values(sanitizer: Sanitizer) -> None:
     assert sanitizer.text("手机号13812345678，邮箱 a@b.cn", location="t") == (
         "手机号[REDACTED:phone]，邮箱 [REDACTED:email]"
     )
+
+
+def test_long_field_names_still_count(sanitizer: Sanitizer) -> None:
+    name = "x" * 100 + "_db_password"
+    assert sanitizer.text(f"{name}=hunter2", location="t") == f"{name}=[REDACTED:password]"
+
+
+def test_python_repr_and_env_styles(sanitizer: Sanitizer) -> None:
+    assert sanitizer.text("{'password': 'hunter2', 'user': 'bob'}", location="t") == (
+        "{'password': '[REDACTED:password]', 'user': 'bob'}"
+    )
+    assert sanitizer.text("export GITHUB_TOKEN=abc123\n", location="t") == (
+        "export GITHUB_TOKEN=[REDACTED:secret]\n"
+    )
+
+
+def test_command_line_flags(sanitizer: Sanitizer) -> None:
+    assert sanitizer.text("mysql --password hunter2 -h db", location="t") == (
+        "mysql --password [REDACTED:password] -h db"
+    )
+    assert sanitizer.text("cli --api-key 'abc 123' --verbose", location="t") == (
+        "cli --api-key '[REDACTED:secret]' --verbose"
+    )
+    # A flag without a value, and a word that merely follows "password", are left alone.
+    for text in ("tool --no-password --verbose", "reset password now"):
+        assert sanitizer.text(text, location="t") == text

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import json
 import string
+from datetime import date
+from itertools import pairwise
 
 from gateway_samples import SECRET_SAMPLES, cn_id_complete, luhn_complete
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from memstrata.gateway import FieldPolicy, Sanitizer, find_matches
 
 DEFAULT = Sanitizer()
 MASKING = Sanitizer(
-    FieldPolicy(kinds={"email": "mask", "phone": "mask", "cn_id": "mask", "bank_card": "mask"})
+    FieldPolicy.from_config(
+        {"email": "mask", "phone": "mask", "cn_id": "mask", "bank_card": "mask"}
+    )
 )
-ALLOWING = Sanitizer(FieldPolicy(kinds={"email": "allow", "phone": "mask"}))
+ALLOWING = Sanitizer(FieldPolicy.from_config({"email": "allow", "phone": "mask"}))
 
 # Ordinary text: no digits, no '@', no '-'/'_'/'=' glue, and a few CJK characters
 # that spell none of the secret labels.
@@ -82,21 +86,30 @@ _mixed_text = st.lists(
 _secret_body = st.text(alphabet=string.ascii_letters + string.digits, min_size=32, max_size=32)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(_mixed_text)
+# Regressions found by this test: masking must not expose a second address, and
+# a phone number glued to a key is found once the key is gone.
+@example("alice@example.comalice@example.com")
+@example("sk-proj-Ab3dEf6hIj9kLmN0pQrStUvWxYz12345+8615900001111")
 def test_sanitizing_is_idempotent(text: str) -> None:
     for sanitizer in (DEFAULT, MASKING, ALLOWING):
         once = sanitizer.text(text, location="prop")
         assert sanitizer.text(once, location="prop") == once
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(_mixed_text)
+@example("sk-proj-Ab3dEf6hIj9kLmN0pQrStUvWxYz12345+8615900001111")
 def test_default_output_has_nothing_left_to_find(text: str) -> None:
+    matches = find_matches(text)
+    # Spans come sorted, disjoint and non-empty, ready to splice.
+    assert all(m.start < m.end for m in matches)
+    assert all(a.end <= b.start for a, b in pairwise(matches))
     assert find_matches(DEFAULT.text(text, location="prop")) == []
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     before=st.text(max_size=40),
     after=st.text(max_size=40),
@@ -111,7 +124,7 @@ def test_generated_api_key_never_survives(before: str, after: str, body: str, pr
     assert body not in json.dumps(DEFAULT.value({"msg": text, "k": [text]}, location="prop"))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     before=st.text(max_size=30),
     after=st.text(max_size=30),
@@ -125,23 +138,23 @@ def test_generated_card_never_survives(before: str, after: str, body: str, sep: 
     assert shown not in out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     region=st.from_regex(r"[1-6][0-9]{5}", fullmatch=True),
     born=st.dates(
-        min_value=__import__("datetime").date(1930, 1, 1),
-        max_value=__import__("datetime").date(2020, 12, 31),
+        min_value=date(1930, 1, 1),
+        max_value=date(2020, 12, 31),
     ),
     seq=st.from_regex(r"[0-9]{3}", fullmatch=True),
     words=st.text(alphabet="上下文管理结构记忆", max_size=10),
 )
-def test_generated_cn_id_never_survives(region: str, born: object, seq: str, words: str) -> None:
-    number = cn_id_complete(region + born.strftime("%Y%m%d") + seq)  # type: ignore[attr-defined]
+def test_generated_cn_id_never_survives(region: str, born: date, seq: str, words: str) -> None:
+    number = cn_id_complete(region + born.strftime("%Y%m%d") + seq)
     out = DEFAULT.text(f"{words}身份证{number}{words}", location="prop")
     assert number not in out and "[REDACTED:cn_id]" in out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.text(alphabet=_PLAIN, max_size=200))
 def test_plain_text_passes_unchanged(text: str) -> None:
     assume(not any(t in text.lower() for t in _TRIGGERS))
@@ -158,7 +171,7 @@ _json_leaf = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     st.recursive(
         _json_leaf,

@@ -81,3 +81,12 @@ def test_bad_weights_rejected(weights: list[float]) -> None:
     with pytest.raises(ValidationError) as err:
         rrf([DENSE, SPARSE], weights=weights)
     assert err.value.field == "weights"
+
+
+def test_limit_keeps_the_best() -> None:
+    assert [f.id for f in rrf([DENSE, SPARSE], limit=2)] == ["a", "c"]
+    assert [f.id for f in normalized([DENSE, SPARSE], limit=3)] == ["a", "c", "b"]
+    assert rrf([DENSE, SPARSE], limit=0) == []
+    with pytest.raises(ValidationError) as err:
+        rrf([DENSE], limit=-1)
+    assert err.value.field == "limit"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,18 @@ def test_sparse_idf_ignores_other_tenants(
     assert scores[0] == pytest.approx(scores[1])
 
 
+def test_routes_can_skip_payloads(
+    index: VectorIndex, seeded: dict[str, Point], hash_embedder: Embedder
+) -> None:
+    flt = Filter(tenant="acme")
+    dense = index.search_dense(
+        MEMORIES, hash_embedder.embed(["cat"])[0], flt, 5, with_payload=False
+    )
+    sparse = index.search_sparse(MEMORIES, BM25.encode_query("zx81q"), flt, 5, with_payload=False)
+    assert len(dense) == 3 and ids(sparse) == [seeded["a_rare"].id]
+    assert all(dict(p.payload) == {} for p in [*dense, *sparse])
+
+
 def test_filters_user_types_time_and_extras(
     index: VectorIndex, seeded: dict[str, Point], hash_embedder: Embedder
 ) -> None:
@@ -102,6 +115,8 @@ def test_filters_user_types_time_and_extras(
     assert found(Filter(tenant="acme", created_before=50.0)) == {seeded["a_cat"].id}
     assert found(Filter(tenant="globex", extras=(("lang", "en"),))) == {seeded["b_rare"].id}
     assert found(Filter(tenant="nobody")) == set()
+    two = (seeded["a_cat"].id, seeded["b_cat"].id)
+    assert found(Filter(tenant="acme", ids=two)) == {seeded["a_cat"].id}
 
 
 def test_count(index: VectorIndex, seeded: dict[str, Point]) -> None:
@@ -258,3 +273,26 @@ def test_both_adapters_return_same_ids_in_same_order(
     assert compared >= 12  # the tie escape hatch must not hollow the test out
     for adapter in adapters:
         adapter.close()
+
+
+def test_edge_concurrent_writes_and_reads(tmp_path: Path, make_point: PointFactory) -> None:
+    idx = EdgeIndex(tmp_path / "concurrent")
+    idx.ensure_collections(32)
+    query = make_point("probe text", "acme").dense
+
+    def writer(n: int) -> None:
+        for i in range(10):
+            idx.upsert(MEMORIES, [make_point(f"writer {n} item {i}", "acme")])
+
+    def reader(_: int) -> None:
+        for _ in range(20):
+            idx.search_dense(MEMORIES, query, Filter(tenant="acme"), 5)
+            idx.search_sparse(MEMORIES, BM25.encode_query("item"), Filter(tenant="acme"), 5)
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        futures = [pool.submit(writer, n) for n in range(3)]
+        futures += [pool.submit(reader, n) for n in range(3)]
+        for future in futures:
+            future.result()
+    assert idx.count(MEMORIES, Filter(tenant="acme")) == 30
+    idx.close()

@@ -2,9 +2,16 @@
 
 ::
 
-    sanitizer = Sanitizer(FieldPolicy(kinds={"email": "mask"}), audit=InMemoryAuditLog())
-    sanitizer.text("key sk-... for a@example.com", location="l2:wm:{s1}:api:x")
-    # 'key [REDACTED:api_key] for a***@example.com'
+    audit = InMemoryAuditLog()
+    gateway = Sanitizer(FieldPolicy.from_config({"email": "mask"}), audit=audit)
+    gateway.text("call 13812345678 or mail alice@example.com", location="l3:memories")
+    # 'call [REDACTED:phone] or mail a***@example.com'
+    gateway.value({"api_key": "abc", "note": "ok"}, location="l2:wm:{s1}:api:x")
+    # {'api_key': '[REDACTED:secret]', 'note': 'ok'}
+    audit.events()  # kind, location, field path, offset, length, time; never the value
+
+Credentials are always replaced by a typed placeholder; PII follows the policy
+(redact by default, or mask / allow per kind and per field).
 """
 
 from memstrata.gateway.audit import (

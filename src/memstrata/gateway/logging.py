@@ -64,3 +64,28 @@ def install_log_redaction(
         if not any(isinstance(f, RedactingFilter) for f in handler.filters):
             handler.addFilter(redactor)
     return redactor
+
+
+_FACTORY_MARK = "_memstrata_redacting_factory"
+
+
+def install_global_log_redaction(sanitizer: Sanitizer) -> None:
+    """Sanitize every log record of the process at creation, whatever logger or handler.
+
+    Filters only cover the handlers that exist when they are attached (pytest's
+    capture handler, a handler an application adds later, a child logger's own
+    handler all escape them); the record factory runs for every record, so this is
+    what makes "no secret in any log line" hold. Installing twice keeps one wrapper.
+    """
+    current = logging.getLogRecordFactory()
+    inner = getattr(current, "__wrapped__", current) if getattr(current, _FACTORY_MARK, False) else current
+    redactor = RedactingFilter(sanitizer)
+
+    def factory(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = inner(*args, **kwargs)
+        redactor.filter(record)
+        return record
+
+    setattr(factory, _FACTORY_MARK, True)
+    factory.__wrapped__ = inner  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)

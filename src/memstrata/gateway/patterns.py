@@ -4,10 +4,11 @@ Speed matters (every write and every log line passes here), and CPython's regex
 engine is only fast when a pattern starts with a literal: it then jumps from
 occurrence to occurrence instead of trying every position. So token patterns
 start with their literal prefix and check the left boundary with a lookbehind
-placed *after* it; case-insensitive patterns are gated on a lowercase substring;
+placed *after* it; case-insensitive ones run over the lowercased text instead;
 digit patterns run only inside the few windows that hold enough digits; and
 emails and secret-named fields are found from their anchor (``@``, a keyword)
-outwards. :mod:`memstrata.gateway.scan` drives all of this.
+outwards (:mod:`memstrata.gateway.anchors`). :mod:`memstrata.gateway.scan`
+drives all of this.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from memstrata.gateway.checks import bank_card_valid, cn_id_valid, phone_digits_ok
-from memstrata.gateway.kinds import Kind, Match, field_kind
+from memstrata.gateway.kinds import Kind, Match
 
 Check = Callable[[re.Match[str]], Kind | None]
 
@@ -26,9 +27,8 @@ Check = Callable[[re.Match[str]], Kind | None]
 class Detector:
     """One compiled pattern.
 
-    ``gate`` lists lowercase substrings one of which must occur in the lowercased
-    text for the pattern to run (empty: always run; used for case-insensitive
-    patterns, whose regexes cannot skip ahead). ``min_digits`` marks a digit
+    ``lowered`` runs the pattern over the lowercased text (same offsets) to match
+    case-insensitively while still starting with a literal. ``min_digits`` marks a digit
     detector: it runs only in digit windows holding at least that many digits
     (``plus`` also requires a ``+`` there). ``group`` is the group whose span is
     replaced; ``check`` confirms a candidate and may pick its kind (None rejects);
@@ -38,7 +38,7 @@ class Detector:
     name: str
     kind: Kind
     pattern: re.Pattern[str]
-    gate: tuple[str, ...] = ()
+    lowered: bool = False
     min_digits: int = 0
     plus: bool = False
     group: int | str = 0
@@ -154,16 +154,18 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
     Detector(
         "authorization_header",
         Kind.BEARER_TOKEN,
+        # Matched against the lowercased text (same offsets), so the pattern can
+        # start with a literal instead of a slow case-insensitive group.
         re.compile(
-            r"(?i:(?:proxy-)?authorization)[\"']?[ \t]*[:=][ \t]*[\"']?"
-            r"(?:(?P<scheme>(?i:bearer|basic|token|apikey))[ \t]+)?"
+            r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+            r"(?:(?P<scheme>bearer|basic|token|apikey)[ \t]+)?"
             # The value may not be a bare scheme word: on a second pass that is
             # all that precedes the placeholder, and it must stay as it is.
-            r"(?P<value>(?!\[REDACTED:)(?!(?i:bearer|basic|token|apikey)[ \t])"
-            r"[A-Za-z0-9\-._~+/=:]+)",
+            r"(?P<value>(?!\[redacted:)(?!(?:bearer|basic|token|apikey)[ \t])"
+            r"[a-z0-9\-._~+/=:]+)",
             _A,
         ),
-        gate=("authorization",),
+        lowered=True,
         group="value",
         check=_check_auth,
         priority=75,
@@ -172,8 +174,8 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         "bearer_token",
         Kind.BEARER_TOKEN,
         # Outside a header, "bearer" is an ordinary word: demand a token-sized value.
-        re.compile(r"(?<![A-Za-z])(?i:bearer)[ \t]+(?P<value>[A-Za-z0-9\-._~+/]{16,}=*)", _A),
-        gate=("bearer",),
+        re.compile(r"bearer(?<![a-z]bearer)[ \t]+(?P<value>[a-z0-9\-._~+/]{16,}=*)", _A),
+        lowered=True,
         group="value",
         priority=70,
     ),
@@ -190,8 +192,9 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
 #: joined by at most two separators each (no detector accepts fewer without a "+"),
 #: or a "+" and at least eight. Everything else (dates, amounts, versions) is
 #: skipped by these two scans alone.
-DIGIT_RUN_RE = re.compile(r"\d(?:[ \-().]{0,2}\d){9,}", _A)
-PLUS_RUN_RE = re.compile(r"\+[ (]{0,2}\d(?:[ \-().]{0,2}\d){7,}", _A)
+# The lookbehind after the first digit keeps the scan from restarting inside a run.
+DIGIT_RUN_RE = re.compile(r"\d(?<!\d\d)(?:[ \-().]{0,2}+\d){9,}", _A)
+PLUS_RUN_RE = re.compile(r"\+[ (]{0,2}\d(?:[ \-().]{0,2}+\d){7,}", _A)
 
 #: Detectors run only inside digit windows (see :data:`DIGIT_RUN_RE`).
 DIGIT_DETECTORS: tuple[Detector, ...] = (
@@ -267,119 +270,3 @@ DIGIT_DETECTORS: tuple[Detector, ...] = (
         priority=25,
     ),
 )
-
-# --- emails, found from each "@" outwards ---------------------------------------------
-
-EMAIL_PRIORITY = 20
-_EMAIL_LOCAL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._%+-")
-_EMAIL_MAX_LOCAL = 64
-_EMAIL_DOMAIN_RE = re.compile(
-    r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}[A-Za-z0-9])?"
-    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}" + _NA,
-    _A,
-)
-
-
-def find_emails(text: str, pos: int = 0, endpos: int | None = None) -> list[Match]:
-    """Email addresses whose ``@`` lies in ``text[pos:endpos]``."""
-    found: list[Match] = []
-    stop = len(text) if endpos is None else endpos
-    at = text.find("@", pos, stop)
-    while at != -1:
-        start = at
-        while start > 0 and text[start - 1] in _EMAIL_LOCAL and at - start < _EMAIL_MAX_LOCAL:
-            start -= 1
-        # Too long a local part is not an address; a leading dot or dash is dropped.
-        if not (start > 0 and text[start - 1] in _EMAIL_LOCAL):
-            while start < at and not text[start].isalnum():
-                start += 1
-            domain = _EMAIL_DOMAIN_RE.match(text, at + 1)
-            if start < at and domain is not None:
-                found.append(Match(Kind.EMAIL, start, domain.end()))
-        at = text.find("@", at + 1, stop)
-    return found
-
-
-# --- secret-named fields, found from each keyword outwards ------------------------
-
-FIELD_PRIORITY = 60
-#: Keywords a secret field name ends with, searched in the lowercased text.
-FIELD_KEYWORD_RE = re.compile(
-    r"pass(?:word|wd|phrase)|pwd|secret|token|credentials?|key|密码|口令|密钥|秘钥|令牌"
-)
-# "key" alone is too common (monkey, primary_key): it must follow one of these.
-_KEY_QUALIFIERS = ("api", "secret", "access", "private", "signing", "encryption", "master")
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-_NAME_MAX = 64
-_CJK_MAX_PREFIX = 8
-# After the name: its closing quote (if it was quoted), a separator, then a value:
-# \"escaped\" (JSON inside JSON), "double", 'single' or bare. Bare values are
-# printable ASCII only, so Chinese prose after a label ("密码是什么") is not a value.
-_FIELD_TAIL_RE = re.compile(
-    r"(?P<close>\\?[\"']?)[ \t]*(?:=>|[:=：]|是|为)[ \t]*"
-    r"(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\""
-    r"|\"(?P<dq>(?:[^\"\\\n]|\\.)+)\"|'(?P<sq>[^'\n]+)'"
-    r"|(?P<bare>(?:(?![,;&\"'<>\[\]`\\])[!-~])+))"
-)
-_VALUE_GROUPS = ("eq", "dq", "sq", "bare")
-
-
-def _name_start(text: str, end: int, cjk: bool) -> int:
-    start = end
-    if cjk:
-        while (
-            start > 0 and end - start < _CJK_MAX_PREFIX and "\u4e00" <= text[start - 1] <= "\u9fff"
-        ):
-            start -= 1
-        return start
-    while start > 0 and end - start < _NAME_MAX and text[start - 1] in _NAME_CHARS:
-        start -= 1
-    return start
-
-
-def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
-    keyword = text[kw_start:kw_end].lower()
-    cjk = not keyword.isascii()
-    if not cjk and kw_end < len(text) and text[kw_end] in _NAME_CHARS:
-        return None  # the keyword does not end the name: max_tokens, password_policy
-    if keyword == "key":
-        before = text[max(0, kw_start - 12) : kw_start].lower().rstrip("_.-")
-        if not before.endswith(_KEY_QUALIFIERS):
-            return None
-    start = _name_start(text, kw_start, cjk)
-    if not cjk and start > 0 and text[start - 1] in _NAME_CHARS:
-        return None  # name longer than any real one
-    kind = field_kind(text[start:kw_end])
-    if kind is None:
-        return None
-    tail = _FIELD_TAIL_RE.match(text, kw_end)
-    if tail is None:
-        return None
-    opening = ""
-    if start > 0 and text[start - 1] in "\"'":
-        opening = (
-            text[start - 2 : start] if start > 1 and text[start - 2] == "\\" else text[start - 1]
-        )
-    # A quote before the name that is not closed after it belongs to something
-    # else (the JSON string the "name = value" text sits in): the name is bare.
-    quoted = bool(opening) and tail.group("close") == opening
-    for group in _VALUE_GROUPS:
-        if tail.group(group) is not None:
-            # A bare value after a quoted key is JSON: keep the output valid JSON.
-            quote = '"' if group == "bare" and quoted and opening == '"' else ""
-            return Match(kind, tail.start(group), tail.end(group), quote)
-    return None
-
-
-def find_fields(text: str, lowered: str, pos: int = 0, endpos: int | None = None) -> list[Match]:
-    """Values of secret-named fields whose name's keyword lies in ``text[pos:endpos]``.
-
-    ``lowered`` is ``text`` lowercased with the same length (offsets must agree).
-    """
-    found: list[Match] = []
-    stop = len(text) if endpos is None else endpos
-    for kw in FIELD_KEYWORD_RE.finditer(lowered, pos, stop):
-        match = _field_at(text, kw.start(), kw.end())
-        if match is not None:
-            found.append(match)
-    return found

@@ -109,6 +109,30 @@ class FieldPolicy:
         object.__setattr__(self, "fields", MappingProxyType(fields))
         object.__setattr__(self, "redact_fields", redact)
 
+    @classmethod
+    def from_config(
+        cls,
+        kinds: Mapping[str, str] | None = None,
+        fields: Mapping[str, Mapping[str, str]] | None = None,
+        redact_fields: Iterable[str] = (),
+    ) -> FieldPolicy:
+        """Build a policy from plain strings (a config file, the CLI), fully typed.
+
+        ``FieldPolicy.from_config({"email": "mask"}, {"support_contact": {"email": "allow"}},
+        ["notes"])``; errors are :class:`ConfigError` naming the offending entry.
+        """
+        raw_kinds: Any = {} if kinds is None else kinds
+        raw_fields: Any = {} if fields is None else fields
+        if not isinstance(raw_fields, Mapping):
+            raise ConfigError("fields: must be a mapping of field name -> {kind: action}")
+        return cls(
+            kinds=_kind_actions(raw_kinds, "kinds"),
+            fields={
+                name: _kind_actions(rules, f"fields[{name}]") for name, rules in raw_fields.items()
+            },
+            redact_fields=frozenset(redact_fields),
+        )
+
     def action_for(self, kind: Kind, field_name: str | None = None) -> Action:
         """The action for ``kind`` found under ``field_name`` (credentials: always redact)."""
         if kind in CREDENTIAL_KINDS:

@@ -222,7 +222,8 @@ class Sanitizer:
         result: dict[Any, Any] = {}
         for key, item in obj.items():
             if isinstance(key, str):
-                # Keys can carry PII too ({"alice@example.com": ...}).
+                # Keys can carry PII too ({"alice@example.com": ...}); their redactions
+                # are reported at the path $...["<key>"].
                 new_key: Any = self._apply(key, rule_field, _child_path(path, "<key>"), out)
                 child = _child_path(path, new_key)
             elif isinstance(key, int) and not isinstance(key, bool):

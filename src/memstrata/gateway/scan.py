@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
+
+from memstrata.gateway.anchors import EMAIL_PRIORITY, FIELD_PRIORITY, find_emails, find_fields
 from memstrata.gateway.kinds import (
     CREDENTIAL_KINDS,
     PLACEHOLDER_LITERAL,
@@ -12,12 +15,8 @@ from memstrata.gateway.patterns import (
     DIGIT_DETECTORS,
     DIGIT_RUN_RE,
     PLUS_RUN_RE,
-    EMAIL_PRIORITY,
-    FIELD_PRIORITY,
     TOKEN_DETECTORS,
     Detector,
-    find_emails,
-    find_fields,
 )
 
 Rank = tuple[bool, int, int]
@@ -30,8 +29,13 @@ _MAX_PASSES = 4
 _WINDOW_BEFORE = 3
 _WINDOW_AFTER = 2
 # A match whose neighbours are all of these cannot change what the neighbours
-# match once it is replaced, so no re-scan is needed (the common case in prose).
-_NEUTRAL = frozenset(" \t\r\n,;，。、；！？!?")
+# match once it is replaced (none of them starts or ends a detection whose
+# boundary check looks across it), so no re-scan is needed: the common case.
+_NEUTRAL = frozenset(" \t\r\n,;，。、；！？!?=:：\"'{}[]")
+
+
+_PLAIN_DIGIT_DETECTORS = tuple(d for d in DIGIT_DETECTORS if not d.plus)
+_PLUS_DIGIT_DETECTORS = tuple(d for d in DIGIT_DETECTORS if d.plus)
 
 
 def _rank(match: Match, priority: int) -> Rank:
@@ -54,13 +58,28 @@ def _run(det: Detector, text: str, pos: int, endpos: int, out: list[Candidate]) 
         cand = det.candidate(m)
         if cand is not None:
             out.append((cand, _rank(cand, det.priority)))
-        # Resume just after the start, not the end: a rejected candidate (bad
-        # checksum, odd grouping) or a long one may hide a real one inside it.
-        pos = m.start() + 1
+            # Anything this pattern finds inside a confirmed hit is merged into
+            # it anyway; skipping ahead keeps "sk-sk-sk-..." linear.
+            pos = max(m.end(), m.start() + 1)
+        else:
+            # A rejected candidate (bad checksum, odd grouping) may hide a real
+            # one that starts inside it: resume just after its start.
+            pos = m.start() + 1
 
 
 def _digit_count(run: str) -> int:
-    return sum(1 for ch in run if "0" <= ch <= "9")
+    return sum(map(str.isdigit, run))  # runs are ASCII: DIGIT_RUN_RE uses re.ASCII
+
+
+def _run_window(
+    text: str, run_start: int, run_end: int, detectors: tuple[Detector, ...], out: list[Candidate]
+) -> None:
+    digits = _digit_count(text[run_start:run_end])
+    start = max(0, run_start - _WINDOW_BEFORE)
+    end = min(len(text), run_end + _WINDOW_AFTER)
+    for det in detectors:
+        if digits >= det.min_digits:
+            _run(det, text, start, end, out)
 
 
 def _scan(text: str) -> list[Candidate]:
@@ -69,36 +88,34 @@ def _scan(text: str) -> list[Candidate]:
     size = len(text)
     lowered = _lower_same_length(text)
     for det in TOKEN_DETECTORS:
-        if det.gate and not any(g in lowered for g in det.gate):
-            continue
-        _run(det, text, 0, size, found)
+        _run(det, lowered if det.lowered else text, 0, size, found)
     if "@" in text:
         found.extend((m, _rank(m, EMAIL_PRIORITY)) for m in find_emails(text))
     found.extend((m, _rank(m, FIELD_PRIORITY)) for m in find_fields(text, lowered))
-    windows: list[tuple[int, int, bool]] = [
-        (run.start(), run.end(), False) for run in DIGIT_RUN_RE.finditer(text)
-    ]
+    for run in DIGIT_RUN_RE.finditer(text):
+        _run_window(text, run.start(), run.end(), _PLAIN_DIGIT_DETECTORS, found)
     if "+" in text:
-        windows.extend((run.start(), run.end(), True) for run in PLUS_RUN_RE.finditer(text))
-    for run_start, run_end, plus in windows:
-        digits = _digit_count(text[run_start:run_end])
-        start = max(0, run_start - _WINDOW_BEFORE)
-        end = min(size, run_end + _WINDOW_AFTER)
-        for det in DIGIT_DETECTORS:
-            if digits >= det.min_digits and plus == det.plus:
-                _run(det, text, start, end, found)
+        for run in PLUS_RUN_RE.finditer(text):
+            _run_window(text, run.start(), run.end(), _PLUS_DIGIT_DETECTORS, found)
     return found
 
 
 def _has_content(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> bool:
-    """True if text[start:end] holds an alphanumeric character outside ``spans``."""
+    """True if text[start:end] holds an alphanumeric character outside ``spans``.
+
+    ``spans`` are sorted and disjoint; bisection keeps texts with thousands of
+    placeholders linear rather than quadratic.
+    """
+    index = bisect_right(spans, (start, start))
+    if index > 0 and spans[index - 1][1] > start:
+        index -= 1
     cursor = start
-    for p_start, p_end in spans:
-        if p_end <= cursor or p_start >= end:
-            continue
+    while index < len(spans) and spans[index][0] < end:
+        p_start, p_end = spans[index]
         if any(ch.isalnum() for ch in text[cursor:p_start]):
             return True
         cursor = max(cursor, p_end)
+        index += 1
     return any(ch.isalnum() for ch in text[cursor:end])
 
 

@@ -19,7 +19,7 @@ import qdrant_edge as qe
 from numpy.typing import NDArray
 
 from memstrata.errors import BackendError, BackendUnavailableError, MemstrataError, ValidationError
-from memstrata.frozen import freeze, thaw
+from memstrata.frozen import thaw
 from memstrata.longterm.layout import (
     PAYLOAD_INDEXES,
     UPSERT_BATCH,
@@ -40,10 +40,13 @@ from memstrata.longterm.models import (
     Record,
     ScoredPoint,
     SparseVector,
-    frozen_vector,
+    engine_payload,
+    engine_vector,
 )
 
 _CONFIG_FILE = "edge_config.json"
+HNSW_M = 0  # no global graph: every query is tenant-filtered (see shard_config)
+HNSW_EF_CONSTRUCT = 100
 
 
 def tenant_filter(tenant: str) -> qe.Filter:
@@ -64,6 +67,8 @@ def edge_filter(flt: Filter) -> qe.Filter:
         must.append(qe.FieldCondition("created_at", range=qe.RangeFloat(gt=after, lt=before)))
     for key, value in flt.extras:
         must.append(qe.FieldCondition(key, match=qe.MatchValue(value)))
+    if flt.ids is not None:
+        must.append(qe.HasIdCondition(set(flt.ids)))
     return qe.Filter(must=must)
 
 
@@ -78,22 +83,35 @@ def ids_filter(ids: Sequence[str], tenant: str) -> qe.Filter:
 
 
 def shard_config(dim: int) -> qe.EdgeConfig:
-    """Shard layout: cosine ``dense`` of ``dim`` dims and an IDF-weighted ``bm25``."""
+    """Shard layout: cosine ``dense`` of ``dim`` dims and an IDF-weighted ``bm25``.
+
+    Tuned for "every query names one tenant" (measured at 100k points, 20 tenants,
+    2 CPUs): no global HNSW graph (``m=0``) but one graph per tenant
+    (``payload_m``), searched over int8-quantized vectors kept in RAM and rescored.
+    Filtered dense search went from 1.1 to 0.8 ms p50 and ``optimize()`` from
+    533 s to 22 s against the default global graph.
+    """
     return qe.EdgeConfig(
         vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
         sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-        # Payload is read on every search (text, tenant, timestamps); keeping it in
-        # the page cache instead of cold on disk keeps filtered search sub-millisecond.
+        hnsw_config=qe.HnswIndexConfig(
+            m=HNSW_M, ef_construct=HNSW_EF_CONSTRUCT, full_scan_threshold=1000, payload_m=16
+        ),
+        quantization_config=qe.ScalarQuantizationConfig(type=qe.ScalarType.Int8, always_ram=True),
+        # Payload is read for every hit returned; keeping it in the page cache instead
+        # of cold on disk keeps that read well under a millisecond.
         payload_memory=qe.Memory.Cached,
     )
 
 
 def _index_schema(kind: IndexKind) -> Any:
+    # Only the tenant key gets per-value HNSW graphs; a graph per user or type
+    # would multiply build time for filters that always come with a tenant anyway.
     if kind == "tenant":
         return qe.KeywordIndexParams(is_tenant=True)
     if kind == "keyword":
-        return qe.PayloadSchemaType.Keyword
-    return qe.PayloadSchemaType.Float
+        return qe.KeywordIndexParams(enable_hnsw=False)
+    return qe.FloatIndexParams(enable_hnsw=False)
 
 
 def _edge_point(point: Point) -> qe.Point:
@@ -107,7 +125,7 @@ def _edge_point(point: Point) -> qe.Point:
 
 def _dense_of(vector: Any) -> NDArray[np.float32] | None:
     if isinstance(vector, dict) and DENSE_VECTOR in vector:
-        return frozen_vector(vector[DENSE_VECTOR])
+        return engine_vector(vector[DENSE_VECTOR])
     return None
 
 
@@ -214,7 +232,7 @@ class EdgeIndex:
         with _engine_errors("retrieve"):
             records, _ = shard.scroll(request)
         found = {
-            str(r.id): Record(str(r.id), freeze(r.payload or {}), _dense_of(r.vector))
+            str(r.id): Record(str(r.id), engine_payload(r.payload), _dense_of(r.vector))
             for r in records
         }
         return [found[i] for i in dict.fromkeys(point_ids) if i in found]
@@ -226,6 +244,8 @@ class EdgeIndex:
         filter: Filter,
         limit: int,
         ef: int | None = None,
+        *,
+        with_payload: bool = True,
     ) -> list[ScoredPoint]:
         """Filtered HNSW search; ``ef`` trades latency for recall."""
         shard, dim = self._shard(collection)
@@ -234,14 +254,27 @@ class EdgeIndex:
             limit=check_limit(limit),
             query=qe.Query.Nearest(query, using=DENSE_VECTOR),
             filter=edge_filter(filter),
-            with_payload=True,
-            params=qe.SearchParams(hnsw_ef=ef),
+            with_payload=with_payload,
+            # Rescoring with the original vectors keeps ``score`` an exact cosine
+            # (callers compare it to confidence thresholds) despite int8 storage;
+            # 2x oversampling lifted recall@10 from 0.92 to 0.96 at equal latency
+            # (100k random 384-d points, ef 256).
+            params=qe.SearchParams(
+                hnsw_ef=ef,
+                quantization=qe.QuantizationSearchParams(rescore=True, oversampling=2.0),
+            ),
         )
         with _engine_errors("dense search"):
             return [_scored(p) for p in shard.query(request)]
 
     def search_sparse(
-        self, collection: str, sparse: SparseVector, filter: Filter, limit: int
+        self,
+        collection: str,
+        sparse: SparseVector,
+        filter: Filter,
+        limit: int,
+        *,
+        with_payload: bool = True,
     ) -> list[ScoredPoint]:
         """BM25 search; IDF statistics come from the tenant's own points only."""
         shard, _ = self._shard(collection)
@@ -254,13 +287,30 @@ class EdgeIndex:
                 qe.SparseVector(list(sparse.indices), list(sparse.values)), using=SPARSE_VECTOR
             ),
             filter=edge_filter(filter),
-            with_payload=True,
+            with_payload=with_payload,
             # A tenant-scoped IDF corpus: another tenant's documents must not change
             # this tenant's scores (that would leak their vocabulary through ranking).
             params=qe.SearchParams(idf=qe.IdfParams(corpus=tenant_filter(filter.tenant))),
         )
         with _engine_errors("sparse search"):
             return [_scored(p) for p in shard.query(request)]
+
+    def scroll(
+        self, collection: str, filter: Filter, *, limit: int, offset: str | None = None
+    ) -> tuple[list[Record], str | None]:
+        """Points matching ``filter`` (tenant pushed down), one page, in id order."""
+        shard, _ = self._shard(collection)
+        request = qe.ScrollRequest(
+            offset=None if offset is None else check_ids([offset])[0],
+            limit=limit,
+            filter=edge_filter(filter),
+            with_payload=True,
+            with_vector=False,
+        )
+        with _engine_errors("scroll"):
+            records, next_id = shard.scroll(request)
+        page = [Record(str(r.id), engine_payload(r.payload)) for r in records]
+        return page, None if next_id is None else str(next_id)
 
     def count(self, collection: str, filter: Filter) -> int:
         """Exact count of the points matching ``filter``."""
@@ -297,4 +347,5 @@ class EdgeIndex:
 
 
 def _scored(point: Any) -> ScoredPoint:
-    return ScoredPoint(str(point.id), float(point.score), freeze(point.payload or {}))
+    payload = point.payload
+    return ScoredPoint(str(point.id), float(point.score), engine_payload(payload))

@@ -43,37 +43,62 @@ def _check_weights(lists: Sequence[Ranked], weights: Sequence[float] | None) -> 
 
 
 def _ranks(lists: Sequence[Ranked]) -> dict[str, list[int | None]]:
+    n = len(lists)
     ranks: dict[str, list[int | None]] = {}
     for li, ranked in enumerate(lists):
         for position, (item_id, _) in enumerate(ranked, start=1):
-            slot = ranks.setdefault(item_id, [None] * len(lists))
+            slot = ranks.get(item_id)
+            if slot is None:
+                slot = ranks[item_id] = [None] * n
             # A duplicated id within one list keeps its best (first) rank.
             if slot[li] is None:
                 slot[li] = position
     return ranks
 
 
-def _ordered(scores: dict[str, float], ranks: dict[str, list[int | None]]) -> list[Fused]:
-    def key(item_id: str) -> tuple[float, int, str]:
-        best = min(r for r in ranks[item_id] if r is not None)
-        return (-scores[item_id], best, item_id)
+def _ordered(
+    scores: dict[str, float], ranks: dict[str, list[int | None]], limit: int | None
+) -> list[Fused]:
+    keyed = [
+        (-score, min([r for r in ranks[item_id] if r is not None]), item_id)
+        for item_id, score in scores.items()
+    ]
+    keyed.sort()
+    # Only the kept items become Fused values: building all of them was most of
+    # the cost of fusing two top-50 lists.
+    kept = keyed if limit is None else keyed[:limit]
+    return [Fused(item_id, -neg, tuple(ranks[item_id])) for neg, _, item_id in kept]
 
-    return [Fused(i, scores[i], tuple(ranks[i])) for i in sorted(scores, key=key)]
+
+def _check_limit(limit: int | None) -> None:
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
+        raise ValidationError("limit", "must be a non-negative int or None")
 
 
 def rrf(
-    lists: Sequence[Ranked], *, k: int = RRF_K, weights: Sequence[float] | None = None
+    lists: Sequence[Ranked],
+    *,
+    k: int = RRF_K,
+    weights: Sequence[float] | None = None,
+    limit: int | None = None,
 ) -> list[Fused]:
-    """Reciprocal rank fusion of ranked lists (``k`` = 60 as in Cormack et al.)."""
+    """Reciprocal rank fusion of ranked lists (``k`` = 60 as in Cormack et al.).
+
+    ``limit`` keeps only the best ``limit`` results (all when ``None``).
+    """
     if k < 0:
         raise ValidationError("k", "must be >= 0")
+    _check_limit(limit)
     w = _check_weights(lists, weights)
     ranks = _ranks(lists)
-    scores = {
-        item_id: sum(w[li] / (k + r) for li, r in enumerate(item_ranks) if r is not None)
-        for item_id, item_ranks in ranks.items()
-    }
-    return _ordered(scores, ranks)
+    scores: dict[str, float] = {}
+    for item_id, item_ranks in ranks.items():
+        total = 0.0
+        for li, r in enumerate(item_ranks):
+            if r is not None:
+                total += w[li] / (k + r)
+        scores[item_id] = total
+    return _ordered(scores, ranks, limit)
 
 
 def _min_max(ranked: Ranked) -> dict[str, float]:
@@ -89,16 +114,26 @@ def _min_max(ranked: Ranked) -> dict[str, float]:
     return normalized
 
 
-def normalized(lists: Sequence[Ranked], *, weights: Sequence[float] | None = None) -> list[Fused]:
+def normalized(
+    lists: Sequence[Ranked],
+    *,
+    weights: Sequence[float] | None = None,
+    limit: int | None = None,
+) -> list[Fused]:
     """Min-max normalize each list, then sum with ``weights`` (default equal).
 
-    An item missing from a list contributes 0 for that list.
+    An item missing from a list contributes 0 for that list; ``limit`` as in :func:`rrf`.
     """
+    _check_limit(limit)
     w = _check_weights(lists, weights)
     ranks = _ranks(lists)
     per_list = [_min_max(ranked) for ranked in lists]
-    scores = {
-        item_id: sum(w[li] * per_list[li].get(item_id, 0.0) for li in range(len(lists)))
-        for item_id in ranks
-    }
-    return _ordered(scores, ranks)
+    scores: dict[str, float] = {}
+    for item_id in ranks:
+        total = 0.0
+        for li, values in enumerate(per_list):
+            value = values.get(item_id)
+            if value is not None:
+                total += w[li] * value
+        scores[item_id] = total
+    return _ordered(scores, ranks, limit)

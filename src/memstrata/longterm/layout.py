@@ -54,7 +54,7 @@ def check_query_vector(vector: NDArray[np.float32], dim: int) -> list[float]:
         raise ValidationError("vector", f"expected shape ({dim},), got {array.shape}")
     if not np.isfinite(array).all():
         raise ValidationError("vector", "contains NaN or infinity")
-    return [float(x) for x in array]
+    return array.tolist()  # type: ignore[no-any-return]
 
 
 def check_points(points: Sequence[Point], dim: int) -> None:

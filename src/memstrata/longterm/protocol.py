@@ -53,14 +53,32 @@ class VectorIndex(Protocol):
         filter: Filter,
         limit: int,
         ef: int | None = None,
+        *,
+        with_payload: bool = True,
     ) -> list[ScoredPoint]:
-        """Nearest neighbours by cosine; ``score`` is the cosine similarity."""
+        """Nearest neighbours by cosine; ``score`` is the cosine similarity.
+
+        ``with_payload=False`` leaves ``payload`` empty: the hybrid route reads
+        payloads only for the fused top k, which is most of its latency budget.
+        """
         ...
 
     def search_sparse(
-        self, collection: str, sparse: SparseVector, filter: Filter, limit: int
+        self,
+        collection: str,
+        sparse: SparseVector,
+        filter: Filter,
+        limit: int,
+        *,
+        with_payload: bool = True,
     ) -> list[ScoredPoint]:
         """Best BM25 matches; IDF is computed over the filter's tenant only."""
+        ...
+
+    def scroll(
+        self, collection: str, filter: Filter, *, limit: int, offset: str | None = None
+    ) -> tuple[list[Record], str | None]:
+        """Points matching ``filter`` in id order, a page at a time (``None``: last page)."""
         ...
 
     def count(self, collection: str, filter: Filter) -> int:

@@ -25,7 +25,7 @@ from memstrata.errors import (
     NotFoundError,
     ValidationError,
 )
-from memstrata.frozen import freeze, thaw
+from memstrata.frozen import thaw
 from memstrata.longterm.layout import (
     PAYLOAD_INDEXES,
     UPSERT_BATCH,
@@ -46,7 +46,8 @@ from memstrata.longterm.models import (
     Record,
     ScoredPoint,
     SparseVector,
-    frozen_vector,
+    engine_payload,
+    engine_vector,
 )
 
 
@@ -70,6 +71,8 @@ def client_filter(flt: Filter) -> qm.Filter:
         must.append(qm.FieldCondition(key="created_at", range=qm.Range(gt=after, lt=before)))
     for key, value in flt.extras:
         must.append(qm.FieldCondition(key=key, match=qm.MatchValue(value=value)))
+    if flt.ids is not None:
+        must.append(qm.HasIdCondition(has_id=list(flt.ids)))
     return qm.Filter(must=must)
 
 
@@ -84,11 +87,12 @@ def ids_filter(ids: Sequence[str], tenant: str) -> qm.Filter:
 
 
 def _index_schema(kind: IndexKind) -> Any:
+    # Same layout as the embedded adapter: per-tenant graphs only.
     if kind == "tenant":
         return qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True)
     if kind == "keyword":
-        return qm.PayloadSchemaType.KEYWORD
-    return qm.PayloadSchemaType.FLOAT
+        return qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, enable_hnsw=False)
+    return qm.FloatIndexParams(type=qm.FloatIndexType.FLOAT, enable_hnsw=False)
 
 
 def _client_point(point: Point) -> qm.PointStruct:
@@ -147,6 +151,11 @@ class QdrantServerIndex:
                     sparse_vectors_config={
                         SPARSE_VECTOR: qm.SparseVectorParams(modifier=qm.Modifier.IDF)
                     },
+                    # Qdrant's multitenancy layout: no global graph, one per tenant.
+                    hnsw_config=qm.HnswConfigDiff(m=0, payload_m=16),
+                    quantization_config=qm.ScalarQuantization(
+                        scalar=qm.ScalarQuantizationConfig(type=qm.ScalarType.INT8, always_ram=True)
+                    ),
                 )
                 for field_name, kind in PAYLOAD_INDEXES:
                     self._client.create_payload_index(
@@ -213,11 +222,11 @@ class QdrantServerIndex:
         for r in records:
             vector = r.vector
             dense = (
-                frozen_vector(vector[DENSE_VECTOR])
+                engine_vector(vector[DENSE_VECTOR])
                 if isinstance(vector, dict) and DENSE_VECTOR in vector
                 else None
             )
-            found[str(r.id)] = Record(str(r.id), freeze(r.payload or {}), dense)
+            found[str(r.id)] = Record(str(r.id), engine_payload(dict(r.payload or {})), dense)
         return [found[i] for i in dict.fromkeys(point_ids) if i in found]
 
     def search_dense(
@@ -227,6 +236,8 @@ class QdrantServerIndex:
         filter: Filter,
         limit: int,
         ef: int | None = None,
+        *,
+        with_payload: bool = True,
     ) -> list[ScoredPoint]:
         """Filtered HNSW search; ``ef`` trades latency for recall."""
         dim = self._ready(collection)
@@ -239,13 +250,23 @@ class QdrantServerIndex:
                 using=DENSE_VECTOR,
                 query_filter=client_filter(filter),
                 limit=limit,
-                with_payload=True,
-                search_params=qm.SearchParams(hnsw_ef=ef) if ef is not None else None,
+                with_payload=with_payload,
+                # Rescored with original vectors: ``score`` stays an exact cosine.
+                search_params=qm.SearchParams(
+                    hnsw_ef=ef,
+                    quantization=qm.QuantizationSearchParams(rescore=True, oversampling=2.0),
+                ),
             )
         return [_scored(p) for p in response.points]
 
     def search_sparse(
-        self, collection: str, sparse: SparseVector, filter: Filter, limit: int
+        self,
+        collection: str,
+        sparse: SparseVector,
+        filter: Filter,
+        limit: int,
+        *,
+        with_payload: bool = True,
     ) -> list[ScoredPoint]:
         """BM25 search; IDF statistics come from the tenant's own points only."""
         self._ready(collection)
@@ -259,13 +280,30 @@ class QdrantServerIndex:
                 using=SPARSE_VECTOR,
                 query_filter=client_filter(filter),
                 limit=limit,
-                with_payload=True,
+                with_payload=with_payload,
                 # Tenant-scoped IDF: other tenants' documents must not move these scores.
                 search_params=qm.SearchParams(
                     idf=qm.IdfCorpusParams(corpus=tenant_filter(filter.tenant))
                 ),
             )
         return [_scored(p) for p in response.points]
+
+    def scroll(
+        self, collection: str, filter: Filter, *, limit: int, offset: str | None = None
+    ) -> tuple[list[Record], str | None]:
+        """Points matching ``filter`` (tenant pushed down), one page, in id order."""
+        self._ready(collection)
+        with _engine_errors("scroll"):
+            records, next_id = self._client.scroll(
+                collection,
+                scroll_filter=client_filter(filter),
+                limit=limit,
+                offset=None if offset is None else check_ids([offset])[0],
+                with_payload=True,
+                with_vectors=False,
+            )
+        page = [Record(str(r.id), engine_payload(dict(r.payload or {}))) for r in records]
+        return page, None if next_id is None else str(next_id)
 
     def count(self, collection: str, filter: Filter) -> int:
         """Exact count of the points matching ``filter``."""
@@ -288,4 +326,5 @@ class QdrantServerIndex:
 
 
 def _scored(point: qm.ScoredPoint) -> ScoredPoint:
-    return ScoredPoint(str(point.id), float(point.score), freeze(point.payload or {}))
+    # Copied: local mode may hand out the dict it stores.
+    return ScoredPoint(str(point.id), float(point.score), engine_payload(dict(point.payload or {})))

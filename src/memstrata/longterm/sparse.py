@@ -13,6 +13,7 @@ per process and would scramble a persisted index on restart.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import re
@@ -97,8 +98,12 @@ def tokenize(text: str) -> list[str]:
     return tokens
 
 
+@functools.lru_cache(maxsize=65_536)
 def token_id(token: str) -> int:
-    """Stable unsigned 32-bit id of ``token`` (same in every process and release)."""
+    """Stable unsigned 32-bit id of ``token`` (same in every process and release).
+
+    Cached: a vocabulary is small next to the number of tokens hashed.
+    """
     digest = hashlib.blake2b(token.encode("utf-8"), digest_size=4).digest()
     return int.from_bytes(digest, "little")
 

@@ -10,7 +10,7 @@ by tenant inside the engine, and fuses them with the pure functions of
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -246,35 +246,59 @@ class LongTermStore:
             types=None if types is None else tuple(types),
         )
         qvec = self._query_vector(query, query_vector)
+        # Routes return ids and scores only; payloads are read for the fused top k
+        # alone (reading and converting 2 x top-N payloads doubled the latency).
         dense = self._index.search_dense(
-            collection, qvec, flt, max(self._settings.dense_top_n, k), self._settings.hnsw_ef
+            collection,
+            qvec,
+            flt,
+            max(self._settings.dense_top_n, k),
+            self._settings.hnsw_ef,
+            with_payload=False,
         )
         sparse = self._index.search_sparse(
-            collection, self._sparse.encode_query(query), flt, max(self._settings.sparse_top_n, k)
+            collection,
+            self._sparse.encode_query(query),
+            flt,
+            max(self._settings.sparse_top_n, k),
+            with_payload=False,
         )
         lists = [[(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse]]
-        fused = (fuse_rrf(lists) if method == "rrf" else fuse_normalized(lists))[:k]
-        payloads = {p.id: p.payload for p in sparse}
-        payloads.update({p.id: p.payload for p in dense})
+        fused = fuse_rrf(lists, limit=k) if method == "rrf" else fuse_normalized(lists, limit=k)
+        if not fused:
+            return []
         cosines = {p.id: p.score for p in dense}
-        missing = [f.id for f in fused if f.id not in cosines]
+        missing = tuple(f.id for f in fused if f.id not in cosines)
         if missing:
-            # Found by BM25 only: score them against their stored dense vector,
-            # read back under the same tenant condition.
-            for record in self._index.retrieve(collection, missing, tenant, with_vectors=True):
-                if record.dense is not None:
-                    cosines[record.id] = float(np.dot(record.dense, qvec))
-        return [
-            Hit(
-                id=f.id,
-                score=f.score,
-                cosine=cosines.get(f.id, 0.0),
-                dense_rank=f.ranks[0],
-                sparse_rank=f.ranks[1],
-                payload=payloads[f.id],
+            # Found by BM25 only: the engine scores them against the query vector
+            # (a dense search restricted to their ids, same tenant condition), which
+            # is cheaper than shipping their stored vectors back to Python.
+            for p in self._index.search_dense(
+                collection,
+                qvec,
+                Filter(tenant=tenant, ids=missing),
+                len(missing),
+                self._settings.hnsw_ef,
+                with_payload=False,
+            ):
+                cosines[p.id] = p.score
+        records = {r.id: r for r in self._index.retrieve(collection, [f.id for f in fused], tenant)}
+        hits: list[Hit] = []
+        for f in fused:
+            record = records.get(f.id)
+            if record is None:
+                continue  # deleted between the route query and this read
+            hits.append(
+                Hit(
+                    id=f.id,
+                    score=f.score,
+                    cosine=cosines.get(f.id, 0.0),
+                    dense_rank=f.ranks[0],
+                    sparse_rank=f.ranks[1],
+                    payload=record.payload,
+                )
             )
-            for f in fused
-        ]
+        return hits
 
     def _query_vector(
         self, query: str, query_vector: NDArray[np.float32] | None
@@ -311,6 +335,19 @@ class LongTermStore:
         _check_collection(collection)
         flt = Filter(tenant=tenant, user=user, types=None if types is None else tuple(types))
         return self._index.count(collection, flt)
+
+    def iter_records(
+        self, collection: str, flt: Filter, *, page_size: int = 256
+    ) -> Iterator[Record]:
+        """Every point matching ``flt`` (tenant pushed down), paged, without vectors."""
+        _check_collection(collection)
+        check_positive_int("page_size", page_size, maximum=10_000)
+        offset: str | None = None
+        while True:
+            page, offset = self._index.scroll(collection, flt, limit=page_size, offset=offset)
+            yield from page
+            if offset is None:
+                return
 
     def optimize(self) -> None:
         """Build indexes / merge segments now (also run after bulk writes)."""

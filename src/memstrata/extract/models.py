@@ -1,0 +1,142 @@
+"""Values of the extraction stage: the turn read, and the candidates found in it.
+
+Both are frozen and validated on construction, so a malformed value can never reach the
+versioning stage. A :class:`Candidate` carries exactly what a
+:class:`~memstrata.memory.units.MemoryUnit` needs beyond its source; ``to_unit`` makes
+that conversion in one place.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from memstrata.errors import ValidationError
+from memstrata.memory.units import MAX_VALUE_CHARS, UNIT_KINDS, MemoryUnit, UnitKind, UnitSource
+from memstrata.validation import check_id, check_text
+
+Role = Literal["user", "assistant", "system", "tool"]
+ROLES: frozenset[str] = frozenset({"user", "assistant", "system", "tool"})
+
+# Same limit MemoryUnit applies to subjects and attributes: a candidate that passes here
+# can always become a unit.
+MAX_NAME_CHARS = 128
+MAX_EXTRA_LABEL_CHARS = 64
+MAX_EXTRA_VALUE_CHARS = 256
+
+
+def check_aware(field: str, value: Any) -> datetime:
+    """Return ``value`` if it is a timezone-aware datetime."""
+    if not isinstance(value, datetime):
+        raise ValidationError(field, f"must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValidationError(field, "must be timezone-aware")
+    return value
+
+
+def check_name(field: str, value: Any) -> str:
+    """Subjects and attributes: short, non-blank, no surrounding whitespace."""
+    text = check_text(field, value, max_chars=MAX_NAME_CHARS)
+    if text != text.strip():
+        raise ValidationError(field, "must not start or end with whitespace")
+    return text
+
+
+def check_unit_interval(field: str, value: Any) -> float:
+    """Return ``value`` as float if it is a finite number within [0, 1] (bools rejected)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(field, f"must be a number, got {type(value).__name__}")
+    if not math.isfinite(value) or not 0.0 <= float(value) <= 1.0:
+        raise ValidationError(field, "must be a finite number within [0, 1]")
+    return float(value)
+
+
+def check_extras(field: str, value: Any) -> tuple[tuple[str, str], ...]:
+    """Return ``value`` if it is a tuple of non-blank ``(label, value)`` string pairs."""
+    if not isinstance(value, tuple):
+        raise ValidationError(field, "must be a tuple of (label, value) pairs")
+    for index, pair in enumerate(value):
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise ValidationError(f"{field}[{index}]", "must be a (label, value) pair")
+        check_name(f"{field}[{index}].label", pair[0])
+        if len(pair[0]) > MAX_EXTRA_LABEL_CHARS:
+            raise ValidationError(f"{field}[{index}].label", "is too long")
+        check_text(f"{field}[{index}].value", pair[1], max_chars=MAX_EXTRA_VALUE_CHARS)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message of a conversation, as the write pipeline received it."""
+
+    text: str
+    role: Role
+    tenant: str
+    user: str
+    session_id: str
+    turn_id: str
+    observed_at: datetime
+
+    def __post_init__(self) -> None:
+        check_text("text", self.text)
+        if self.role not in ROLES:
+            raise ValidationError("role", f"must be one of {sorted(ROLES)}")
+        check_id("tenant", self.tenant)
+        check_id("user", self.user)
+        check_id("session_id", self.session_id)
+        check_id("turn_id", self.turn_id)
+        check_aware("observed_at", self.observed_at)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """Something a turn says that may become a memory unit.
+
+    ``extras`` holds verbatim never-compress values found next to it (order ids,
+    amounts, dates) as ``(label, value)`` pairs; ``valid_from`` is set only when the
+    text says when the fact or event started (otherwise the turn's time is used).
+    """
+
+    subject: str
+    attribute: str
+    value: str
+    kind: UnitKind
+    confidence: float
+    importance: float
+    extras: tuple[tuple[str, str], ...] = ()
+    valid_from: datetime | None = None
+
+    def __post_init__(self) -> None:
+        check_name("subject", self.subject)
+        check_name("attribute", self.attribute)
+        check_text("value", self.value, max_chars=MAX_VALUE_CHARS)
+        if self.kind not in UNIT_KINDS:
+            raise ValidationError("kind", f"must be one of {sorted(UNIT_KINDS)}")
+        check_unit_interval("confidence", self.confidence)
+        check_unit_interval("importance", self.importance)
+        check_extras("extras", self.extras)
+        if self.valid_from is not None:
+            check_aware("valid_from", self.valid_from)
+
+    def to_unit(self, turn: Turn) -> MemoryUnit:
+        """The memory unit this candidate becomes, sourced from ``turn``."""
+        source = UnitSource(
+            tenant=turn.tenant,
+            user=turn.user,
+            session_id=turn.session_id,
+            turn_id=turn.turn_id,
+            confidence=self.confidence,
+        )
+        return MemoryUnit(
+            subject=self.subject,
+            attribute=self.attribute,
+            value=self.value,
+            kind=self.kind,
+            source=source,
+            observed_at=turn.observed_at,
+            valid_from=self.valid_from or turn.observed_at,
+            importance=self.importance,
+            extras=self.extras,
+        )

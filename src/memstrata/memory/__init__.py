@@ -1,0 +1,1 @@
+"""Long-term memory units and the pipeline that keeps them correct."""

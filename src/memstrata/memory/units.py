@@ -1,0 +1,150 @@
+"""Memory units: atomic, structured, versioned facts and events (seed 003 §2.1, seed 000 §4.1).
+
+A unit says one thing about one subject: ``(subject, attribute) = value``. Facts are
+versioned per ``(user, subject, attribute)`` slot (one active version, the rest history
+with ``valid_to`` set); events are append-only.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Literal
+
+from memstrata.errors import ValidationError
+from memstrata.hashing import sha256_hex
+from memstrata.validation import check_id, check_text
+
+UnitKind = Literal["fact", "event"]
+UNIT_KINDS: frozenset[str] = frozenset({"fact", "event"})
+MAX_VALUE_CHARS = 4_000
+_NAME_MAX = 128
+
+
+def _check_name(field_name: str, value: Any) -> str:
+    """Subjects and attributes: short, non-blank text (may be Chinese, may have spaces)."""
+    text = check_text(field_name, value, max_chars=_NAME_MAX)
+    if text != text.strip():
+        raise ValidationError(field_name, "must not start or end with whitespace")
+    return text
+
+
+def _check_unit_interval(field_name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValidationError(field_name, "must be a finite number")
+    if not 0.0 <= float(value) <= 1.0:
+        raise ValidationError(field_name, "must be within [0, 1]")
+    return float(value)
+
+
+def _check_aware(field_name: str, value: Any) -> datetime:
+    if not isinstance(value, datetime):
+        raise ValidationError(field_name, f"must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is None:
+        raise ValidationError(field_name, "must be timezone-aware")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class UnitSource:
+    """Where a unit came from: tenant, user, and a session turn or a document."""
+
+    tenant: str
+    user: str
+    session_id: str | None = None
+    turn_id: str | None = None
+    document_id: str | None = None
+    confidence: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_id("source.tenant", self.tenant)
+        check_id("source.user", self.user)
+        for name in ("session_id", "turn_id", "document_id"):
+            value = getattr(self, name)
+            if value is not None:
+                check_id(f"source.{name}", value)
+        _check_unit_interval("source.confidence", self.confidence)
+
+    @property
+    def label(self) -> str:
+        if self.document_id:
+            return f"doc:{self.document_id}"
+        if self.turn_id:
+            return f"turn:{self.session_id or '-'}/{self.turn_id}"
+        return "direct"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryUnit:
+    """One versioned memory."""
+
+    subject: str
+    attribute: str
+    value: str
+    kind: UnitKind
+    source: UnitSource
+    observed_at: datetime
+    valid_from: datetime
+    valid_to: datetime | None = None
+    version: int = 1
+    active: bool = True
+    importance: float = 0.5
+    pinned: bool = False
+    last_accessed: datetime | None = None
+    access_count: int = 0
+    id: str | None = None
+    extras: tuple[tuple[str, str], ...] = field(default=())
+    """Verbatim never-compress values found in the text: ids, amounts, dates."""
+
+    def __post_init__(self) -> None:
+        _check_name("subject", self.subject)
+        _check_name("attribute", self.attribute)
+        check_text("value", self.value, max_chars=MAX_VALUE_CHARS)
+        if self.kind not in UNIT_KINDS:
+            raise ValidationError("kind", f"must be one of {sorted(UNIT_KINDS)}")
+        if not isinstance(self.source, UnitSource):
+            raise ValidationError("source", "must be a UnitSource")
+        _check_aware("observed_at", self.observed_at)
+        _check_aware("valid_from", self.valid_from)
+        if self.valid_to is not None:
+            _check_aware("valid_to", self.valid_to)
+            if self.valid_to < self.valid_from:
+                raise ValidationError("valid_to", "must not be before valid_from")
+        if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 1:
+            raise ValidationError("version", "must be an integer >= 1")
+        _check_unit_interval("importance", self.importance)
+        if (
+            isinstance(self.access_count, bool)
+            or not isinstance(self.access_count, int)
+            or self.access_count < 0
+        ):
+            raise ValidationError("access_count", "must be an integer >= 0")
+        if self.last_accessed is not None:
+            _check_aware("last_accessed", self.last_accessed)
+        if self.active and self.valid_to is not None:
+            raise ValidationError("active", "an active unit cannot have valid_to set")
+
+    @property
+    def slot(self) -> tuple[str, str, str]:
+        """The versioning slot: (user, normalized subject, normalized attribute)."""
+        return (self.source.user, self.subject.casefold(), self.attribute.casefold())
+
+    @property
+    def content_hash(self) -> str:
+        """Identity of what is said (not when or how often): drives idempotence and dedupe."""
+        return sha256_hex(
+            [self.source.tenant, self.source.user, self.kind, *self.slot[1:], self.value.strip()]
+        )
+
+    @property
+    def text(self) -> str:
+        """The sentence indexed for retrieval."""
+        return f"{self.subject} {self.attribute}: {self.value}"
+
+    def superseded(self, at: datetime) -> MemoryUnit:
+        """This version closed at ``at`` (kept as history)."""
+        return replace(self, active=False, valid_to=max(at, self.valid_from))
+
+    def accessed(self, at: datetime) -> MemoryUnit:
+        return replace(self, last_accessed=at, access_count=self.access_count + 1)

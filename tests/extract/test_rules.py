@@ -1,0 +1,220 @@
+"""The rule-based extractor: a table of English and Chinese sentences."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memstrata.extract import Candidate, Extractor, RuleExtractor, Turn
+
+from .conftest import OBSERVED_AT, MakeTurn
+
+Row = tuple[str, str, str, str]
+
+# text -> every (subject, attribute, value, kind) expected, in order.
+TABLE: list[tuple[str, list[Row]]] = [
+    # seed 003 §2.3: a move supersedes the old city, so both write "city"
+    ("I live in Hangzhou.", [("user", "city", "Hangzhou", "fact")]),
+    ("I moved to Chengdu last month.", [("user", "city", "Chengdu", "fact")]),
+    ("我住在杭州", [("user", "city", "杭州", "fact")]),
+    ("我搬到成都了", [("user", "city", "成都", "fact")]),
+    ("我搬到了成都，这边很好。", [("user", "city", "成都", "fact")]),
+    ("I'm based in New York City now.", [("user", "city", "New York City", "fact")]),
+    ("我在深圳工作", [("user", "city", "深圳", "fact")]),
+    (
+        "I no longer live in Berlin, I moved to Paris.",
+        [("user", "city", "Paris", "fact")],
+    ),
+    # negations and the past never make a positive fact
+    ("I don't live in Hangzhou anymore.", []),
+    ("I used to live in Tokyo.", []),
+    ("我不住在杭州了", []),
+    ("我以前住在上海", []),
+    ("I'm not a teacher.", []),
+    ("Don't contact me by phone.", []),
+    ("别用电话联系我", []),
+    ("I don't hate jazz.", []),
+    # names
+    ("My name is Alice Chen.", [("user", "name", "Alice Chen", "fact")]),
+    ("我叫李雷。", [("user", "name", "李雷", "fact")]),
+    ("You can call me Bob, by the way.", [("user", "name", "Bob", "fact")]),
+    ("my name is irrelevant", []),
+    # jobs
+    ("I work as a data engineer at Google.", [("user", "job", "data engineer", "fact")]),
+    ("I'm a nurse.", [("user", "job", "nurse", "fact")]),
+    ("我是一名程序员", [("user", "job", "程序员", "fact")]),
+    ("我的工作是产品经理", [("user", "job", "产品经理", "fact")]),
+    ("I'm a vegetarian.", []),
+    ("I'm a bit tired today.", []),
+    # contact channel
+    ("Please contact me by email.", [("user", "contact_channel", "email", "fact")]),
+    ("Reach me via WeChat.", [("user", "contact_channel", "wechat", "fact")]),
+    ("以后用微信联系我", [("user", "contact_channel", "wechat", "fact")]),
+    ("我改主意了，以后用邮件联系", [("user", "contact_channel", "email", "fact")]),
+    # preferences
+    ("I like coffee.", [("user", "likes", "coffee", "fact")]),
+    (
+        "I love spicy food and I hate cilantro.",
+        [("user", "likes", "spicy food", "fact"), ("user", "dislikes", "cilantro", "fact")],
+    ),
+    ("I don't like coffee anymore.", [("user", "dislikes", "coffee", "fact")]),
+    ("I prefer tea over coffee.", [("user", "prefers", "tea", "fact")]),
+    ("I'd rather take the train than fly.", [("user", "prefers", "take the train", "fact")]),
+    ("I'm a big fan of jazz.", [("user", "likes", "jazz", "fact")]),
+    ("我喜欢喝咖啡", [("user", "likes", "喝咖啡", "fact")]),
+    ("我不喜欢香菜", [("user", "dislikes", "香菜", "fact")]),
+    ("我讨厌下雨天", [("user", "dislikes", "下雨天", "fact")]),
+    ("我更喜欢简洁的回复", [("user", "prefers", "简洁的回复", "fact")]),
+    (
+        "我喜欢咖啡但不喜欢茶",
+        [("user", "likes", "咖啡", "fact"), ("user", "dislikes", "茶", "fact")],
+    ),
+    # several facts in one sentence
+    (
+        "My name is Alice Chen and I live in Hangzhou.",
+        [("user", "name", "Alice Chen", "fact"), ("user", "city", "Hangzhou", "fact")],
+    ),
+    # decisions and commitments: the event keeps its whole sentence
+    (
+        "I decided to cancel the subscription.",
+        [("user", "decision", "I decided to cancel the subscription", "event")],
+    ),
+    (
+        "Let's go with the blue plan.",
+        [("user", "decision", "Let's go with the blue plan", "event")],
+    ),
+    ("我决定退订", [("user", "decision", "我决定退订", "event")]),
+    ("就选第二个方案吧", [("user", "decision", "就选第二个方案吧", "event")]),
+    (
+        "We will ship the release on 2025-03-24.",
+        [("user", "commitment", "We will ship the release on 2025-03-24", "event")],
+    ),
+    ("我们会在3月24日前发货", [("user", "commitment", "我们会在3月24日前发货", "event")]),
+    ("I'll think about it.", []),
+    ("我会说中文", []),
+    ("If we decide to go with plan B, tell me.", []),
+    ("Let's go with the blue plan?", []),
+    # orders and payments
+    (
+        "I paid ¥1,299.00 for order ORD-2024-000123 yesterday.",
+        [("user", "payment", "I paid ¥1,299.00 for order ORD-2024-000123 yesterday", "event")],
+    ),
+    ("订单号 12345 的退款还没到账", [("user", "refund", "订单号 12345 的退款还没到账", "event")]),
+    ("我昨天花了300元买了耳机", [("user", "payment", "我昨天花了300元买了耳机", "event")]),
+    # chit-chat and questions give nothing
+    ("Hi there, how are you?", []),
+    ("Thanks, that was helpful!", []),
+    ("好的，谢谢", []),
+    ("What's the weather like?", []),
+    ("Do you like coffee?", []),
+    ("你喜欢咖啡吗？", []),
+    ("I love it, thanks!", []),
+    ("I hate when that happens.", []),
+    ("I'd like to order a pizza.", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), TABLE, ids=[row[0][:40] for row in TABLE])
+def test_rule_table(make_turn: MakeTurn, text: str, expected: list[Row]) -> None:
+    found = RuleExtractor().extract(make_turn(text))
+    assert [(c.subject, c.attribute, c.value, c.kind) for c in found] == expected
+
+
+def test_table_is_large_and_bilingual() -> None:
+    chinese = [text for text, _ in TABLE if not text.isascii()]
+    assert len(TABLE) >= 30
+    assert len(chinese) >= 10
+
+
+def test_move_writes_the_slot_of_the_old_city(make_turn: MakeTurn) -> None:
+    extractor = RuleExtractor()
+    for before, after in [
+        ("I live in Hangzhou", "I moved to Chengdu"),
+        ("我住在杭州", "我搬到成都了"),
+    ]:
+        (old,) = extractor.extract(make_turn(before))
+        (new,) = extractor.extract(make_turn(after))
+        old_unit, new_unit = old.to_unit(make_turn(before)), new.to_unit(make_turn(after))
+        assert old_unit.slot == new_unit.slot
+        assert old_unit.value != new_unit.value
+
+
+def test_explicit_statements_are_more_confident_than_hedged_ones(make_turn: MakeTurn) -> None:
+    extractor = RuleExtractor()
+    (name,) = extractor.extract(make_turn("My name is Alice"))
+    (plain,) = extractor.extract(make_turn("I like jazz"))
+    (hedged,) = extractor.extract(make_turn("I think I like jazz"))
+    (maybe_cn,) = extractor.extract(make_turn("我可能喜欢爵士乐"))
+    assert name.confidence > plain.confidence > hedged.confidence
+    assert maybe_cn.confidence < plain.confidence
+    assert hedged.attribute == "likes"
+    assert name.importance > plain.importance
+
+
+def test_extras_are_attached_verbatim(make_turn: MakeTurn) -> None:
+    text = "I paid ¥1,299.00 for order ORD-2024-000123 yesterday."
+    (payment,) = RuleExtractor().extract(make_turn(text))
+    assert payment.extras == (
+        ("amount", "¥1,299.00"),
+        ("order_id", "ORD-2024-000123"),
+        ("date", "yesterday"),
+    )
+    # "yesterday" relative to the turn's time is when the payment happened
+    assert payment.valid_from == datetime(2025, 3, 24, tzinfo=UTC)
+
+
+def test_extras_belong_to_their_own_sentence(make_turn: MakeTurn) -> None:
+    text = "I decided to upgrade on 2025-04-01. Order #12345 cost $3.5M."
+    decision, order = RuleExtractor().extract(make_turn(text))
+    assert decision.attribute == "decision"
+    assert decision.extras == (("date", "2025-04-01"),)
+    assert order.attribute == "order"
+    assert order.extras == (("order_id", "#12345"), ("amount", "$3.5M"))
+    assert order.valid_from is None  # no date in its sentence
+
+
+def test_future_dates_do_not_become_valid_from(make_turn: MakeTurn) -> None:
+    (event,) = RuleExtractor().extract(make_turn("我明天付款300元"))
+    assert event.attribute == "payment"
+    assert ("date", "明天") in event.extras
+    assert event.valid_from is None
+
+
+def test_roles(make_turn: MakeTurn) -> None:
+    extractor = RuleExtractor()
+    assert extractor.extract(make_turn("I live in Paris. We will ship it.", "system")) == ()
+    assistant = extractor.extract(
+        make_turn("I live in the cloud. I'll send the report by Friday.", "assistant")
+    )
+    assert [(c.subject, c.attribute) for c in assistant] == [("assistant", "commitment")]
+    assert assistant[0].extras == (("date", "Friday"),)
+    tool = extractor.extract(make_turn("Order ORD-2024-000777 shipped on March 3rd.", "tool"))
+    assert [(c.subject, c.attribute, c.extras) for c in tool] == [
+        ("user", "order", (("order_id", "ORD-2024-000777"), ("date", "March 3rd")))
+    ]
+    # "March 3rd" names no year: kept verbatim, but not guessed into valid_from
+    assert tool[0].valid_from is None
+
+
+def test_repeated_statement_in_one_turn_is_kept_once(make_turn: MakeTurn) -> None:
+    found = RuleExtractor().extract(make_turn("I like tea. I like tea!"))
+    assert [(c.attribute, c.value) for c in found] == [("likes", "tea")]
+
+
+def test_is_an_extractor() -> None:
+    extractor: Extractor = RuleExtractor()
+    assert isinstance(extractor, RuleExtractor)
+    with pytest.raises(ValueError, match="hedge_factor"):
+        RuleExtractor(hedge_factor=0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(min_size=1, max_size=200).filter(lambda t: t.strip() != ""))
+def test_any_text_gives_valid_candidates(text: str) -> None:
+    turn = Turn(text, "user", "t1", "u1", "s1", "turn-1", OBSERVED_AT)
+    for candidate in RuleExtractor().extract(turn):
+        assert isinstance(candidate, Candidate)
+        candidate.to_unit(turn)  # always convertible
