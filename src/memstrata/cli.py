@@ -57,7 +57,9 @@ def _engine(data_dir: Path, as_json: bool) -> Iterator[ContextEngine]:
     except MemstrataError as exc:
         code = error_code(exc)
         if as_json:
-            _emit_json({"error": {"type": type(exc).__name__, "message": str(exc), "http": code.http}})
+            _emit_json(
+                {"error": {"type": type(exc).__name__, "message": str(exc), "http": code.http}}
+            )
         else:
             err.print(f"[red]error[/red] ({type(exc).__name__}): {exc}")
         raise typer.Exit(2) from exc
@@ -81,7 +83,9 @@ def _bundle_table(title: str, bundle: ContextBundle) -> Table:
             content if len(content) <= 160 else content[:157] + "...",
         )
     for miss in bundle.missing:
-        table.add_row(miss.name, miss.layer, miss.ref, "-", "-", "-", "", f"[yellow]missing: {miss.reason}")
+        table.add_row(
+            miss.name, miss.layer, miss.ref, "-", "-", "-", "", f"[yellow]missing: {miss.reason}"
+        )
     return table
 
 
@@ -99,14 +103,19 @@ def demo(data_dir: DataDir = Path(".memstrata-demo"), as_json: JsonFlag = False)
                 "redactions": list(result.redactions),
                 "stored_memories": list(result.stored_memories),
                 "series_points_kept": result.series_points_kept,
-                "step5_ttl_s": {"before_read": result.step5_ttl_before_s, "after_read": result.step5_ttl_after_s},
+                "step5_ttl_s": {
+                    "before_read": result.step5_ttl_before_s,
+                    "after_read": result.step5_ttl_after_s,
+                },
             }
         )
         return
     for step in result.steps:
         out.print(_bundle_table(step.title, step.bundle))
         out.print("context_used:", json.dumps(step.bundle.context_used(), ensure_ascii=False))
-    out.print(f"\n[bold]sensor window[/bold]: 1500 points appended, {result.series_points_kept} kept")
+    out.print(
+        f"\n[bold]sensor window[/bold]: 1500 points appended, {result.series_points_kept} kept"
+    )
     out.print(
         f"[bold]step5 TTL[/bold]: {result.step5_ttl_before_s:.0f}s after writing, "
         f"{result.step5_ttl_after_s:.0f}s after step7 (its dependent) read it"
@@ -114,7 +123,10 @@ def demo(data_dir: DataDir = Path(".memstrata-demo"), as_json: JsonFlag = False)
     out.print("[bold]memories as stored in L3[/bold] (after the gateway):")
     for text in result.stored_memories:
         out.print(f"  - {text}")
-    out.print(f"[bold]redactions audited[/bold] (kind and location only, never the value): {len(result.redactions)}")
+    out.print(
+        "[bold]redactions audited[/bold] (kind and location only, never the value):",
+        len(result.redactions),
+    )
     for event in result.redactions:
         out.print(f"  - {event['kind']} at {event['location']} {event['field_path']}")
 
@@ -172,9 +184,12 @@ def search(
         table.add_column(column, overflow="fold")
     for i, row in enumerate(rows, 1):
         table.add_row(
-            str(i), str(row["text"]), f"{row['score']:.4f}",
+            str(i),
+            str(row["text"]),
+            f"{row['score']:.4f}",
             f"{row['cosine']:.3f}" + (" (low)" if row["low_confidence"] else ""),
-            str(row["dense_rank"] or "-"), str(row["sparse_rank"] or "-"),
+            str(row["dense_rank"] or "-"),
+            str(row["sparse_rank"] or "-"),
         )
     out.print(table)
 
@@ -192,7 +207,12 @@ def inspect(
         _emit_json(report)
         return
     out.print(f"[bold]session[/bold] {session}")
-    out.print("L1:", "not open in this process (L1 is never persisted)" if report["l1"] is None else report["l1"])
+    out.print(
+        "L1:",
+        "not open in this process (L1 is never persisted)"
+        if report["l1"] is None
+        else report["l1"],
+    )
     table = Table(title="L2 keys")
     for column in ("key", "type", "ttl s"):
         table.add_column(column, overflow="fold")
@@ -207,7 +227,9 @@ def inspect(
 def bench_layers(
     data_dir: DataDir = Path(".memstrata-bench"),
     as_json: JsonFlag = False,
-    sizes: Annotated[str, typer.Option("--sizes", help="Comma-separated L3 sizes.")] = "10000,100000",
+    sizes: Annotated[
+        str, typer.Option("--sizes", help="Comma-separated L3 sizes.")
+    ] = "10000,100000",
     queries: Annotated[int, typer.Option("--queries", help="Queries per measurement.")] = 500,
 ) -> None:
     """L2 overhead vs raw redis-py, L3 hybrid filtered search, route() latency."""

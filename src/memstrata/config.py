@@ -55,7 +55,9 @@ class Settings:
 
     def __post_init__(self) -> None:
         if self.longterm.fusion not in ("rrf", "normalized"):
-            raise ConfigError(f"longterm.fusion: must be 'rrf' or 'normalized', got {self.longterm.fusion!r}")
+            raise ConfigError(
+                f"longterm.fusion: must be 'rrf' or 'normalized', got {self.longterm.fusion!r}"
+            )
         if self.working.series_window_points <= 0:
             raise ConfigError("working.series_window_points: must be > 0")
         if self.working.api_ttl_s <= 0:

@@ -72,7 +72,9 @@ def run_demo(engine: ContextEngine) -> DemoResult:
     """Run the scripted session on ``engine`` and return what each step saw."""
     for section, text in KNOWLEDGE:
         engine.add_knowledge([text], tenant=TENANT, source=f"sop/{section}", section=section)
-    memory_ids = [engine.remember(USER, text, tenant=TENANT, source="onboarding") for text in MEMORIES]
+    memory_ids = [
+        engine.remember(USER, text, tenant=TENANT, source="onboarding") for text in MEMORIES
+    ]
     engine.working_memory.set_preference(USER, "report_format", "pdf with charts", 0.92)
 
     state = engine.start_session(
@@ -103,19 +105,27 @@ def run_demo(engine: ContextEngine) -> DemoResult:
         "status": "ok",
         "max_temp_c": 47.2,
         "anomaly_window": ["2025-03-24T08:00:00Z", "2025-03-24T09:30:00Z"],
-        "debug": "retry with Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1Xzc4OSJ9.c2lnbmF0dXJlX2RlbW8",
+        "debug": "retry with Authorization: Bearer "
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1Xzc4OSJ9.c2lnbmF0dXJlX2RlbW8",
     }
     wm.put_api_response("sensor_api", {"device_id": "D123"}, response)
     state = engine.update_session(sid, lambda s: s.with_api_result("success", response))
     base = engine.clock.now().timestamp() - 1500
     wm.append_series("temperature", [(base + i, 30 + (i % 40) * 0.4) for i in range(1500)])
-    steps.append(DemoStep("step 1 - fetch_sensor_data (D123)", engine.route(sid, "fetch_sensor_data")))
+    steps.append(
+        DemoStep("step 1 - fetch_sensor_data (D123)", engine.route(sid, "fetch_sensor_data"))
+    )
 
     # Step 5: the analysis result that step 7 depends on, with a TTL from the plan.
     state = engine.update_session(sid, lambda s: s.advance(4).with_entity("D456"))
     wm.put_step_result(
         "step5",
-        {"device_a": "D123", "device_b": "D456", "alert_ts": "2025-03-24T08:22:00Z", "rms_delta_mm_s": 1.7},
+        {
+            "device_a": "D123",
+            "device_b": "D456",
+            "alert_ts": "2025-03-24T08:22:00Z",
+            "rms_delta_mm_s": 1.7,
+        },
     )
     ttl_before = wm.get_step_result("step5").ttl_remaining_s
 
@@ -128,7 +138,8 @@ def run_demo(engine: ContextEngine) -> DemoResult:
     audit = engine.audit
     redactions = tuple(e.to_dict() for e in audit.events()) if audit is not None else ()
     stored = tuple(
-        str(r.payload.get("text", "")) for r in engine.longterm.get("memories", memory_ids, tenant=TENANT)
+        str(r.payload.get("text", ""))
+        for r in engine.longterm.get("memories", memory_ids, tenant=TENANT)
     )
     return DemoResult(
         steps=tuple(steps),

@@ -24,8 +24,8 @@ from memstrata.embed.minilm import MiniLMEmbedder
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import NotFoundError, ValidationError
 from memstrata.gateway import AuditSink, FieldPolicy, Sanitizer
-from memstrata.gateway.logging import install_global_log_redaction
 from memstrata.gateway.audit import InMemoryAuditLog, JsonlAuditLog, TeeAuditLog
+from memstrata.gateway.logging import install_global_log_redaction
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import Hit
 from memstrata.longterm.protocol import VectorIndex
@@ -69,7 +69,9 @@ class ContextEngine:
         self._audit = audit
         self._on_close = list(on_close)
         self._closed = False
-        self._sessions = SessionRegistry(clock, lambda text, where: sanitizer.text(text, location=where))
+        self._sessions = SessionRegistry(
+            clock, lambda text, where: sanitizer.text(text, location=where)
+        )
         self._router = ContextRouter(
             intents if intents is not None else IntentRegistry(SEED_INTENTS),
             working,
@@ -195,8 +197,8 @@ class ContextEngine:
 
     def embed_query(self, text: str) -> NDArray[np.float32]:
         """The dense vector of one query (cached)."""
-        vectors: NDArray[np.float32] = self._embedder.embed([text])
-        return vectors[0]
+        vectors = self._embedder.embed([text])
+        return np.asarray(vectors[0], dtype=np.float32)
 
     def remember(
         self,
@@ -226,7 +228,10 @@ class ContextEngine:
         extra = {"section": section} if section else {}
         return self._longterm.add(
             "knowledge",
-            [NewItem(text=t, tenant=tenant, type="knowledge", source=source, extra=extra) for t in texts],
+            [
+                NewItem(text=t, tenant=tenant, type="knowledge", source=source, extra=extra)
+                for t in texts
+            ],
         )
 
     def search(
@@ -269,7 +274,7 @@ class ContextEngine:
             "l1": l1,
             "l2": [
                 {"key": k.key, "type": k.kind, "ttl_remaining_s": k.ttl_remaining_s}
-                for k in wm.keys()
+                for k in wm.keys()  # noqa: SIM118 - a method, not a dict
             ],
             "pending_tasks": sorted(wm.pending()),
         }
@@ -310,5 +315,7 @@ def _open_index(settings: Settings, data_dir: Path) -> VectorIndex:
 
         from memstrata.longterm.qdrant_server import QdrantServerIndex
 
-        return QdrantServerIndex(QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key))
+        return QdrantServerIndex(
+            QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key)
+        )
     return EdgeIndex(data_dir / "qdrant")

@@ -24,11 +24,31 @@ def run_json(*args: str) -> dict:  # type: ignore[type-arg]
 
 def test_remember_search_inspect(tmp_path: Path) -> None:
     data = str(tmp_path / "d")
-    stored = run_json("remember", "--user", "u1", "--text", "I live in Chengdu, email me at a.b@example.com", "--data-dir", data)
+    stored = run_json(
+        "remember",
+        "--user",
+        "u1",
+        "--text",
+        "I live in Chengdu, email me at a.b@example.com",
+        "--data-dir",
+        data,
+    )
     assert stored["text"] == "I live in Chengdu, email me at [REDACTED:email]"
-    run_json("remember", "--user", "u1", "--text", "My favourite tea is longjing.", "--data-dir", data)
+    run_json(
+        "remember", "--user", "u1", "--text", "My favourite tea is longjing.", "--data-dir", data
+    )
     run_json("remember", "--user", "u2", "--text", "I live in Berlin.", "--data-dir", data)
-    found = run_json("search", "--user", "u1", "--query", "where does the user live", "--k", "5", "--data-dir", data)
+    found = run_json(
+        "search",
+        "--user",
+        "u1",
+        "--query",
+        "where does the user live",
+        "--k",
+        "5",
+        "--data-dir",
+        data,
+    )
     assert found["results"][0]["text"].startswith("I live in Chengdu")
     assert all("Berlin" not in r["text"] for r in found["results"])
     report = run_json("inspect", "--session", "nobody", "--data-dir", data)
@@ -36,11 +56,28 @@ def test_remember_search_inspect(tmp_path: Path) -> None:
 
 
 def test_bad_input_gets_a_typed_error(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["remember", "--user", "bad user", "--text", "x", "--json", "--data-dir", str(tmp_path)])
+    result = runner.invoke(
+        app,
+        ["remember", "--user", "bad user", "--text", "x", "--json", "--data-dir", str(tmp_path)],
+    )
     assert result.exit_code == 2
     error = json.loads(result.stdout)["error"]
     assert error["type"] == "ValidationError" and error["message"].startswith("user_id:")
-    result = runner.invoke(app, ["search", "--user", "u1", "--query", "x", "--k", "0", "--json", "--data-dir", str(tmp_path)])
+    result = runner.invoke(
+        app,
+        [
+            "search",
+            "--user",
+            "u1",
+            "--query",
+            "x",
+            "--k",
+            "0",
+            "--json",
+            "--data-dir",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 2 and json.loads(result.stdout)["error"]["message"].startswith("k:")
 
 
@@ -48,8 +85,20 @@ def test_bad_input_gets_a_typed_error(tmp_path: Path) -> None:
 def test_demo_runs_end_to_end_as_a_subprocess(tmp_path: Path) -> None:
     env = {**os.environ, "MEMSTRATA_REDIS_URL": "", "MEMSTRATA_QDRANT_URL": ""}
     proc = subprocess.run(
-        [sys.executable, "-m", "memstrata.cli", "demo", "--json", "--data-dir", str(tmp_path / "demo")],
-        capture_output=True, text=True, timeout=300, env=env, check=False,
+        [
+            sys.executable,
+            "-m",
+            "memstrata.cli",
+            "demo",
+            "--json",
+            "--data-dir",
+            str(tmp_path / "demo"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)

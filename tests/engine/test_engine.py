@@ -50,7 +50,11 @@ def test_route_loads_each_layer_with_provenance(engine: ContextEngine) -> None:
     memory = bundle.item("user_memory_0")
     assert "charts" in memory.content["text"]
     assert not memory.provenance.low_confidence
-    assert {u["id"] for u in bundle.context_used()} >= {"session", "analysis_result", "user_memory_0"}
+    assert {u["id"] for u in bundle.context_used()} >= {
+        "session",
+        "analysis_result",
+        "user_memory_0",
+    }
 
 
 def test_missing_l2_is_reported_not_invented(engine: ContextEngine) -> None:

@@ -72,7 +72,7 @@ def _write_everywhere(engine: ContextEngine, secret: str, sid: str) -> None:
     engine.add_knowledge([text], source="kb", section="s")
     logging.getLogger("memstrata.test").warning("call failed with %s", text)
     try:
-        raise RuntimeError(f"upstream said {secret}")  # noqa: TRY003
+        raise RuntimeError(f"upstream said {secret}")
     except RuntimeError:
         logging.getLogger("memstrata.test").exception("tool error")
 
@@ -111,12 +111,27 @@ def test_no_secret_reaches_any_store_or_log(
     for secret in SECRETS.values():
         assert secret not in audit_file
     kinds = {event.kind.value for event in audit_events}
-    assert {"api_key", "aws_access_key", "github_token", "jwt", "email", "phone", "cn_id", "bank_card"} <= kinds
+    assert {
+        "api_key",
+        "aws_access_key",
+        "github_token",
+        "jwt",
+        "email",
+        "phone",
+        "cn_id",
+        "bank_card",
+    } <= kinds
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
-    body=st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", min_size=32, max_size=48),
+    body=st.text(
+        alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+        min_size=32,
+        max_size=48,
+    ),
     prefix=st.sampled_from(["sk-", "sk-proj-", "ghp_"]),
 )
 def test_generated_keys_never_reach_redis_or_qdrant(

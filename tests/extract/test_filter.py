@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import threading
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from memstrata.extract import Candidate, Turn, WorthFilter
 
-from .conftest import OBSERVED_AT, MakeTurn
+MakeTurn = Callable[..., Turn]
+OBSERVED_AT = datetime(2025, 3, 25, 10, 30, tzinfo=UTC)  # make_turn's default time
 
 FILTER_TABLE: list[tuple[str, str | None]] = [
     # dropped, with the reason
@@ -36,6 +38,8 @@ FILTER_TABLE: list[tuple[str, str | None]] = [
     ("今天天气怎么样", "question"),
     ("你好吗？", "question"),
     ("What's on today?", "question"),
+    ("what time is it", "question"),
+    ("Do it now.", None),
     # kept
     ("Hi, I live in Hangzhou", None),
     ("I live in Hangzhou, any tips?", None),

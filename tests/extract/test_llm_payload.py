@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memstrata.extract import RESPONSE_FORMAT, SYSTEM_PROMPT, build_request_body, parse_answer
+from memstrata.extract import (
+    RESPONSE_FORMAT,
+    SYSTEM_PROMPT,
+    Candidate,
+    Turn,
+    build_request_body,
+    parse_answer,
+)
 from memstrata.extract.llm_payload import UnusableAnswerError, message_content
 
-from .conftest import MakeTurn
+MakeTurn = Callable[..., Turn]
 
 GOOD = {
     "subject": "user",
@@ -50,7 +58,7 @@ def test_request_body(make_turn: MakeTurn) -> None:
         f"[{GOOD_JSON}]",
         GOOD_JSON,  # a single object without a list
         f"```json\n[{GOOD_JSON}]\n```",
-        f"Here are the memories I found:\n```\n{{\"memories\": [{GOOD_JSON}]}}\n```\nDone.",
+        f'Here are the memories I found:\n```\n{{"memories": [{GOOD_JSON}]}}\n```\nDone.',
         f"Sure! [{GOOD_JSON}] Hope this helps.",
         f"Note [see below]: [{GOOD_JSON}]",
         f'{{"memories": [{GOOD_JSON},],}}',  # trailing commas
@@ -76,7 +84,16 @@ def test_trailing_comma_inside_a_string_is_kept() -> None:
 
 @pytest.mark.parametrize(
     "content",
-    ["", "I could not find anything.", "42", '"memories"', "[[[", '{"answer": "none"}', "null"],
+    [
+        "",
+        "I could not find anything.",
+        "42",
+        '"memories"',
+        "[[[",
+        '{"answer": "none"}',
+        "null",
+        '[{"kind": "opinion"}]',  # a list, but nothing in it is a candidate
+    ],
 )
 def test_garbage_is_unusable(content: str) -> None:
     with pytest.raises(UnusableAnswerError):
@@ -131,13 +148,21 @@ def test_lenient_field_forms() -> None:
 
 
 def _completion(content: object) -> bytes:
-    return json.dumps({"choices": [{"message": {"role": "assistant", "content": content}}]}).encode()
+    return json.dumps(
+        {"choices": [{"message": {"role": "assistant", "content": content}}]}
+    ).encode()
 
 
 def test_message_content() -> None:
     assert message_content(_completion("[]")) == "[]"
     assert message_content(_completion([{"type": "text", "text": "[1"}, {"text": "]"}])) == "[1]"
-    for body in (b"<html>502</html>", b"{}", b'{"choices": []}', _completion(None), _completion("  ")):
+    for body in (
+        b"<html>502</html>",
+        b"{}",
+        b'{"choices": []}',
+        _completion(None),
+        _completion("  "),
+    ):
         with pytest.raises(UnusableAnswerError):
             message_content(body)
     refusal = json.dumps({"choices": [{"message": {"content": None, "refusal": "no"}}]}).encode()
@@ -145,9 +170,28 @@ def test_message_content() -> None:
         message_content(refusal)
 
 
-@given(st.text(max_size=300))
-def test_parsing_never_fails_unexpectedly(content: str) -> None:
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=False) | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
+# Each field either valid or any JSON value: mixes of good and bad candidates.
+_CANDIDATE_LIKE = st.fixed_dictionaries(
+    {key: st.just(value) | _JSON for key, value in GOOD.items()}
+)
+
+
+@given(
+    st.text(max_size=300)
+    | _JSON.map(json.dumps)
+    | st.lists(_CANDIDATE_LIKE, max_size=4).map(json.dumps)
+)
+def test_parsing_gives_valid_candidates_or_unusable(content: str) -> None:
+    """Whatever comes back: validated candidates, or UnusableAnswerError, nothing else."""
     try:
-        parse_answer(content)
+        parsed = parse_answer(content)
     except UnusableAnswerError:
-        pass
+        return
+    assert all(isinstance(candidate, Candidate) for candidate in parsed.candidates)

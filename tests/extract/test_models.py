@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import FrozenInstanceError
 from datetime import UTC, datetime
 from typing import Any
@@ -11,7 +12,8 @@ import pytest
 from memstrata.errors import BackendError, BackendUnavailableError, ValidationError
 from memstrata.extract import Candidate, ExtractionError, ExtractionUnavailableError, Turn
 
-from .conftest import OBSERVED_AT, MakeTurn
+MakeTurn = Callable[..., Turn]
+OBSERVED_AT = datetime(2025, 3, 25, 10, 30, tzinfo=UTC)  # make_turn's default time
 
 
 def _candidate(**overrides: Any) -> Candidate:

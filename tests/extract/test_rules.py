@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -10,7 +12,8 @@ from hypothesis import strategies as st
 
 from memstrata.extract import Candidate, Extractor, RuleExtractor, Turn
 
-from .conftest import OBSERVED_AT, MakeTurn
+MakeTurn = Callable[..., Turn]
+OBSERVED_AT = datetime(2025, 3, 25, 10, 30, tzinfo=UTC)  # make_turn's default time
 
 Row = tuple[str, str, str, str]
 
@@ -204,11 +207,105 @@ def test_repeated_statement_in_one_turn_is_kept_once(make_turn: MakeTurn) -> Non
     assert [(c.attribute, c.value) for c in found] == [("likes", "tea")]
 
 
-def test_is_an_extractor() -> None:
-    extractor: Extractor = RuleExtractor()
-    assert isinstance(extractor, RuleExtractor)
+def test_hedge_factor_is_validated() -> None:
     with pytest.raises(ValueError, match="hedge_factor"):
         RuleExtractor(hedge_factor=0)
+    extractor: Extractor = RuleExtractor(hedge_factor=0.5)  # satisfies the protocol
+    turn = Turn("Maybe I like jazz", "user", "t1", "u1", "s1", "turn-1", OBSERVED_AT)
+    assert extractor.extract(turn)[0].confidence == 0.4
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I " + "really " * 3000 + "like it",
+        "I live in " + "a" * 30_000,
+        "My name is " + "A" * 30_000,
+        "I decided " + "a " * 15_000,
+        "我" + "真的" * 8_000 + "喜欢",
+        "$" + "1," * 15_000,
+        "I like " * 4_000,
+    ],
+    ids=["adverbs", "long-place", "long-name", "long-event", "cn-adverbs", "digits", "repeats"],
+)
+def test_adversarial_text_is_fast_and_safe(text: str) -> None:
+    turn = Turn(text[:32_000], "user", "t1", "u1", "s1", "turn-1", OBSERVED_AT)
+    started = time.perf_counter()
+    for candidate in RuleExtractor().extract(turn):
+        candidate.to_unit(turn)
+    assert time.perf_counter() - started < 2.0
+
+
+_VOCAB = [
+    "I",
+    "I'm",
+    "my",
+    "name",
+    "is",
+    "live",
+    "in",
+    "moved",
+    "to",
+    "like",
+    "love",
+    "hate",
+    "don't",
+    "not",
+    "no longer",
+    "Paris",
+    "Alice",
+    "a",
+    "nurse",
+    "work",
+    "as",
+    "contact",
+    "me",
+    "by",
+    "email",
+    "我",
+    "喜欢",
+    "讨厌",
+    "住在",
+    "搬到",
+    "杭州",
+    "不",
+    "了",
+    "叫",
+    "是一名",
+    "用微信联系我",
+    "order",
+    "ORD-2024-000123",
+    "$5",
+    "¥1,299.00",
+    "300元",
+    "yesterday",
+    "3月24日",
+    ",",
+    ".",
+    "?",
+    "。",
+    "and",
+    "will",
+    "we",
+    "decided",
+    "really",
+    "maybe",
+    "if",
+    "let's go with",
+    "我决定",
+    "我们会",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_VOCAB), min_size=1, max_size=40).map(" ".join))
+def test_sentences_from_pattern_words_give_valid_candidates(text: str) -> None:
+    turn = Turn(text, "user", "t1", "u1", "s1", "turn-1", OBSERVED_AT)
+    for candidate in RuleExtractor().extract(turn):
+        unit = candidate.to_unit(turn)
+        assert unit.source.turn_id == "turn-1"
+        if candidate.kind == "fact":
+            assert candidate.value in text or candidate.attribute == "contact_channel"
 
 
 @settings(max_examples=150, deadline=None)

@@ -230,6 +230,20 @@ def test_flush_waits_for_a_background_worker(make_queue: QueueFactory) -> None:
     assert {e.payload["i"] for e in handler.entries} == set(range(50))
 
 
+def test_background_mode_starts_once_and_stops_promptly(make_queue: QueueFactory) -> None:
+    handler = Recorder()
+    w = worker(make_queue(), handler, block_ms=100)
+    w.start()
+    thread_names = {t.name for t in threading.enumerate()}
+    assert w.start() is w  # idempotent: still one loop
+    assert {t.name for t in threading.enumerate()} == thread_names
+    assert w.running
+    started = time.monotonic()
+    w.stop()
+    assert time.monotonic() - started < 1.0  # bounded by block_ms, not by the backoff
+    assert not w.running
+
+
 def test_flush_times_out_with_a_typed_error(make_queue: QueueFactory) -> None:
     queue = make_queue()
     queue.enqueue("observe", {"a": 1})
@@ -266,12 +280,13 @@ def test_maxlen_trims_only_acknowledged_entries(
     assert queue_client.xlen(queue.keys.stream) == 30  # nothing acknowledged: nothing trimmed
     handler = Recorder()
     worker(queue, handler, batch_size=20).run_once()  # acknowledges the oldest 20
-    ids.append(queue.enqueue("observe", {"i": 30}))
+    # Trims that found nothing (all unacknowledged) pause for `slack` (1) enqueues.
+    ids += [queue.enqueue("observe", {"i": i}) for i in (30, 31)]
     remaining = [str(i) for i, _ in cast("list[Any]", queue_client.xrange(queue.keys.stream))]
-    assert remaining == ids[20:]  # the 11 unacknowledged entries all survive
+    assert remaining == ids[20:]  # the 12 unacknowledged entries all survive
     drain(worker(queue, handler))
-    assert {e.payload["i"] for e in handler.entries} == set(range(31))
-    for i in range(31, 40):
+    assert {e.payload["i"] for e in handler.entries} == set(range(32))
+    for i in range(32, 40):
         queue.enqueue("observe", {"i": i})
     assert queue_client.xlen(queue.keys.stream) <= 11
 

@@ -36,7 +36,7 @@ def test_unknown_intent_names_the_field_and_the_known_ones() -> None:
 
 def test_duplicate_registration_is_refused_unless_replacing() -> None:
     registry = IntentRegistry(SEED_INTENTS)
-    with pytest.raises(ValidationError, match="intent.name"):
+    with pytest.raises(ValidationError, match=r"intent\.name"):
         registry.register(IntentSpec("call_api"))
     registry.register(IntentSpec("call_api", l1=("session_id",)), replace=True)
     assert registry.get("call_api").l1 == ("session_id",)

@@ -59,5 +59,13 @@ def run_gateway_bench(calls: int = 300) -> dict[str, Any]:
         small, large = unit * 1000, unit * 4000
         t_small = _best_us(lambda s=small: sanitizer.text(s, location="bench"), 3)
         t_large = _best_us(lambda s=large: sanitizer.text(s, location="bench"), 3)
-        scaling[name] = {"us_x1": t_small, "us_x4": t_large, "ratio_x4_over_x1": round(t_large / t_small, 2)}
-    return {"per_call": per_call, "hostile_scaling": scaling, "note": "linear input => ratio near 4"}
+        scaling[name] = {
+            "us_x1": t_small,
+            "us_x4": t_large,
+            "ratio_x4_over_x1": round(t_large / t_small, 2),
+        }
+    return {
+        "per_call": per_call,
+        "hostile_scaling": scaling,
+        "note": "linear input => ratio near 4",
+    }

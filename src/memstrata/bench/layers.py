@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +46,26 @@ BASE_TEXTS = 2000
 TENANTS = 100
 BATCH = 2000
 
-_SUBJECTS = ("device", "battery pack", "cooling loop", "inverter", "charger", "user", "order", "sensor")
+_SUBJECTS = (
+    "device",
+    "battery pack",
+    "cooling loop",
+    "inverter",
+    "charger",
+    "user",
+    "order",
+    "sensor",
+)
 _VERBS = ("reported", "exceeded", "dropped below", "recovered from", "was checked for", "logged")
 _OBJECTS = (
-    "temperature alarm", "vibration spike", "voltage sag", "coolant flow limit",
-    "firmware update", "calibration offset", "refund request", "delivery delay",
+    "temperature alarm",
+    "vibration spike",
+    "voltage sag",
+    "coolant flow limit",
+    "firmware update",
+    "calibration offset",
+    "refund request",
+    "delivery delay",
 )
 _PLACES = ("Hangzhou", "Chengdu", "Shenzhen", "Berlin", "Austin", "Osaka", "Lyon", "Pune")
 
@@ -63,9 +79,18 @@ def _texts(rng: random.Random, n: int) -> list[str]:
     ]
 
 
-def _jitter(base: NDArray[np.float32], rng: np.random.Generator, scale: float = 0.08) -> NDArray[np.float32]:
+def _jitter(
+    base: NDArray[np.float32], rng: np.random.Generator, scale: float = 0.08
+) -> NDArray[np.float32]:
     noisy = base + rng.normal(0.0, scale / np.sqrt(base.shape[1]), base.shape).astype(np.float32)
-    return (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+    unit: NDArray[np.float32] = (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(
+        np.float32
+    )
+    return unit
+
+
+def _raw_get(client: redis.Redis, key: str) -> object:
+    return json.loads(client.get(key) or "null")
 
 
 def bench_l2(data_dir: Path, ops: int = L2_OPS) -> dict[str, Any]:
@@ -76,7 +101,12 @@ def bench_l2(data_dir: Path, ops: int = L2_OPS) -> dict[str, Any]:
         plain = WorkingMemory(backend, Settings().working, clock)
         guarded = WorkingMemory(backend, Settings().working, clock, sanitizer=Sanitizer())
         raw = redis.Redis(unix_socket_path=str(server.socket_path), decode_responses=True)
-        value = {"device_id": "D123", "status": "ok", "temps": [41.5, 42.0, 47.2], "window": "2025-03-24T08:00Z"}
+        value = {
+            "device_id": "D123",
+            "status": "ok",
+            "temps": [41.5, 42.0, 47.2],
+            "window": "2025-03-24T08:00Z",
+        }
         raw_value = json.dumps(value, separators=(",", ":"))
         samples: dict[str, list[float]] = {
             name: [] for name in ("mem_set", "mem_get", "gw_set", "raw_set", "raw_get")
@@ -86,11 +116,11 @@ def bench_l2(data_dir: Path, ops: int = L2_OPS) -> dict[str, Any]:
         for i in range(ops):
             params = {"i": i}
             raw_key = f"wm:{{bench_raw}}:api:{i}"
-            samples["mem_set"].append(timed(lambda: wm_plain.put_api_response("ep", params, value)))
-            samples["raw_set"].append(timed(lambda: raw.set(raw_key, raw_value, ex=900)))
-            samples["gw_set"].append(timed(lambda: wm_guarded.put_api_response("ep", params, value)))
-            samples["mem_get"].append(timed(lambda: wm_plain.get_api_response("ep", params)))
-            samples["raw_get"].append(timed(lambda: json.loads(raw.get(raw_key) or "null")))
+            samples["mem_set"].append(timed(wm_plain.put_api_response, "ep", params, value))
+            samples["raw_set"].append(timed(raw.set, raw_key, raw_value, ex=900))
+            samples["gw_set"].append(timed(wm_guarded.put_api_response, "ep", params, value))
+            samples["mem_get"].append(timed(wm_plain.get_api_response, "ep", params))
+            samples["raw_get"].append(timed(_raw_get, raw, raw_key))
         raw.close()
         plain.close()
     mem = samples["mem_set"] + samples["mem_get"]
@@ -110,7 +140,12 @@ def bench_l2(data_dir: Path, ops: int = L2_OPS) -> dict[str, Any]:
 
 
 def _build_store(
-    path: Path, size: int, embedder: Embedder, base_vecs: NDArray[np.float32], texts: list[str], seed: int
+    path: Path,
+    size: int,
+    embedder: Embedder,
+    base_vecs: NDArray[np.float32],
+    texts: list[str],
+    seed: int,
 ) -> LongTermStore:
     store = LongTermStore(EdgeIndex(path), embedder, Bm25Encoder(), Settings().longterm)
     rng = np.random.default_rng(seed)
@@ -148,19 +183,22 @@ def bench_l3(
         shutil.rmtree(path, ignore_errors=True)
         if progress:
             progress.print(f"[bench] building L3 with {size} points ...")
-        build_s = 0.0
-        holder: list[LongTermStore] = []
-        build_s = timed(lambda: holder.append(_build_store(path, size, embedder, base_vecs, texts, size)))
-        store = holder[0]
+        started = time.perf_counter()
+        store = _build_store(path, size, embedder, base_vecs, texts, size)
+        build_s = time.perf_counter() - started
         samples = []
         for i in range(queries):
             tenant = f"t{i % TENANTS}"
             vec = query_vecs[i]
             text = query_texts[i]
             samples.append(
-                timed(lambda: store.search("memories", text, tenant=tenant, k=10, query_vector=vec))
+                timed(store.search, "memories", text, tenant=tenant, k=10, query_vector=vec)
             )
-        results[str(size)] = {**summary_ms(samples), "build_s": round(build_s, 1), "queries": queries}
+        results[str(size)] = {
+            **summary_ms(samples),
+            "build_s": round(build_s, 1),
+            "queries": queries,
+        }
         store.close()
     return results
 
@@ -176,14 +214,19 @@ def bench_route(data_dir: Path, queries: int, embedder: MiniLMEmbedder) -> dict[
         texts = _texts(rng, 1000)
         vectors = embedder.embed(texts)
         nprng = np.random.default_rng(5)
-        for start in range(0, 10_000, BATCH):
+        for _ in range(0, 10_000, BATCH):
             picks = nprng.integers(0, len(texts), BATCH)
             engine.longterm.add_vectors(
                 "memories",
-                [NewItem(text=texts[int(p)], tenant="bench", user="u1", source="bench") for p in picks],
+                [
+                    NewItem(text=texts[int(p)], tenant="bench", user="u1", source="bench")
+                    for p in picks
+                ],
                 _jitter(vectors[picks], nprng),
             )
-        engine.longterm.add("knowledge", [NewItem(text=t, tenant="bench", type="knowledge") for t in texts[:50]])
+        engine.longterm.add(
+            "knowledge", [NewItem(text=t, tenant="bench", type="knowledge") for t in texts[:50]]
+        )
         engine.longterm.optimize()
         engine.working_memory.set_preference("u1", "report_format", "pdf with charts", 0.9)
         state = engine.start_session("u1", "write the device report", tenant="bench")
@@ -197,11 +240,11 @@ def bench_route(data_dir: Path, queries: int, embedder: MiniLMEmbedder) -> dict[
         without, with_embedding = [], []
         for i in range(queries):
             q, v = query_texts[i], query_vecs[i]
-            without.append(timed(lambda: engine.router.route(state, "generate_report", q, query_vector=v)))
+            without.append(timed(engine.router.route, state, "generate_report", q, query_vector=v))
         fresh = _texts(random.Random(17), queries)
         for i in range(queries):
             q = f"{fresh[i]} #{i}"  # unique text: a cache miss, a real embedding
-            with_embedding.append(timed(lambda: engine.router.route(state, "generate_report", q)))
+            with_embedding.append(timed(engine.router.route, state, "generate_report", q))
     a, b = summary_ms(without), summary_ms(with_embedding)
     return {
         "p50_ms_without_embedding": a["p50_ms"],

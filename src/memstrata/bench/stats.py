@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -15,10 +16,10 @@ def percentile(samples: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(samples, dtype=np.float64), q))
 
 
-def timed(fn: Callable[[], object]) -> float:
-    """Seconds one call of ``fn`` took (perf_counter)."""
+def timed(fn: Callable[..., object], *args: Any, **kwargs: Any) -> float:
+    """Seconds one call of ``fn(*args, **kwargs)`` took (perf_counter)."""
     start = time.perf_counter()
-    fn()
+    fn(*args, **kwargs)
     return time.perf_counter() - start
 
 

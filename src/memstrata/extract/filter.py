@@ -123,7 +123,9 @@ def is_pure_question(text: str) -> bool:
 def _is_question(sentence: str) -> bool:
     stripped = sentence.strip()
     if stripped.isascii():
-        return stripped.endswith("?") or bool(QUESTION_START.match(stripped))
+        # "What time is it" counts without its "?"; "Do it now." is an instruction.
+        starts_like_one = QUESTION_START.match(stripped) and not stripped.endswith((".", "!"))
+        return stripped.endswith("?") or bool(starts_like_one)
     return bool(CN_QUESTION_END.search(stripped) or _CN_QUESTION_WORDS.search(stripped))
 
 

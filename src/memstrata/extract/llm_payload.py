@@ -86,7 +86,9 @@ RESPONSE_FORMAT: dict[str, Any] = {
 
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)(?:```|$)", re.DOTALL)
 _WRAPPER_KEYS = ("memories", "candidates", "items", "facts", "results", "data")
-_MAX_START_TRIES = 32
+_MAX_START_TRIES = 8
+MAX_ANSWER_CHARS = 256_000
+"""Candidates for one turn fit in a few kilobytes; more is a runaway generation."""
 _DECODER = json.JSONDecoder()
 
 
@@ -149,7 +151,11 @@ def message_content(body: bytes) -> str:
 
 
 def parse_answer(content: str) -> ParsedAnswer:
-    """Candidates from the model's text, tolerating the usual formatting slips."""
+    """Candidates from the model's text, tolerating the usual formatting slips.
+
+    Raises :class:`UnusableAnswerError` when no candidate list can be read, or when the
+    list is not empty but none of its items is a valid candidate.
+    """
     items = _items(_load_tolerant(content))
     candidates: list[Candidate] = []
     dropped: list[DroppedItem] = []
@@ -158,6 +164,9 @@ def parse_answer(content: str) -> ParsedAnswer:
             candidates.append(candidate_from_json(item))
         except ValidationError as exc:
             dropped.append(DroppedItem(index, exc.field, exc.reason))
+    if items and not candidates:
+        # Nothing usable at all is a broken answer, not "nothing to remember".
+        raise UnusableAnswerError(f"none of the {len(items)} candidates is valid")
     return ParsedAnswer(tuple(candidates), tuple(dropped))
 
 
@@ -262,15 +271,19 @@ def _items(data: Any) -> list[Any]:
 def _load_tolerant(content: str) -> Any:
     """Decode the first JSON array or object in ``content``, repairing common slips."""
     text = content.strip()
+    if len(text) > MAX_ANSWER_CHARS:
+        raise UnusableAnswerError(f"answer is longer than {MAX_ANSWER_CHARS} characters")
     fence = _FENCE.search(text)
     if fence is not None:
         text = fence.group(1).strip()
     starts = [index for index, char in enumerate(text) if char in "[{"][:_MAX_START_TRIES]
-    for transform in (_identity, _repair):
-        for start in starts:
+    # Start by start, each as written then repaired: trying every start as written
+    # first would let an inner ``"extras": []`` win over a repairable outer list.
+    for start in starts:
+        for transform in (_identity, _repair):
             try:
                 value, _end = _DECODER.raw_decode(transform(text[start:]))
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: absurd nesting
                 continue
             if isinstance(value, list | dict):
                 return value

@@ -17,18 +17,18 @@ _I = re.IGNORECASE
 _ADV = (
     r"(?:(?:really|also|just|actually|now|currently|still|truly|absolutely|definitely|"
     r"totally|kind\s+of|kinda|sort\s+of|recently|finally|already|only|mostly|generally|"
-    r"usually|personally|honestly|do|always|even|then|so|probably|maybe|perhaps)\s+)*"
+    r"usually|personally|honestly|do|always|even|then|so|probably|maybe|perhaps)\s+){0,4}"
 )
 _NEG = (
     r"(?P<neg>(?:don't|do\s+not|dont|no\s+longer|never|didn't|did\s+not|used\s+to|"
     r"won't|will\s+not|wouldn't|can't|cannot|haven't|have\s+not|'ve\s+not|not)\s+)?"
 )
-_VAL = r"(?P<v>[^,.;:!?。，；！？()\"]+?)"
+_VAL = r"(?P<v>[^,.;:!?。，；！？()\"]{1,120}?)"
 _END = (
     r"(?=\s*(?:[,.;:!?。，；！？()\"]|\s-\s|$)|\s+(?:and|but|because|since|so|though|"
     r"although|if|when|while|which|who|where|as\s+long\s+as)\b)"
 )
-_NAME = r"(?P<v>[^\W\d_][\w'-]*(?:\s+[^\W\d_][\w'-]*){0,3}?)"
+_NAME = r"(?P<v>[^\W\d_][\w'-]{0,40}(?:\s+[^\W\d_][\w'-]{0,40}){0,3}?)"
 _CHANNEL_EN = (
     r"(?P<ch>e-?mail|mail|phone|telephone|call|text(?:\s+message)?|sms|wechat|whatsapp|"
     r"telegram|slack|signal)"
@@ -37,7 +37,7 @@ _CHANNEL_EN = (
 # --- Chinese building blocks ----------------------------------------------------------
 _CN_ADV = (
     r"(?:现在|目前|已经|刚刚|刚|也|一直|其实|就|还|最近|今年|真的|特别|非常|很|挺|都|却|"
-    r"可能|大概|好像|应该|也许)*"
+    r"可能|大概|好像|应该|也许){0,4}"
 )
 _CN_NEG = r"(?P<neg>从来不|从不|并不|不再|不太|不怎么|没那么|已经不|以前|曾经|没有|没|不)?"
 _CN_END = (

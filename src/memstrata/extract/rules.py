@@ -40,6 +40,9 @@ from memstrata.extract.patterns import (
 from memstrata.extract.text import fold_quotes, normal_form, split_sentences
 from memstrata.extract.verbatim import find_extras, resolve_date
 
+MAX_FACT_VALUE_CHARS = 120
+# A longer run without sentence punctuation is pasted content, not something said.
+MAX_EVENT_SENTENCE_CHARS = 1_000
 HEDGE_FACTOR = 0.6
 """Confidence multiplier for hedged statements ("I think I like X", 可能喜欢)."""
 
@@ -164,7 +167,7 @@ def _words(value: str) -> int:
 def _check_value(kind: str, raw: str) -> tuple[str, float] | None:
     """The cleaned value and a confidence factor, or None when it is not a usable value."""
     value = _strip_tail(raw)
-    if not value or INTERROGATIVE_VALUE.search(value):
+    if not value or len(value) > MAX_FACT_VALUE_CHARS or INTERROGATIVE_VALUE.search(value):
         return None
     if kind.startswith("cn_"):
         value = _CN_PARTICLES.sub("", value)
@@ -223,7 +226,7 @@ class RuleExtractor:
         self._hedge_factor = hedge_factor
 
     def extract(self, turn: Turn) -> tuple[Candidate, ...]:
-        """Candidates found in ``turn``, in text order, without exact duplicates."""
+        """Candidates of ``turn``, sentence by sentence, without exact duplicates."""
         if turn.role == "system":
             return ()  # instructions to the model, not things the user told us
         found: list[Candidate] = []
@@ -245,10 +248,10 @@ class RuleExtractor:
         events = self._events(sentence, turn, extras)
         if not events:
             events = self._transactions(sentence, turn, extras)
-        return sorted(candidates + events, key=lambda c: sentence.find(c.value))
+        return candidates + events
 
     def _confidence(self, sentence: str, end: int, base: float) -> float:
-        """``base``, lowered when a hedge comes before ``end`` (the value's start)."""
+        """``base``, lowered when a hedge ("I think", 可能) occurs before ``end``."""
         hedged = HEDGE.search(sentence, 0, end) is not None
         return round(base * (self._hedge_factor if hedged else 1.0), 4)
 
@@ -308,7 +311,7 @@ class RuleExtractor:
     def _events(
         self, sentence: str, turn: Turn, extras: tuple[tuple[str, str], ...]
     ) -> list[Candidate]:
-        if sentence.rstrip().endswith(("?", "？")):
+        if len(sentence) > MAX_EVENT_SENTENCE_CHARS or sentence.rstrip().endswith(("?", "？")):
             return []  # "let's go with X?" proposes; it does not decide
         subject = "assistant" if turn.role == "assistant" else "user"
         if turn.role == "tool":
@@ -336,6 +339,8 @@ class RuleExtractor:
     def _transactions(
         self, sentence: str, turn: Turn, extras: tuple[tuple[str, str], ...]
     ) -> list[Candidate]:
+        if len(sentence) > MAX_EVENT_SENTENCE_CHARS:
+            return []
         labels = {label for label, _value in extras}
         money = PAYMENT_WORDS.search(sentence) or REFUND_WORDS.search(sentence)
         if "order_id" not in labels and not (

@@ -78,7 +78,11 @@ def install_global_log_redaction(sanitizer: Sanitizer) -> None:
     what makes "no secret in any log line" hold. Installing twice keeps one wrapper.
     """
     current = logging.getLogRecordFactory()
-    inner = getattr(current, "__wrapped__", current) if getattr(current, _FACTORY_MARK, False) else current
+    inner = (
+        getattr(current, "__wrapped__", current)
+        if getattr(current, _FACTORY_MARK, False)
+        else current
+    )
     redactor = RedactingFilter(sanitizer)
 
     def factory(*args: object, **kwargs: object) -> logging.LogRecord:

@@ -23,7 +23,12 @@ from types import TracebackType
 from typing import Protocol
 
 from memstrata.clock import Clock, SystemClock
-from memstrata.ingest.entries import MalformedEntryError, QueueEntry, decode_entry
+from memstrata.ingest.entries import (
+    MalformedEntryError,
+    QueueEntry,
+    decode_entry,
+    parse_stream_id,
+)
 from memstrata.ingest.queue import RawEntry, WriteQueue
 from memstrata.validation import (
     check_id,
@@ -49,7 +54,7 @@ class Handler(Protocol):
     """
 
     def __call__(self, entries: Sequence[QueueEntry], /) -> None:
-        """Handle ``entries`` (all distinct content hashes, oldest first)."""
+        """Handle ``entries`` (distinct content hashes, in stream order within the batch)."""
         ...
 
 
@@ -166,6 +171,10 @@ class QueueWorker:
             )
             for members in groups.values()
         ]
+        # XAUTOCLAIM's cursor wraps around the PEL, so a batch need not be sorted.
+        # Across batches a retried entry still arrives after newer ones, so the
+        # store must order facts by their own timestamps, not by arrival.
+        live.sort(key=lambda g: parse_stream_id(g.first.entry_id))
         done = self._queue.done_hashes([g.first.content_hash for g in live])
         replayed = [g for g in live if g.first.content_hash in done]
         if replayed:

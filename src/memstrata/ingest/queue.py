@@ -126,6 +126,9 @@ class WriteQueue:
         self._window_ms = int(check_positive_float("dedupe_window_s", dedupe_window_s) * 1000)
         self._clock = clock or SystemClock()
         self._group_ready = False
+        # Enqueues left before the next trim attempt: while consumers lag, every
+        # attempt would find nothing to remove, so do not pay for one each time.
+        self._trim_backoff = 0
 
     @property
     def name(self) -> str:
@@ -174,13 +177,20 @@ class WriteQueue:
             pipe.xlen(self._keys.stream)
             entry_id, length = pipe.execute()
         if self._maxlen is not None and int(length) > self._maxlen + self._trim_slack:
-            try:
-                self.trim()
-            except BackendError as exc:
-                # The entry is durably queued; failing the call now would make the
-                # caller enqueue it again. The next enqueue retries the trim.
-                logger.warning("write queue %s: trim failed: %s", self.name, type(exc).__name__)
+            self._trim_after_enqueue()
         return str(entry_id)
+
+    def _trim_after_enqueue(self) -> None:
+        if self._trim_backoff > 0:
+            self._trim_backoff -= 1
+            return
+        try:
+            if self.trim() == 0:
+                self._trim_backoff = self._trim_slack
+        except BackendError as exc:
+            # The entry is durably queued; failing the call now would make the
+            # caller enqueue it again. The next enqueue retries the trim.
+            logger.warning("write queue %s: trim failed: %s", self.name, type(exc).__name__)
 
     def trim(self) -> int:
         """Remove the oldest acknowledged entries beyond ``maxlen``; returns how many."""

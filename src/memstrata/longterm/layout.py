@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from memstrata.errors import NotFoundError, ValidationError
 from memstrata.longterm.models import COLLECTIONS, Point, check_point_id
 
-IndexKind = Literal["tenant", "keyword", "float"]
+IndexKind = Literal["tenant", "keyword", "float", "bool"]
 
 # Payload indexes of every collection. ``tenant`` is a keyword index flagged as the
 # tenant key, so the engine co-locates each tenant's points and plans per-tenant.
@@ -25,6 +25,12 @@ PAYLOAD_INDEXES: tuple[tuple[str, IndexKind], ...] = (
     ("type", "keyword"),
     ("created_at", "float"),
     ("updated_at", "float"),
+    # Memory versioning reads slots and dedupes by hash with exact payload filters
+    # (memstrata.memory); unindexed, each would be a full scan of the tenant.
+    ("slot", "keyword"),
+    ("content_hash", "keyword"),
+    ("kind", "keyword"),
+    ("active", "bool"),
 )
 
 # Upserts are sent in slices so 100k-point loads do not build one giant request.

@@ -25,7 +25,10 @@ from memstrata.validation import check_id
 MEMORIES = "memories"
 KNOWLEDGE = "knowledge"
 HOT_KNOWLEDGE = "hot_knowledge"
-COLLECTIONS: tuple[str, ...] = (MEMORIES, KNOWLEDGE, HOT_KNOWLEDGE)
+# Memories moved out of the hot path by consolidation (superseded, invalidated,
+# forgotten); restorable, never searched by default.
+MEMORIES_COLD = "memories_cold"
+COLLECTIONS: tuple[str, ...] = (MEMORIES, KNOWLEDGE, HOT_KNOWLEDGE, MEMORIES_COLD)
 DENSE_VECTOR = "dense"
 SPARSE_VECTOR = "bm25"
 

@@ -3,7 +3,7 @@
 Two adapters implement it (embedded qdrant-edge and a Qdrant server through
 qdrant-client) and both pass one contract suite. Rules every adapter follows:
 
-* collections ``memories``, ``knowledge``, ``hot_knowledge``, each with a cosine
+* collections ``memories``, ``knowledge``, ``hot_knowledge``, ``memories_cold``, each with a cosine
   dense vector ``dense`` and a sparse vector ``bm25`` whose IDF the engine applies;
 * payload indexes on ``tenant`` (keyword, tenant-optimized), ``user``, ``type``
   (keyword), ``created_at`` / ``updated_at`` (float);

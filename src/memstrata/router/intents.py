@@ -170,4 +170,6 @@ SEED_INTENTS: tuple[IntentSpec, ...] = (
 
 def resolve_placeholders(template: str, values: Mapping[str, object]) -> str:
     """Replace ``$field`` with the L1 value (empty string when unset)."""
-    return _PLACEHOLDER.sub(lambda m: "" if values.get(m.group(1)) is None else str(values[m.group(1)]), template)
+    return _PLACEHOLDER.sub(
+        lambda m: "" if values.get(m.group(1)) is None else str(values[m.group(1)]), template
+    )

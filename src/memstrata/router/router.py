@@ -21,11 +21,17 @@ from memstrata.errors import ContextMissError, ValidationError
 from memstrata.longterm.models import Hit
 from memstrata.longterm.store import LongTermStore
 from memstrata.router.bundle import ContextBundle, ContextItem, MissingContext, Provenance
-from memstrata.router.intents import IntentRegistry, IntentSpec, L2Need, L3Need, resolve_placeholders
+from memstrata.router.intents import (
+    IntentRegistry,
+    IntentSpec,
+    L2Need,
+    L3Need,
+    resolve_placeholders,
+)
 from memstrata.session.state import SessionState
 from memstrata.validation import check_text
-from memstrata.working.memory import SessionWorkingMemory, WorkingMemory
 from memstrata.working.keys import pending_key, pref_key, series_key
+from memstrata.working.memory import SessionWorkingMemory, WorkingMemory
 
 QueryEmbedder = Callable[[str], NDArray[np.float32]]
 
@@ -73,7 +79,9 @@ class ContextRouter:
         that already embedded ``query`` skip the embedding.
         """
         if not isinstance(session, SessionState):
-            raise ValidationError("session", f"must be a SessionState, got {type(session).__name__}")
+            raise ValidationError(
+                "session", f"must be a SessionState, got {type(session).__name__}"
+            )
         spec = self._intents.get(step_intent)
         if query is not None:
             check_text("query", query, max_chars=8_000)
@@ -139,7 +147,9 @@ class ContextRouter:
                 return ContextItem.of(
                     need.item_name,
                     got.value,
-                    Provenance("L2", got.key, f"api:{need.name}", 1.0, _hours_between(got.stored_at, now)),
+                    Provenance(
+                        "L2", got.key, f"api:{need.name}", 1.0, _hours_between(got.stored_at, now)
+                    ),
                 )
             if need.kind == "result":
                 # Steps are named step<N> by convention: a dependent reader extends the TTL.
@@ -147,7 +157,9 @@ class ContextRouter:
                 return ContextItem.of(
                     need.item_name,
                     got.value,
-                    Provenance("L2", got.key, f"step:{need.name}", 1.0, _hours_between(got.stored_at, now)),
+                    Provenance(
+                        "L2", got.key, f"step:{need.name}", 1.0, _hours_between(got.stored_at, now)
+                    ),
                 )
             if need.kind == "series":
                 ref = series_key(sid, need.name)
@@ -159,7 +171,11 @@ class ContextRouter:
                     need.item_name,
                     {"points": [[p.timestamp, p.value] for p in points], "count": len(points)},
                     Provenance(
-                        "L2", ref, f"series:{need.name}", 1.0, max(0.0, (now.timestamp() - newest) / 3600)
+                        "L2",
+                        ref,
+                        f"series:{need.name}",
+                        1.0,
+                        max(0.0, (now.timestamp() - newest) / 3600),
                     ),
                 )
             if need.kind == "pending":

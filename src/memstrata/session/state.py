@@ -70,9 +70,7 @@ class SessionState:
     last_api_result: ApiResultRef | None = None
     action_trace: tuple[TraceEntry, ...] = ()
     # Free-form pointers (ids only), read-only to callers.
-    pointers: MappingProxyType[str, str] = field(
-        default_factory=lambda: MappingProxyType({})
-    )
+    pointers: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         check_id("session_id", self.session_id)
@@ -139,8 +137,12 @@ class SessionState:
             "last_entity_id": self.last_entity_id,
             "last_api_result": self.last_api_result.as_dict() if self.last_api_result else None,
             "action_trace": [
-                {"step": e.step, "action_id": e.action_id, "payload_hash": e.payload_hash,
-                 "at": e.at.isoformat()}
+                {
+                    "step": e.step,
+                    "action_id": e.action_id,
+                    "payload_hash": e.payload_hash,
+                    "at": e.at.isoformat(),
+                }
                 for e in self.action_trace
             ],
             "pointers": dict(self.pointers),
