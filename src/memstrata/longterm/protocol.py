@@ -3,10 +3,12 @@
 Two adapters implement it (embedded qdrant-edge and a Qdrant server through
 qdrant-client) and both pass one contract suite. Rules every adapter follows:
 
-* collections ``memories``, ``knowledge``, ``hot_knowledge``, ``memories_cold``, each with a cosine
-  dense vector ``dense`` and a sparse vector ``bm25`` whose IDF the engine applies;
+* collections ``memories``, ``knowledge``, ``hot_knowledge``, ``memories_cold``,
+  each with a cosine dense vector ``dense`` and a sparse vector ``bm25`` whose IDF
+  the engine applies;
 * payload indexes on ``tenant`` (keyword, tenant-optimized), ``user``, ``type``
-  (keyword), ``created_at`` / ``updated_at`` (float);
+  (keyword), ``created_at`` / ``updated_at`` (float), and for memory versioning
+  ``slot``, ``content_hash``, ``kind`` (keyword), ``active`` (bool);
 * every read and delete carries the tenant condition inside the engine request -
   nothing is ever filtered in Python after the fact;
 * a vector whose size differs from the collection's raises ``ValidationError``,

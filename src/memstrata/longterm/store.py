@@ -267,32 +267,29 @@ class LongTermStore:
         fused = fuse_rrf(lists, limit=k) if method == "rrf" else fuse_normalized(lists, limit=k)
         if not fused:
             return []
-        cosines = {p.id: p.score for p in dense}
-        missing = tuple(f.id for f in fused if f.id not in cosines)
-        if missing:
-            # Found by BM25 only: the engine scores them against the query vector
-            # (a dense search restricted to their ids, same tenant condition), which
-            # is cheaper than shipping their stored vectors back to Python.
+        # One engine call scores every fused id against the query vector (exact cosine,
+        # whichever route found it; same tenant condition) and brings its payload.
+        scored = {
+            p.id: p
             for p in self._index.search_dense(
                 collection,
                 qvec,
-                Filter(tenant=tenant, ids=missing),
-                len(missing),
+                Filter(tenant=tenant, ids=tuple(f.id for f in fused)),
+                len(fused),
                 self._settings.hnsw_ef,
-                with_payload=False,
-            ):
-                cosines[p.id] = p.score
-        records = {r.id: r for r in self._index.retrieve(collection, [f.id for f in fused], tenant)}
+                with_payload=True,
+            )
+        }
         hits: list[Hit] = []
         for f in fused:
-            record = records.get(f.id)
+            record = scored.get(f.id)
             if record is None:
                 continue  # deleted between the route query and this read
             hits.append(
                 Hit(
                     id=f.id,
                     score=f.score,
-                    cosine=cosines.get(f.id, 0.0),
+                    cosine=record.score,
                     dense_rank=f.ranks[0],
                     sparse_rank=f.ranks[1],
                     payload=record.payload,

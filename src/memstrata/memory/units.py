@@ -96,6 +96,9 @@ class MemoryUnit:
     id: str | None = None
     extras: tuple[tuple[str, str], ...] = field(default=())
     """Verbatim never-compress values found in the text: ids, amounts, dates."""
+    derived_from: tuple[str, ...] = field(default=())
+    """Ids of the units a summary compresses; non-empty marks a summary, which
+    consolidation never summarizes again (seed 003 §3.2: no nested summaries)."""
 
     def __post_init__(self) -> None:
         _check_name("subject", self.subject)
@@ -122,6 +125,19 @@ class MemoryUnit:
             raise ValidationError("access_count", "must be an integer >= 0")
         if self.last_accessed is not None:
             _check_aware("last_accessed", self.last_accessed)
+        if not isinstance(self.extras, tuple) or any(
+            not isinstance(pair, tuple)
+            or len(pair) != 2
+            or not all(isinstance(part, str) for part in pair)
+            for pair in self.extras
+        ):
+            raise ValidationError("extras", "must be a tuple of (str, str) pairs")
+        if not isinstance(self.derived_from, tuple) or any(
+            not isinstance(i, str) or not i for i in self.derived_from
+        ):
+            raise ValidationError("derived_from", "must be a tuple of non-empty id strings")
+        if self.id is not None and (not isinstance(self.id, str) or not self.id):
+            raise ValidationError("id", "must be a non-empty string or None")
         if self.active and self.valid_to is not None:
             raise ValidationError("active", "an active unit cannot have valid_to set")
 
@@ -146,5 +162,11 @@ class MemoryUnit:
         """This version closed at ``at`` (kept as history)."""
         return replace(self, active=False, valid_to=max(at, self.valid_from))
 
+    @property
+    def is_summary(self) -> bool:
+        """True for a consolidation summary (never summarized again)."""
+        return bool(self.derived_from)
+
     def accessed(self, at: datetime) -> MemoryUnit:
+        """This unit read or re-asserted at ``at`` (access stats bumped)."""
         return replace(self, last_accessed=at, access_count=self.access_count + 1)

@@ -16,6 +16,7 @@ from memstrata.hashing import sha256_hex
 from memstrata.validation import check_id, check_text
 
 MAX_TRACE_ENTRIES = 256
+MAX_HISTORY_ENTRIES = 256
 ApiStatus = Literal["success", "error", "timeout"]
 _API_STATUSES: frozenset[str] = frozenset({"success", "error", "timeout"})
 
@@ -38,6 +39,21 @@ class TraceEntry:
     step: int
     action_id: str
     payload_hash: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRef:
+    """One observed conversation turn as L1 keeps it: its id, who spoke, and a hash.
+
+    The (sanitized) text itself goes to the write queue and, once extracted, to L3;
+    L1 keeps pointers only, so the hash identifies the turn without holding it.
+    """
+
+    turn_id: str
+    role: str
+    text_hash: str
+    chars: int
     at: datetime
 
 
@@ -71,6 +87,9 @@ class SessionState:
     action_trace: tuple[TraceEntry, ...] = ()
     # Free-form pointers (ids only), read-only to callers.
     pointers: MappingProxyType[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # Observed turns (ids and hashes), newest last; bounded like the action trace.
+    history: tuple[TurnRef, ...] = ()
+    turns_observed: int = 0
 
     def __post_init__(self) -> None:
         check_id("session_id", self.session_id)
@@ -126,6 +145,20 @@ class SessionState:
         trace = (*self.action_trace, entry)[-MAX_TRACE_ENTRIES:]
         return replace(self, action_trace=trace)
 
+    def record_turn(self, role: str, text: str, at: datetime) -> SessionState:
+        """Append an observed turn (its id and a hash of ``text``, never the text).
+
+        Turn ids are ``t<n>``, numbered per session from 1. The history is bounded:
+        the oldest entries fall off after MAX_HISTORY_ENTRIES.
+        """
+        check_id("role", role)
+        if at.tzinfo is None:
+            raise ValidationError("at", "must be timezone-aware")
+        number = self.turns_observed + 1
+        ref = TurnRef(f"t{number}", role, sha256_hex(text), len(text), at)
+        history = (*self.history, ref)[-MAX_HISTORY_ENTRIES:]
+        return replace(self, history=history, turns_observed=number)
+
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (auth context reported apart, scopes sorted)."""
         return {
@@ -146,6 +179,16 @@ class SessionState:
                 for e in self.action_trace
             ],
             "pointers": dict(self.pointers),
+            "history": [
+                {
+                    "turn_id": t.turn_id,
+                    "role": t.role,
+                    "text_hash": t.text_hash,
+                    "chars": t.chars,
+                    "at": t.at.isoformat(),
+                }
+                for t in self.history
+            ],
             "auth_context": {
                 "tenant": self.auth_context.tenant,
                 "principal": self.auth_context.principal,

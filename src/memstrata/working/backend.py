@@ -47,6 +47,10 @@ class KVBackend(Protocol):
         """SET key value [PX ttl_ms] - value and expiry in one command."""
         ...
 
+    def get_value(self, key: str) -> str | None:
+        """Plain GET of a string key; None when missing (or not a string)."""
+        ...
+
     def get_string(self, key: str) -> tuple[str, int] | None:
         """GET and PTTL in one transaction; None when missing."""
         ...

@@ -68,6 +68,11 @@ class InMemoryBackend:
         with self._lock:
             self._data[key] = _Entry("string", value, self._deadline(ttl_ms))
 
+    def get_value(self, key: str) -> str | None:
+        """GET."""
+        found = self.get_string(key)
+        return None if found is None else found[0]
+
     def get_string(self, key: str) -> tuple[str, int] | None:
         """GET + PTTL."""
         with self._lock:

@@ -209,17 +209,20 @@ class SessionWorkingMemory:
         ttl_ms = K.seconds_to_ms("ttl_s", self._settings.api_ttl_s if ttl_s is None else ttl_s)
         text = encode_value("value", self._sanitizer.value(value, location=f"L2:{key}"))
         now = self._clock.now()
-        self._backend.set_string(key, encode_envelope(text, now), ttl_ms)
+        self._backend.set_string(key, encode_envelope(text, now, ttl_ms), ttl_ms)
         return WorkingItem(key, json.loads(text), ttl_ms / 1000, now)
 
     def get_api_response(self, endpoint: str, params: Mapping[str, Any]) -> WorkingItem:
         """Read a cached response; ContextMissError when missing or expired."""
         key = K.api_key(self._session_id, endpoint, params)
-        found = self._backend.get_string(key)
-        if found is None:
+        text = self._backend.get_value(key)
+        if text is None:
             raise ContextMissError(key)
-        value, stored_at = decode_envelope(key, found[0])
-        return WorkingItem(key, value, ttl_seconds(found[1]), stored_at)
+        value, stored_at, ttl_ms = decode_envelope(key, text)
+        if ttl_ms is None or stored_at is None:  # written without a TTL record: ask the server
+            return WorkingItem(key, value, ttl_seconds(self._backend.pttl(key)), stored_at)
+        age_s = (self._clock.now() - stored_at).total_seconds()
+        return WorkingItem(key, value, max(0.0, ttl_ms / 1000 - age_s), stored_at)
 
     # -- step plan and results -------------------------------------------------------
     def plan_steps(self, graph: StepGraph) -> StoredPlan:

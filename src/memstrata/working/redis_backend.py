@@ -111,6 +111,17 @@ class RedisBackend:
         with _translated("SET"):
             self._client.set(key, value, px=ttl_ms)
 
+    def get_value(self, key: str) -> str | None:
+        """Plain GET (one round trip, no transaction)."""
+        with _translated("GET"):
+            try:
+                value = self._client.get(key)
+            except redis.ResponseError as exc:
+                if "WRONGTYPE" in str(exc):
+                    return None
+                raise
+        return value if isinstance(value, str) else None
+
     def get_string(self, key: str) -> tuple[str, int] | None:
         """GET + PTTL in MULTI."""
         with _translated("GET"):

@@ -165,17 +165,26 @@ def decode_point(key: str, member: str, score: float) -> SeriesPoint:
     return SeriesPoint(timestamp=score, value=raw["v"])
 
 
-def encode_envelope(value_json: str, stored_at: datetime) -> str:
-    """A string value as stored: the JSON value with its write time."""
-    return f'{{"stored_at":{json.dumps(stored_at.isoformat())},"value":{value_json}}}'
+def encode_envelope(value_json: str, stored_at: datetime, ttl_ms: int | None = None) -> str:
+    """A string value as stored: the JSON value with its write time and TTL.
+
+    Carrying the TTL lets a read be one plain GET (no MULTI with PTTL): the time
+    left is derived from ``stored_at + ttl_ms``; the server still does the expiring.
+    """
+    ttl = "null" if ttl_ms is None else str(int(ttl_ms))
+    stamp = json.dumps(stored_at.isoformat())
+    return f'{{"stored_at":{stamp},"ttl_ms":{ttl},"value":{value_json}}}'
 
 
-def decode_envelope(key: str, text: str) -> tuple[Any, datetime | None]:
-    """Inverse of :func:`encode_envelope`."""
+def decode_envelope(key: str, text: str) -> tuple[Any, datetime | None, int | None]:
+    """Inverse of :func:`encode_envelope`: (value, stored_at, ttl_ms)."""
     raw = decode_value(key, text)
     if not isinstance(raw, dict) or "value" not in raw:
         raise BackendError(f"corrupt envelope stored at {key}")
-    return raw["value"], _parse_time(key, raw.get("stored_at"))
+    ttl = raw.get("ttl_ms")
+    if ttl is not None and (isinstance(ttl, bool) or not isinstance(ttl, int)):
+        raise BackendError(f"corrupt ttl stored at {key}")
+    return raw["value"], _parse_time(key, raw.get("stored_at")), ttl
 
 
 def _parse_time(key: str, text: Any) -> datetime | None:

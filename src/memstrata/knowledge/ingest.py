@@ -1,0 +1,361 @@
+"""The cold path: documents on disk into the ``knowledge`` collection, incrementally.
+
+Each file is read, hashed, parsed, chunked, sanitized and written; the manifest
+remembers, per (tenant, absolute path), the file hash and the point ids of each
+chunk hash. A re-run skips unchanged files by hash, writes only the chunks whose
+hash is new, deletes the points of chunks that disappeared, and deletes every
+chunk of a file that vanished from a re-ingested directory.
+
+Point ids are derived from (tenant, path, chunk hash, occurrence), so a run that
+dies between the store write and the manifest save re-writes the same points on
+the next run instead of leaving duplicates behind.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memstrata.clock import Clock
+from memstrata.errors import MemstrataError, ValidationError
+from memstrata.hashing import sha256_hex
+from memstrata.knowledge.chunking import Chunker
+from memstrata.knowledge.manifest import FileEntry, JsonManifestStore, Manifest, ManifestStore
+from memstrata.knowledge.parsing import DocFormat, format_for_suffix
+from memstrata.longterm.models import KNOWLEDGE
+from memstrata.longterm.store import LongTermStore, NewItem, PayloadSanitizer
+from memstrata.validation import MAX_TEXT_CHARS, check_id
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+KNOWLEDGE_TYPE = "knowledge"
+_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "memstrata:knowledge:chunk")
+_LOCATION = f"L3:{KNOWLEDGE}"
+
+
+@dataclass(frozen=True, slots=True)
+class FileError:
+    """A file that could not be ingested (nothing of it was written or deleted)."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class IngestReport:
+    """What one :meth:`KnowledgeIngestor.ingest` run did.
+
+    ``files_seen`` counts the supported files found; each of them is then added
+    (new), updated (changed), skipped (unchanged) or listed in ``errors``.
+    ``files_removed`` counts files gone since the last run, whose chunks were deleted.
+    """
+
+    files_seen: int = 0
+    files_added: int = 0
+    files_updated: int = 0
+    files_skipped: int = 0
+    files_removed: int = 0
+    chunks_added: int = 0
+    chunks_deleted: int = 0
+    oversized_chunks: int = 0
+    errors: tuple[FileError, ...] = ()
+    duration_s: float = 0.0
+
+
+@dataclass(slots=True)
+class _Tally:
+    # The run's accumulator; frozen into an IngestReport once at the end.
+    seen: int = 0
+    added: int = 0
+    updated: int = 0
+    skipped: int = 0
+    removed: int = 0
+    chunks_added: int = 0
+    chunks_deleted: int = 0
+    oversized: int = 0
+    errors: list[FileError] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    path: str  # absolute: the manifest key
+    source: str  # what the payload shows: relative to the ingest root, or as given
+    fmt: DocFormat
+
+
+class _FileProblem(Exception):
+    """A per-file failure that is reported, never raised to the caller."""
+
+
+def point_id(tenant: str, path: str, content_hash: str, occurrence: int) -> str:
+    """The deterministic point id of the ``occurrence``-th chunk with ``content_hash``."""
+    return str(uuid.uuid5(_ID_NAMESPACE, f"{tenant}\0{path}\0{content_hash}\0{occurrence}"))
+
+
+def decode_document(data: bytes) -> str:
+    """UTF-8 (BOM tolerated) or BOM-marked UTF-16 text; raises ``ValueError`` otherwise."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16")
+    if b"\x00" in data:
+        raise ValueError("binary file (contains NUL bytes)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text (invalid byte at offset {exc.start})") from exc
+
+
+def _is_hidden(name: str) -> bool:
+    return name.startswith(".")
+
+
+@dataclass(frozen=True, slots=True)
+class _Discovery:
+    targets: list[_Target]
+    roots: list[str]  # directories walked (absolute)
+    missing: list[Path]  # given paths that do not exist
+    rejected: list[FileError]  # given files of an unsupported type
+
+
+def _discover(paths: Sequence[Path]) -> _Discovery:
+    """Supported files under ``paths`` (sorted), the directories walked, what was not usable.
+
+    Hidden files and directories (``.git``...) are skipped and symlinked
+    directories are not followed, so a walk cannot loop or wander out of the tree.
+    """
+    targets: dict[str, _Target] = {}
+    roots: list[str] = []
+    missing: list[Path] = []
+    rejected: list[FileError] = []
+    for given in paths:
+        root = os.path.abspath(given)
+        if os.path.isdir(root):
+            roots.append(root)
+            for current, dirs, files in os.walk(root):
+                dirs[:] = sorted(d for d in dirs if not _is_hidden(d))
+                for name in sorted(files):
+                    fmt = format_for_suffix(Path(name).suffix)
+                    full = os.path.join(current, name)
+                    if fmt is not None and not _is_hidden(name) and full not in targets:
+                        source = Path(os.path.relpath(full, root)).as_posix()
+                        targets[full] = _Target(full, source, fmt)
+        elif os.path.isfile(root):
+            fmt = format_for_suffix(Path(root).suffix)
+            if fmt is None:
+                rejected.append(FileError(Path(given).as_posix(), "unsupported file type"))
+                continue
+            targets.setdefault(root, _Target(root, Path(given).as_posix(), fmt))
+        else:
+            missing.append(Path(given))
+    return _Discovery(list(targets.values()), roots, missing, rejected)
+
+
+class KnowledgeIngestor:
+    """Ingests Markdown, HTML and text files into ``knowledge``, incrementally.
+
+    Give either ``manifest_dir`` (the manifest is a JSON file there) or a
+    ``manifest`` store. ``chunker`` defaults to 256-token chunks.
+    """
+
+    def __init__(
+        self,
+        store: LongTermStore,
+        sanitizer: PayloadSanitizer,
+        clock: Clock,
+        *,
+        manifest_dir: Path | None = None,
+        manifest: ManifestStore | None = None,
+        chunker: Chunker | None = None,
+    ) -> None:
+        if (manifest_dir is None) == (manifest is None):
+            raise ValidationError("manifest", "give exactly one of manifest_dir and manifest")
+        self._store = store
+        self._sanitizer = sanitizer
+        self._clock = clock
+        self._manifest: ManifestStore = (
+            manifest if manifest is not None else JsonManifestStore(Path(str(manifest_dir)))
+        )
+        self._chunker = chunker if chunker is not None else Chunker()
+
+    def ingest(
+        self, paths: Sequence[Path], *, tenant: str, progress: Progress | None = None
+    ) -> IngestReport:
+        """Ingest files and directories (walked for .md/.markdown/.html/.htm/.txt).
+
+        A failing file is reported in ``errors`` and leaves its stored chunks as
+        they were; the other files are still ingested.
+        """
+        check_id("tenant", tenant)
+        if isinstance(paths, str | Path) or not paths:
+            raise ValidationError("paths", "must be a non-empty sequence of paths")
+        started = self._clock.monotonic()
+        found = _discover(paths)
+        targets = found.targets
+        tally = _Tally(seen=len(targets), errors=list(found.rejected))
+        manifest = self._manifest.load()
+        try:
+            task = progress.add_task("Ingesting", total=len(targets)) if progress else None
+            for target in targets:
+                if progress is not None and task is not None:
+                    progress.update(task, description=f"Ingesting {target.source}")
+                manifest = self._ingest_file(target, tenant, manifest, tally)
+                if progress is not None and task is not None:
+                    progress.advance(task)
+            seen = {t.path for t in targets}
+            for root in found.roots:
+                for path in manifest.paths_under(tenant, root):
+                    if path not in seen:
+                        manifest = self._remove(tenant, path, manifest, tally)
+            for gone in found.missing:
+                manifest = self._remove_missing(tenant, gone, manifest, tally)
+        finally:
+            # Saved even when a store error escapes, so completed files are not redone.
+            self._manifest.save(manifest)
+        if tally.chunks_added:
+            self._store.optimize()
+        return IngestReport(
+            files_seen=tally.seen,
+            files_added=tally.added,
+            files_updated=tally.updated,
+            files_skipped=tally.skipped,
+            files_removed=tally.removed,
+            chunks_added=tally.chunks_added,
+            chunks_deleted=tally.chunks_deleted,
+            oversized_chunks=tally.oversized,
+            errors=tuple(tally.errors),
+            duration_s=self._clock.monotonic() - started,
+        )
+
+    def _ingest_file(
+        self, target: _Target, tenant: str, manifest: Manifest, tally: _Tally
+    ) -> Manifest:
+        entry = manifest.get(tenant, target.path)
+        try:
+            with open(target.path, "rb") as handle:
+                data = handle.read()
+                mtime = os.fstat(handle.fileno()).st_mtime
+        except OSError as exc:
+            tally.errors.append(FileError(target.source, f"unreadable: {exc.strerror or exc}"))
+            return manifest
+        file_hash = sha256_hex(data)
+        if (
+            entry is not None
+            and entry.file_hash == file_hash
+            and entry.source == target.source
+            and entry.fingerprint == self._chunker.fingerprint
+        ):
+            tally.skipped += 1
+            return manifest
+        try:
+            new_entry, items, stale = self._plan(target, tenant, data, mtime, file_hash, entry)
+            # New chunks first, stale ones after: a failed write leaves the old version whole.
+            if items:
+                self._store.add(KNOWLEDGE, items)
+            if stale:
+                self._store.delete(KNOWLEDGE, stale, tenant=tenant)
+        except (_FileProblem, MemstrataError) as exc:
+            tally.errors.append(FileError(target.source, str(exc)))
+            return manifest
+        if entry is None:
+            tally.added += 1
+        else:
+            tally.updated += 1
+        tally.chunks_added += len(items)
+        tally.chunks_deleted += len(stale)
+        tally.oversized += sum(1 for item in items if item.extra.get("oversized"))
+        return manifest.with_entry(tenant, target.path, new_entry)
+
+    def _plan(
+        self,
+        target: _Target,
+        tenant: str,
+        data: bytes,
+        mtime: float,
+        file_hash: str,
+        entry: FileEntry | None,
+    ) -> tuple[FileEntry, list[NewItem], list[str]]:
+        """The file's new manifest entry, the points to write and the ids to delete."""
+        try:
+            text = decode_document(data)
+        except ValueError as exc:
+            raise _FileProblem(str(exc)) from exc
+        chunks = self._chunker.chunk(text, target.fmt, title=Path(target.path).stem)
+        # A point whose payload source changed is rewritten even if its text did not.
+        reusable = set(entry.all_ids()) if entry and entry.source == target.source else set()
+        ids_by_hash: dict[str, list[str]] = {}
+        items: list[NewItem] = []
+        for chunk in chunks:
+            # Sanitized before hashing and storing: a secret never reaches the store,
+            # and the stored hash is the hash of the stored text.
+            clean = self._sanitizer.text(chunk.text, location=_LOCATION, field="text")
+            if len(clean) > MAX_TEXT_CHARS:
+                raise _FileProblem(
+                    f"chunk {chunk.index} is {len(clean)} chars, over the {MAX_TEXT_CHARS} limit"
+                )
+            content_hash = sha256_hex(clean)
+            same = ids_by_hash.setdefault(content_hash, [])
+            pid = point_id(tenant, target.path, content_hash, len(same))
+            same.append(pid)
+            if pid in reusable:
+                continue
+            section = self._sanitizer.text(chunk.section, location=_LOCATION, field="section")
+            extra: dict[str, str | int | float | bool] = {
+                "section": section,
+                "chunk_index": chunk.index,
+                "content_hash": content_hash,
+                "token_count": chunk.token_count,
+                "modified_at": mtime,
+            }
+            if chunk.oversized:
+                extra["oversized"] = True
+            items.append(
+                NewItem(
+                    text=clean,
+                    tenant=tenant,
+                    type=KNOWLEDGE_TYPE,
+                    source=target.source,
+                    id=pid,
+                    created_at=mtime,
+                    extra=extra,
+                )
+            )
+        kept = {pid for ids in ids_by_hash.values() for pid in ids}
+        stale = [pid for pid in (entry.all_ids() if entry else ()) if pid not in kept]
+        new_entry = FileEntry(
+            file_hash,
+            target.source,
+            self._chunker.fingerprint,
+            {h: tuple(ids) for h, ids in ids_by_hash.items()},
+        )
+        return new_entry, items, stale
+
+    def _remove(self, tenant: str, path: str, manifest: Manifest, tally: _Tally) -> Manifest:
+        entry = manifest.get(tenant, path)
+        if entry is None:
+            return manifest
+        ids = list(entry.all_ids())
+        if ids:
+            self._store.delete(KNOWLEDGE, ids, tenant=tenant)
+        tally.removed += 1
+        tally.chunks_deleted += len(ids)
+        return manifest.without(tenant, path)
+
+    def _remove_missing(
+        self, tenant: str, gone: Path, manifest: Manifest, tally: _Tally
+    ) -> Manifest:
+        # A path given explicitly that no longer exists: forget what it contributed
+        # (a file, or every file of a directory); unknown to the manifest, an error.
+        absolute = os.path.abspath(gone)
+        known = [absolute] if manifest.get(tenant, absolute) else []
+        known += list(manifest.paths_under(tenant, absolute))
+        if not known:
+            tally.errors.append(FileError(gone.as_posix(), "no such file or directory"))
+            return manifest
+        for path in known:
+            manifest = self._remove(tenant, path, manifest, tally)
+        return manifest
+

@@ -1,0 +1,168 @@
+"""Pure mapping between :class:`MemoryUnit` and L3 points of ``memories``.
+
+Every unit field is a flat payload field (timestamps twice: ISO for people,
+epoch seconds for range filters), plus ``slot`` (a stable string of the
+normalized (user, subject, attribute)), ``content_hash``, ``kind`` and
+``active``. The payload ``type`` is the unit's kind while it is active and
+``history`` otherwise, so a plain hybrid search with ``types=("fact", "event")``
+never sees superseded versions: the engine filters them, not Python.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from memstrata.errors import ValidationError
+from memstrata.hashing import sha256_hex
+from memstrata.longterm.store import NewItem
+from memstrata.memory.units import MemoryUnit, UnitSource
+
+TYPE_HISTORY = "history"
+"""Payload ``type`` of every unit that is not active (superseded, older, closed)."""
+TYPE_PENDING = "pending"
+"""Payload ``type`` of a point written before its version was committed."""
+ACTIVE_TYPES: tuple[str, ...] = ("fact", "event")
+
+_ID_NAMESPACE = uuid.UUID("5b0b7f8e-3c1a-4f43-9a55-0c2f1d6e8a11")
+
+
+def slot_string(tenant: str, slot: tuple[str, str, str]) -> str:
+    """The slot key stored in payloads: stable, short, safe for exact filters."""
+    return sha256_hex([tenant, *slot])[:40]
+
+
+def unit_id(unit: MemoryUnit) -> str:
+    """The unit's own id, or one derived from what and when it observed.
+
+    Derived ids make writes idempotent (an at-least-once queue replaying a write
+    finds the point already there) and make two stores fed the same input hold
+    the same ids, which consolidation's determinism relies on.
+    """
+    if unit.id is not None:
+        return unit.id
+    key = "|".join(
+        [
+            unit.content_hash,
+            unit.valid_from.isoformat(),
+            unit.observed_at.isoformat(),
+            ",".join(unit.derived_from),
+        ]
+    )
+    return str(uuid.uuid5(_ID_NAMESPACE, key))
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _ts(value: datetime | None) -> float | None:
+    return None if value is None else value.timestamp()
+
+
+def to_payload(unit: MemoryUnit, *, pending: bool = False) -> dict[str, Any]:
+    """The payload fields of ``unit`` (the facade adds tenant, user, type, text)."""
+    source = unit.source
+    return {
+        "subject": unit.subject,
+        "attribute": unit.attribute,
+        "value": unit.value,
+        "kind": unit.kind,
+        "session_id": source.session_id,
+        "turn_id": source.turn_id,
+        "document_id": source.document_id,
+        "confidence": source.confidence,
+        "observed_at": _iso(unit.observed_at),
+        "observed_at_ts": _ts(unit.observed_at),
+        "valid_from": _iso(unit.valid_from),
+        "valid_from_ts": _ts(unit.valid_from),
+        "valid_to": _iso(unit.valid_to),
+        "valid_to_ts": _ts(unit.valid_to),
+        "version": unit.version,
+        "active": unit.active and not pending,
+        "pending": pending,
+        "importance": unit.importance,
+        "pinned": unit.pinned,
+        "last_accessed": _iso(unit.last_accessed),
+        "access_count": unit.access_count,
+        "extras": json.dumps([list(p) for p in unit.extras], ensure_ascii=False),
+        "derived_from": json.dumps(list(unit.derived_from)),
+        "summary": unit.is_summary,
+        "slot": slot_string(source.tenant, unit.slot),
+        "content_hash": unit.content_hash,
+    }
+
+
+def point_type(unit: MemoryUnit, *, pending: bool = False) -> str:
+    """``fact`` / ``event`` while active, ``history`` or ``pending`` otherwise."""
+    if pending:
+        return TYPE_PENDING
+    return unit.kind if unit.active else TYPE_HISTORY
+
+
+def to_item(unit: MemoryUnit, *, pending: bool = False) -> NewItem:
+    """The L3 item of ``unit`` (its id must be set: see :func:`unit_id`)."""
+    if unit.id is None:
+        raise ValidationError("id", "a stored unit needs an id")
+    return NewItem(
+        text=unit.text,
+        tenant=unit.source.tenant,
+        user=unit.source.user,
+        type=point_type(unit, pending=pending),
+        source=unit.source.label,
+        id=unit.id,
+        created_at=unit.observed_at.timestamp(),
+        extra=to_payload(unit, pending=pending),
+    )
+
+
+def _dt(payload: Mapping[str, Any], key: str) -> datetime | None:
+    value = payload.get(key)
+    return None if value is None else datetime.fromisoformat(str(value))
+
+
+def _required_dt(payload: Mapping[str, Any], key: str) -> datetime:
+    value = _dt(payload, key)
+    if value is None:
+        raise ValidationError(key, "missing from the stored payload")
+    return value
+
+
+def from_payload(point_id: str, payload: Mapping[str, Any]) -> MemoryUnit:
+    """Rebuild the unit stored under ``point_id`` (validated like any new unit)."""
+    source = UnitSource(
+        tenant=str(payload["tenant"]),
+        user=str(payload["user"]),
+        session_id=payload.get("session_id"),
+        turn_id=payload.get("turn_id"),
+        document_id=payload.get("document_id"),
+        confidence=float(payload.get("confidence", 1.0)),
+    )
+    extras = tuple(tuple(pair) for pair in json.loads(str(payload.get("extras") or "[]")))
+    return MemoryUnit(
+        subject=str(payload["subject"]),
+        attribute=str(payload["attribute"]),
+        value=str(payload["value"]),
+        kind=payload["kind"],
+        source=source,
+        observed_at=_required_dt(payload, "observed_at"),
+        valid_from=_required_dt(payload, "valid_from"),
+        valid_to=_dt(payload, "valid_to"),
+        version=int(payload.get("version", 1)),
+        active=bool(payload.get("active", False)),
+        importance=float(payload.get("importance", 0.5)),
+        pinned=bool(payload.get("pinned", False)),
+        last_accessed=_dt(payload, "last_accessed"),
+        access_count=int(payload.get("access_count", 0)),
+        id=point_id,
+        extras=extras,  # type: ignore[arg-type]  # pairs checked by MemoryUnit
+        derived_from=tuple(json.loads(str(payload.get("derived_from") or "[]"))),
+    )
+
+
+def is_pending(payload: Mapping[str, Any]) -> bool:
+    """True for a point whose version was never committed (or not yet)."""
+    return bool(payload.get("pending", False))

@@ -1,0 +1,393 @@
+"""The consumer side of the long-term write pipeline: queue entries in, memory units out.
+
+:class:`IngestHandler` is the :class:`~memstrata.ingest.Handler` a
+:class:`~memstrata.ingest.QueueWorker` calls with a batch of entries. Per entry:
+
+* ``turn`` (from ``engine.observe``): worth-remembering filter, then the extractor,
+  then ``Candidate.to_unit``;
+* ``note`` (free text from ``engine.queue_memory``): the extractor without the filter
+  (the caller asked for it to be kept); text with no recognizable fact becomes a
+  ``note`` event so nothing the caller asked for is silently dropped;
+* ``unit`` (a structured :class:`MemoryUnit` from ``engine.queue_memory``): decoded as is.
+
+The units of the whole batch are embedded in one call (the embedder is the bound of
+the pipeline; one call per unit would waste most of its batching), then written one
+by one through the memory store, which versions and dedupes them.
+
+Failure policy, which the queue's at-least-once delivery relies on:
+
+* an entry that cannot be decoded, or whose extraction fails (LLM endpoint down or
+  answering garbage), is logged by ids and error type - never its text - and counted;
+  the entry is then acknowledged without writing anything, so a corrupted unit can
+  never reach L3 and one bad turn cannot block the queue;
+* a store failure raises, so the worker leaves the entry pending and retries it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from memstrata.embed.protocol import Embedder
+from memstrata.errors import ValidationError
+from memstrata.extract.errors import ExtractionError
+from memstrata.extract.filter import WorthFilter
+from memstrata.extract.models import ROLES, Candidate, Role, Turn
+from memstrata.extract.protocol import Extractor
+from memstrata.extract.rules import RuleExtractor
+from memstrata.hashing import sha256_hex
+from memstrata.ingest.entries import JSON, QueueEntry
+from memstrata.memory.units import MAX_VALUE_CHARS, UNIT_KINDS, MemoryUnit, UnitKind, UnitSource
+
+logger = logging.getLogger("memstrata.memory.handler")
+
+KIND_TURN = "turn"
+KIND_NOTE = "note"
+KIND_UNIT = "unit"
+ENTRY_KINDS: frozenset[str] = frozenset({KIND_TURN, KIND_NOTE, KIND_UNIT})
+NOTE_SUBJECT = "user"
+NOTE_ATTRIBUTE = "note"
+# Entries whose units were prepared but not yet written (a failed store write) are
+# kept so a retry neither re-asks an LLM nor trips the filter's repeat detection.
+MAX_PREPARED = 4096
+
+
+class UnitWriter(Protocol):
+    """The memory-store role the handler needs (``memstrata.memory.store.MemoryStore``)."""
+
+    def write(self, unit: MemoryUnit) -> object:
+        """Version, dedupe and store ``unit``; durable when this returns."""
+        ...
+
+
+# --- payload codecs (pure; the producer side uses the encoders) ----------------------
+
+
+def _iso(value: datetime) -> str:
+    return value.isoformat()
+
+
+def _when(payload: Mapping[str, Any], key: str) -> datetime:
+    raw = payload.get(key)
+    if not isinstance(raw, str):
+        raise ValidationError(key, "must be an ISO-8601 timestamp")
+    try:
+        return datetime.fromisoformat(raw)
+    except ValueError as exc:
+        raise ValidationError(key, "is not an ISO-8601 timestamp") from exc
+
+
+def _string(payload: Mapping[str, Any], key: str) -> str:
+    value = payload.get(key)
+    if not isinstance(value, str):
+        raise ValidationError(key, "must be a string")
+    return value
+
+
+def _optional_string(payload: Mapping[str, Any], key: str) -> str | None:
+    value = payload.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValidationError(key, "must be a string or null")
+    return value
+
+
+def _role(value: str) -> Role:
+    if value not in ROLES:
+        raise ValidationError("role", f"must be one of {sorted(ROLES)}")
+    role: Role = value  # type: ignore[assignment]  # narrowed by the membership check
+    return role
+
+
+def _kind(value: str) -> UnitKind:
+    if value not in UNIT_KINDS:
+        raise ValidationError("kind", f"must be one of {sorted(UNIT_KINDS)}")
+    kind: UnitKind = value  # type: ignore[assignment]  # narrowed by the membership check
+    return kind
+
+
+def turn_payload(turn: Turn) -> dict[str, JSON]:
+    """The queue payload of an observed turn (its text already sanitized)."""
+    return {
+        "tenant": turn.tenant,
+        "user": turn.user,
+        "session_id": turn.session_id,
+        "turn_id": turn.turn_id,
+        "role": turn.role,
+        "text": turn.text,
+        "observed_at": _iso(turn.observed_at),
+    }
+
+
+def turn_from_payload(payload: Mapping[str, Any]) -> Turn:
+    """Rebuild a :class:`Turn`; ValidationError names the bad field."""
+    return Turn(
+        text=_string(payload, "text"),
+        role=_role(_string(payload, "role")),
+        tenant=_string(payload, "tenant"),
+        user=_string(payload, "user"),
+        session_id=_string(payload, "session_id"),
+        turn_id=_string(payload, "turn_id"),
+        observed_at=_when(payload, "observed_at"),
+    )
+
+
+def note_payload(tenant: str, user: str, text: str, observed_at: datetime) -> dict[str, JSON]:
+    """The queue payload of a free-text memory written directly (no filter)."""
+    return {"tenant": tenant, "user": user, "text": text, "observed_at": _iso(observed_at)}
+
+
+def note_turn(payload: Mapping[str, Any]) -> Turn:
+    """A direct note read as a user turn, so the same extractor handles it.
+
+    Its turn id is derived from the content, so a replayed note is the same turn.
+    """
+    text = _string(payload, "text")
+    tenant, user = _string(payload, "tenant"), _string(payload, "user")
+    observed_at = _when(payload, "observed_at")
+    digest = sha256_hex([tenant, user, text, _iso(observed_at)])[:16]
+    return Turn(
+        text=text,
+        role="user",
+        tenant=tenant,
+        user=user,
+        session_id="direct",
+        turn_id=f"n{digest}",
+        observed_at=observed_at,
+    )
+
+
+def unit_payload(unit: MemoryUnit) -> dict[str, JSON]:
+    """The queue payload of a structured unit written directly.
+
+    Only what a new unit may carry travels: version, active flag, validity end and
+    access stats belong to the store, which assigns them when it versions the unit.
+    """
+    source = unit.source
+    return {
+        "subject": unit.subject,
+        "attribute": unit.attribute,
+        "value": unit.value,
+        "kind": unit.kind,
+        "tenant": source.tenant,
+        "user": source.user,
+        "session_id": source.session_id,
+        "turn_id": source.turn_id,
+        "document_id": source.document_id,
+        "confidence": source.confidence,
+        "observed_at": _iso(unit.observed_at),
+        "valid_from": _iso(unit.valid_from),
+        "importance": unit.importance,
+        "pinned": unit.pinned,
+        "extras": [[label, value] for label, value in unit.extras],
+    }
+
+
+def _number(payload: Mapping[str, Any], key: str) -> float:
+    value = payload.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(key, "must be a number")
+    return float(value)
+
+
+def unit_from_payload(payload: Mapping[str, Any]) -> MemoryUnit:
+    """Rebuild a unit from :func:`unit_payload`; ValidationError names the bad field."""
+    raw_extras = payload.get("extras", ())
+    if not isinstance(raw_extras, Sequence) or isinstance(raw_extras, str):
+        raise ValidationError("extras", "must be a list of [label, value] pairs")
+    extras: list[tuple[str, str]] = []
+    for index, pair in enumerate(raw_extras):
+        if not (
+            isinstance(pair, Sequence)
+            and len(pair) == 2
+            and all(isinstance(part, str) for part in pair)
+        ):
+            raise ValidationError(f"extras[{index}]", "must be a [label, value] pair")
+        extras.append((str(pair[0]), str(pair[1])))
+    pinned = payload.get("pinned", False)
+    if not isinstance(pinned, bool):
+        raise ValidationError("pinned", "must be a boolean")
+    source = UnitSource(
+        tenant=_string(payload, "tenant"),
+        user=_string(payload, "user"),
+        session_id=_optional_string(payload, "session_id"),
+        turn_id=_optional_string(payload, "turn_id"),
+        document_id=_optional_string(payload, "document_id"),
+        confidence=_number(payload, "confidence"),
+    )
+    return MemoryUnit(
+        subject=_string(payload, "subject"),
+        attribute=_string(payload, "attribute"),
+        value=_string(payload, "value"),
+        kind=_kind(_string(payload, "kind")),
+        source=source,
+        observed_at=_when(payload, "observed_at"),
+        valid_from=_when(payload, "valid_from"),
+        importance=_number(payload, "importance"),
+        pinned=pinned,
+        extras=tuple(extras),
+    )
+
+
+def note_unit(turn: Turn) -> MemoryUnit:
+    """The fallback unit of a direct note the extractor found nothing in."""
+    candidate = Candidate(
+        subject=NOTE_SUBJECT,
+        attribute=NOTE_ATTRIBUTE,
+        value=turn.text[:MAX_VALUE_CHARS].strip() or turn.text.strip()[:MAX_VALUE_CHARS],
+        kind="event",
+        confidence=1.0,
+        importance=0.5,
+    )
+    return candidate.to_unit(turn)
+
+
+# --- the handler ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerStats:
+    """What the handler did since it started (a snapshot; counters only, no content)."""
+
+    entries: int = 0
+    turns_kept: int = 0
+    dropped: Mapping[str, int] = field(default_factory=dict)
+    """Turns the worth-remembering filter dropped, by reason."""
+    extraction_failures: int = 0
+    invalid_entries: int = 0
+    units_written: int = 0
+    store_failures: int = 0
+
+
+class IngestHandler:
+    """Filter, extract, embed in one batch and write; see the module docstring.
+
+    ``embedder`` (optional) should be the embedder the store uses, wrapped in a
+    :class:`~memstrata.embed.cache.CachedEmbedder`: the handler embeds every unit text
+    of a batch in one call, and the store's per-unit embeds then hit the cache.
+    Thread-safe: the engine's worker thread calls it while producers keep enqueueing.
+    """
+
+    def __init__(
+        self,
+        store: UnitWriter,
+        *,
+        extractor: Extractor | None = None,
+        worth: WorthFilter | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self._store = store
+        self._extractor: Extractor = extractor or RuleExtractor()
+        self._worth = worth or WorthFilter()
+        self._embedder = embedder
+        self._lock = threading.Lock()
+        self._prepared: OrderedDict[str, tuple[MemoryUnit, ...]] = OrderedDict()
+        self._counts: Counter[str] = Counter()
+        self._dropped: Counter[str] = Counter()
+
+    @property
+    def extractor(self) -> Extractor:
+        """The extractor in use (rule-based unless configured otherwise)."""
+        return self._extractor
+
+    def stats(self) -> HandlerStats:
+        """Counters since start."""
+        with self._lock:
+            counts, dropped = dict(self._counts), dict(self._dropped)
+        return HandlerStats(
+            entries=counts.get("entries", 0),
+            turns_kept=counts.get("turns_kept", 0),
+            dropped=dropped,
+            extraction_failures=counts.get("extraction_failures", 0),
+            invalid_entries=counts.get("invalid_entries", 0),
+            units_written=counts.get("units_written", 0),
+            store_failures=counts.get("store_failures", 0),
+        )
+
+    def _count(self, name: str, n: int = 1) -> None:
+        with self._lock:
+            self._counts[name] += n
+
+    def __call__(self, entries: Sequence[QueueEntry], /) -> None:
+        """Handle one batch; raises only when the store failed (the batch is retried)."""
+        self._count("entries", len(entries))
+        plan = [(entry, self._units_of(entry)) for entry in entries]
+        units = [unit for _, batch in plan for unit in batch]
+        if units and self._embedder is not None:
+            # One model call for the batch; the store's own embeds are cache hits.
+            self._embedder.embed([unit.text for unit in units])
+        for entry, batch in plan:
+            try:
+                for unit in batch:
+                    self._store.write(unit)
+            except Exception:
+                self._count("store_failures")
+                raise
+            self._count("units_written", len(batch))
+            with self._lock:
+                self._prepared.pop(entry.content_hash, None)
+
+    def _units_of(self, entry: QueueEntry) -> tuple[MemoryUnit, ...]:
+        with self._lock:
+            ready = self._prepared.get(entry.content_hash)
+        if ready is not None:
+            return ready  # a retry after a store failure: same units, no second filter pass
+        units = self._prepare(entry)
+        if units:
+            with self._lock:
+                self._prepared[entry.content_hash] = units
+                while len(self._prepared) > MAX_PREPARED:
+                    self._prepared.popitem(last=False)
+        return units
+
+    def _prepare(self, entry: QueueEntry) -> tuple[MemoryUnit, ...]:
+        try:
+            if entry.kind == KIND_UNIT:
+                return (unit_from_payload(entry.payload),)
+            if entry.kind == KIND_NOTE:
+                turn = note_turn(entry.payload)
+            elif entry.kind == KIND_TURN:
+                turn = turn_from_payload(entry.payload)
+                verdict = self._worth.worth_remembering(turn)
+                if not verdict.keep:
+                    with self._lock:
+                        self._dropped[verdict.reason or "unknown"] += 1
+                    return ()
+                self._count("turns_kept")
+            else:
+                raise ValidationError("kind", f"must be one of {sorted(ENTRY_KINDS)}")
+        except ValidationError as exc:
+            # The field name is safe to log; the reason may quote the value.
+            logger.warning(
+                "ingest: invalid %s entry %s (field %s); acknowledged without a write",
+                entry.kind,
+                entry.entry_id,
+                exc.field,
+            )
+            self._count("invalid_entries")
+            return ()
+        return self._extract(entry, turn)
+
+    def _extract(self, entry: QueueEntry, turn: Turn) -> tuple[MemoryUnit, ...]:
+        try:
+            candidates = self._extractor.extract(turn)
+            units = tuple(candidate.to_unit(turn) for candidate in candidates)
+        except (ExtractionError, ValidationError) as exc:
+            # Never the text or the exception message (either may quote the turn).
+            logger.warning(
+                "ingest: extraction failed for entry %s (session %s, turn %s): %s; "
+                "acknowledged without a write",
+                entry.entry_id,
+                turn.session_id,
+                turn.turn_id,
+                type(exc).__name__,
+            )
+            self._count("extraction_failures")
+            return ()
+        if not units and entry.kind == KIND_NOTE:
+            return (note_unit(turn),)
+        return units

@@ -1,0 +1,87 @@
+"""Redis I/O of the slot records (the layout and rules are in ``versioning``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import redis.exceptions as rexc
+
+from memstrata.errors import BackendError, BackendUnavailableError
+from memstrata.memory.versioning import CAS_SCRIPT, SlotState, active_fields, slot_key, tenants_key
+
+_UNAVAILABLE = (rexc.ConnectionError, rexc.TimeoutError)
+_CLEAR_ATTEMPTS = 1000
+
+
+@contextmanager
+def _translated(operation: str) -> Iterator[None]:
+    """redis-py failures become memstrata's backend errors."""
+    try:
+        yield
+    except _UNAVAILABLE as exc:
+        raise BackendUnavailableError(f"redis {operation}: {exc}") from exc
+    except rexc.RedisError as exc:
+        raise BackendError(f"redis {operation}: {exc}") from exc
+
+
+class SlotRecords:
+    """Reads and compare-and-swaps slot records on a Redis server or cluster."""
+
+    def __init__(self, client: Any, prefix: str) -> None:
+        self._client = client
+        self._prefix = prefix
+        # A registered script runs by SHA and reloads itself after a server restart.
+        self._cas = client.register_script(CAS_SCRIPT)
+
+    def key(self, tenant: str, user: str, slot: str) -> str:
+        """The Redis key of a slot record."""
+        return slot_key(self._prefix, tenant, user, slot)
+
+    def read(self, tenant: str, user: str, slot: str) -> SlotState:
+        """The current record (``rev`` 0 when none exists)."""
+        with _translated("HGETALL"):
+            raw: Mapping[Any, Any] = self._client.hgetall(self.key(tenant, user, slot))
+        return SlotState.parse(raw)
+
+    def swap(
+        self, tenant: str, user: str, slot: str, expected_rev: int, fields: Mapping[str, str]
+    ) -> bool:
+        """Apply ``fields`` (empty value: delete) iff ``rev`` is still ``expected_rev``."""
+        args: list[str] = [str(expected_rev)]
+        for name, value in fields.items():
+            args.extend((name, value))
+        with _translated("EVALSHA"):
+            return bool(self._cas(keys=[self.key(tenant, user, slot)], args=args))
+
+    def clear_active(self, tenant: str, user: str, slot: str, point_id: str) -> bool:
+        """Drop ``point_id`` as the slot's active version (if it still is); True if done."""
+        for _ in range(_CLEAR_ATTEMPTS):
+            state = self.read(tenant, user, slot)
+            if state.active_id != point_id:
+                return False
+            if self.swap(tenant, user, slot, state.rev, active_fields(None)):
+                return True
+        raise BackendError(f"memory slot {slot}: could not clear the active version")
+
+    def set_active_if_empty(self, tenant: str, user: str, slot: str, fields: Mapping[str, str]) -> bool:
+        """Make a restored unit active unless the slot already has an active version."""
+        for _ in range(_CLEAR_ATTEMPTS):
+            state = self.read(tenant, user, slot)
+            if state.active_id:
+                return False
+            if self.swap(tenant, user, slot, state.rev, fields):
+                return True
+        raise BackendError(f"memory slot {slot}: could not restore the active version")
+
+    def register_tenant(self, tenant: str) -> None:
+        """Remember that ``tenant`` has memories (consolidation walks the set)."""
+        with _translated("SADD"):
+            self._client.sadd(tenants_key(self._prefix), tenant)
+
+    def tenants(self) -> tuple[str, ...]:
+        """Every registered tenant, sorted (deterministic consolidation order)."""
+        with _translated("SMEMBERS"):
+            members = self._client.smembers(tenants_key(self._prefix))
+        return tuple(sorted(m.decode() if isinstance(m, bytes) else str(m) for m in members))

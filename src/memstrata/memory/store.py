@@ -1,0 +1,419 @@
+"""MemoryStore: versioned, deduplicated long-term memory over L3 and a Redis slot record.
+
+Reads of "the current value" never use vector search: the active version of a
+slot is found by an exact payload filter and checked against the Redis slot
+record (see :mod:`memstrata.memory.versioning`), which decides ties and repairs
+what a crash between the Redis commit and the L3 write left behind.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memstrata.clock import Clock
+from memstrata.errors import ConflictError, NotFoundError, ValidationError
+from memstrata.longterm.models import MEMORIES, Filter
+from memstrata.longterm.store import LongTermStore, NewItem
+from memstrata.memory.codec import (
+    ACTIVE_TYPES,
+    from_payload,
+    is_pending,
+    slot_string,
+    to_item,
+    unit_id,
+)
+from memstrata.memory.forgetting import bumped_importance
+from memstrata.memory.settings import MemorySettings
+from memstrata.memory.slots import SlotRecords
+from memstrata.memory.units import MemoryUnit
+from memstrata.memory.versioning import (
+    Decision,
+    SlotState,
+    WriteAction,
+    active_fields,
+    decide,
+    older_valid_to,
+    version_at,
+)
+from memstrata.validation import check_id, check_positive_int
+
+if TYPE_CHECKING:
+    from memstrata.memory.consolidate import ConsolidationReport
+
+Vector = NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOutcome:
+    """What :meth:`MemoryStore.write` did: the action, the unit it concerns, its version."""
+
+    action: WriteAction
+    unit_id: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHit:
+    """A search result: the unit, its fused score and dense cosine to the query."""
+
+    unit: MemoryUnit
+    score: float
+    cosine: float
+
+
+class MemoryStore:
+    """Long-term memory that stays correct over months (seed 003 §2.3, §6.1)."""
+
+    def __init__(
+        self,
+        longterm: LongTermStore,
+        redis_client: Any,
+        clock: Clock,
+        *,
+        settings: MemorySettings | None = None,
+    ) -> None:
+        self._lt = longterm
+        self._clock = clock
+        self._settings = settings or MemorySettings()
+        self._slots = SlotRecords(redis_client, self._settings.redis_prefix)
+        # Jitter only spreads retries; a seeded generator keeps runs reproducible.
+        self._rng = random.Random(0)
+
+    @property
+    def settings(self) -> MemorySettings:
+        """The settings this store runs with."""
+        return self._settings
+
+    @property
+    def longterm(self) -> LongTermStore:
+        """The L3 facade (consolidation and maintenance tools)."""
+        return self._lt
+
+    @property
+    def slots(self) -> SlotRecords:
+        """The Redis slot records (consolidation and maintenance tools)."""
+        return self._slots
+
+    @property
+    def clock(self) -> Clock:
+        """The injected clock."""
+        return self._clock
+
+    # --- writes ------------------------------------------------------------------
+
+    def write(self, unit: MemoryUnit, *, merge: bool = False) -> WriteOutcome:
+        """Store ``unit``: insert, supersede, merge, dedupe, or keep an older one as history.
+
+        The store owns ``version``, ``active`` and ``valid_to``; the unit's values for
+        them are ignored. Raises ``ConflictError`` only when
+        ``settings.max_write_attempts`` optimistic commits all lost.
+        """
+        if not isinstance(unit, MemoryUnit):
+            raise ValidationError("unit", f"must be a MemoryUnit, got {type(unit).__name__}")
+        if not isinstance(merge, bool):
+            raise ValidationError("merge", "must be a bool")
+        unit = replace(unit, id=unit_id(unit), version=1, active=True, valid_to=None)
+        assert unit.id is not None
+        self._slots.register_tenant(unit.source.tenant)
+        if unit.kind == "event":
+            return self._write_event(unit)
+        return self._write_fact(unit, merge)
+
+    def _write_event(self, unit: MemoryUnit) -> WriteOutcome:
+        # Events never supersede each other: the same event twice is one event.
+        same = self._find(unit.source.tenant, unit.source.user, content_hash=unit.content_hash)
+        if same:
+            kept = self._touch(same[0], unit)
+            return WriteOutcome("deduplicated", kept.id or "", kept.version)
+        self._lt.add(MEMORIES, [_item(unit)])
+        return WriteOutcome("inserted", unit.id or "", 1)
+
+    def _write_fact(self, unit: MemoryUnit, merge: bool) -> WriteOutcome:
+        tenant, user = unit.source.tenant, unit.source.user
+        slot = slot_string(tenant, unit.slot)
+        assert unit.id is not None
+        state = self._slots.read(tenant, user, slot)
+        if state.active_id and state.active_hash == unit.content_hash:
+            # Exact duplicate of the active version: no embedding, no new point.
+            kept = self._touch_id(tenant, state.active_id, unit)
+            if kept is not None:
+                return WriteOutcome("deduplicated", state.active_id, kept.version)
+        existing = self._lt.get(MEMORIES, [unit.id], tenant=tenant)
+        if existing and not is_pending(existing[0].payload):
+            # A replay of an observation already stored (at-least-once delivery).
+            stored = from_payload(existing[0].id, existing[0].payload)
+            return WriteOutcome("deduplicated", unit.id, stored.version)
+        # Written before the commit so its vector exists for the near-duplicate test
+        # and a crash after the commit leaves a point that repair can finalize.
+        self._lt.add(MEMORIES, [_item(unit, pending=True)])
+        vector = self._vectors(tenant, [unit.id])[unit.id]
+        for attempt in range(self._settings.max_write_attempts):
+            state = self._slots.read(tenant, user, slot)
+            if state.rev == 0:
+                state = self.rebuild_slot(tenant, user, slot)
+            active, active_vec = self._load_active(tenant, state)
+            cosine = None if active_vec is None else float(np.dot(vector, active_vec))
+            decision = decide(
+                unit, active, cosine=cosine, merge=merge, settings=self._settings
+            )
+            if decision.final is None:
+                self._lt.delete(MEMORIES, [unit.id], tenant=tenant)
+                assert active is not None
+                kept = self._touch(active, unit)
+                return WriteOutcome("deduplicated", kept.id or "", kept.version)
+            final = replace(decision.final, version=state.version + 1)
+            if decision.action == "ignored_older":
+                later = [u.valid_from for u in self.history(tenant, user, unit.subject, unit.attribute)]
+                end = older_valid_to(final.valid_from, later)
+                final = replace(final, valid_to=end)
+            fields = {"version": str(final.version), f"v:{final.version}": unit.id}
+            if decision.becomes_active:
+                fields.update(active_fields(final))
+            if self._slots.swap(tenant, user, slot, state.rev, fields):
+                self._apply(decision, final, vector, active, active_vec)
+                return WriteOutcome(decision.action, unit.id, final.version)
+            self._backoff(attempt)
+        self._lt.delete(MEMORIES, [unit.id], tenant=tenant)
+        raise ConflictError(
+            f"memory slot {slot}: {self._settings.max_write_attempts} commits lost to "
+            "concurrent writers"
+        )
+
+    def _apply(
+        self,
+        decision: Decision,
+        final: MemoryUnit,
+        vector: Vector,
+        active: MemoryUnit | None,
+        active_vec: Vector | None,
+    ) -> None:
+        """Bring L3 in line with a committed decision (the commit already won)."""
+        if decision.action == "merged":
+            self._lt.add(MEMORIES, [_item(final)])  # new text: embed it again
+        else:
+            self.put([final], [vector])
+        if decision.becomes_active and active is not None and active_vec is not None:
+            self.put([active.superseded(final.valid_from)], [active_vec])
+
+    def _backoff(self, attempt: int) -> None:
+        ceiling = min(self._settings.retry_backoff_max_s, 0.0005 * 2 ** min(attempt, 10))
+        time.sleep(self._rng.uniform(0, ceiling))
+
+    def _touch(self, stored: MemoryUnit, seen: MemoryUnit | None = None) -> MemoryUnit:
+        """Record a use (or a repeated observation) of ``stored``."""
+        assert stored.id is not None
+        step = self._settings.access_importance_step
+        importance = bumped_importance(stored.importance, step=step)
+        if seen is not None:
+            importance = max(importance, seen.importance)
+        bumped = replace(stored.accessed(self._clock.now()), importance=importance)
+        vec = self._vectors(stored.source.tenant, [stored.id]).get(stored.id)
+        if vec is not None:
+            self.put([bumped], [vec])
+        return bumped
+
+    def _touch_id(self, tenant: str, point_id: str, seen: MemoryUnit) -> MemoryUnit | None:
+        found = self.get(tenant, [point_id])
+        return self._touch(found[0], seen) if found else None
+
+    def record_access(self, tenant: str, ids: Sequence[str]) -> tuple[MemoryUnit, ...]:
+        """Mark units as used now: access stats up, importance up a little."""
+        return tuple(self._touch(u) for u in self.get(tenant, ids))
+
+    def invalidate(self, tenant: str, point_id: str) -> MemoryUnit:
+        """Close a unit found wrong (a correction): no longer active, moved cold later."""
+        found = self.get(tenant, [point_id])
+        if not found:
+            raise NotFoundError(f"memory {point_id} of tenant {tenant}")
+        unit = found[0]
+        now = self._clock.now()
+        if unit.kind == "fact" and unit.active:
+            slot = slot_string(tenant, unit.slot)
+            self._slots.clear_active(tenant, unit.source.user, slot, point_id)
+        closed = replace(unit, active=False, valid_to=max(now, unit.valid_from))
+        vec = self._vectors(tenant, [point_id])[point_id]
+        self.put([closed], [vec], invalidated=True)
+        return closed
+
+    # --- reads -------------------------------------------------------------------
+
+    def get(self, tenant: str, ids: Sequence[str]) -> list[MemoryUnit]:
+        """Stored (committed) units among ``ids``, in their order."""
+        records = self._lt.get(MEMORIES, ids, tenant=tenant)
+        return [from_payload(r.id, r.payload) for r in records if not is_pending(r.payload)]
+
+    def active_fact(
+        self, tenant: str, user: str, subject: str, attribute: str
+    ) -> MemoryUnit | None:
+        """The one active version of a slot, by exact payload filter (no vector search)."""
+        slot = self._slot(tenant, user, subject, attribute)
+        state = self._slots.read(tenant, user, slot)
+        if state.rev == 0:
+            state = self.rebuild_slot(tenant, user, slot)
+        flagged = self._find(tenant, user, slot=slot, active=True)
+        if [u.id for u in flagged] != ([state.active_id] if state.active_id else []):
+            self.repair_slot(tenant, user, slot)
+            flagged = self._find(tenant, user, slot=slot, active=True)
+        return flagged[0] if flagged else None
+
+    def history(
+        self, tenant: str, user: str, subject: str, attribute: str
+    ) -> tuple[MemoryUnit, ...]:
+        """Every committed version of a slot in ``memories``, oldest version first."""
+        slot = self._slot(tenant, user, subject, attribute)
+        units = self._find(tenant, user, slot=slot)
+        return tuple(sorted(units, key=lambda u: (u.version, u.valid_from)))
+
+    def as_of(
+        self, tenant: str, user: str, subject: str, attribute: str, at: datetime
+    ) -> MemoryUnit | None:
+        """The version whose ``[valid_from, valid_to)`` contains ``at``."""
+        if not isinstance(at, datetime) or at.tzinfo is None:
+            raise ValidationError("at", "must be a timezone-aware datetime")
+        return version_at(self.history(tenant, user, subject, attribute), at)
+
+    def search(
+        self,
+        tenant: str,
+        user: str,
+        query: str,
+        *,
+        k: int = 10,
+        kinds: Sequence[str] = ACTIVE_TYPES,
+    ) -> list[MemoryHit]:
+        """Hybrid search over active units only (history is filtered in the engine)."""
+        check_positive_int("k", k)
+        kinds = tuple(kinds)
+        if not kinds or any(kind not in ACTIVE_TYPES for kind in kinds):
+            raise ValidationError("kinds", f"must be a non-empty subset of {ACTIVE_TYPES}")
+        hits = self._lt.search(MEMORIES, query, tenant=tenant, user=user, types=kinds, k=k)
+        out: list[MemoryHit] = []
+        for hit in hits:
+            unit = from_payload(hit.id, hit.payload)
+            if unit.kind == "fact":
+                slot = slot_string(tenant, unit.slot)
+                if self._slots.read(tenant, user, slot).active_id != unit.id:
+                    # L3 lags the slot record (crash mid-write): fix it, drop the stale hit.
+                    self.repair_slot(tenant, user, slot)
+                    continue
+            out.append(MemoryHit(unit, hit.score, hit.cosine))
+        return out
+
+    # --- maintenance ---------------------------------------------------------------
+
+    def repair_slot(self, tenant: str, user: str, slot: str) -> bool:
+        """Make L3 agree with the slot record; True when anything was rewritten."""
+        state = self._slots.read(tenant, user, slot)
+        records = list(self._lt.iter_records(MEMORIES, _flt(tenant, user, slot=slot)))
+        logged = {point_id: version for version, point_id in state.log}
+        fixes: list[MemoryUnit] = []
+        for record in records:
+            unit = from_payload(record.id, record.payload)
+            pending = is_pending(record.payload)
+            if pending and record.id not in logged:
+                continue  # a writer still deciding (or one that died before committing)
+            version = logged.get(record.id, unit.version)
+            should_be_active = record.id == state.active_id
+            if should_be_active and (pending or not unit.active or unit.version != version):
+                fixes.append(replace(unit, active=True, valid_to=None, version=version))
+            elif not should_be_active and (pending or unit.active):
+                end = state.active_from if unit.active and state.active_from else unit.valid_to
+                fixes.append(
+                    replace(
+                        unit,
+                        active=False,
+                        version=version,
+                        valid_to=None if end is None else max(end, unit.valid_from),
+                    )
+                )
+        if fixes:
+            ids = [u.id or "" for u in fixes]
+            vectors = self._vectors(tenant, ids)
+            self.put(fixes, [vectors[i] for i in ids])
+        return bool(fixes)
+
+    def rebuild_slot(self, tenant: str, user: str, slot: str) -> SlotState:
+        """Recreate a lost slot record from L3 (the latest-starting active unit wins)."""
+        units = self._find(tenant, user, slot=slot)
+        if not units:
+            return self._slots.read(tenant, user, slot)
+        active = [u for u in units if u.active]
+        winner = max(active, key=lambda u: (u.valid_from, u.version)) if active else None
+        fields = {"version": str(max(u.version for u in units))}
+        fields.update({f"v:{u.version}": u.id or "" for u in units})
+        fields.update(active_fields(winner))
+        self._slots.swap(tenant, user, slot, 0, fields)
+        self.repair_slot(tenant, user, slot)
+        return self._slots.read(tenant, user, slot)
+
+    def consolidate(
+        self, now: datetime | None = None, *, tenants: Sequence[str] | None = None
+    ) -> ConsolidationReport:
+        """Run one consolidation pass (see :mod:`memstrata.memory.consolidate`)."""
+        from memstrata.memory.consolidate import consolidate
+
+        return consolidate(self, now or self._clock.now(), tenants=tenants)
+
+    def restore(self, tenant: str, ids: Sequence[str]) -> tuple[str, ...]:
+        """Bring units back from ``memories_cold``; returns the restored ids."""
+        from memstrata.memory.consolidate import restore
+
+        return restore(self, tenant, ids)
+
+    # --- helpers shared with consolidation -------------------------------------------
+
+    def put(
+        self, units: Sequence[MemoryUnit], vectors: Sequence[Vector], *, invalidated: bool = False
+    ) -> None:
+        """Rewrite units whose vectors are known (no re-embedding)."""
+        if units:
+            items = [_item(u, invalidated=invalidated) for u in units]
+            self._lt.add_vectors(MEMORIES, items, np.stack(vectors))
+
+    def _vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, Vector]:
+        records = self._lt.index.retrieve(MEMORIES, list(ids), tenant, with_vectors=True)
+        return {r.id: r.dense for r in records if r.dense is not None}
+
+    def _load_active(
+        self, tenant: str, state: SlotState
+    ) -> tuple[MemoryUnit | None, Vector | None]:
+        if not state.active_id:
+            return None, None
+        records = self._lt.index.retrieve(MEMORIES, [state.active_id], tenant, with_vectors=True)
+        if not records:
+            return None, None
+        unit = from_payload(records[0].id, records[0].payload)
+        # The record may lag (pending or not flagged yet): the slot record decides.
+        return replace(unit, active=True, valid_to=None), records[0].dense
+
+    def _find(self, tenant: str, user: str, **extras: str | bool) -> list[MemoryUnit]:
+        flt = _flt(tenant, user, **extras)
+        records = self._lt.iter_records(MEMORIES, flt)
+        return [from_payload(r.id, r.payload) for r in records if not is_pending(r.payload)]
+
+    def _slot(self, tenant: str, user: str, subject: str, attribute: str) -> str:
+        check_id("tenant", tenant)
+        check_id("user", user)
+        for name, value in (("subject", subject), ("attribute", attribute)):
+            if not isinstance(value, str) or not value.strip():
+                raise ValidationError(name, "must be a non-empty string")
+        return slot_string(tenant, (user, subject.casefold(), attribute.casefold()))
+
+
+def _flt(tenant: str, user: str, **extras: str | bool) -> Filter:
+    return Filter(tenant=tenant, user=user, extras=tuple(sorted(extras.items())))
+
+
+def _item(unit: MemoryUnit, *, pending: bool = False, invalidated: bool = False) -> NewItem:
+    item = to_item(unit, pending=pending)
+    if invalidated:
+        item = replace(item, extra={**item.extra, "invalidated": True})
+    return item
