@@ -6,6 +6,7 @@ else (progress, logs) goes to stderr.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import sys
@@ -223,6 +224,30 @@ def inspect(
     out.print("pending tasks:", ", ".join(report["pending_tasks"]) or "none")
 
 
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Markdown, HTML or text files, or folders.")],
+    tenant: Annotated[str, typer.Option("--tenant")] = "default",
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    as_json: JsonFlag = False,
+) -> None:
+    """Cold path: chunk documents along sections into `knowledge` (incremental by hash)."""
+    from memstrata.knowledge.command import run_ingest_command
+
+    with _engine(data_dir, as_json) as engine:
+        report = run_ingest_command(
+            engine.longterm,
+            engine.sanitizer,
+            engine.clock,
+            paths,
+            tenant,
+            Path(data_dir),
+            err if as_json else out,
+        )
+    if as_json:
+        _emit_json(dataclasses.asdict(report))
+
+
 @bench_app.command("layers")
 def bench_layers(
     data_dir: DataDir = Path(".memstrata-bench"),
@@ -240,6 +265,26 @@ def bench_layers(
     except ValueError as exc:
         raise typer.BadParameter("must be comma-separated integers", param_hint="--sizes") from exc
     report = run_layers_bench(data_dir, sizes=size_list, queries=queries, progress=err)
+    if as_json:
+        _emit_json(report)
+    else:
+        out.print_json(json.dumps(report))
+
+
+@bench_app.command("ingest")
+def bench_ingest(
+    data_dir: DataDir = Path(".memstrata-bench-ingest"),
+    as_json: JsonFlag = False,
+    turns: Annotated[int, typer.Option("--turns", help="Turns to observe.", min=1)] = 10_000,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", help="Queue batch (one embed call each).", min=1)
+    ] = 256,
+) -> None:
+    """Write pipeline turns/s end to end vs the raw embedder, and memory per 10k units."""
+    from memstrata.bench.ingest import run_ingest_bench
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    report = run_ingest_bench(data_dir, turns=turns, batch_size=batch_size, progress=err)
     if as_json:
         _emit_json(report)
     else:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,19 +25,34 @@ from memstrata.config import Settings
 from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.minilm import MiniLMEmbedder
 from memstrata.embed.protocol import Embedder
-from memstrata.errors import NotFoundError, ValidationError
+from memstrata.errors import ConfigError, NotFoundError, ValidationError
+from memstrata.extract.models import ROLES, Turn
+from memstrata.extract.protocol import Extractor
 from memstrata.gateway import AuditSink, FieldPolicy, Sanitizer
 from memstrata.gateway.audit import InMemoryAuditLog, JsonlAuditLog, TeeAuditLog
 from memstrata.gateway.logging import install_global_log_redaction
+from memstrata.ingest import QueueWorker, WriteQueue
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import Hit
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.longterm.store import LongTermStore, NewItem
+from memstrata.memory.handler import IngestHandler, note_payload
+from memstrata.memory.pipeline import (
+    ACTIVE_MEMORY_TYPES,
+    HISTORY_MEMORY_TYPES,
+    IngestPipeline,
+    IngestReceipt,
+    PipelineSettings,
+    PipelineStats,
+    active_only,
+)
+from memstrata.memory.settings import MemorySettings
+from memstrata.memory.store import MemoryStore
+from memstrata.memory.units import MemoryUnit
 from memstrata.router import SEED_INTENTS, ContextBundle, ContextRouter, IntentRegistry, IntentSpec
 from memstrata.session import SessionRegistry, SessionState
 from memstrata.validation import check_id, check_positive_int, check_text
-from memstrata.working.backend import KVBackend
 from memstrata.working.embedded import EmbeddedValkey
 from memstrata.working.memory import SessionWorkingMemory, WorkingMemory
 from memstrata.working.redis_backend import RedisBackend
@@ -59,6 +77,8 @@ class ContextEngine:
         intents: IntentRegistry | None = None,
         audit: InMemoryAuditLog | None = None,
         on_close: Sequence[Callable[[], None]] = (),
+        memory: MemoryStore | None = None,
+        pipeline: IngestPipeline | None = None,
     ) -> None:
         self._settings = settings
         self._clock = clock
@@ -69,11 +89,20 @@ class ContextEngine:
         self._audit = audit
         self._on_close = list(on_close)
         self._closed = False
+        self._memory = memory
+        self._pipeline = pipeline
         self._sessions = SessionRegistry(
             clock, lambda text, where: sanitizer.text(text, location=where)
         )
+        # Reads of the memories collection see active units only unless an intent
+        # asks for other types; superseded versions stay out of the agent's context.
+        registry = (
+            IntentRegistry(active_only(intents.get(name)) for name in intents.names())
+            if intents is not None
+            else IntentRegistry(active_only(s) for s in SEED_INTENTS)
+        )
         self._router = ContextRouter(
-            intents if intents is not None else IntentRegistry(SEED_INTENTS),
+            registry,
             working,
             longterm,
             settings.longterm,
@@ -92,8 +121,16 @@ class ContextEngine:
         embedder: Embedder | None = None,
         policy: FieldPolicy | None = None,
         intents: IntentRegistry | None = None,
+        pipeline: PipelineSettings | None = None,
+        memory: MemorySettings | None = None,
+        extractor: Extractor | None = None,
     ) -> ContextEngine:
-        """Start (or connect to) every backend named by ``settings``."""
+        """Start (or connect to) every backend named by ``settings``.
+
+        The long-term write pipeline (``pipeline``) runs a worker thread by default;
+        ``extractor`` replaces the rule-based extractor (e.g. an ``LLMExtractor``).
+        """
+        pipeline_settings = pipeline or PipelineSettings()
         settings = settings or Settings()
         clock = clock or SystemClock()
         data_dir = Path(settings.data_dir)
@@ -105,7 +142,7 @@ class ContextEngine:
             install_global_log_redaction(sanitizer)
         closers: list[Callable[[], None]] = []
         try:
-            backend = _open_working_backend(settings, data_dir, closers)
+            backend, redis_url = _open_working_backend(settings, data_dir, closers)
             working = WorkingMemory(backend, settings.working, clock, sanitizer=sanitizer)
             closers.insert(0, working.close)
             index = _open_index(settings, data_dir)
@@ -114,6 +151,10 @@ class ContextEngine:
                 index, embedder, Bm25Encoder(), settings.longterm, clock=clock, sanitizer=sanitizer
             )
             closers.insert(0, longterm.close)
+            memory_store = MemoryStore(longterm, backend.client, clock, settings=memory)
+            ingest = _open_pipeline(
+                pipeline_settings, redis_url, clock, memory_store, embedder, extractor, closers
+            )
         except BaseException:
             for close in closers:
                 with contextlib.suppress(Exception):
@@ -129,6 +170,8 @@ class ContextEngine:
             intents=intents,
             audit=memory_audit,
             on_close=closers,
+            memory=memory_store,
+            pipeline=ingest,
         )
 
     # -- parts ------------------------------------------------------------------
@@ -164,6 +207,20 @@ class ContextEngine:
     @property
     def audit(self) -> InMemoryAuditLog | None:
         return self._audit
+
+    @property
+    def memory(self) -> MemoryStore:
+        """The versioned memory store (active facts, history, consolidation)."""
+        if self._memory is None:
+            raise ConfigError("this engine was built without a memory store")
+        return self._memory
+
+    @property
+    def pipeline(self) -> IngestPipeline:
+        """The long-term write pipeline (queue, handler, worker)."""
+        if self._pipeline is None:
+            raise ConfigError("this engine was built without a write pipeline")
+        return self._pipeline
 
     # -- L1 ---------------------------------------------------------------------
 
@@ -242,17 +299,116 @@ class ContextEngine:
         tenant: str = "default",
         k: int = 5,
         collection: str = "memories",
+        include_history: bool = False,
+        as_of: datetime | None = None,
     ) -> list[Hit]:
-        """Hybrid search of one user's memories (or the tenant's knowledge)."""
+        """Hybrid search of one user's memories (or the tenant's knowledge).
+
+        Memories are the active units only, unless ``include_history`` (every version)
+        or ``as_of`` (the versions valid at that instant) asks for more.
+        """
         check_id("user_id", user_id)
         check_positive_int("k", k, maximum=100)
-        user = user_id if collection == "memories" else None
-        return self._longterm.search(collection, query, tenant=tenant, user=user, k=k)
+        if collection != "memories":
+            return self._longterm.search(collection, query, tenant=tenant, k=k)
+        if as_of is None:
+            types = HISTORY_MEMORY_TYPES if include_history else ACTIVE_MEMORY_TYPES
+            return self._longterm.search(
+                collection, query, tenant=tenant, user=user_id, types=types, k=k
+            )
+        if not isinstance(as_of, datetime) or as_of.tzinfo is None:
+            raise ValidationError("as_of", "must be a timezone-aware datetime")
+        # Validity is an interval, which the engine filter cannot express next to
+        # the type condition: over-fetch every version, keep those valid at as_of.
+        hits = self._longterm.search(
+            collection, query, tenant=tenant, user=user_id, types=HISTORY_MEMORY_TYPES, k=k * 4
+        )
+        return [h for h in hits if _valid_at(h.payload, as_of.timestamp())][:k]
+
+    # -- write pipeline -------------------------------------------------------------
+
+    def observe(self, session_id: str, role: str, text: str) -> IngestReceipt:
+        """Record a conversation turn: L1 history now, long-term extraction queued.
+
+        The text passes the gateway first, so no secret reaches L1, the stream, L3
+        or a log. Returns at once; ``receipt.queued`` is False (and the failure is
+        logged and counted) when the queue could not take it - the agent's step
+        never fails because of the long-term path. Texts over
+        ``pipeline.max_turn_chars`` are split into chunks; over
+        ``pipeline.max_observe_chars`` they are rejected (ValidationError, ``text``).
+        """
+        check_id("session_id", session_id)
+        if role not in ROLES:
+            raise ValidationError("role", f"must be one of {sorted(ROLES)}")
+        check_text("text", text, max_chars=self.pipeline.settings.max_observe_chars)
+        clean = self._sanitizer.text(text, location=f"l1:{session_id}:turn", field="text")
+        self.pipeline.chunks(clean)  # size checks before L1 changes
+        now = self._clock.now()
+        state = self._sessions.update(session_id, lambda s: s.record_turn(role, clean, now))
+        turn = Turn(
+            text=clean,
+            role=role,  # type: ignore[arg-type]  # checked against ROLES above
+            tenant=state.tenant,
+            user=state.user_id,
+            session_id=session_id,
+            turn_id=state.history[-1].turn_id,
+            observed_at=now,
+        )
+        return self.pipeline.submit_turn(turn)
+
+    def queue_memory(
+        self, user_id: str, text_or_unit: str | MemoryUnit, *, tenant: str = "default"
+    ) -> IngestReceipt:
+        """Queue a direct long-term write (no worth filter); returns without waiting.
+
+        Text goes through the extractor (a text with no recognizable fact is kept as
+        a ``note`` event); a :class:`MemoryUnit` is written as is, after the gateway.
+        Like :meth:`observe`, a queue failure is reported in the receipt, not raised.
+        """
+        check_id("user_id", user_id)
+        check_id("tenant", tenant)
+        if isinstance(text_or_unit, MemoryUnit):
+            unit = text_or_unit
+            if (unit.source.tenant, unit.source.user) != (tenant, user_id):
+                raise ValidationError("unit.source", "must name the same tenant and user")
+            return self.pipeline.submit_unit(self._sanitized_unit(unit))
+        check_text("text", text_or_unit, max_chars=self.pipeline.settings.max_observe_chars)
+        clean = self._sanitizer.text(text_or_unit, location="L3:memories", field="text")
+        now = self._clock.now()
+        payloads = [
+            note_payload(tenant, user_id, chunk, now) for chunk in self.pipeline.chunks(clean)
+        ]
+        return self.pipeline.submit_note(payloads)
+
+    def _sanitized_unit(self, unit: MemoryUnit) -> MemoryUnit:
+        location = "L3:memories"
+        return replace(
+            unit,
+            subject=self._sanitizer.text(unit.subject, location=location, field="subject"),
+            attribute=self._sanitizer.text(unit.attribute, location=location, field="attribute"),
+            value=self._sanitizer.text(unit.value, location=location, field="value"),
+            extras=tuple(
+                (label, self._sanitizer.text(value, location=location, field=label))
+                for label, value in unit.extras
+            ),
+        )
+
+    def flush(self, timeout_s: float = 60.0) -> None:
+        """Wait until everything queued so far is in long-term memory.
+
+        Raises FlushTimeoutError (a BackendError) when ``timeout_s`` passes first.
+        """
+        self.pipeline.flush(timeout_s)
+
+    def ingest_stats(self) -> PipelineStats:
+        """Counters of the write pipeline (enqueued, failures, filter drops, writes)."""
+        return self.pipeline.stats()
 
     # -- routing ----------------------------------------------------------------
 
     def register_intent(self, spec: IntentSpec, *, replace: bool = False) -> None:
-        self._router.intents.register(spec, replace=replace)
+        """Register an intent; its unrestricted ``memories`` needs read active units only."""
+        self._router.intents.register(active_only(spec), replace=replace)
 
     def route(
         self, session: SessionState | str, step_intent: str, query: str | None = None
@@ -301,12 +457,62 @@ class ContextEngine:
 
 def _open_working_backend(
     settings: Settings, data_dir: Path, closers: list[Callable[[], None]]
-) -> KVBackend:
+) -> tuple[RedisBackend, str]:
     if settings.redis_url:
-        return RedisBackend.from_url(settings.redis_url)
+        return RedisBackend.from_url(settings.redis_url), settings.redis_url
     server = EmbeddedValkey(data_dir / "valkey").start()
     closers.append(server.stop)
-    return RedisBackend.from_url(server.url)
+    return RedisBackend.from_url(server.url), server.url
+
+
+def _open_pipeline(
+    settings: PipelineSettings,
+    redis_url: str,
+    clock: Clock,
+    store: MemoryStore,
+    embedder: Embedder,
+    extractor: Extractor | None,
+    closers: list[Callable[[], None]],
+) -> IngestPipeline:
+    # Its own connection pool: the worker's blocking XREADGROUP must not hold a
+    # connection that L2 calls wait for, and needs a longer socket timeout.
+    queue_backend = RedisBackend.from_url(
+        redis_url, socket_timeout_s=max(5.0, settings.block_ms / 1000 + 5.0)
+    )
+    closers.insert(0, queue_backend.close)
+    queue = WriteQueue(
+        queue_backend.client, settings.queue_name, maxlen=settings.queue_maxlen, clock=clock
+    )
+    # Warming a cache with the batch is what batches the embedding; warming an
+    # uncached embedder would embed everything twice.
+    warm = embedder if isinstance(embedder, CachedEmbedder) else None
+    handler = IngestHandler(store, extractor=extractor, embedder=warm)
+    worker = None
+    if settings.background_worker:
+        # Real time, not the engine clock: reclaiming abandoned entries is about how
+        # long a consumer has really been silent.
+        worker = QueueWorker(
+            queue,
+            handler,
+            f"engine-{os.getpid()}",
+            batch_size=settings.batch_size,
+            block_ms=settings.block_ms,
+            claim_idle_ms=settings.claim_idle_ms,
+            max_deliveries=settings.max_deliveries,
+        )
+    pipeline = IngestPipeline(queue, handler, settings, worker=worker)
+    pipeline.start()
+    closers.insert(0, pipeline.close)
+    return pipeline
+
+
+def _valid_at(payload: Any, at: float) -> bool:
+    """Whether a memory payload was valid at epoch ``at`` (``[valid_from, valid_to)``)."""
+    start = payload.get("valid_from_ts", payload.get("created_at"))
+    end = payload.get("valid_to_ts")
+    if start is None or float(start) > at:
+        return False
+    return end is None or at < float(end)
 
 
 def _open_index(settings: Settings, data_dir: Path) -> VectorIndex:

@@ -113,3 +113,16 @@ def test_demo_runs_end_to_end_as_a_subprocess(tmp_path: Path) -> None:
     assert doc["step5_ttl_s"]["after_read"] > doc["step5_ttl_s"]["before_read"] - 1
     assert all("sk-proj-" not in text for text in doc["stored_memories"])
     assert {r["kind"] for r in doc["redactions"]} >= {"api_key", "jwt"}
+
+
+def test_ingest_is_incremental(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "sop.md").write_text(
+        "# Vibration\n\nCompare RMS velocity.\n\n## Alarm\n\nAbove 3.5 mm/s.\n"
+    )
+    data = str(tmp_path / "d")
+    first = run_json("ingest", str(docs), "--data-dir", data)
+    assert (first["files_added"], first["chunks_added"], first["errors"]) == (1, 2, [])
+    second = run_json("ingest", str(docs), "--data-dir", data)
+    assert (second["files_skipped"], second["chunks_added"]) == (1, 0)

@@ -20,6 +20,12 @@ from numpy.typing import NDArray
 from memstrata.errors import BackendError, BackendUnavailableError, ValidationError
 from memstrata.validation import check_positive_int
 
+# The weights are read-only at inference, so one loaded copy per (path, device) is
+# shared by every embedder of the process (engines reopened by a CLI, tests, services)
+# instead of paying seconds and ~90 MB per instance.
+_SHARED_LOCK = threading.RLock()  # also serializes encode: HF fast tokenizers are not thread-safe
+_SHARED_MODELS: dict[tuple[str, str], Any] = {}
+
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_DIM = 384
 
@@ -51,7 +57,7 @@ class MiniLMEmbedder:
         self._batch_size = check_positive_int("batch_size", batch_size, maximum=4096)
         self._device = device
         self._model_dir = None if model_dir is None else Path(model_dir)
-        self._lock = threading.Lock()
+        self._lock = _SHARED_LOCK
         self._model: Any = None
 
     @property
@@ -78,12 +84,21 @@ class MiniLMEmbedder:
         os.environ["HF_HUB_OFFLINE"] = "1"
         os.environ["TRANSFORMERS_OFFLINE"] = "1"
         model_dir = self._model_dir or bundled_model_dir()
-        try:
-            from sentence_transformers import SentenceTransformer
+        cache_key = (str(model_dir), self._device)
+        with _SHARED_LOCK:
+            model = _SHARED_MODELS.get(cache_key)
+            if model is None:
+                try:
+                    from sentence_transformers import SentenceTransformer
 
-            model = SentenceTransformer(str(model_dir), device=self._device, local_files_only=True)
-        except Exception as exc:
-            raise BackendUnavailableError(f"cannot load MiniLM from {model_dir}: {exc}") from exc
+                    model = SentenceTransformer(
+                        str(model_dir), device=self._device, local_files_only=True
+                    )
+                except Exception as exc:
+                    raise BackendUnavailableError(
+                        f"cannot load MiniLM from {model_dir}: {exc}"
+                    ) from exc
+                _SHARED_MODELS[cache_key] = model
         dim = model.get_embedding_dimension()
         if dim != MODEL_DIM:
             raise BackendUnavailableError(f"model at {model_dir} has {dim} dims, not {MODEL_DIM}")

@@ -84,6 +84,35 @@ PROSE_LEVELS: tuple[Splitter, ...] = (_lines, _sentences, _words)
 CODE_LEVELS: tuple[Splitter, ...] = (_lines, _words)
 
 
+def _longest_fit(segments: Sequence[str], start: int, fits: Fits) -> int:
+    """The largest ``end`` such that ``segments[start:end]`` fits (``start`` if none does).
+
+    Galloping then bisecting costs O(log n) counts per chunk instead of one count per
+    segment, which matters for a huge run-on sentence split word by word. It relies on
+    a longer text never costing fewer tokens, which holds for any sane tokenizer.
+    """
+
+    def ok(end: int) -> bool:
+        return fits("".join(segments[start:end]))
+
+    good, step = start, 1
+    while good < len(segments):
+        probe = min(good + step, len(segments))
+        if not ok(probe):
+            bad = probe
+            break
+        good, step = probe, step * 2
+    else:
+        return good
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        if ok(middle):
+            good = middle
+        else:
+            bad = middle
+    return good
+
+
 def _split(text: str, levels: Sequence[Splitter], fits: Fits, *, code: bool = False) -> list[str]:
     """Contiguous pieces of ``text`` that each fit, cut at the coarsest level possible.
 
@@ -97,27 +126,27 @@ def _split(text: str, levels: Sequence[Splitter], fits: Fits, *, code: bool = Fa
 
     if fits(clean(text)) or not levels:
         return [clean(text)] if text.strip() else []
+    segments = levels[0](text)
     out: list[str] = []
-    current = ""
-    for segment in levels[0](text):
-        if fits(clean(current + segment)):
-            current += segment
+    i = 0
+    while i < len(segments):
+        end = _longest_fit(segments, i, lambda piece: fits(clean(piece)))
+        if end > i:
+            piece = clean("".join(segments[i:end]))
+            if piece:
+                out.append(piece)
+            i = end
             continue
-        if current.strip():
-            out.append(clean(current))
-        current = ""
-        if fits(clean(segment)):
-            current = segment
-            continue
-        pieces = _split(segment, levels[1:], fits, code=code)
-        out.extend(pieces[:-1])
+        # One segment too big on its own: cut it at the next level down.
+        pieces = _split(segments[i], levels[1:], fits, code=code)
         if pieces and fits(pieces[-1]):
-            # The tail stays open so the following segments can still join it.
-            current = pieces[-1] + segment[len(segment.rstrip()) :]
-        elif pieces:
-            out.append(pieces[-1])
-    if current.strip():
-        out.append(clean(current))
+            # Its tail stays open so the following segments can still join it.
+            out.extend(pieces[:-1])
+            segment = segments[i]
+            segments[i] = pieces[-1] + segment[len(segment.rstrip()) :]
+        else:
+            out.extend(pieces)
+            i += 1
     return out
 
 

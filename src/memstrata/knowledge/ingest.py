@@ -100,7 +100,10 @@ def point_id(tenant: str, path: str, content_hash: str, occurrence: int) -> str:
 def decode_document(data: bytes) -> str:
     """UTF-8 (BOM tolerated) or BOM-marked UTF-16 text; raises ``ValueError`` otherwise."""
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16")
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not UTF-16 text (invalid data at offset {exc.start})") from exc
     if b"\x00" in data:
         raise ValueError("binary file (contains NUL bytes)")
     try:
@@ -358,4 +361,3 @@ class KnowledgeIngestor:
         for path in known:
             manifest = self._remove(tenant, path, manifest, tally)
         return manifest
-

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from html.parser import HTMLParser
 
 from memstrata.errors import ValidationError
 
 
-class DocFormat(str, Enum):
+class DocFormat(StrEnum):
     """The document formats the cold path understands."""
 
     MARKDOWN = "markdown"
@@ -260,8 +260,10 @@ def parse_text(text: str) -> tuple[Section, ...]:
     path: tuple[str, ...] = ()
     if len(paragraphs) > 1:
         first = paragraphs[0]
-        if "\n" not in first and len(first) <= TITLE_MAX_CHARS and not first.endswith(
-            _NOT_TITLE_END
+        if (
+            "\n" not in first
+            and len(first) <= TITLE_MAX_CHARS
+            and not first.endswith(_NOT_TITLE_END)
         ):
             path = (" ".join(first.split()),)
             paragraphs = paragraphs[1:]

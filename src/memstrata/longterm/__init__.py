@@ -1,5 +1,7 @@
 """L3 long-term memory and knowledge: hybrid dense + BM25 retrieval on Qdrant."""
 
+from typing import TYPE_CHECKING, Any
+
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import (
     COLLECTIONS,
@@ -14,9 +16,20 @@ from memstrata.longterm.models import (
     SparseVector,
 )
 from memstrata.longterm.protocol import VectorIndex
-from memstrata.longterm.qdrant_server import QdrantServerIndex
 from memstrata.longterm.sparse import Bm25Encoder, tokenize
 from memstrata.longterm.store import LongTermStore, NewItem
+
+if TYPE_CHECKING:
+    from memstrata.longterm.qdrant_server import QdrantServerIndex
+
+
+def __getattr__(name: str) -> Any:
+    # qdrant-client takes ~1.6 s to import; only users of a Qdrant server pay for it.
+    if name == "QdrantServerIndex":
+        from memstrata.longterm.qdrant_server import QdrantServerIndex
+
+        return QdrantServerIndex
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "COLLECTIONS",

@@ -111,8 +111,6 @@ def _index_schema(kind: IndexKind) -> Any:
         return qe.KeywordIndexParams(is_tenant=True)
     if kind == "keyword":
         return qe.KeywordIndexParams(enable_hnsw=False)
-    if kind == "bool":
-        return qe.BoolIndexParams()
     return qe.FloatIndexParams(enable_hnsw=False)
 
 

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 from memstrata.errors import NotFoundError, ValidationError
 from memstrata.longterm.models import COLLECTIONS, Point, check_point_id
 
-IndexKind = Literal["tenant", "keyword", "float", "bool"]
+IndexKind = Literal["tenant", "keyword", "float"]
 
 # Payload indexes of every collection. ``tenant`` is a keyword index flagged as the
 # tenant key, so the engine co-locates each tenant's points and plans per-tenant.
@@ -30,7 +30,6 @@ PAYLOAD_INDEXES: tuple[tuple[str, IndexKind], ...] = (
     ("slot", "keyword"),
     ("content_hash", "keyword"),
     ("kind", "keyword"),
-    ("active", "bool"),
 )
 
 # Upserts are sent in slices so 100k-point loads do not build one giant request.

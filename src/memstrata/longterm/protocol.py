@@ -8,7 +8,7 @@ qdrant-client) and both pass one contract suite. Rules every adapter follows:
   the engine applies;
 * payload indexes on ``tenant`` (keyword, tenant-optimized), ``user``, ``type``
   (keyword), ``created_at`` / ``updated_at`` (float), and for memory versioning
-  ``slot``, ``content_hash``, ``kind`` (keyword), ``active`` (bool);
+  ``slot``, ``content_hash``, ``kind`` (keyword);
 * every read and delete carries the tenant condition inside the engine request -
   nothing is ever filtered in Python after the fact;
 * a vector whose size differs from the collection's raises ``ValidationError``,

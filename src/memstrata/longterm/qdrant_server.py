@@ -92,8 +92,6 @@ def _index_schema(kind: IndexKind) -> Any:
         return qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, is_tenant=True)
     if kind == "keyword":
         return qm.KeywordIndexParams(type=qm.KeywordIndexType.KEYWORD, enable_hnsw=False)
-    if kind == "bool":
-        return qm.BoolIndexParams(type=qm.BoolIndexType.BOOL)
     return qm.FloatIndexParams(type=qm.FloatIndexType.FLOAT, enable_hnsw=False)
 
 

@@ -63,7 +63,9 @@ def _ts(value: datetime | None) -> float | None:
     return None if value is None else value.timestamp()
 
 
-def to_payload(unit: MemoryUnit, *, pending: bool = False) -> dict[str, Any]:
+def to_payload(
+    unit: MemoryUnit, *, pending: bool = False, invalidated: bool = False
+) -> dict[str, Any]:
     """The payload fields of ``unit`` (the facade adds tenant, user, type, text)."""
     source = unit.source
     return {
@@ -84,6 +86,7 @@ def to_payload(unit: MemoryUnit, *, pending: bool = False) -> dict[str, Any]:
         "version": unit.version,
         "active": unit.active and not pending,
         "pending": pending,
+        "invalidated": invalidated,
         "importance": unit.importance,
         "pinned": unit.pinned,
         "last_accessed": _iso(unit.last_accessed),
@@ -103,8 +106,12 @@ def point_type(unit: MemoryUnit, *, pending: bool = False) -> str:
     return unit.kind if unit.active else TYPE_HISTORY
 
 
-def to_item(unit: MemoryUnit, *, pending: bool = False) -> NewItem:
-    """The L3 item of ``unit`` (its id must be set: see :func:`unit_id`)."""
+def to_item(unit: MemoryUnit, *, pending: bool = False, invalidated: bool = False) -> NewItem:
+    """The L3 item of ``unit`` (its id must be set: see :func:`unit_id`).
+
+    ``pending``: written before its commit; ``invalidated``: found wrong, bound for
+    cold storage at the next consolidation.
+    """
     if unit.id is None:
         raise ValidationError("id", "a stored unit needs an id")
     return NewItem(
@@ -115,7 +122,7 @@ def to_item(unit: MemoryUnit, *, pending: bool = False) -> NewItem:
         source=unit.source.label,
         id=unit.id,
         created_at=unit.observed_at.timestamp(),
-        extra=to_payload(unit, pending=pending),
+        extra=to_payload(unit, pending=pending, invalidated=invalidated),
     )
 
 
@@ -158,7 +165,7 @@ def from_payload(point_id: str, payload: Mapping[str, Any]) -> MemoryUnit:
         last_accessed=_dt(payload, "last_accessed"),
         access_count=int(payload.get("access_count", 0)),
         id=point_id,
-        extras=extras,  # type: ignore[arg-type]  # pairs checked by MemoryUnit
+        extras=extras,  # pairs re-checked by MemoryUnit
         derived_from=tuple(json.loads(str(payload.get("derived_from") or "[]"))),
     )
 

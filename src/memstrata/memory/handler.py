@@ -29,7 +29,7 @@ import logging
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -55,6 +55,14 @@ NOTE_ATTRIBUTE = "note"
 # Entries whose units were prepared but not yet written (a failed store write) are
 # kept so a retry neither re-asks an LLM nor trips the filter's repeat detection.
 MAX_PREPARED = 4096
+
+
+class TextSanitizer(Protocol):
+    """The gateway role the handler needs (``memstrata.gateway.Sanitizer`` fits)."""
+
+    def text(self, text: str, *, location: str, field: str | None = None) -> str:
+        """``text`` with credentials and PII replaced."""
+        ...
 
 
 class UnitWriter(Protocol):
@@ -279,11 +287,15 @@ class IngestHandler:
         extractor: Extractor | None = None,
         worth: WorthFilter | None = None,
         embedder: Embedder | None = None,
+        sanitizer: TextSanitizer | None = None,
     ) -> None:
         self._store = store
         self._extractor: Extractor = extractor or RuleExtractor()
         self._worth = worth or WorthFilter()
         self._embedder = embedder
+        # For entries from producers other than the engine (which sanitizes before
+        # enqueueing): the extractor, an LLM endpoint perhaps, sees clean text only.
+        self._sanitizer = sanitizer
         self._lock = threading.Lock()
         self._prepared: OrderedDict[str, tuple[MemoryUnit, ...]] = OrderedDict()
         self._counts: Counter[str] = Counter()
@@ -352,14 +364,11 @@ class IngestHandler:
                 turn = note_turn(entry.payload)
             elif entry.kind == KIND_TURN:
                 turn = turn_from_payload(entry.payload)
-                verdict = self._worth.worth_remembering(turn)
-                if not verdict.keep:
-                    with self._lock:
-                        self._dropped[verdict.reason or "unknown"] += 1
-                    return ()
-                self._count("turns_kept")
             else:
                 raise ValidationError("kind", f"must be one of {sorted(ENTRY_KINDS)}")
+            if self._sanitizer is not None:
+                clean = self._sanitizer.text(turn.text, location="ingest:turn", field="text")
+                turn = replace(turn, text=clean)
         except ValidationError as exc:
             # The field name is safe to log; the reason may quote the value.
             logger.warning(
@@ -370,6 +379,13 @@ class IngestHandler:
             )
             self._count("invalid_entries")
             return ()
+        if entry.kind == KIND_TURN:
+            verdict = self._worth.worth_remembering(turn)
+            if not verdict.keep:
+                with self._lock:
+                    self._dropped[verdict.reason or "unknown"] += 1
+                return ()
+            self._count("turns_kept")
         return self._extract(entry, turn)
 
     def _extract(self, entry: QueueEntry, turn: Turn) -> tuple[MemoryUnit, ...]:
@@ -391,3 +407,74 @@ class IngestHandler:
         if not units and entry.kind == KIND_NOTE:
             return (note_unit(turn),)
         return units
+
+
+def worker_handler(
+    redis_url: str,
+    qdrant_path: str = "",
+    qdrant_url: str = "",
+    redis_prefix: str = "",
+    llm_base_url: str = "",
+    llm_model: str = "",
+) -> IngestHandler:
+    """Build the handler of a worker process (``--handler-factory`` target).
+
+    ::
+
+        python -m memstrata.ingest.worker --redis-url unix:///data/valkey/valkey.sock \\
+            --queue memories --consumer w1 \\
+            --handler-factory memstrata.memory.handler:worker_handler \\
+            --handler-arg redis_url=unix:///data/valkey/valkey.sock \\
+            --handler-arg qdrant_url=http://qdrant:6333
+
+    ``qdrant_path`` opens an embedded qdrant-edge directory instead of a server: it
+    can be held by one process at a time, so no engine may have it open meanwhile.
+    The LLM API key, if any, is read from ``MEMSTRATA_LLM_API_KEY`` (never an argument,
+    which would show in the process list). The process exits when this raises.
+    """
+    import os
+    from pathlib import Path
+
+    from memstrata.clock import SystemClock
+    from memstrata.config import LongTermSettings
+    from memstrata.embed.cache import CachedEmbedder
+    from memstrata.embed.minilm import MiniLMEmbedder
+    from memstrata.errors import ConfigError
+    from memstrata.extract.llm import LLMExtractor
+    from memstrata.gateway import Sanitizer
+    from memstrata.longterm.protocol import VectorIndex
+    from memstrata.longterm.sparse import Bm25Encoder
+    from memstrata.longterm.store import LongTermStore
+    from memstrata.memory.settings import MemorySettings
+    from memstrata.memory.store import MemoryStore
+    from memstrata.working.redis_backend import RedisBackend
+
+    if bool(qdrant_path) == bool(qdrant_url):
+        raise ConfigError("worker_handler: give exactly one of qdrant_path and qdrant_url")
+    index: VectorIndex
+    if qdrant_path:
+        from memstrata.longterm.edge import EdgeIndex
+
+        index = EdgeIndex(Path(qdrant_path))
+    else:
+        from qdrant_client import QdrantClient
+
+        from memstrata.longterm.qdrant_server import QdrantServerIndex
+
+        index = QdrantServerIndex(
+            QdrantClient(url=qdrant_url, api_key=os.environ.get("MEMSTRATA_QDRANT_API_KEY"))
+        )
+    clock = SystemClock()
+    sanitizer = Sanitizer(clock=clock)
+    embedder = CachedEmbedder(MiniLMEmbedder())
+    longterm = LongTermStore(
+        index, embedder, Bm25Encoder(), LongTermSettings(), clock=clock, sanitizer=sanitizer
+    )
+    settings = MemorySettings(redis_prefix=redis_prefix) if redis_prefix else None
+    store = MemoryStore(longterm, RedisBackend.from_url(redis_url).client, clock, settings=settings)
+    extractor: Extractor | None = None
+    if llm_base_url:
+        extractor = LLMExtractor(
+            llm_base_url, llm_model or "default", os.environ.get("MEMSTRATA_LLM_API_KEY")
+        )
+    return IngestHandler(store, extractor=extractor, embedder=embedder, sanitizer=sanitizer)

@@ -65,7 +65,9 @@ class SlotRecords:
                 return True
         raise BackendError(f"memory slot {slot}: could not clear the active version")
 
-    def set_active_if_empty(self, tenant: str, user: str, slot: str, fields: Mapping[str, str]) -> bool:
+    def set_active_if_empty(
+        self, tenant: str, user: str, slot: str, fields: Mapping[str, str]
+    ) -> bool:
         """Make a restored unit active unless the slot already has an active version."""
         for _ in range(_CLEAR_ATTEMPTS):
             state = self.read(tenant, user, slot)

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from memstrata.clock import Clock
 from memstrata.errors import ConflictError, NotFoundError, ValidationError
 from memstrata.longterm.models import MEMORIES, Filter
-from memstrata.longterm.store import LongTermStore, NewItem
+from memstrata.longterm.store import LongTermStore
 from memstrata.memory.codec import (
     ACTIVE_TYPES,
     from_payload,
@@ -31,6 +31,7 @@ from memstrata.memory.codec import (
     unit_id,
 )
 from memstrata.memory.forgetting import bumped_importance
+from memstrata.memory.repair import rebuild_slot, repair_slot
 from memstrata.memory.settings import MemorySettings
 from memstrata.memory.slots import SlotRecords
 from memstrata.memory.units import MemoryUnit
@@ -102,11 +103,6 @@ class MemoryStore:
         """The Redis slot records (consolidation and maintenance tools)."""
         return self._slots
 
-    @property
-    def clock(self) -> Clock:
-        """The injected clock."""
-        return self._clock
-
     # --- writes ------------------------------------------------------------------
 
     def write(self, unit: MemoryUnit, *, merge: bool = False) -> WriteOutcome:
@@ -129,11 +125,11 @@ class MemoryStore:
 
     def _write_event(self, unit: MemoryUnit) -> WriteOutcome:
         # Events never supersede each other: the same event twice is one event.
-        same = self._find(unit.source.tenant, unit.source.user, content_hash=unit.content_hash)
+        same = self.find(unit.source.tenant, unit.source.user, content_hash=unit.content_hash)
         if same:
             kept = self._touch(same[0], unit)
             return WriteOutcome("deduplicated", kept.id or "", kept.version)
-        self._lt.add(MEMORIES, [_item(unit)])
+        self._lt.add(MEMORIES, [to_item(unit)])
         return WriteOutcome("inserted", unit.id or "", 1)
 
     def _write_fact(self, unit: MemoryUnit, merge: bool) -> WriteOutcome:
@@ -153,17 +149,20 @@ class MemoryStore:
             return WriteOutcome("deduplicated", unit.id, stored.version)
         # Written before the commit so its vector exists for the near-duplicate test
         # and a crash after the commit leaves a point that repair can finalize.
-        self._lt.add(MEMORIES, [_item(unit, pending=True)])
-        vector = self._vectors(tenant, [unit.id])[unit.id]
+        self._lt.add(MEMORIES, [to_item(unit, pending=True)])
+        pending, vector = unit, self.vectors(tenant, [unit.id])[unit.id]
         for attempt in range(self._settings.max_write_attempts):
             state = self._slots.read(tenant, user, slot)
             if state.rev == 0:
                 state = self.rebuild_slot(tenant, user, slot)
-            active, active_vec = self._load_active(tenant, state)
+            active, active_vec, lagging = self._load_active(tenant, state)
+            if lagging:
+                # A writer died between its commit and its L3 write: finish its work
+                # first, so the version it committed is closed properly by this one.
+                self.repair_slot(tenant, user, slot)
+                continue
             cosine = None if active_vec is None else float(np.dot(vector, active_vec))
-            decision = decide(
-                unit, active, cosine=cosine, merge=merge, settings=self._settings
-            )
+            decision = decide(unit, active, cosine=cosine, merge=merge, settings=self._settings)
             if decision.final is None:
                 self._lt.delete(MEMORIES, [unit.id], tenant=tenant)
                 assert active is not None
@@ -171,9 +170,16 @@ class MemoryStore:
                 return WriteOutcome("deduplicated", kept.id or "", kept.version)
             final = replace(decision.final, version=state.version + 1)
             if decision.action == "ignored_older":
-                later = [u.valid_from for u in self.history(tenant, user, unit.subject, unit.attribute)]
+                later = [
+                    u.valid_from for u in self.history(tenant, user, unit.subject, unit.attribute)
+                ]
                 end = older_valid_to(final.valid_from, later)
                 final = replace(final, valid_to=end)
+            if final.value != pending.value:
+                # The pending point always holds what this write commits (a merge
+                # changes the text), so a repair after a crash finishes it exactly.
+                self._lt.add(MEMORIES, [to_item(final, pending=True)])
+                pending, vector = final, self.vectors(tenant, [unit.id])[unit.id]
             fields = {"version": str(final.version), f"v:{final.version}": unit.id}
             if decision.becomes_active:
                 fields.update(active_fields(final))
@@ -196,12 +202,11 @@ class MemoryStore:
         active_vec: Vector | None,
     ) -> None:
         """Bring L3 in line with a committed decision (the commit already won)."""
-        if decision.action == "merged":
-            self._lt.add(MEMORIES, [_item(final)])  # new text: embed it again
-        else:
-            self.put([final], [vector])
+        # Close the old version first: a crash in between leaves the new one pending,
+        # which the next reader or writer sees and finishes (see repair_slot).
         if decision.becomes_active and active is not None and active_vec is not None:
             self.put([active.superseded(final.valid_from)], [active_vec])
+        self.put([final], [vector])
 
     def _backoff(self, attempt: int) -> None:
         ceiling = min(self._settings.retry_backoff_max_s, 0.0005 * 2 ** min(attempt, 10))
@@ -215,9 +220,16 @@ class MemoryStore:
         if seen is not None:
             importance = max(importance, seen.importance)
         bumped = replace(stored.accessed(self._clock.now()), importance=importance)
-        vec = self._vectors(stored.source.tenant, [stored.id]).get(stored.id)
+        tenant, user = stored.source.tenant, stored.source.user
+        vec = self.vectors(tenant, [stored.id]).get(stored.id)
         if vec is not None:
             self.put([bumped], [vec])
+        if stored.kind == "fact" and stored.active:
+            # Access stats are last-writer-wins, but activeness is not: had a writer
+            # superseded this version meanwhile, the rewrite above revived it in L3.
+            slot = slot_string(tenant, stored.slot)
+            if self._slots.read(tenant, user, slot).active_id != stored.id:
+                self.repair_slot(tenant, user, slot)
         return bumped
 
     def _touch_id(self, tenant: str, point_id: str, seen: MemoryUnit) -> MemoryUnit | None:
@@ -239,7 +251,7 @@ class MemoryStore:
             slot = slot_string(tenant, unit.slot)
             self._slots.clear_active(tenant, unit.source.user, slot, point_id)
         closed = replace(unit, active=False, valid_to=max(now, unit.valid_from))
-        vec = self._vectors(tenant, [point_id])[point_id]
+        vec = self.vectors(tenant, [point_id])[point_id]
         self.put([closed], [vec], invalidated=True)
         return closed
 
@@ -258,19 +270,25 @@ class MemoryStore:
         state = self._slots.read(tenant, user, slot)
         if state.rev == 0:
             state = self.rebuild_slot(tenant, user, slot)
-        flagged = self._find(tenant, user, slot=slot, active=True)
+        # Active units are typed "fact" in the payload (history is "history"), an
+        # exact, indexed filter; the slot record decides if the two ever disagree.
+        flagged = self.find(tenant, user, types=("fact",), slot=slot)
         if [u.id for u in flagged] != ([state.active_id] if state.active_id else []):
             self.repair_slot(tenant, user, slot)
-            flagged = self._find(tenant, user, slot=slot, active=True)
+            flagged = self.find(tenant, user, types=("fact",), slot=slot)
         return flagged[0] if flagged else None
 
     def history(
         self, tenant: str, user: str, subject: str, attribute: str
     ) -> tuple[MemoryUnit, ...]:
-        """Every committed version of a slot in ``memories``, oldest version first."""
+        """Every committed version of a slot in ``memories``, oldest first.
+
+        Oldest by validity (``valid_from``, then version): a late-arriving older
+        observation has a higher version but sorts where it was true.
+        """
         slot = self._slot(tenant, user, subject, attribute)
-        units = self._find(tenant, user, slot=slot)
-        return tuple(sorted(units, key=lambda u: (u.version, u.valid_from)))
+        units = self.find(tenant, user, slot=slot)
+        return tuple(sorted(units, key=lambda u: (u.valid_from, u.version)))
 
     def as_of(
         self, tenant: str, user: str, subject: str, attribute: str, at: datetime
@@ -311,48 +329,11 @@ class MemoryStore:
 
     def repair_slot(self, tenant: str, user: str, slot: str) -> bool:
         """Make L3 agree with the slot record; True when anything was rewritten."""
-        state = self._slots.read(tenant, user, slot)
-        records = list(self._lt.iter_records(MEMORIES, _flt(tenant, user, slot=slot)))
-        logged = {point_id: version for version, point_id in state.log}
-        fixes: list[MemoryUnit] = []
-        for record in records:
-            unit = from_payload(record.id, record.payload)
-            pending = is_pending(record.payload)
-            if pending and record.id not in logged:
-                continue  # a writer still deciding (or one that died before committing)
-            version = logged.get(record.id, unit.version)
-            should_be_active = record.id == state.active_id
-            if should_be_active and (pending or not unit.active or unit.version != version):
-                fixes.append(replace(unit, active=True, valid_to=None, version=version))
-            elif not should_be_active and (pending or unit.active):
-                end = state.active_from if unit.active and state.active_from else unit.valid_to
-                fixes.append(
-                    replace(
-                        unit,
-                        active=False,
-                        version=version,
-                        valid_to=None if end is None else max(end, unit.valid_from),
-                    )
-                )
-        if fixes:
-            ids = [u.id or "" for u in fixes]
-            vectors = self._vectors(tenant, ids)
-            self.put(fixes, [vectors[i] for i in ids])
-        return bool(fixes)
+        return repair_slot(self, tenant, user, slot)
 
     def rebuild_slot(self, tenant: str, user: str, slot: str) -> SlotState:
         """Recreate a lost slot record from L3 (the latest-starting active unit wins)."""
-        units = self._find(tenant, user, slot=slot)
-        if not units:
-            return self._slots.read(tenant, user, slot)
-        active = [u for u in units if u.active]
-        winner = max(active, key=lambda u: (u.valid_from, u.version)) if active else None
-        fields = {"version": str(max(u.version for u in units))}
-        fields.update({f"v:{u.version}": u.id or "" for u in units})
-        fields.update(active_fields(winner))
-        self._slots.swap(tenant, user, slot, 0, fields)
-        self.repair_slot(tenant, user, slot)
-        return self._slots.read(tenant, user, slot)
+        return rebuild_slot(self, tenant, user, slot)
 
     def consolidate(
         self, now: datetime | None = None, *, tenants: Sequence[str] | None = None
@@ -375,27 +356,33 @@ class MemoryStore:
     ) -> None:
         """Rewrite units whose vectors are known (no re-embedding)."""
         if units:
-            items = [_item(u, invalidated=invalidated) for u in units]
+            items = [to_item(u, invalidated=invalidated) for u in units]
             self._lt.add_vectors(MEMORIES, items, np.stack(vectors))
 
-    def _vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, Vector]:
+    def vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, Vector]:
+        """Stored dense vectors of ``ids`` (missing ids are absent from the result)."""
         records = self._lt.index.retrieve(MEMORIES, list(ids), tenant, with_vectors=True)
         return {r.id: r.dense for r in records if r.dense is not None}
 
     def _load_active(
         self, tenant: str, state: SlotState
-    ) -> tuple[MemoryUnit | None, Vector | None]:
+    ) -> tuple[MemoryUnit | None, Vector | None, bool]:
+        """The active version named by the slot record, its vector, and whether L3 lags."""
         if not state.active_id:
-            return None, None
+            return None, None, False
         records = self._lt.index.retrieve(MEMORIES, [state.active_id], tenant, with_vectors=True)
         if not records:
-            return None, None
-        unit = from_payload(records[0].id, records[0].payload)
-        # The record may lag (pending or not flagged yet): the slot record decides.
-        return replace(unit, active=True, valid_to=None), records[0].dense
+            return None, None, False
+        payload = records[0].payload
+        unit = from_payload(records[0].id, payload)
+        lagging = is_pending(payload) or payload.get("type") != "fact"
+        return unit, records[0].dense, lagging
 
-    def _find(self, tenant: str, user: str, **extras: str | bool) -> list[MemoryUnit]:
-        flt = _flt(tenant, user, **extras)
+    def find(
+        self, tenant: str, user: str, *, types: tuple[str, ...] | None = None, **extras: str
+    ) -> list[MemoryUnit]:
+        """Committed units of one user matching exact payload fields (engine-filtered)."""
+        flt = _flt(tenant, user, types=types, **extras)
         records = self._lt.iter_records(MEMORIES, flt)
         return [from_payload(r.id, r.payload) for r in records if not is_pending(r.payload)]
 
@@ -408,12 +395,5 @@ class MemoryStore:
         return slot_string(tenant, (user, subject.casefold(), attribute.casefold()))
 
 
-def _flt(tenant: str, user: str, **extras: str | bool) -> Filter:
-    return Filter(tenant=tenant, user=user, extras=tuple(sorted(extras.items())))
-
-
-def _item(unit: MemoryUnit, *, pending: bool = False, invalidated: bool = False) -> NewItem:
-    item = to_item(unit, pending=pending)
-    if invalidated:
-        item = replace(item, extra={**item.extra, "invalidated": True})
-    return item
+def _flt(tenant: str, user: str, *, types: tuple[str, ...] | None = None, **extras: str) -> Filter:
+    return Filter(tenant=tenant, user=user, types=types, extras=tuple(sorted(extras.items())))

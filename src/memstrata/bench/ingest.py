@@ -1,0 +1,191 @@
+"""``memstrata bench ingest``: the write pipeline end to end against the raw embedder.
+
+One run measures, on the embedded defaults (Valkey + qdrant-edge + MiniLM on CPU):
+
+* ``turns_per_s``: ``observe`` of N varied English and Chinese turns (facts that
+  supersede each other, preferences, decisions, orders and payments with ids and
+  amounts) until every extracted unit is searchable - the clock stops after
+  ``flush()`` returned and a search found the last user's newest fact;
+* ``embedder_per_s``: the same model embedding the texts of the units that run
+  stored, batched like the handler batches them, in the same process right after;
+* ``ratio`` = turns_per_s / embedder_per_s: the embedder is the bound of the
+  pipeline, so anything far below 1 is overhead of our own code;
+* ``rss_mb_per_10k``: the resident-memory growth of the process over the run (read
+  from /proc/self/status, VmRSS), per 10k stored units.
+
+The data directory is wiped first: the numbers are for an empty store.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import Progress
+
+from memstrata.config import Settings
+from memstrata.embed.cache import CachedEmbedder
+from memstrata.embed.minilm import MiniLMEmbedder
+from memstrata.engine import ContextEngine
+from memstrata.longterm.models import Filter
+from memstrata.memory.pipeline import PipelineSettings
+from memstrata.validation import check_positive_int
+
+TENANT = "bench"
+TURNS_PER_USER = 10
+TARGET_RATIO = 0.8
+
+_CITIES_EN = ("Hangzhou", "Chengdu", "Osaka", "Berlin", "Austin", "Lyon", "Pune", "Porto")
+_CITIES_CN = ("杭州", "成都", "深圳", "苏州", "南京", "武汉", "西安", "厦门")
+_JOBS_EN = ("nurse", "engineer", "teacher", "pilot", "accountant", "designer", "chef")
+_JOBS_CN = ("工程师", "护士", "老师", "会计", "设计师", "厨师", "医生")
+_PREFS_EN = ("aisle seats", "green tea", "email summaries", "morning calls", "PDF reports")
+_PREFS_CN = ("靠窗的座位", "绿茶", "邮件摘要", "早上的电话", "PDF报告")
+_ACTIONS_EN = (
+    "renew the fleet contract for device D{n}",
+    "switch supplier for the cooling loop of site S{n}",
+    "cancel the maintenance visit planned for unit U{n}",
+    "upgrade the firmware of inverter I{n}",
+)
+_ACTIONS_CN = (
+    "续签设备D{n}的合同",
+    "更换站点S{n}的供应商",
+    "取消机组U{n}的维护",
+    "升级逆变器I{n}的固件",
+)
+
+
+def _turn_text(rng: random.Random, user_no: int, k: int) -> str:
+    """The k-th turn of a user: a mix of facts, updates and events, half in Chinese."""
+    chinese = (user_no + k) % 2 == 1
+    n = rng.randint(100, 99_999)
+    day = f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+    order = f"ORD-2025-{rng.randint(0, 999_999):06d}"
+    amount = rng.randint(5, 5_000)
+    kind = k % 5
+    if chinese:
+        if kind == 0:
+            return (
+                f"我{'住在' if k < 5 else '搬到'}{rng.choice(_CITIES_CN)}{'' if k < 5 else '了'}。"
+            )
+        if kind == 1:
+            return f"我是一名{rng.choice(_JOBS_CN)}。"
+        if kind == 2:
+            return f"我偏好{rng.choice(_PREFS_CN)}。"
+        if kind == 3:
+            return f"我决定在{day}{rng.choice(_ACTIONS_CN).format(n=n)}。"
+        return f"我的订单{order}已经付款{amount}元。"
+    if kind == 0:
+        verb = "I live in" if k < 5 else "I moved to"
+        return f"{verb} {rng.choice(_CITIES_EN)}."
+    if kind == 1:
+        return f"I work as a {rng.choice(_JOBS_EN)}."
+    if kind == 2:
+        return f"I prefer {rng.choice(_PREFS_EN)}."
+    if kind == 3:
+        return f"I decided to {rng.choice(_ACTIONS_EN).format(n=n)} on {day}."
+    return f"My order {order} cost {amount} yuan."
+
+
+def generate_turns(turns: int, seed: int = 7) -> list[tuple[str, str]]:
+    """``(user_id, text)`` pairs, ``TURNS_PER_USER`` turns per user, deterministic."""
+    check_positive_int("turns", turns)
+    rng = random.Random(seed)
+    return [
+        (f"user{i // TURNS_PER_USER}", _turn_text(rng, i // TURNS_PER_USER, i % TURNS_PER_USER))
+        for i in range(turns)
+    ]
+
+
+def rss_mb() -> float:
+    """Resident set size of this process in MiB (VmRSS of /proc/self/status)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("VmRSS not found in /proc/self/status")
+
+
+def run_ingest_bench(
+    data_dir: Path,
+    *,
+    turns: int = 10_000,
+    batch_size: int = 256,
+    progress: Console | None = None,
+) -> dict[str, Any]:
+    """Run the benchmark; returns the JSON document the CLI prints."""
+    check_positive_int("turns", turns)
+    check_positive_int("batch_size", batch_size, maximum=4096)
+    data_dir = Path(data_dir)
+    shutil.rmtree(data_dir, ignore_errors=True)
+    data_dir.mkdir(parents=True)
+    model = MiniLMEmbedder()
+    # The cache must hold a whole batch, or the store's embeds would miss it.
+    embedder = CachedEmbedder(model, max_entries=max(4096, 4 * batch_size))
+    work = generate_turns(turns)
+    users = sorted({user for user, _ in work})
+    settings = PipelineSettings(batch_size=batch_size, queue_maxlen=max(turns, 1000))
+    with ContextEngine.open(
+        Settings(data_dir=data_dir), embedder=embedder, pipeline=settings
+    ) as engine:
+        model.embed(["warm up the model and its thread pool"])  # load time is not ingest time
+        for user in users:
+            engine.start_session(user, "bench", tenant=TENANT, session_id=f"s-{user}")
+        rss_before = rss_mb()
+        with Progress(console=progress or Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("observe", total=len(work))
+            started = time.perf_counter()
+            not_queued = 0
+            for i, (user, text) in enumerate(work):
+                if not engine.observe(f"s-{user}", "user", text).queued:
+                    not_queued += 1
+                if i % 500 == 0:
+                    bar.update(task, completed=i)
+            observed = time.perf_counter() - started
+            bar.update(task, description="flush", completed=len(work))
+            engine.flush(timeout_s=max(600.0, turns / 10))
+            last = engine.search(users[-1], "which city does the user live in", tenant=TENANT)
+            elapsed = time.perf_counter() - started
+        rss_after = rss_mb()
+        units = engine.longterm.count("memories", tenant=TENANT)
+        texts = [
+            str(record.payload["text"])
+            for record in engine.longterm.iter_records(
+                "memories", Filter(tenant=TENANT), page_size=2048
+            )
+        ]
+        stats = engine.ingest_stats()
+    embed_started = time.perf_counter()
+    for start in range(0, len(texts), batch_size):
+        model.embed(texts[start : start + batch_size])
+    embed_s = time.perf_counter() - embed_started
+    turns_per_s = turns / elapsed
+    embedder_per_s = len(texts) / embed_s if embed_s > 0 else 0.0
+    handler = stats.handler
+    return {
+        "turns": turns,
+        "users": len(users),
+        "units_stored": units,
+        "units_written": handler.units_written,
+        "turns_dropped": dict(handler.dropped),
+        "extraction_failures": handler.extraction_failures,
+        "not_queued": not_queued,
+        "observe_s": round(observed, 3),
+        "observe_us_per_turn": round(observed / turns * 1e6, 1),
+        "end_to_end_s": round(elapsed, 3),
+        "turns_per_s": round(turns_per_s, 1),
+        "units_per_s": round(handler.units_written / elapsed, 1),
+        "embedder_per_s": round(embedder_per_s, 1),
+        "embedder_texts": len(texts),
+        "ratio": round(turns_per_s / embedder_per_s, 3) if embedder_per_s else None,
+        "rss_mb_before": round(rss_before, 1),
+        "rss_mb_after": round(rss_after, 1),
+        "rss_mb_per_10k": round((rss_after - rss_before) / max(units, 1) * 10_000, 1),
+        "search_found_last_user": bool(last),
+        "batch_size": batch_size,
+        "embedder": model.name,
+        "target_ratio_min": TARGET_RATIO,
+    }
