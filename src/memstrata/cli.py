@@ -248,6 +248,75 @@ def ingest(
         _emit_json(dataclasses.asdict(report))
 
 
+TenantsOption = Annotated[
+    list[str] | None,
+    typer.Option("--tenant", help="Tenant(s) to process (repeatable); default: all known."),
+]
+
+
+@app.command()
+def consolidate(
+    tenant: TenantsOption = None,
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    as_json: JsonFlag = False,
+) -> None:
+    """Merge duplicates, compress old events, move stale units to cold storage,
+    expire hot knowledge and merge what survives into `knowledge`."""
+    from memstrata.knowledge.hot import HotKnowledge
+    from memstrata.longterm.sparse import Bm25Encoder
+
+    with _engine(data_dir, as_json) as engine:
+        engine.flush()
+        report = engine.memory.consolidate(tenants=tenant)
+        hot = HotKnowledge(
+            engine.longterm,
+            engine.sanitizer,
+            engine.clock,
+            embedder=engine.embedder,
+            sparse_encoder=Bm25Encoder(),
+            settings=engine.settings.longterm,
+        )
+        tenants = tenant or sorted({*engine.memory.slots.tenants(), "default"})
+        merges = {t: dataclasses.asdict(hot.merge_into_knowledge(t)) for t in tenants}
+    document = {
+        "memories": dict(report.counts),
+        "memory_ids": {
+            name: list(getattr(report, name))
+            for name in report.counts
+            if isinstance(getattr(report, name, None), tuple)
+        },
+        "hot_knowledge": merges,
+    }
+    if as_json:
+        _emit_json(document)
+        return
+    table = Table(title="consolidation")
+    table.add_column("action")
+    table.add_column("count", justify="right")
+    for name, count in report.counts.items():
+        table.add_row(name.replace("_", " "), str(count))
+    for name, merge in merges.items():
+        table.add_row(f"hot knowledge merged ({name})", str(merge["merged"]))
+        table.add_row(f"hot knowledge expired ({name})", str(merge["expired"]))
+    out.print(table)
+
+
+@app.command()
+def restore(
+    ids: Annotated[list[str], typer.Argument(help="Ids of units in cold storage.")],
+    tenant: Annotated[str, typer.Option("--tenant")] = "default",
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    as_json: JsonFlag = False,
+) -> None:
+    """Bring memory units back from cold storage."""
+    with _engine(data_dir, as_json) as engine:
+        restored = engine.memory.restore(tenant, ids)
+    if as_json:
+        _emit_json({"tenant": tenant, "restored": list(restored)})
+    else:
+        out.print(f"restored {len(restored)} of {len(ids)}: {', '.join(restored) or '-'}")
+
+
 @bench_app.command("layers")
 def bench_layers(
     data_dir: DataDir = Path(".memstrata-bench"),
@@ -279,12 +348,17 @@ def bench_ingest(
     batch_size: Annotated[
         int, typer.Option("--batch-size", help="Queue batch (one embed call each).", min=1)
     ] = 256,
+    threads: Annotated[
+        int, typer.Option("--threads", help="Consumer threads draining the queue.", min=1)
+    ] = 1,
 ) -> None:
     """Write pipeline turns/s end to end vs the raw embedder, and memory per 10k units."""
     from memstrata.bench.ingest import run_ingest_bench
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    report = run_ingest_bench(data_dir, turns=turns, batch_size=batch_size, progress=err)
+    report = run_ingest_bench(
+        data_dir, turns=turns, batch_size=batch_size, threads=threads, progress=err
+    )
     if as_json:
         _emit_json(report)
     else:

@@ -49,7 +49,7 @@ from memstrata.memory.pipeline import (
 )
 from memstrata.memory.settings import MemorySettings
 from memstrata.memory.store import MemoryStore
-from memstrata.memory.units import MemoryUnit
+from memstrata.memory.units import MAX_VALUE_CHARS, MemoryUnit
 from memstrata.router import SEED_INTENTS, ContextBundle, ContextRouter, IntentRegistry, IntentSpec
 from memstrata.session import SessionRegistry, SessionState
 from memstrata.validation import check_id, check_positive_int, check_text
@@ -181,6 +181,10 @@ class ContextEngine:
         return self._settings
 
     @property
+    def embedder(self) -> Embedder:
+        return self._embedder
+
+    @property
     def clock(self) -> Clock:
         return self._clock
 
@@ -305,7 +309,8 @@ class ContextEngine:
         """Hybrid search of one user's memories (or the tenant's knowledge).
 
         Memories are the active units only, unless ``include_history`` (every version)
-        or ``as_of`` (the versions valid at that instant) asks for more.
+        or ``as_of`` (the versions valid at that instant; it implies the history) asks
+        for more.
         """
         check_id("user_id", user_id)
         check_positive_int("k", k, maximum=100)
@@ -333,7 +338,8 @@ class ContextEngine:
         The text passes the gateway first, so no secret reaches L1, the stream, L3
         or a log. Returns at once; ``receipt.queued`` is False (and the failure is
         logged and counted) when the queue could not take it - the agent's step
-        never fails because of the long-term path. Texts over
+        never fails because of the long-term path. The session must be open in this
+        process (NotFoundError otherwise). Texts over
         ``pipeline.max_turn_chars`` are split into chunks; over
         ``pipeline.max_observe_chars`` they are rejected (ValidationError, ``text``).
         """
@@ -375,9 +381,10 @@ class ContextEngine:
         check_text("text", text_or_unit, max_chars=self.pipeline.settings.max_observe_chars)
         clean = self._sanitizer.text(text_or_unit, location="L3:memories", field="text")
         now = self._clock.now()
-        payloads = [
-            note_payload(tenant, user_id, chunk, now) for chunk in self.pipeline.chunks(clean)
-        ]
+        # A note that finds no fact is stored verbatim as one unit value: chunk it to
+        # the unit's value limit so nothing is cut off.
+        chunks = self.pipeline.chunks(clean, max_chars=MAX_VALUE_CHARS)
+        payloads = [note_payload(tenant, user_id, chunk, now) for chunk in chunks]
         return self.pipeline.submit_note(payloads)
 
     def _sanitized_unit(self, unit: MemoryUnit) -> MemoryUnit:
@@ -487,20 +494,22 @@ def _open_pipeline(
     # uncached embedder would embed everything twice.
     warm = embedder if isinstance(embedder, CachedEmbedder) else None
     handler = IngestHandler(store, extractor=extractor, embedder=warm)
-    worker = None
-    if settings.background_worker:
-        # Real time, not the engine clock: reclaiming abandoned entries is about how
-        # long a consumer has really been silent.
-        worker = QueueWorker(
+    threads = settings.worker_threads if settings.background_worker else 0
+    # Real time, not the engine clock: reclaiming abandoned entries is about how
+    # long a consumer has really been silent.
+    workers = [
+        QueueWorker(
             queue,
             handler,
-            f"engine-{os.getpid()}",
+            f"engine-{os.getpid()}-{n}",
             batch_size=settings.batch_size,
             block_ms=settings.block_ms,
             claim_idle_ms=settings.claim_idle_ms,
             max_deliveries=settings.max_deliveries,
         )
-    pipeline = IngestPipeline(queue, handler, settings, worker=worker)
+        for n in range(threads)
+    ]
+    pipeline = IngestPipeline(queue, handler, settings, workers=workers)
     pipeline.start()
     closers.insert(0, pipeline.close)
     return pipeline

@@ -125,3 +125,24 @@ def test_summary_value_keeps_verbatim_fields(make_unit: Any) -> None:
         assert verbatim in value
         assert verbatim in {v for _, v in extras}
     assert value.index("2025-03-01") < value.index("2025-03-02")  # chronological lines
+
+
+def test_summaries_are_never_summarized_again(env: Any, fact: Any) -> None:
+    store = env.store
+    for month in (0, 1):  # two months -> two summaries made by the same pass
+        for day in (1, 2):
+            at = T0 + (31 * month + day) * DAY
+            store.write(
+                fact("browse", f"viewed item SKU-{month}{day}00", at, kind="event", importance=0.1)
+            )
+    first = store.consolidate(NOW, tenants=[env.tenant])
+    assert len(first.summaries) == 2 and len(first.compressed) == 4
+    # Both summaries are now old, unimportant events of one month: were they
+    # ordinary events, this pass would fold them into one.
+    later = store.consolidate(NOW + 40 * DAY, tenants=[env.tenant])
+    assert later.summaries == () and later.compressed == ()
+    kept = store.get(env.tenant, list(first.summaries))
+    assert len(kept) == 2 and all(u.is_summary for u in kept)
+    values = " ".join(u.value for u in kept)
+    for sku in ("SKU-0100", "SKU-0200", "SKU-1100", "SKU-1200"):
+        assert sku in values

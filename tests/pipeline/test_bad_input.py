@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -24,7 +24,7 @@ from memstrata.memory.pipeline import IngestPipeline, PipelineSettings, split_te
 from memstrata.memory.units import MemoryUnit, UnitSource
 from memstrata.working import RedisBackend
 
-from .conftest import OpenEngine
+OpenEngine = Callable[..., ContextEngine]
 
 TEXT = "I live in Hangzhou and I work as a nurse."
 

@@ -12,8 +12,6 @@ from memstrata.clock import FakeClock
 from memstrata.engine import ContextEngine
 from memstrata.router import IntentSpec, L3Need
 
-from .conftest import START
-
 POLICY = IntentSpec("local_policy", l3=(L3Need("memories", k=5, label="user_memory"),))
 
 
@@ -40,6 +38,7 @@ def test_a_move_supersedes_the_old_city(
     new: str,
     question: str,
 ) -> None:
+    start = clock.now()
     engine.register_intent(POLICY)
     engine.start_session("u1", "hello", session_id="s-jan")
     first = engine.observe("s-jan", "user", before)
@@ -73,12 +72,12 @@ def test_a_move_supersedes_the_old_city(
     # History on request: both versions, the old one closed when the new one began.
     history = engine.memory.history("default", "u1", "user", "city")
     assert [(u.value, u.version, u.active) for u in history] == [(old, 1, False), (new, 2, True)]
-    assert history[0].valid_to == history[1].valid_from == START + timedelta(days=90)
+    assert history[0].valid_to == history[1].valid_from == start + timedelta(days=90)
     every = engine.search("u1", question, k=10, include_history=True)
     assert {h.payload["value"] for h in every if h.payload.get("attribute") == "city"} == {old, new}
 
     # "As of" the earlier date the old city answers, through the store and the search.
-    january = START + timedelta(days=30)
+    january = start + timedelta(days=30)
     then = engine.memory.as_of("default", "u1", "user", "city", january)
     assert then is not None and then.value == old
     past = engine.search("u1", question, k=10, as_of=january)

@@ -323,6 +323,7 @@ class KnowledgeIngestor:
                     source=target.source,
                     id=pid,
                     created_at=mtime,
+                    updated_at=mtime,
                     extra=extra,
                 )
             )

@@ -71,6 +71,8 @@ class NewItem:
     source: str = ""
     id: str | None = None
     created_at: float | None = None
+    updated_at: float | None = None
+    """When the content last changed at its source (e.g. a file's mtime); default: now."""
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -88,12 +90,14 @@ def _check_item(index: int, item: NewItem) -> None:
             raise ValidationError("source", "must be a string")
         if item.id is not None:
             check_point_id("id", item.id)
-        if item.created_at is not None and (
-            isinstance(item.created_at, bool)
-            or not isinstance(item.created_at, int | float)
-            or not np.isfinite(item.created_at)
-        ):
-            raise ValidationError("created_at", "must be finite epoch seconds")
+        for name in ("created_at", "updated_at"):
+            stamp = getattr(item, name)
+            if stamp is not None and (
+                isinstance(stamp, bool)
+                or not isinstance(stamp, int | float)
+                or not np.isfinite(stamp)
+            ):
+                raise ValidationError(name, "must be finite epoch seconds")
         clash = RESERVED_KEYS.intersection(item.extra)
         if clash:
             raise ValidationError("extra", f"reserved keys {sorted(clash)}")
@@ -106,6 +110,13 @@ def _check_collection(collection: str) -> str:
     if collection not in COLLECTIONS:
         raise ValidationError("collection", f"must be one of {', '.join(COLLECTIONS)}")
     return collection
+
+
+def _route_depth(top_n: int, k: int) -> int:
+    """How deep each route searches: the configured top-N, but no deeper than 5 x k
+    (at least 20) - a router asking for 3 items gains nothing from fusing 2 x 50
+    candidates, and every candidate costs an id conversion in Python."""
+    return max(k, min(top_n, max(5 * k, 20)))
 
 
 class LongTermStore:
@@ -205,7 +216,7 @@ class LongTermStore:
                 "text": item.text,
                 "source": item.source,
                 "created_at": created,
-                "updated_at": now,
+                "updated_at": now if item.updated_at is None else float(item.updated_at),
             }
             point_id = item.id or str(uuid.uuid4())
             points.append(Point(point_id, vector, self._sparse.encode_document(item.text), payload))
@@ -252,7 +263,7 @@ class LongTermStore:
             collection,
             qvec,
             flt,
-            max(self._settings.dense_top_n, k),
+            _route_depth(self._settings.dense_top_n, k),
             self._settings.hnsw_ef,
             with_payload=False,
         )
@@ -260,7 +271,7 @@ class LongTermStore:
             collection,
             self._sparse.encode_query(query),
             flt,
-            max(self._settings.sparse_top_n, k),
+            _route_depth(self._settings.sparse_top_n, k),
             with_payload=False,
         )
         lists = [[(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse]]

@@ -68,6 +68,9 @@ class PipelineSettings:
 
     queue_name: str = "memories"
     background_worker: bool = True
+    worker_threads: int = 1
+    """Consumer threads of the in-process worker. Two let one thread's store writes
+    overlap the other's embedding (the model runs one batch at a time anyway)."""
     batch_size: int = 100
     block_ms: int = 200
     claim_idle_ms: int = 30_000
@@ -82,6 +85,7 @@ class PipelineSettings:
     def __post_init__(self) -> None:
         check_id("queue_name", self.queue_name)
         check_positive_int("batch_size", self.batch_size, maximum=10_000)
+        check_positive_int("worker_threads", self.worker_threads, maximum=64)
         if isinstance(self.block_ms, bool) or not isinstance(self.block_ms, int):
             raise ValidationError("block_ms", "must be an integer")
         if self.block_ms < 0:
@@ -167,7 +171,7 @@ def active_only(spec: IntentSpec) -> IntentSpec:
 
 
 class IngestPipeline:
-    """The queue, its handler and (optionally) the worker thread, as the engine owns them."""
+    """The queue, its handler and the in-process worker threads, as the engine owns them."""
 
     def __init__(
         self,
@@ -175,12 +179,12 @@ class IngestPipeline:
         handler: IngestHandler,
         settings: PipelineSettings,
         *,
-        worker: QueueWorker | None = None,
+        workers: Sequence[QueueWorker] = (),
     ) -> None:
         self._queue = queue
         self._handler = handler
         self._settings = settings
-        self._worker = worker
+        self._workers = tuple(workers)
         self._lock = threading.Lock()
         self._enqueued = 0
         self._failures = 0
@@ -200,9 +204,9 @@ class IngestPipeline:
         return self._settings
 
     @property
-    def worker(self) -> QueueWorker | None:
-        """The in-process worker, when the engine runs one."""
-        return self._worker
+    def workers(self) -> tuple[QueueWorker, ...]:
+        """The in-process workers (none when consumers run as separate processes)."""
+        return self._workers
 
     # -- producing --------------------------------------------------------------------
 
@@ -228,13 +232,17 @@ class IngestPipeline:
         """Enqueue one structured unit for a direct write."""
         return self._enqueue_all(KIND_UNIT, [unit_payload(unit)])
 
-    def chunks(self, text: str) -> tuple[str, ...]:
-        """Validate the size of ``text`` and split it; ValidationError names ``text``."""
+    def chunks(self, text: str, *, max_chars: int | None = None) -> tuple[str, ...]:
+        """Validate the size of ``text`` and split it; ValidationError names ``text``.
+
+        Chunks are at most ``max_chars`` (default ``settings.max_turn_chars``) long.
+        """
         if len(text) > self._settings.max_observe_chars:
             raise ValidationError(
                 "text", f"is {len(text)} chars, the limit is {self._settings.max_observe_chars}"
             )
-        chunks = split_text(text, self._settings.max_turn_chars)
+        limit = self._settings.max_turn_chars if max_chars is None else max_chars
+        chunks = split_text(text, min(limit, self._settings.max_turn_chars))
         if not chunks:
             raise ValidationError("text", "must not be empty")
         return chunks
@@ -264,9 +272,9 @@ class IngestPipeline:
     # -- consuming ----------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the in-process worker thread, if there is one (idempotent)."""
-        if self._worker is not None:
-            self._worker.start()
+        """Start the in-process worker threads, if any (idempotent)."""
+        for worker in self._workers:
+            worker.start()
 
     def flush(self, timeout_s: float) -> None:
         """Wait until every entry enqueued so far is written and acknowledged.
@@ -287,6 +295,6 @@ class IngestPipeline:
         return PipelineStats(enqueued, failures, self._handler.stats(), queue_stats)
 
     def close(self) -> None:
-        """Stop the worker thread after its current batch."""
-        if self._worker is not None:
-            self._worker.stop()
+        """Stop the worker threads, each after its current batch."""
+        for worker in self._workers:
+            worker.stop()

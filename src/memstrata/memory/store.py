@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,6 +30,7 @@ from memstrata.memory.codec import (
     to_item,
     unit_id,
 )
+from memstrata.memory.consolidate import ConsolidationReport, consolidate, restore
 from memstrata.memory.forgetting import bumped_importance
 from memstrata.memory.repair import rebuild_slot, repair_slot
 from memstrata.memory.settings import MemorySettings
@@ -45,9 +46,6 @@ from memstrata.memory.versioning import (
     version_at,
 )
 from memstrata.validation import check_id, check_positive_int
-
-if TYPE_CHECKING:
-    from memstrata.memory.consolidate import ConsolidationReport
 
 Vector = NDArray[np.float32]
 
@@ -339,14 +337,12 @@ class MemoryStore:
         self, now: datetime | None = None, *, tenants: Sequence[str] | None = None
     ) -> ConsolidationReport:
         """Run one consolidation pass (see :mod:`memstrata.memory.consolidate`)."""
-        from memstrata.memory.consolidate import consolidate
-
+        if now is not None and (not isinstance(now, datetime) or now.tzinfo is None):
+            raise ValidationError("now", "must be a timezone-aware datetime")
         return consolidate(self, now or self._clock.now(), tenants=tenants)
 
     def restore(self, tenant: str, ids: Sequence[str]) -> tuple[str, ...]:
         """Bring units back from ``memories_cold``; returns the restored ids."""
-        from memstrata.memory.consolidate import restore
-
         return restore(self, tenant, ids)
 
     # --- helpers shared with consolidation -------------------------------------------

@@ -19,6 +19,7 @@ written.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterable, Mapping
@@ -164,6 +165,19 @@ class WorkingMemory:
         self._backend.close()
 
 
+@functools.lru_cache(maxsize=1024)
+def _parse_plan(key: str, text: str) -> StoredPlan:
+    """Plans are read on every dependent step; parsing and validating one is cached
+    by its stored text (StoredPlan is immutable, so sharing it is safe)."""
+    raw = decode_value(key, text)
+    try:
+        return StoredPlan(
+            StepGraph.from_json(raw["graph"]), datetime.fromisoformat(raw["stored_at"])
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BackendError(f"corrupt plan stored at {key}") from exc
+
+
 def _decode_preference(key: str, user_id: str, pref_type: str, raw: dict[str, str]) -> Preference:
     try:
         return Preference(
@@ -248,16 +262,10 @@ class SessionWorkingMemory:
 
     def _load_plan(self) -> StoredPlan | None:
         key = K.plan_key(self._session_id)
-        found = self._backend.get_string(key)
-        if found is None:
+        text = self._backend.get_value(key)
+        if text is None:
             return None
-        raw = decode_value(key, found[0])
-        try:
-            return StoredPlan(
-                StepGraph.from_json(raw["graph"]), datetime.fromisoformat(raw["stored_at"])
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise BackendError(f"corrupt plan stored at {key}") from exc
+        return _parse_plan(key, text)
 
     def result_ttl_s(self, step_id: str) -> float:
         """TTL in seconds a result of ``step_id`` written now gets (see the module docs)."""
@@ -313,8 +321,9 @@ class SessionWorkingMemory:
         if ext_s is None:
             return None
         ttl_s = max(self._settings.min_result_ttl_s, ext_s)
-        self._backend.expire_gt(key, K.seconds_to_ms("ttl_s", ttl_s))
-        return self._backend.pttl(key)
+        ttl_ms = K.seconds_to_ms("ttl_s", ttl_s)
+        # GT applies only when longer, so the TTL is now the new one or the one read.
+        return ttl_ms if self._backend.expire_gt(key, ttl_ms) else None
 
     # -- time series ------------------------------------------------------------------
     def append_series(
