@@ -350,7 +350,7 @@ def bench_ingest(
     ] = 256,
     threads: Annotated[
         int, typer.Option("--threads", help="Consumer threads draining the queue.", min=1)
-    ] = 1,
+    ] = 2,
 ) -> None:
     """Write pipeline turns/s end to end vs the raw embedder, and memory per 10k units."""
     from memstrata.bench.ingest import run_ingest_bench

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import re
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
-from numpy.typing import NDArray
 
 from memstrata.clock import FakeClock
 from memstrata.config import LongTermSettings
@@ -19,31 +15,7 @@ from memstrata.knowledge import HotKnowledge, KnowledgeIngestor
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.longterm.store import LongTermStore
-
-
-class HashEmbedder:
-    """TEST DOUBLE, not a model: hashed bag of words, L2-normalized.
-
-    Deterministic and microseconds per text; texts sharing words get a positive
-    cosine, which is all these tests need (the real model has its own tests).
-    """
-
-    name = "test-hash-embedder"
-
-    def __init__(self, dim: int = 32) -> None:
-        self.dim = dim
-
-    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
-                slot = int.from_bytes(digest[:4], "little") % self.dim
-                out[row, slot] += 1.0 if digest[4] & 1 else -1.0
-            # A fixed offset keeps empty/unknown texts away from the zero vector.
-            out[row, 0] += 0.1
-        normalized: NDArray[np.float32] = out / np.linalg.norm(out, axis=1, keepdims=True)
-        return normalized
+from memstrata.testing.embedders import HashEmbedder
 
 
 @pytest.fixture

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-import re
 import uuid
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from numpy.typing import NDArray
 from qdrant_client import QdrantClient
 
 from memstrata.embed.minilm import MiniLMEmbedder
@@ -21,6 +17,7 @@ from memstrata.longterm.models import Point
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.qdrant_server import QdrantServerIndex
 from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.testing.embedders import HashEmbedder
 
 ADAPTERS = ("edge", "server")
 
@@ -30,32 +27,6 @@ def pytest_configure(config: pytest.Config) -> None:
     # no-ops there; that is expected of a test double and only noise here.
     config.addinivalue_line("filterwarnings", "ignore:Payload indexes have no effect:UserWarning")
     config.addinivalue_line("filterwarnings", "ignore:Local mode performs exact:UserWarning")
-
-
-class HashEmbedder:
-    """TEST DOUBLE, not a model: hashed bag of words, L2-normalized.
-
-    Deterministic and microseconds per text, so property tests can write hundreds
-    of items; texts sharing words get a positive cosine, which is all the
-    isolation and contract tests need. MiniLM is exercised in its own tests.
-    """
-
-    name = "test-hash-embedder"
-
-    def __init__(self, dim: int = 32) -> None:
-        self.dim = dim
-
-    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
-                slot = int.from_bytes(digest[:4], "little") % self.dim
-                sign = 1.0 if digest[4] & 1 else -1.0
-                out[row, slot] += sign
-            # A fixed offset keeps empty/unknown texts away from the zero vector.
-            out[row, 0] += 0.1
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
 def _make_index(kind: str, path: Path) -> VectorIndex:

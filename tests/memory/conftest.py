@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import functools
-import hashlib
-import re
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from numpy.typing import NDArray
 
 from memstrata.clock import FakeClock
 from memstrata.config import LongTermSettings
@@ -25,33 +21,10 @@ from memstrata.longterm.store import LongTermStore
 from memstrata.memory.settings import MemorySettings
 from memstrata.memory.store import MemoryStore
 from memstrata.memory.units import MemoryUnit, UnitSource
+from memstrata.testing.embedders import HashEmbedder
 from memstrata.working import RedisBackend
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
-
-
-class HashEmbedder:
-    """TEST DOUBLE, not a model: hashed bag of words, L2-normalized (microseconds a text).
-
-    Texts sharing words get a positive cosine; different values in one slot stay
-    well below the 0.92 near-duplicate threshold, so versioning logic is tested
-    without a model. The threshold itself is tested with MiniLM.
-    """
-
-    name = "test-hash-embedder"
-
-    def __init__(self, dim: int = 64) -> None:
-        self.dim = dim
-
-    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
-                slot = int.from_bytes(digest[:4], "little") % self.dim
-                out[row, slot] += 1.0 if digest[4] & 1 else -1.0
-            out[row, 0] += 0.1
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
 @dataclass
@@ -85,7 +58,7 @@ def make_store(tmp_path: Path, embedded_backend: RedisBackend) -> Iterator[Store
         root = tmp_path / (name or uuid.uuid4().hex[:8])
         longterm = LongTermStore(
             EdgeIndex(root),
-            embedder or HashEmbedder(),
+            embedder or HashEmbedder(64),
             Bm25Encoder(),
             LongTermSettings(),
             clock=clock,
@@ -109,7 +82,7 @@ def shared_longterm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LongTe
     apart by tenant, which every engine query filters on."""
     longterm = LongTermStore(
         EdgeIndex(tmp_path_factory.mktemp("memory-edge")),
-        HashEmbedder(),
+        HashEmbedder(64),
         Bm25Encoder(),
         LongTermSettings(),
         clock=FakeClock(T0),

@@ -114,7 +114,7 @@ def run_ingest_bench(
     *,
     turns: int = 10_000,
     batch_size: int = 256,
-    threads: int = 1,
+    threads: int = 2,
     progress: Console | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark; returns the JSON document the CLI prints.

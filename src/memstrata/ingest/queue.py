@@ -23,7 +23,7 @@ import redis.exceptions as rexc
 from redis.cluster import RedisCluster
 
 from memstrata.clock import Clock, SystemClock
-from memstrata.errors import BackendError, BackendUnavailableError, MemstrataError
+from memstrata.errors import BackendError
 from memstrata.ingest.entries import (
     JSON,
     DeadLetter,
@@ -39,6 +39,7 @@ from memstrata.ingest.entries import (
     safe_trim_floor,
 )
 from memstrata.validation import check_id, check_positive_float, check_positive_int
+from memstrata.working.redis_errors import redis_errors
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
 RawEntry: TypeAlias = tuple[str, dict[str, str]]
@@ -50,13 +51,6 @@ DEFAULT_DEDUPE_WINDOW_S = 7 * 24 * 3600.0
 # One trim reads at most this many ids, so a lagging consumer cannot make an
 # enqueue slow; the rest is trimmed by later calls.
 MAX_TRIM_SCAN = 10_000
-
-_UNAVAILABLE: tuple[type[Exception], ...] = (
-    rexc.ConnectionError,
-    rexc.TimeoutError,
-    rexc.ClusterDownError,
-    rexc.SlotNotCoveredError,
-)
 
 
 class FlushTimeoutError(BackendError, TimeoutError):
@@ -75,16 +69,8 @@ class FlushTimeoutError(BackendError, TimeoutError):
 @contextmanager
 def translated(operation: str) -> Iterator[None]:
     """Map redis-py failures to BackendUnavailableError / BackendError."""
-    try:
+    with redis_errors(f"write queue {operation}"):
         yield
-    except MemstrataError:
-        raise
-    except _UNAVAILABLE as exc:
-        raise BackendUnavailableError(f"write queue {operation}: {exc}") from exc
-    except rexc.RedisError as exc:
-        raise BackendError(f"write queue {operation}: {exc}") from exc
-    except OSError as exc:  # socket errors raised before redis-py wraps them
-        raise BackendUnavailableError(f"write queue {operation}: {exc}") from exc
 
 
 def _rows(rows: Any) -> list[RawEntry]:

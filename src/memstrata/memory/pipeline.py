@@ -68,9 +68,10 @@ class PipelineSettings:
 
     queue_name: str = "memories"
     background_worker: bool = True
-    worker_threads: int = 1
+    worker_threads: int = 2
     """Consumer threads of the in-process worker. Two let one thread's store writes
-    overlap the other's embedding (the model runs one batch at a time anyway)."""
+    overlap the other's embedding (the model runs one batch at a time anyway); the
+    store orders a slot's versions by their own timestamps, not by arrival."""
     batch_size: int = 100
     block_ms: int = 200
     claim_idle_ms: int = 30_000

@@ -6,24 +6,17 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-import redis.exceptions as rexc
-
-from memstrata.errors import BackendError, BackendUnavailableError
+from memstrata.errors import BackendError
 from memstrata.memory.versioning import CAS_SCRIPT, SlotState, active_fields, slot_key, tenants_key
+from memstrata.working.redis_errors import redis_errors
 
-_UNAVAILABLE = (rexc.ConnectionError, rexc.TimeoutError)
 _CLEAR_ATTEMPTS = 1000
 
 
 @contextmanager
 def _translated(operation: str) -> Iterator[None]:
-    """redis-py failures become memstrata's backend errors."""
-    try:
+    with redis_errors(f"redis {operation}"):
         yield
-    except _UNAVAILABLE as exc:
-        raise BackendUnavailableError(f"redis {operation}: {exc}") from exc
-    except rexc.RedisError as exc:
-        raise BackendError(f"redis {operation}: {exc}") from exc
 
 
 class SlotRecords:

@@ -14,40 +14,20 @@ from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
-import redis.exceptions as rexc
 from redis.cluster import RedisCluster
 
-from memstrata.errors import BackendError, BackendUnavailableError, ConfigError
+from memstrata.errors import ConfigError
 from memstrata.working.backend import NO_KEY, BackendInfo, KeyInfo
+from memstrata.working.redis_errors import redis_errors
 
 CLUSTER_SCHEME = "redis+cluster"
 _GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
 
 
-_UNAVAILABLE: tuple[type[Exception], ...] = (
-    rexc.ConnectionError,
-    rexc.TimeoutError,
-    rexc.ClusterDownError,
-    rexc.SlotNotCoveredError,
-)
-
-
 @contextmanager
 def _translated(operation: str) -> Iterator[None]:
-    """Map redis-py failures to BackendUnavailableError / BackendError."""
-    try:
+    with redis_errors(f"redis {operation}", connecting=operation == "connect"):
         yield
-    except _UNAVAILABLE as exc:
-        raise BackendUnavailableError(f"redis {operation}: {exc}") from exc
-    except rexc.RedisClusterException as exc:
-        # RedisCluster's constructor reports "no reachable node" this way.
-        if operation == "connect":
-            raise BackendUnavailableError(f"redis {operation}: {exc}") from exc
-        raise BackendError(f"redis {operation}: {exc}") from exc
-    except rexc.RedisError as exc:
-        raise BackendError(f"redis {operation}: {exc}") from exc
-    except OSError as exc:  # socket errors raised before redis-py wraps them
-        raise BackendUnavailableError(f"redis {operation}: {exc}") from exc
 
 
 def _glob_escape(text: str) -> str:
