@@ -365,6 +365,25 @@ def bench_ingest(
         out.print_json(json.dumps(report))
 
 
+@bench_app.command("confidence")
+def bench_confidence(
+    data: Annotated[Path, typer.Option("--data", help="LoCoMo JSON file.")] = Path(
+        "../shared/data/locomo/locomo10.json"
+    ),
+    conversations: Annotated[int, typer.Option("--conversations")] = 4,
+    as_json: JsonFlag = False,
+) -> None:
+    """Cosine distributions on LoCoMo behind the default confidence thresholds."""
+    from memstrata.bench.confidence import run_confidence_bench
+    from memstrata.embed.minilm import MiniLMEmbedder
+
+    report = run_confidence_bench(data, MiniLMEmbedder(batch_size=128), conversations=conversations)
+    if as_json:
+        _emit_json(report)
+    else:
+        out.print_json(json.dumps(report))
+
+
 @bench_app.command("gateway")
 def bench_gateway(as_json: JsonFlag = False) -> None:
     """Sanitizer cost per 2 KB text and its scaling on hostile inputs."""

@@ -153,3 +153,16 @@ def test_inspect_lists_l1_and_l2(engine: ContextEngine) -> None:
     assert report["l1"]["session_id"] == "s7"
     assert {row["type"] for row in report["l2"]} >= {"string", "set"}
     assert report["pending_tasks"] == ["t1"]
+
+
+def test_items_below_the_floor_are_reported_not_served(engine: ContextEngine) -> None:
+    engine.register_intent(IntentSpec("recall2", l3=(L3Need("memories", k=2),)))
+    engine.remember("u1", "The user's vibration sensor on D123 needs recalibration monthly.")
+    engine.remember("u1", "Quarterly revenue of the Lyon bakery rose by four percent.")
+    engine.flush()
+    state = engine.start_session("u1", "hello", session_id="s8")
+    bundle = engine.route(state, "recall2", "how often do I recalibrate the vibration sensor")
+    served = [item.content["text"] for item in bundle.layer("L3")]
+    assert served and all("vibration" in text for text in served)
+    assert not bundle.l3_skipped
+    assert any(m.layer == "L3" and "below" in m.reason for m in bundle.missing)

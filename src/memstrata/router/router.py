@@ -239,20 +239,23 @@ class ContextRouter:
             if not hits:
                 missing.append(MissingContext(need.item_prefix, "L3", need.collection, "no match"))
             found.extend((need, hit) for hit in hits)
-        if found and all(hit.cosine < self._settings.skip_below_cosine for _, hit in found):
-            reason = f"every candidate below cosine {self._settings.skip_below_cosine}: L3 skipped"
-            missing.extend(
-                MissingContext(f"{need.item_prefix}_{i}", "L3", hit.id, reason)
-                for i, (need, hit) in enumerate(found)
-            )
-            return [], missing, True
+        floor = self._settings.skip_below_cosine
+        skipped = bool(found) and all(hit.cosine < floor for _, hit in found)
         items = []
         counters: dict[str, int] = {}
         for need, hit in found:
+            if hit.cosine < floor:
+                # Noise costs tokens and misleads the model (seed 000 §4.3): below the
+                # floor an item is reported, never served.
+                reason = f"cosine {hit.cosine:.3f} below {floor}" + (
+                    ": L3 skipped" if skipped else ""
+                )
+                missing.append(MissingContext(need.item_prefix, "L3", hit.id, reason))
+                continue
             rank = counters.get(need.item_prefix, 0)
             counters[need.item_prefix] = rank + 1
             items.append(self._l3_item(need, hit, rank, now))
-        return items, missing, False
+        return items, missing, skipped
 
     def _l3_item(self, need: L3Need, hit: Hit, rank: int, now: datetime) -> ContextItem:
         payload = hit.payload

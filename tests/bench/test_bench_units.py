@@ -1,0 +1,52 @@
+"""Benchmark building blocks: statistics and the confidence curve on a tiny file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memstrata.bench.confidence import run_confidence_bench
+from memstrata.bench.stats import percentile, summary_ms, summary_us
+from memstrata.errors import ValidationError
+from memstrata.testing.embedders import HashEmbedder
+
+
+def test_percentiles_and_summaries() -> None:
+    samples = [0.001 * i for i in range(1, 101)]
+    assert percentile(samples, 50) == pytest.approx(0.0505)
+    assert summary_ms(samples)["p99_ms"] == pytest.approx(99.01, abs=0.01)
+    assert summary_us([0.000_002] * 3) == {"p50_us": 2.0, "p99_us": 2.0, "mean_us": 2.0}
+    with pytest.raises(ValueError, match="samples"):
+        percentile([], 50)
+
+
+def test_confidence_curve_on_a_tiny_locomo_file(tmp_path: Path) -> None:
+    sample = {
+        "conversation": {
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a grey cat named Miso"},
+                {"speaker": "Bob", "dia_id": "D1:2", "text": "The weather was rainy all week"},
+            ]
+        },
+        "qa": [
+            {"question": "What is the name of Ann's cat", "evidence": ["D1:1"], "category": 4},
+            {"question": "ignored adversarial", "evidence": ["D1:2"], "category": 5},
+        ],
+    }
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([sample]))
+    report = run_confidence_bench(path, HashEmbedder(64), conversations=1)
+    assert report["questions"] == 1
+    curve = {row["threshold"]: row for row in report["curve"]}
+    assert curve[0.2]["relevant_at_or_above"] in (0.0, 1.0)
+    shares = [row["relevant_at_or_above"] for row in report["curve"]]
+    assert shares == sorted(shares, reverse=True)  # monotone in the threshold
+
+
+def test_unreadable_data_file_names_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValidationError, match=r"bad\.json"):
+        run_confidence_bench(bad, HashEmbedder(8), conversations=1)
