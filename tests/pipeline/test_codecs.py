@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 
 import pytest
@@ -121,3 +122,32 @@ def test_settings_are_validated() -> None:
         PipelineSettings(max_turn_chars=5_000, max_observe_chars=1_000)
     with pytest.raises(ValidationError, match="worker_threads"):
         PipelineSettings(worker_threads=0)
+
+
+def test_copies_in_flight_on_two_threads_are_written_after_each_other() -> None:
+    started, release = threading.Event(), threading.Event()
+
+    class Slow(_Recorder):
+        def write(self, unit: MemoryUnit) -> object:
+            started.set()
+            release.wait(5)
+            return super().write(unit)
+
+    store = Slow()
+    handler = IngestHandler(store)
+    turn = Turn("I live in Hangzhou.", "user", "a", "u", "s", "t1", AT)
+    first = threading.Thread(
+        target=handler, args=([QueueEntry("1-0", KIND_TURN, turn_payload(turn), "h1", 1)],)
+    )
+    first.start()
+    assert started.wait(5)
+    second = threading.Thread(
+        target=handler, args=([QueueEntry("2-0", KIND_TURN, turn_payload(turn), "h1", 1)],)
+    )
+    second.start()
+    second.join(0.2)
+    assert second.is_alive()  # waits for the first copy instead of racing it
+    release.set()
+    first.join(5)
+    second.join(5)
+    assert [u.value for u in store.units] == ["Hangzhou"]

@@ -44,11 +44,17 @@ def test_the_same_turn_enqueued_twice_is_written_once(
         observed_at=clock.now(),
     )
     queue = engine.pipeline.queue
+    # Back to back: the two consumer threads may each take a copy at once.
     queue.enqueue(KIND_TURN, turn_payload(turn))
     queue.enqueue(KIND_TURN, turn_payload(turn))
     engine.flush(30)
     assert [m["value"] for m in memories_of(engine, "u-replay")] == ["nurse"]
-    assert engine.ingest_stats().handler.entries == 1  # the copy was acked without work
+    handled = engine.ingest_stats().handler.entries
+    assert handled in (1, 2)
+    # Once acknowledged, a replay is acked by the queue without reaching the handler.
+    queue.enqueue(KIND_TURN, turn_payload(turn))
+    engine.flush(30)
+    assert engine.ingest_stats().handler.entries == handled
 
     # Past the queue's dedupe window the entry is handled again; the store still
     # finds the point it wrote (ids derive from content and observation time).
@@ -57,7 +63,7 @@ def test_the_same_turn_enqueued_twice_is_written_once(
     engine.flush(30)
     stored = memories_of(engine, "u-replay")
     assert len(stored) == 1 and stored[0]["active"] is True
-    assert engine.ingest_stats().handler.entries == 2
+    assert engine.ingest_stats().handler.entries == handled + 1
 
 
 def test_a_repeated_turn_is_dropped_by_the_filter(engine: ContextEngine) -> None:

@@ -83,7 +83,8 @@ def _turn_text(rng: random.Random, user_no: int, k: int) -> str:
         verb = "I live in" if k < 5 else "I moved to"
         return f"{verb} {rng.choice(_CITIES_EN)}."
     if kind == 1:
-        return f"I work as a {rng.choice(_JOBS_EN)}."
+        job = rng.choice(_JOBS_EN)
+        return f"I work as {'an' if job[0] in 'aeiou' else 'a'} {job}."
     if kind == 2:
         return f"I prefer {rng.choice(_PREFS_EN)}."
     if kind == 3:

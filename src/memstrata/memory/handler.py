@@ -31,6 +31,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from memstrata.embed.protocol import Embedder
@@ -277,7 +278,8 @@ class IngestHandler:
     ``embedder`` (optional) should be the embedder the store uses, wrapped in a
     :class:`~memstrata.embed.cache.CachedEmbedder`: the handler embeds every unit text
     of a batch in one call, and the store's per-unit embeds then hit the cache.
-    Thread-safe: the engine's worker thread calls it while producers keep enqueueing.
+    Thread-safe: the engine's worker threads call it concurrently; two copies of one
+    content (a replay) are never handled at the same time.
     """
 
     def __init__(
@@ -298,6 +300,7 @@ class IngestHandler:
         self._sanitizer = sanitizer
         self._lock = threading.Lock()
         self._prepared: OrderedDict[str, tuple[MemoryUnit, ...]] = OrderedDict()
+        self._inflight: dict[str, threading.Event] = {}
         self._counts: Counter[str] = Counter()
         self._dropped: Counter[str] = Counter()
 
@@ -313,7 +316,7 @@ class IngestHandler:
         return HandlerStats(
             entries=counts.get("entries", 0),
             turns_kept=counts.get("turns_kept", 0),
-            dropped=dropped,
+            dropped=MappingProxyType(dropped),
             extraction_failures=counts.get("extraction_failures", 0),
             invalid_entries=counts.get("invalid_entries", 0),
             units_written=counts.get("units_written", 0),
@@ -327,6 +330,41 @@ class IngestHandler:
     def __call__(self, entries: Sequence[QueueEntry], /) -> None:
         """Handle one batch; raises only when the store failed (the batch is retried)."""
         self._count("entries", len(entries))
+        mine, theirs = self._claim(entries)
+        try:
+            self._write(mine)
+        finally:
+            self._release(mine)
+        for entry, finished in theirs:
+            # Another thread held the same content: the filter would call this copy a
+            # repeat (and its ack would mark the content done) before that thread's
+            # write is durable, and two concurrent writes of one unit race in the
+            # store. After it finished, this copy is a no-op or - if it failed - the
+            # write that makes the content durable.
+            finished.wait()
+            self._write([entry])
+
+    def _claim(
+        self, entries: Sequence[QueueEntry]
+    ) -> tuple[list[QueueEntry], list[tuple[QueueEntry, threading.Event]]]:
+        mine: list[QueueEntry] = []
+        theirs: list[tuple[QueueEntry, threading.Event]] = []
+        with self._lock:
+            for entry in entries:
+                busy = self._inflight.get(entry.content_hash)
+                if busy is None:
+                    self._inflight[entry.content_hash] = threading.Event()
+                    mine.append(entry)
+                else:
+                    theirs.append((entry, busy))
+        return mine, theirs
+
+    def _release(self, entries: Sequence[QueueEntry]) -> None:
+        with self._lock:
+            for entry in entries:
+                self._inflight.pop(entry.content_hash).set()
+
+    def _write(self, entries: Sequence[QueueEntry]) -> None:
         plan = [(entry, self._units_of(entry)) for entry in entries]
         units = [unit for _, batch in plan for unit in batch]
         if units and self._embedder is not None:
