@@ -140,15 +140,29 @@ def remember(
     data_dir: DataDir = DEFAULT_DATA_DIR,
     as_json: JsonFlag = False,
 ) -> None:
-    """Store a memory for a user in long-term memory."""
+    """Store a memory for a user in long-term memory (extracted, versioned, deduplicated)."""
     with _engine(data_dir, as_json) as engine:
-        point_id = engine.remember(user, text, tenant=tenant, source="cli")
-        stored = engine.longterm.get("memories", [point_id], tenant=tenant)
-    stored_text = str(stored[0].payload.get("text", "")) if stored else ""
+        receipt = engine.remember(user, text, tenant=tenant)
+        if receipt.queued:
+            engine.flush()
+        queued_text = engine.sanitizer.text(text, location="cli")
+    document = {
+        "user": user,
+        "tenant": tenant,
+        "queued": receipt.queued,
+        "written": receipt.queued,
+        "entry_ids": list(receipt.entry_ids),
+        "text": queued_text,
+        "error": receipt.error,
+    }
     if as_json:
-        _emit_json({"id": point_id, "user": user, "tenant": tenant, "text": stored_text})
+        _emit_json(document)
+    elif receipt.queued:
+        out.print(f"remembered for [bold]{user}[/bold]: {queued_text}")
     else:
-        out.print(f"remembered [bold]{point_id}[/bold]: {stored_text}")
+        err.print(f"[red]not queued[/red] ({receipt.error}); nothing was written")
+    if not receipt.queued:
+        raise typer.Exit(1)
 
 
 @app.command()

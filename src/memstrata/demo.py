@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memstrata.engine import ContextEngine
+from memstrata.longterm.models import Filter
 from memstrata.router import ContextBundle
 from memstrata.working.stepgraph import StepGraph, StepSpec
 
@@ -72,9 +73,9 @@ def run_demo(engine: ContextEngine) -> DemoResult:
     """Run the scripted session on ``engine`` and return what each step saw."""
     for section, text in KNOWLEDGE:
         engine.add_knowledge([text], tenant=TENANT, source=f"sop/{section}", section=section)
-    memory_ids = [
-        engine.remember(USER, text, tenant=TENANT, source="onboarding") for text in MEMORIES
-    ]
+    for text in MEMORIES:
+        engine.remember(USER, text, tenant=TENANT)
+    engine.flush()
     engine.working_memory.set_preference(USER, "report_format", "pdf with charts", 0.92)
 
     state = engine.start_session(
@@ -139,7 +140,7 @@ def run_demo(engine: ContextEngine) -> DemoResult:
     redactions = tuple(e.to_dict() for e in audit.events()) if audit is not None else ()
     stored = tuple(
         str(r.payload.get("text", ""))
-        for r in engine.longterm.get("memories", memory_ids, tenant=TENANT)
+        for r in engine.longterm.iter_records("memories", Filter(tenant=TENANT, user=USER))
     )
     return DemoResult(
         steps=tuple(steps),

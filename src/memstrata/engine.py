@@ -59,8 +59,6 @@ from memstrata.working.redis_backend import RedisBackend
 
 log = logging.getLogger("memstrata")
 
-MEMORY_TYPES: frozenset[str] = frozenset({"fact", "event", "preference", "profile"})
-
 
 class ContextEngine:
     """The one object most users touch."""
@@ -261,25 +259,6 @@ class ContextEngine:
         vectors = self._embedder.embed([text])
         return np.asarray(vectors[0], dtype=np.float32)
 
-    def remember(
-        self,
-        user_id: str,
-        text: str,
-        *,
-        tenant: str = "default",
-        type: str = "fact",
-        source: str = "api",
-    ) -> str:
-        """Store one memory for ``user_id`` directly in L3; returns its id."""
-        check_id("user_id", user_id)
-        check_text("text", text)
-        if type not in MEMORY_TYPES:
-            raise ValidationError("type", f"must be one of {sorted(MEMORY_TYPES)}")
-        (point_id,) = self._longterm.add(
-            "memories", [NewItem(text=text, tenant=tenant, user=user_id, type=type, source=source)]
-        )
-        return point_id
-
     def add_knowledge(
         self, texts: Sequence[str], *, tenant: str = "default", source: str, section: str = ""
     ) -> list[str]:
@@ -362,10 +341,13 @@ class ContextEngine:
         )
         return self.pipeline.submit_turn(turn)
 
-    def queue_memory(
+    def remember(
         self, user_id: str, text_or_unit: str | MemoryUnit, *, tenant: str = "default"
     ) -> IngestReceipt:
         """Queue a direct long-term write (no worth filter); returns without waiting.
+
+        ``flush()`` waits until it is written (versioned and deduplicated like
+        everything else).
 
         Text goes through the extractor (a text with no recognizable fact is kept as
         a ``note`` event); a :class:`MemoryUnit` is written as is, after the gateway.

@@ -69,6 +69,7 @@ def _write_everywhere(engine: ContextEngine, secret: str, sid: str) -> None:
     wm.append_series("log", [(1.0, text), (2.0, {"v": secret})])
     engine.working_memory.set_preference("u1", "contact", text, 0.9)
     engine.remember("u1", text)
+    engine.flush()
     engine.add_knowledge([text], source="kb", section="s")
     logging.getLogger("memstrata.test").warning("call failed with %s", text)
     try:
@@ -141,8 +142,11 @@ def test_generated_keys_never_reach_redis_or_qdrant(
     sid = f"h{abs(hash(secret)) % 10**9}"
     engine.start_session("u1", f"key {secret}", session_id=sid)
     engine.working(sid).put_api_response("x", {}, {"k": f"key={secret}"})
-    point = engine.remember("u1", f"my key is {secret}")
+    engine.remember("u1", f"my key is {secret}")
+    engine.flush()
     assert secret not in _raw_redis_dump(engine)
-    (record,) = engine.longterm.get("memories", [point], tenant="default")
-    assert secret not in str(dict(record.payload))
+    payloads = [
+        dict(r.payload) for r in engine.longterm.iter_records("memories", Filter(tenant="default"))
+    ]
+    assert payloads and secret not in str(payloads)
     assert secret not in engine.session(sid).initial_query

@@ -84,7 +84,7 @@ def test_invalid_arguments_name_the_field(engine: ContextEngine, clock: FakeCloc
         valid_from=clock.now(),
     )
     with pytest.raises(ValidationError, match=r"unit\.source"):
-        engine.queue_memory("u-bad", foreign)
+        engine.remember("u-bad", foreign)
 
 
 def test_queue_memory_writes_units_and_notes_directly(
@@ -99,9 +99,9 @@ def test_queue_memory_writes_units_and_notes_directly(
         observed_at=clock.now(),
         valid_from=clock.now(),
     )
-    assert engine.queue_memory("u-direct", unit).queued
-    assert engine.queue_memory("u-direct", "Prefers invoices on the first Monday.").queued
-    assert engine.queue_memory("u-direct", "ok").queued  # no filter on direct writes
+    assert engine.remember("u-direct", unit).queued
+    assert engine.remember("u-direct", "Prefers invoices on the first Monday.").queued
+    assert engine.remember("u-direct", "ok").queued  # no filter on direct writes
     engine.flush(30)
     contact = engine.memory.active_fact("default", "u-direct", "user", "contact_channel")
     assert contact is not None and "li.wei@example.com" not in contact.value
