@@ -88,3 +88,23 @@ def test_losing_every_round_raises_conflict_and_leaves_nothing(
         store.write(fact("city", "Rome", T0 + timedelta(days=1)))
     assert store.active_fact(env.tenant, "u1", "user", "city").value == "Paris"
     assert env.longterm.count(MEMORIES, tenant=env.tenant) == 1
+
+
+def test_concurrent_copies_of_one_write_keep_the_winner(env: Any, fact: Any) -> None:
+    """Replays derive the same point id; a losing copy must not delete the winner's point."""
+    store = env.store
+    unit = fact("pet", "a grey cat named Miso", T0)
+    copies = 8
+    barrier = threading.Barrier(copies)
+
+    def run(_: int) -> WriteOutcome:
+        barrier.wait()
+        return store.write(unit)
+
+    with ThreadPoolExecutor(max_workers=copies) as pool:
+        outcomes = list(pool.map(run, range(copies)))
+
+    assert Counter(o.action for o in outcomes)["inserted"] == 1
+    active = store.active_fact(env.tenant, "u1", "user", "pet")
+    assert active is not None and active.value == "a grey cat named Miso"
+    assert len(store.history(env.tenant, "u1", "user", "pet")) == 1

@@ -162,8 +162,11 @@ class MemoryStore:
             cosine = None if active_vec is None else float(np.dot(vector, active_vec))
             decision = decide(unit, active, cosine=cosine, merge=merge, settings=self._settings)
             if decision.final is None:
-                self._lt.delete(MEMORIES, [unit.id], tenant=tenant)
                 assert active is not None
+                if active.id != unit.id:
+                    # Replays derive the same id: when a concurrent copy of this very
+                    # write won, the "pending" point is the winner's - keep it.
+                    self._lt.delete(MEMORIES, [unit.id], tenant=tenant)
                 kept = self._touch(active, unit)
                 return WriteOutcome("deduplicated", kept.id or "", kept.version)
             final = replace(decision.final, version=state.version + 1)
