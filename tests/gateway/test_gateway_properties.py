@@ -190,3 +190,17 @@ def test_value_without_secrets_round_trips_and_input_is_untouched(value: object)
     assert json.dumps(value, sort_keys=True) == snapshot  # not mutated
     if not result.redactions:
         assert result.value == value
+
+
+def test_clean_text_cache_never_skips_a_secret_or_an_audit() -> None:
+    from memstrata.gateway import InMemoryAuditLog
+
+    audit = InMemoryAuditLog()
+    sanitizer = Sanitizer(audit=audit)
+    clean = "order ORD-2024-000123 shipped on 2025-04-01"
+    assert sanitizer.text(clean, location="a") == clean
+    assert sanitizer.text(clean, location="b") == clean  # served from the clean cache
+    dirty = clean + " key sk-proj-Zx81KqLmN0pQrStUvWxYz1234567890abcd"
+    for _ in range(2):  # never cached: both passes redact and audit
+        assert "sk-proj-" not in sanitizer.text(dirty, location="c")
+    assert [e.location for e in audit.events()] == ["c", "c"]

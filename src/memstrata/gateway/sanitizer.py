@@ -9,6 +9,7 @@ Sanitizing is idempotent: placeholders and masked hints are never detected again
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -88,6 +89,10 @@ def _check_location(location: Any) -> str:
     return location
 
 
+_CLEAN_CACHE_ENTRIES = 4096
+_CLEAN_CACHE_MAX_CHARS = 4096
+
+
 class Sanitizer:
     """Replaces credentials and PII in text and JSON-like values.
 
@@ -111,6 +116,8 @@ class Sanitizer:
         self._audit = audit
         self._clock: Clock = clock if clock is not None else SystemClock()
         self._max_depth = max_depth
+        self._clean_lock = threading.Lock()
+        self._clean: dict[tuple[str | None, str], None] = {}
 
     @property
     def policy(self) -> FieldPolicy:
@@ -129,10 +136,29 @@ class Sanitizer:
         out: list[Redaction] = []
         if field is not None and self._policy.redacts_whole(field):
             result = self._redact_whole(text, Kind.FIELD, "$", out) if text else text
+        elif self._known_clean(field, text):
+            return SanitizedText(text, ())
         else:
             result = self._apply(text, field, "$", out)
+            if not out:
+                self._remember_clean(field, result)
         self._emit(location, out)
         return SanitizedText(result, tuple(out))
+
+    def _known_clean(self, field: str | None, text: str) -> bool:
+        with self._clean_lock:
+            return (field, text) in self._clean
+
+    def _remember_clean(self, field: str | None, text: str) -> None:
+        # The same text passes the gateway several times on its way (observe, queue,
+        # L3 write); a text with no finding has nothing to audit, so the rescan is
+        # skipped. Bounded FIFO; only short texts are kept.
+        if len(text) > _CLEAN_CACHE_MAX_CHARS:
+            return
+        with self._clean_lock:
+            self._clean[(field, text)] = None
+            if len(self._clean) > _CLEAN_CACHE_ENTRIES:
+                self._clean.pop(next(iter(self._clean)))
 
     def sanitize_value(self, obj: Any, *, location: str) -> SanitizedValue:
         """Sanitize a JSON-like value (dict/list/tuple/str/int/float/bool/None), recursively.

@@ -113,6 +113,19 @@ def _sorted_vector(weights: dict[int, float]) -> SparseVector:
     return SparseVector(tuple(i for i, _ in ordered), tuple(v for _, v in ordered))
 
 
+@functools.lru_cache(maxsize=16_384)
+def _encode_document(text: str, k1: float, b: float, avg_doc_len: float) -> SparseVector:
+    # Cached: a fact is written up to three times (pending, committed, closed) and
+    # tokenizing (jieba for CJK) dominated those rewrites; SparseVector is immutable.
+    tokens = tokenize(text)
+    if not tokens:
+        return SparseVector((), ())
+    # Two tokens hashing to one id count as one term: their frequencies add up.
+    counts = Counter(token_id(t) for t in tokens)
+    norm = k1 * (1.0 - b + b * len(tokens) / avg_doc_len)
+    return _sorted_vector({tid: tf * (k1 + 1.0) / (tf + norm) for tid, tf in counts.items()})
+
+
 @dataclass(frozen=True, slots=True)
 class Bm25Encoder:
     """Turns text into BM25 document and query sparse vectors.
@@ -136,15 +149,7 @@ class Bm25Encoder:
 
     def encode_document(self, text: str) -> SparseVector:
         """BM25-saturated term frequencies of ``text``'s terms."""
-        tokens = tokenize(text)
-        if not tokens:
-            return SparseVector((), ())
-        # Two tokens hashing to one id count as one term: their frequencies add up.
-        counts = Counter(token_id(t) for t in tokens)
-        norm = self.k1 * (1.0 - self.b + self.b * len(tokens) / self.avg_doc_len)
-        return _sorted_vector(
-            {tid: tf * (self.k1 + 1.0) / (tf + norm) for tid, tf in counts.items()}
-        )
+        return _encode_document(text, self.k1, self.b, self.avg_doc_len)
 
     def encode_query(self, text: str) -> SparseVector:
         """Weight 1 for every unique term of ``text`` (the engine adds the IDF)."""
