@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -17,6 +14,7 @@ import redis
 from memstrata.errors import ConfigError
 from memstrata.ingest import QueueWorker, WriteQueue
 from memstrata.ingest.worker import load_handler, main, parse_options
+from memstrata.testing.processes import spawn_queue_worker, wait_for
 from memstrata.working import EmbeddedValkey
 
 HERE = Path(__file__).resolve().parent
@@ -30,7 +28,6 @@ def spawn_worker(
 ) -> subprocess.Popen[bytes]:
     """``python -m memstrata.ingest.worker`` with the crash sink as its handler."""
     args = [
-        sys.executable, "-m", "memstrata.ingest.worker",
         "--redis-url", url, "--queue", queue, "--consumer", consumer,
         "--handler-factory", "crash_sink:make_sink",
         "--handler-arg", f"url={url}",
@@ -40,18 +37,7 @@ def spawn_worker(
         "--batch-size", str(BATCH), "--block-ms", "50",
         "--claim-idle-ms", str(claim_idle_ms),
     ]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(HERE)])}
-    with log.open("ab") as out:
-        return subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
-
-
-def wait_for(predicate: Callable[[], bool], timeout_s: float, what: str, log: Path) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.002)
-    pytest.fail(f"timed out waiting for {what}; worker log:\n{log.read_text()}")
+    return spawn_queue_worker(args, log, pythonpath=[SRC, HERE])
 
 
 def hashes_of(client: redis.Redis, queue: WriteQueue, ids: Sequence[str]) -> set[str]:

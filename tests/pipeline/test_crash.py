@@ -7,24 +7,18 @@ store itself only after the last consumer stopped."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
-import time
 import uuid
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
-
-import pytest
 
 from memstrata.extract.models import Turn
 from memstrata.ingest import WriteQueue
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import Filter
 from memstrata.memory.handler import KIND_TURN, turn_payload
+from memstrata.testing.processes import spawn_queue_worker, wait_for
 from memstrata.working import EmbeddedValkey, RedisBackend
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -35,7 +29,6 @@ TENANT = "crash"
 
 def spawn(url: str, queue: str, consumer: str, store: Path, log: Path, claim_ms: int) -> Any:
     args = [
-        sys.executable, "-m", "memstrata.ingest.worker",
         "--redis-url", url, "--queue", queue, "--consumer", consumer,
         "--handler-factory", "memstrata.memory.handler:worker_handler",
         "--handler-arg", f"redis_url={url}",
@@ -43,18 +36,7 @@ def spawn(url: str, queue: str, consumer: str, store: Path, log: Path, claim_ms:
         "--handler-arg", f"redis_prefix=mv{queue}",
         "--batch-size", str(BATCH), "--block-ms", "50", "--claim-idle-ms", str(claim_ms),
     ]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    with log.open("ab") as out:
-        return subprocess.Popen(args, env=env, stdout=out, stderr=subprocess.STDOUT)
-
-
-def wait_for(predicate: Callable[[], bool], timeout_s: float, what: str, log: Path) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.002)
-    pytest.fail(f"timed out waiting for {what}; worker log:\n{log.read_text()}")
+    return spawn_queue_worker(args, log, pythonpath=[SRC])
 
 
 def test_sigkill_mid_batch_then_restart_writes_every_turn_once(
