@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from memstrata.clock import FakeClock, SystemClock
+from memstrata.clock import Clock, FakeClock, SystemClock
+from memstrata.config import Settings
+from memstrata.embed.cache import CachedEmbedder
+from memstrata.embed.minilm import MiniLMEmbedder
+from memstrata.engine import ContextEngine
 from memstrata.testing import ValkeyCluster, WorkingBackendCase
 from memstrata.working import EmbeddedValkey, InMemoryBackend, RedisBackend
 
@@ -66,3 +72,34 @@ def _restore_log_record_factory() -> Iterator[None]:
     factory = logging.getLogRecordFactory()
     yield
     logging.setLogRecordFactory(factory)
+
+
+# --- a real engine (embedded Valkey + qdrant-edge + MiniLM) ---------------------------------
+
+
+@pytest.fixture(scope="session")
+def minilm() -> CachedEmbedder:
+    """The real default model, loaded once for the whole session."""
+    return CachedEmbedder(MiniLMEmbedder())
+
+
+@pytest.fixture
+def engine_opener(tmp_path: Path, minilm: CachedEmbedder) -> Iterator[Callable[..., ContextEngine]]:
+    """Opens engines (default data dir under ``tmp_path``); closes them all afterwards."""
+    opened: list[ContextEngine] = []
+
+    def open_engine(
+        data_dir: Path | None = None, clock: Clock | None = None, **options: Any
+    ) -> ContextEngine:
+        engine = ContextEngine.open(
+            Settings(data_dir=data_dir or tmp_path / "data"),
+            clock=clock,
+            embedder=minilm,
+            **options,
+        )
+        opened.append(engine)
+        return engine
+
+    yield open_engine
+    for engine in opened:
+        engine.close()

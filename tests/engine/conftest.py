@@ -2,44 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
-from memstrata.clock import FakeClock
-from memstrata.config import Settings
-from memstrata.embed.cache import CachedEmbedder
-from memstrata.embed.minilm import MiniLMEmbedder
 from memstrata.engine import ContextEngine
-
-
-@pytest.fixture(scope="session")
-def shared_minilm() -> CachedEmbedder:
-    """The real default model, loaded once for the whole session."""
-    return CachedEmbedder(MiniLMEmbedder())
 
 
 @pytest.fixture
 def engine_factory(
-    tmp_path: Path, shared_minilm: CachedEmbedder
-) -> Iterator[type[ContextEngine] | object]:
-    opened: list[ContextEngine] = []
-
-    def open_engine(data_dir: Path | None = None, clock: FakeClock | None = None) -> ContextEngine:
-        engine = ContextEngine.open(
-            Settings(data_dir=data_dir or tmp_path / "data"),
-            clock=clock,
-            embedder=shared_minilm,
-        )
-        opened.append(engine)
-        return engine
-
-    yield open_engine
-    for engine in opened:
-        engine.close()
+    engine_opener: Callable[..., ContextEngine],
+) -> Callable[..., ContextEngine]:
+    """``engine_factory(data_dir=None, clock=None, **options)``."""
+    return engine_opener
 
 
 @pytest.fixture
-def engine(engine_factory: object) -> ContextEngine:
-    return engine_factory()  # type: ignore[operator, no-any-return]
+def engine(engine_opener: Callable[..., ContextEngine]) -> ContextEngine:
+    return engine_opener()
