@@ -49,6 +49,14 @@ def _emit_json(document: Any) -> None:
     sys.stdout.flush()
 
 
+def _emit_report(report: dict[str, Any], as_json: bool) -> None:
+    """A benchmark report: one JSON document, or pretty-printed for a terminal."""
+    if as_json:
+        _emit_json(report)
+    else:
+        out.print_json(json.dumps(report))
+
+
 @contextmanager
 def _engine(data_dir: Path, as_json: bool) -> Iterator[ContextEngine]:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
@@ -348,10 +356,7 @@ def bench_layers(
     except ValueError as exc:
         raise typer.BadParameter("must be comma-separated integers", param_hint="--sizes") from exc
     report = run_layers_bench(data_dir, sizes=size_list, queries=queries, progress=err)
-    if as_json:
-        _emit_json(report)
-    else:
-        out.print_json(json.dumps(report))
+    _emit_report(report, as_json)
 
 
 @bench_app.command("ingest")
@@ -373,10 +378,7 @@ def bench_ingest(
     report = run_ingest_bench(
         data_dir, turns=turns, batch_size=batch_size, threads=threads, progress=err
     )
-    if as_json:
-        _emit_json(report)
-    else:
-        out.print_json(json.dumps(report))
+    _emit_report(report, as_json)
 
 
 @bench_app.command("confidence")
@@ -392,10 +394,7 @@ def bench_confidence(
     from memstrata.embed.minilm import MiniLMEmbedder
 
     report = run_confidence_bench(data, MiniLMEmbedder(batch_size=128), conversations=conversations)
-    if as_json:
-        _emit_json(report)
-    else:
-        out.print_json(json.dumps(report))
+    _emit_report(report, as_json)
 
 
 @bench_app.command("gateway")
@@ -404,10 +403,7 @@ def bench_gateway(as_json: JsonFlag = False) -> None:
     from memstrata.bench.gateway import run_gateway_bench
 
     report = run_gateway_bench()
-    if as_json:
-        _emit_json(report)
-    else:
-        out.print_json(json.dumps(report))
+    _emit_report(report, as_json)
 
 
 def main() -> None:  # pragma: no cover - console entry
