@@ -64,7 +64,18 @@ def test_sigkill_mid_batch_then_restart_writes_every_turn_once(
     first = spawn(url, name, "c1", store, log, claim_ms=60_000)
     try:
         # Kill once a few batches are acknowledged: the worker is then inside the next.
-        wait_for(lambda: int(client.zcard(queue.keys.done)) >= 3 * BATCH, 60, "3 batches", log)
+        def inside_a_batch() -> bool:
+            # At least 3 batches acknowledged and c1 holding the next one right now, so
+            # the kill lands mid-batch (not in the instant between ack and next read).
+            if int(client.zcard(queue.keys.done)) < 3 * BATCH:
+                return False
+            return bool(
+                client.xpending_range(
+                    queue.keys.stream, queue.group, "-", "+", 1, consumername="c1"
+                )
+            )
+
+        wait_for(inside_a_batch, 60, "3 batches and one in flight", log)
         first.send_signal(signal.SIGKILL)
         assert first.wait(10) == -signal.SIGKILL
     finally:
