@@ -32,6 +32,8 @@ app = typer.Typer(
 )
 bench_app = typer.Typer(help="Benchmarks that print numbers against an in-run baseline.")
 app.add_typer(bench_app, name="bench")
+eval_app = typer.Typer(help="Retrieval quality on LoCoMo and LongMemEval, against baselines.")
+app.add_typer(eval_app, name="eval")
 
 out = Console()
 err = Console(stderr=True)
@@ -184,7 +186,7 @@ def search(
 ) -> None:
     """Hybrid (dense + BM25) search of a user's memories."""
     with _engine(data_dir, as_json) as engine:
-        hits = engine.search(user, query, tenant=tenant, k=k)
+        hits = engine.search(user, query, tenant=tenant, k=k, explain=True)
         low = engine.settings.longterm.low_confidence_cosine
     rows = [
         {
@@ -404,6 +406,122 @@ def bench_gateway(as_json: JsonFlag = False) -> None:
 
     report = run_gateway_bench()
     _emit_report(report, as_json)
+
+
+KsOption = Annotated[
+    list[str] | None,
+    typer.Option("--k", help="Cut-offs, repeatable or comma-separated (default 5,10)."),
+]
+LimitOption = Annotated[int | None, typer.Option("--limit", min=1, help="Quick run on a prefix.")]
+EvalDataDir = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Keep the index under DIR/eval-<dataset> (default: temp)."),
+]
+
+
+def _parse_ks(values: list[str] | None) -> list[int]:
+    try:
+        ks = [int(p) for v in values or ["5,10"] for p in v.split(",") if p.strip()]
+    except ValueError as exc:
+        raise typer.BadParameter("must be integers", param_hint="--k") from exc
+    if not ks:
+        raise typer.BadParameter("needs at least one cut-off", param_hint="--k")
+    return ks
+
+
+@contextmanager
+def _eval_errors(as_json: bool) -> Iterator[None]:
+    """A typed error (bad data file, bad option) becomes one message and exit code 2."""
+    try:
+        yield
+    except MemstrataError as exc:
+        code = error_code(exc)
+        if as_json:
+            _emit_json(
+                {"error": {"type": type(exc).__name__, "message": str(exc), "http": code.http}}
+            )
+        else:
+            err.print(f"[red]error[/red] ({type(exc).__name__}): {exc}", highlight=False)
+        raise typer.Exit(2) from exc
+
+
+def _eval_tables(report: dict[str, Any]) -> None:
+    """Per system and group, the metric means; then latency and CER."""
+    for name, result in report["results"].items():
+        groups = {"overall": result["overall"]}
+        groups.update(result.get("by_category", {}))
+        groups.update(result.get("by_type", {}))
+        if "adversarial" in result:
+            groups["5 (adversarial)"] = result["adversarial"]
+        metrics = [m for m in result["overall"] if m != "n"]
+        table = Table(title=f"{report['dataset']}: {name}")
+        for column in ("group", "n", *metrics):
+            table.add_column(column, justify="left" if column == "group" else "right")
+        for group, values in groups.items():
+            cells = (f"{values[m]:.3f}" if m in values else "-" for m in metrics)
+            table.add_row(group, str(values["n"]), *cells)
+        out.print(table)
+    latency = report["latency_ms"]
+    out.print(
+        f"[bold]latency[/bold] ({latency['system']}, incl. query embedding): "
+        f"p50 {latency['p50']} ms, p99 {latency['p99']} ms"
+    )
+    out.print("[bold]CER[/bold]:", json.dumps(report["cer"]))
+    out.print("[bold]data[/bold]:", json.dumps(report["data"], ensure_ascii=False))
+
+
+@eval_app.command("locomo")
+def eval_locomo(
+    data: Annotated[Path, typer.Option("--data", help="LoCoMo JSON file.")] = Path(
+        "../shared/data/locomo/locomo10.json"
+    ),
+    limit: LimitOption = None,
+    k: KsOption = None,
+    data_dir: EvalDataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Turn-level evidence retrieval per category; --limit N: the first N conversations."""
+    from memstrata.eval.command import RichProgress, run_locomo
+
+    ks = _parse_ks(k)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    with _eval_errors(as_json), RichProgress(err) as progress:
+        report = run_locomo(data, limit=limit, ks=ks, data_dir=data_dir, progress=progress)
+    if as_json:
+        _emit_json(report)
+    else:
+        _eval_tables(report)
+
+
+@eval_app.command("longmemeval")
+def eval_longmemeval(
+    data: Annotated[Path, typer.Option("--data", help="LongMemEval JSON file.")],
+    granularity: Annotated[
+        str, typer.Option("--granularity", help="Score sessions or turns: session | turn.")
+    ] = "session",
+    limit: LimitOption = None,
+    k: KsOption = None,
+    data_dir: EvalDataDir = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """recall_all@k and nDCG@k per question type; --limit N: the first N questions."""
+    from memstrata.eval.command import RichProgress, run_longmemeval
+
+    ks = _parse_ks(k)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    with _eval_errors(as_json), RichProgress(err) as progress:
+        report = run_longmemeval(
+            data,
+            granularity=granularity,
+            limit=limit,
+            ks=ks,
+            data_dir=data_dir,
+            progress=progress,
+        )
+    if as_json:
+        _emit_json(report)
+    else:
+        _eval_tables(report)
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -284,28 +284,35 @@ class ContextEngine:
         collection: str = "memories",
         include_history: bool = False,
         as_of: datetime | None = None,
+        explain: bool = False,
     ) -> list[Hit]:
         """Hybrid search of one user's memories (or the tenant's knowledge).
 
         Memories are the active units only, unless ``include_history`` (every version)
         or ``as_of`` (the versions valid at that instant; it implies the history) asks
-        for more.
+        for more. ``explain`` fills each hit's rank in the dense and the BM25 route.
         """
         check_id("user_id", user_id)
         check_positive_int("k", k, maximum=100)
         if collection != "memories":
-            return self._longterm.search(collection, query, tenant=tenant, k=k)
+            return self._longterm.search(collection, query, tenant=tenant, k=k, explain=explain)
         if as_of is None:
             types = HISTORY_MEMORY_TYPES if include_history else ACTIVE_MEMORY_TYPES
             return self._longterm.search(
-                collection, query, tenant=tenant, user=user_id, types=types, k=k
+                collection, query, tenant=tenant, user=user_id, types=types, k=k, explain=explain
             )
         if not isinstance(as_of, datetime) or as_of.tzinfo is None:
             raise ValidationError("as_of", "must be a timezone-aware datetime")
         # Validity is an interval, which the engine filter cannot express next to
         # the type condition: over-fetch every version, keep those valid at as_of.
         hits = self._longterm.search(
-            collection, query, tenant=tenant, user=user_id, types=HISTORY_MEMORY_TYPES, k=k * 4
+            collection,
+            query,
+            tenant=tenant,
+            user=user_id,
+            types=HISTORY_MEMORY_TYPES,
+            k=k * 4,
+            explain=explain,
         )
         return [h for h in hits if _valid_at(h.payload, as_of.timestamp())][:k]
 

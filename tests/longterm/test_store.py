@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -14,7 +15,7 @@ from memstrata.clock import FakeClock
 from memstrata.config import LongTermSettings
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import ValidationError
-from memstrata.longterm.models import KNOWLEDGE, MEMORIES
+from memstrata.longterm.models import KNOWLEDGE, MEMORIES, Hit
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.longterm.store import LongTermStore, NewItem
@@ -158,7 +159,7 @@ def test_hybrid_hits_carry_cosine_and_ranks(store: LongTermStore, hash_embedder:
     query = "budget report"
     qvec = hash_embedder.embed([query])[0]
     for fusion in ("rrf", "normalized"):
-        hits = store.search(MEMORIES, query, tenant="t", k=3, fusion=fusion)
+        hits = store.search(MEMORIES, query, tenant="t", k=3, fusion=fusion, explain=True)
         assert hits[0].payload["text"] == "quarterly budget report draft"
         assert hits[0].dense_rank == 1 and hits[0].sparse_rank == 1
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
@@ -178,10 +179,63 @@ def test_bm25_only_hit_gets_its_cosine_from_the_stored_vector(
     vectors = np.stack([e[0] + e[1], e[0], e[0] + 0.1 * e[2]])
     texts = ["error zx81q seen", "filler one", "filler two"]
     store.add_vectors(MEMORIES, [NewItem(t, tenant="t") for t in texts], vectors)
-    hits = store.search(MEMORIES, "zx81q", tenant="t", k=2, query_vector=e[0])
+    hits = store.search(MEMORIES, "zx81q", tenant="t", k=2, query_vector=e[0], explain=True)
     rare = next(h for h in hits if h.payload["text"] == texts[0])
     assert rare.dense_rank is None and rare.sparse_rank == 1
     assert rare.cosine == pytest.approx(1 / np.sqrt(2), abs=1e-5)
+
+
+def _tie_groups(hits: list[Hit]) -> list[frozenset[str]]:
+    groups: dict[float, set[str]] = {}
+    for hit in hits:
+        groups.setdefault(round(hit.score, 6), set()).add(hit.id)
+    return [frozenset(ids) for _, ids in sorted(groups.items(), reverse=True)]
+
+
+def test_engine_fusion_equals_python_fusion(store: LongTermStore) -> None:
+    # Random vectors and a wide vocabulary: no exact score ties, whose order is free.
+    rng = random.Random(5)
+    nprng = np.random.default_rng(5)
+    words = ["budget", "report", "lake", "violin", "berlin", "coffee", "firmware", "refund"]
+    words += [f"w{i}" for i in range(40)]
+    texts = [" ".join(rng.sample(words, k=6)) + f" n{i}" for i in range(60)]
+    vectors = nprng.normal(size=(60, 32)).astype(np.float32)
+    store.add_vectors(MEMORIES, [NewItem(t, tenant="t") for t in texts], vectors)
+    for query in ("budget report", "violin lake coffee", "n7 refund", "zzz unmatched"):
+        qvec = nprng.normal(size=32).astype(np.float32)
+        fast = store.search(MEMORIES, query, tenant="t", k=8, query_vector=qvec)
+        explained = store.search(MEMORIES, query, tenant="t", k=8, query_vector=qvec, explain=True)
+        # The engine fuses in float32; RRF ties (dense rank r vs BM25 rank r) may come
+        # in either order, and the last tie group may be cut differently.
+        assert [h.score for h in fast] == pytest.approx([h.score for h in explained], rel=1e-6)
+        assert _tie_groups(fast)[:-1] == _tie_groups(explained)[:-1]
+        cosines = {h.id: h.cosine for h in explained}
+        assert all(h.cosine == pytest.approx(cosines[h.id]) for h in fast if h.id in cosines)
+        assert all(h.dense_rank is None and h.sparse_rank is None for h in fast)
+
+
+def test_single_route_modes(store: LongTermStore, hash_embedder: Embedder) -> None:
+    store.add(
+        MEMORIES,
+        [
+            NewItem("quarterly budget report draft", tenant="t"),
+            NewItem("holiday photos from the lake", tenant="t"),
+            NewItem("budget lake", tenant="u"),
+        ],
+    )
+    sparse = store.search(MEMORIES, "lake", tenant="t", k=5, mode="sparse")
+    assert [h.payload["text"] for h in sparse] == ["holiday photos from the lake"]
+    assert sparse[0].sparse_rank == 1 and sparse[0].dense_rank is None
+    dense = store.search(MEMORIES, "lake", tenant="t", k=5, mode="dense")
+    assert len(dense) == 2 and [h.dense_rank for h in dense] == [1, 2]
+    assert all(h.score == h.cosine for h in dense)
+    qvec = hash_embedder.embed(["lake"])[0]
+    for hit in sparse + dense:
+        expected = float(np.dot(hash_embedder.embed([hit.payload["text"]])[0], qvec))
+        assert hit.cosine == pytest.approx(expected, abs=1e-5)
+    with pytest.raises(ValidationError) as err:
+        store.search(MEMORIES, "lake", tenant="t", mode="both")
+    assert err.value.field == "mode"
 
 
 def test_search_filters_user_and_types(store: LongTermStore) -> None:
@@ -231,13 +285,15 @@ def minilm_store(make_index: IndexFactory, tmp_path: Path, minilm: Embedder) -> 
 
 
 def test_rare_keyword_is_found_by_bm25(minilm_store: LongTermStore) -> None:
-    hits = minilm_store.search(MEMORIES, "zx81q", tenant="t", k=3)
+    hits = minilm_store.search(MEMORIES, "zx81q", tenant="t", k=3, explain=True)
     assert hits[0].payload["text"] == CORPUS[1]
     assert hits[0].sparse_rank == 1
 
 
 def test_paraphrase_is_found_by_dense(minilm_store: LongTermStore) -> None:
-    hits = minilm_store.search(MEMORIES, "moving to Germany for work", tenant="t", k=3)
+    hits = minilm_store.search(
+        MEMORIES, "moving to Germany for work", tenant="t", k=3, explain=True
+    )
     assert hits[0].payload["text"] == CORPUS[0]
     assert hits[0].dense_rank == 1
     assert hits[0].sparse_rank is None  # no shared term: dense alone found it
@@ -246,7 +302,7 @@ def test_paraphrase_is_found_by_dense(minilm_store: LongTermStore) -> None:
 
 
 def test_chinese_keyword_route(minilm_store: LongTermStore) -> None:
-    hits = minilm_store.search(MEMORIES, "西湖", tenant="t", k=2)
+    hits = minilm_store.search(MEMORIES, "西湖", tenant="t", k=2, explain=True)
     assert hits[0].payload["text"] == CORPUS[5]
     assert hits[0].sparse_rank == 1
 

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from memstrata.errors import ValidationError
 
 RRF_K = 60
+# Qdrant's RRF scores 1 / (k + 0-based position); :func:`rrf` scores 1 / (k + rank)
+# with 1-based ranks. One more in the engine makes the two score identically.
+ENGINE_RRF_K = RRF_K + 1
 
 Ranked = Sequence[tuple[str, float]]
 

@@ -77,6 +77,23 @@ class VectorIndex(Protocol):
         """Best BM25 matches; IDF is computed over the filter's tenant only."""
         ...
 
+    def search_fused(
+        self,
+        collection: str,
+        vector: NDArray[np.float32],
+        sparse: SparseVector,
+        filter: Filter,
+        *,
+        dense_limit: int,
+        sparse_limit: int,
+        limit: int,
+        ef: int | None = None,
+    ) -> list[ScoredPoint]:
+        """Dense top ``dense_limit`` and BM25 top ``sparse_limit`` fused by RRF in the
+        engine (scores as :func:`memstrata.longterm.fusion.rrf`); ids and scores only,
+        ``payload`` empty. An empty sparse query fuses the dense route alone."""
+        ...
+
     def scroll(
         self, collection: str, filter: Filter, *, limit: int, offset: str | None = None
     ) -> tuple[list[Record], str | None]:

@@ -21,6 +21,7 @@ from memstrata.clock import Clock, SystemClock
 from memstrata.config import LongTermSettings
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import ValidationError
+from memstrata.longterm.fusion import Fused
 from memstrata.longterm.fusion import normalized as fuse_normalized
 from memstrata.longterm.fusion import rrf as fuse_rrf
 from memstrata.longterm.layout import check_ids
@@ -31,6 +32,7 @@ from memstrata.longterm.models import (
     Hit,
     Point,
     Record,
+    SparseVector,
     check_point_id,
 )
 from memstrata.longterm.protocol import VectorIndex
@@ -38,6 +40,7 @@ from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.validation import MAX_TEXT_CHARS, check_id, check_positive_int, check_text
 
 MAX_K = 1000
+SEARCH_MODES = ("hybrid", "dense", "sparse")
 
 
 class PayloadSanitizer(Protocol):
@@ -238,12 +241,17 @@ class LongTermStore:
         k: int = 10,
         fusion: str | None = None,
         query_vector: NDArray[np.float32] | None = None,
+        mode: str = "hybrid",
+        explain: bool = False,
     ) -> list[Hit]:
-        """Hybrid search: dense top-N and BM25 top-N of the tenant, fused, best first.
+        """Tenant-filtered search, best first; every hit carries its cosine to the query.
 
-        ``fusion`` overrides the settings ('rrf' or 'normalized'); ``query_vector``
-        skips embedding the query (benchmarks, callers that embedded already).
-        Every hit carries its cosine similarity to the query.
+        ``mode``: 'hybrid' (dense top-N and BM25 top-N fused), 'dense' or 'sparse'
+        (one route alone, e.g. as evaluation baselines). ``fusion`` overrides the
+        settings ('rrf' or 'normalized'). RRF runs inside the engine unless
+        ``explain`` asks for each hit's rank in each route, which needs both route
+        lists in Python (about twice the latency). ``query_vector`` skips embedding
+        the query (benchmarks, callers that embedded already).
         """
         _check_collection(collection)
         check_text("query", query)
@@ -251,14 +259,48 @@ class LongTermStore:
         method = self._settings.fusion if fusion is None else fusion
         if method not in ("rrf", "normalized"):
             raise ValidationError("fusion", "must be 'rrf' or 'normalized'")
-        flt = Filter(
-            tenant=tenant,
-            user=user,
-            types=None if types is None else tuple(types),
-        )
+        if mode not in SEARCH_MODES:
+            raise ValidationError("mode", f"must be one of {', '.join(SEARCH_MODES)}")
+        flt = Filter(tenant=tenant, user=user, types=None if types is None else tuple(types))
         qvec = self._query_vector(query, query_vector)
-        # Routes return ids and scores only; payloads are read for the fused top k
-        # alone (reading and converting 2 x top-N payloads doubled the latency).
+        if mode == "dense":
+            found = self._index.search_dense(collection, qvec, flt, k, self._settings.hnsw_ef)
+            return [
+                Hit(p.id, p.score, p.score, rank, None, p.payload)
+                for rank, p in enumerate(found, start=1)
+            ]
+        sparse_query = self._sparse.encode_query(query)
+        if mode == "sparse":
+            ranked = self._index.search_sparse(collection, sparse_query, flt, k, with_payload=False)
+            fused = [Fused(p.id, p.score, (None, rank)) for rank, p in enumerate(ranked, start=1)]
+        elif method == "rrf" and not explain:
+            fused = [
+                Fused(p.id, p.score, (None, None))
+                for p in self._index.search_fused(
+                    collection,
+                    qvec,
+                    sparse_query,
+                    flt,
+                    dense_limit=_route_depth(self._settings.dense_top_n, k),
+                    sparse_limit=_route_depth(self._settings.sparse_top_n, k),
+                    limit=k,
+                    ef=self._settings.hnsw_ef,
+                )
+            ]
+        else:
+            fused = self._fuse_in_python(collection, qvec, sparse_query, flt, k, method)
+        return self._with_cosines(collection, qvec, tenant, fused)
+
+    def _fuse_in_python(
+        self,
+        collection: str,
+        qvec: NDArray[np.float32],
+        sparse_query: SparseVector,
+        flt: Filter,
+        k: int,
+        method: str,
+    ) -> list[Fused]:
+        # Routes return ids and scores only; payloads are read for the fused top k.
         dense = self._index.search_dense(
             collection,
             qvec,
@@ -269,13 +311,18 @@ class LongTermStore:
         )
         sparse = self._index.search_sparse(
             collection,
-            self._sparse.encode_query(query),
+            sparse_query,
             flt,
             _route_depth(self._settings.sparse_top_n, k),
             with_payload=False,
         )
         lists = [[(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse]]
-        fused = fuse_rrf(lists, limit=k) if method == "rrf" else fuse_normalized(lists, limit=k)
+        return fuse_rrf(lists, limit=k) if method == "rrf" else fuse_normalized(lists, limit=k)
+
+    def _with_cosines(
+        self, collection: str, qvec: NDArray[np.float32], tenant: str, fused: Sequence[Fused]
+    ) -> list[Hit]:
+        """Hits for ``fused`` with their payloads and exact cosines, in fused order."""
         if not fused:
             return []
         # One engine call scores every fused id against the query vector (exact cosine,
@@ -296,16 +343,7 @@ class LongTermStore:
             record = scored.get(f.id)
             if record is None:
                 continue  # deleted between the route query and this read
-            hits.append(
-                Hit(
-                    id=f.id,
-                    score=f.score,
-                    cosine=record.score,
-                    dense_rank=f.ranks[0],
-                    sparse_rank=f.ranks[1],
-                    payload=record.payload,
-                )
-            )
+            hits.append(Hit(f.id, f.score, record.score, f.ranks[0], f.ranks[1], record.payload))
         return hits
 
     def _query_vector(
