@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from memstrata.config import settings_from_env
+from memstrata.context import BuiltContext
 from memstrata.engine import ContextEngine
 from memstrata.errors import MemstrataError, error_code
 from memstrata.router import ContextBundle
@@ -118,12 +119,33 @@ def demo(data_dir: DataDir = Path(".memstrata-demo"), as_json: JsonFlag = False)
                     "before_read": result.step5_ttl_before_s,
                     "after_read": result.step5_ttl_after_s,
                 },
+                "outputs": [
+                    {
+                        "title": s.title,
+                        "output": s.output,
+                        "loaded": s.outcome.loaded,
+                        "used": s.outcome.used,
+                    }
+                    for s in result.steps
+                ],
+                "cer": result.cer,
+                "context": result.context.as_dict(),
             }
         )
         return
     for step in result.steps:
         out.print(_bundle_table(step.title, step.bundle))
         out.print("context_used:", json.dumps(step.bundle.context_used(), ensure_ascii=False))
+        out.print(
+            f"agent output: {step.output}\n"
+            f"CER: loaded={step.outcome.loaded} used={step.outcome.used}"
+        )
+    _print_built_context(result.context)
+    out.print(
+        f"[bold]CER[/bold] over the session: {result.cer['cer']} "
+        f"(loaded {result.cer['loaded_rate']}, used {result.cer['used_rate']}, "
+        f"{result.cer['steps']} steps)"
+    )
     out.print(
         f"\n[bold]sensor window[/bold]: 1500 points appended, {result.series_points_kept} kept"
     )
@@ -140,6 +162,19 @@ def demo(data_dir: DataDir = Path(".memstrata-demo"), as_json: JsonFlag = False)
     )
     for event in result.redactions:
         out.print(f"  - {event['kind']} at {event['location']} {event['field_path']}")
+
+
+def _print_built_context(context: BuiltContext) -> None:
+    """The context builder's accounting: sections, admitted and dropped items."""
+    table = Table(title="step 7 - the model call (gpt-4o budget, exact token counts)")
+    for column in ("section", "budget", "used"):
+        table.add_column(column)
+    for usage in context.sections:
+        table.add_row(usage.section, str(usage.budget), str(usage.used))
+    out.print(table)
+    out.print(f"messages: {len(context.messages())}, tokens: {context.total_tokens}")
+    for dropped in context.dropped:
+        out.print(f"  dropped {dropped.id}: {dropped.reason} ({dropped.detail})")
 
 
 @app.command()
@@ -467,6 +502,20 @@ def _eval_tables(report: dict[str, Any]) -> None:
         f"p50 {latency['p50']} ms, p99 {latency['p99']} ms"
     )
     out.print("[bold]CER[/bold]:", json.dumps(report["cer"]))
+    calibration = report.get("calibration")
+    if calibration:
+        out.print(
+            f"[bold]calibrated thresholds[/bold]: low_confidence_cosine "
+            f"{calibration['low_confidence_cosine']}, skip_below_cosine "
+            f"{calibration['skip_below_cosine']} ({calibration['rule']})"
+        )
+        curve = Table(title="threshold curve (memstrata's retrieved items)")
+        columns = ("threshold", "evidence_kept", "precision", "questions_skipped")
+        for column in (*columns, "answerable_skipped"):
+            curve.add_column(column, justify="right")
+        for row in calibration["curve"]:
+            curve.add_row(*(f"{row[c]:.2f}" for c in (*columns, "answerable_skipped")))
+        out.print(curve)
     out.print("[bold]data[/bold]:", json.dumps(report["data"], ensure_ascii=False))
 
 

@@ -41,6 +41,84 @@ class LongTermSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class RetrievalSettings:
+    """Multi-route retrieval (DESIGN "Retrieval and context building").
+
+    Defaults were chosen on LoCoMo with ``memstrata eval locomo`` (docs/benchmarks.md
+    has the runs). Confidence thresholds live in :class:`LongTermSettings`.
+    """
+
+    route_depth: int = 200
+    """Dense and BM25 candidates per route."""
+    pool_size: int = 200
+    """Merged candidates that get payloads, context and the adjustments (LoCoMo, 2
+    conversations: pool 60 / depth 100 gave hit_any@10 0.71, 200 / 200 0.78)."""
+    dense_weight: float = 1.0
+    sparse_weight: float = 0.5
+    """BM25 is divided by the route's best BM25 score; cosine is used as is."""
+    entity_route_weight: float = 0.3
+    """Entities alone score below the full query (merge keeps the best): 0.5 cost
+    0.01 hit@10 on LoCoMo, 0.25 changed nothing; the route matters for terse queries."""
+    intent_route_weight: float = 0.4
+    decay_per_day: float = 0.96
+    decay_weight: float = 0.05
+    """0 turns time decay off, 1 is pure ``decay_per_day ** age``. Low by default: on
+    LoCoMo a question is as likely about month one as about last week (0.3 cost
+    0.05 hit@10); recency of facts is handled by versioning, not by decay."""
+    importance_weight: float = 0.2
+    type_weights: tuple[tuple[str, float], ...] = (("preference", 1.1), ("summary", 0.9))
+    neighbor_weight: float = 0.3
+    """Share of the best adjacent turn's score (same ``thread``, ``seq`` +-1) added:
+    an answer often sits in the reply to the turn that matches the question."""
+    thread_weight: float = 0.5
+    """Share of the mean of the thread's best three scores added (topic locality)."""
+    time_boost: float = 0.6
+    """Multiplier bonus for memories observed inside the question's time window."""
+    time_slack_days: float = 3.0
+    time_filter: bool = False
+    """Filter to the time window instead of boosting (misses undated paraphrases)."""
+    question_penalty: float = 0.2
+    """A memory that is only a question ("what did you do?") rarely holds the answer."""
+    short_penalty: float = 0.1
+    short_words: int = 8
+    entity_field_boost: float = 0.2
+    """Bonus when an entity of the query equals one of ``entity_fields`` of the item."""
+    entity_fields: tuple[str, ...] = ("speaker",)
+    rerank_weight: float = 0.0
+    """Weight of the reranker's score against the retrieval score (0: no reranker)."""
+
+    def __post_init__(self) -> None:
+        for name in ("route_depth", "pool_size", "short_words"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1000:
+                raise ConfigError(f"retrieval.{name}: must be an int in 1..1000")
+        for name in (
+            "dense_weight",
+            "sparse_weight",
+            "entity_route_weight",
+            "intent_route_weight",
+            "importance_weight",
+            "neighbor_weight",
+            "thread_weight",
+            "time_boost",
+            "time_slack_days",
+            "entity_field_boost",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+                raise ConfigError(f"retrieval.{name}: must be a number >= 0")
+        for name in ("decay_per_day", "decay_weight", "question_penalty", "short_penalty"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise ConfigError(f"retrieval.{name}: must be a number in [0, 1]")
+        if not 0 <= self.rerank_weight <= 1:
+            raise ConfigError("retrieval.rerank_weight: must be a number in [0, 1]")
+        for type_name, weight in self.type_weights:
+            if not isinstance(type_name, str) or not weight >= 0:
+                raise ConfigError("retrieval.type_weights: pairs of (type, weight >= 0)")
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Everything the engine needs to start."""
 
@@ -50,6 +128,7 @@ class Settings:
     qdrant_api_key: str | None = None
     working: WorkingMemorySettings = field(default_factory=WorkingMemorySettings)
     longterm: LongTermSettings = field(default_factory=LongTermSettings)
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
     redact_logs: bool = True
     """Sanitize every log record of the process (a record factory), not only ours."""
 

@@ -22,6 +22,17 @@ from numpy.typing import NDArray
 
 from memstrata.clock import Clock, SystemClock
 from memstrata.config import Settings
+from memstrata.context import (
+    BuiltContext,
+    ContextBudget,
+    ContextRequest,
+    ToolResult,
+    build_context,
+    counter_for_model,
+    from_bundle,
+)
+from memstrata.context import Turn as ContextTurn
+from memstrata.context.adapt import retrieved_item
 from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.minilm import MiniLMEmbedder
 from memstrata.embed.protocol import Embedder
@@ -50,6 +61,8 @@ from memstrata.memory.pipeline import (
 from memstrata.memory.settings import MemorySettings
 from memstrata.memory.store import MemoryStore
 from memstrata.memory.units import MAX_VALUE_CHARS, MemoryUnit
+from memstrata.retrieval import RetrievalQuery, RetrievalResult, Retriever
+from memstrata.retrieval.rerank import Reranker
 from memstrata.router import SEED_INTENTS, ContextBundle, ContextRouter, IntentRegistry, IntentSpec
 from memstrata.session import SessionRegistry, SessionState
 from memstrata.validation import check_id, check_positive_int, check_text
@@ -77,6 +90,7 @@ class ContextEngine:
         on_close: Sequence[Callable[[], None]] = (),
         memory: MemoryStore | None = None,
         pipeline: IngestPipeline | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
         self._settings = settings
         self._clock = clock
@@ -106,6 +120,9 @@ class ContextEngine:
             settings.longterm,
             clock,
             self.embed_query,
+        )
+        self._retriever = Retriever(
+            longterm, embedder, settings.retrieval, settings.longterm, reranker=reranker
         )
 
     # -- construction ---------------------------------------------------------
@@ -412,6 +429,83 @@ class ContextEngine:
         """The context bundle for the session's current step."""
         state = self._sessions.get(session) if isinstance(session, str) else session
         return self._router.route(state, step_intent, query)
+
+    @property
+    def retriever(self) -> Retriever:
+        """Multi-route retrieval over L3 (used by :meth:`retrieve` and :meth:`build_context`)."""
+        return self._retriever
+
+    def retrieve(
+        self,
+        query: str,
+        *,
+        tenant: str = "default",
+        user: str | None = None,
+        k: int = 10,
+        now: datetime | None = None,
+        recent: Sequence[str] = (),
+        collection: str = "memories",
+    ) -> RetrievalResult:
+        """Multi-route retrieval of the tenant's memories (active units) or knowledge.
+
+        ``now`` (default: the engine clock) resolves "last week" and ages memories;
+        ``recent`` are the last conversation turns (the intent route).
+        """
+        types = ACTIVE_MEMORY_TYPES if collection == "memories" else None
+        return self._retriever.retrieve(
+            RetrievalQuery(
+                text=query,
+                tenant=tenant,
+                user=user,
+                k=k,
+                now=now or self._clock.now(),
+                recent=tuple(recent),
+                collection=collection,
+                types=types,
+            )
+        )
+
+    def build_context(
+        self,
+        session: SessionState | str,
+        step_intent: str,
+        user_input: str,
+        *,
+        system_prompt: str,
+        model: str = "gpt-4o",
+        history: Sequence[ContextTurn] = (),
+        tool_results: Sequence[ToolResult] = (),
+        budget: ContextBudget | None = None,
+        k: int = 10,
+    ) -> BuiltContext:
+        """The step's model call, assembled within the token budget of ``model``.
+
+        Memory section: the router's bundle for ``step_intent`` (L1, L2, L3) plus the
+        user's long-term memories retrieved for ``user_input`` (multi-route, with
+        confidence flags); history and tool results as given. Token counts are exact
+        for OpenAI model families (tiktoken files shipped in a package), approximate
+        otherwise; ``budget`` overrides the model's default window and shares.
+        """
+        state = self._sessions.get(session) if isinstance(session, str) else session
+        bundle = self._router.route(state, step_intent, user_input)
+        recent = tuple(t.content for t in history if t.role == "user")[-3:]
+        now = self._clock.now()
+        retrieved = self.retrieve(
+            user_input, tenant=state.tenant, user=state.user_id, k=k, now=now, recent=recent
+        )
+        memory = list(from_bundle(bundle))
+        seen = {item.ref for item in memory}
+        memory.extend(retrieved_item(hit, now) for hit in retrieved.items if hit.id not in seen)
+        request = ContextRequest(
+            system_prompt=system_prompt,
+            current_input=user_input,
+            memory=tuple(memory),
+            history=tuple(history),
+            tool_results=tuple(tool_results),
+        )
+        return build_context(
+            request, budget or ContextBudget.for_model(model), counter_for_model(model)
+        )
 
     def inspect(self, session_id: str) -> dict[str, Any]:
         """What memstrata holds for a session: L1 (if open here) and its live L2 keys."""

@@ -4,7 +4,9 @@
 
     MemstrataError
     ├── ValidationError          bad input; names the field and the reason
-    │   └── UnknownIntentError   route() asked for an intent nobody registered
+    │   ├── UnknownIntentError   route() asked for an intent nobody registered
+    │   ├── DatasetError         a malformed evaluation data file (names file and record)
+    │   └── BudgetError          the token budget cannot hold a part sent whole (system prompt)
     ├── NotFoundError            a key, point or session that does not exist
     │   └── ContextMissError     an L2 key missed or expired (names the key)
     ├── IsolationError           an attempt to address another session's / tenant's data
@@ -42,6 +44,34 @@ class UnknownIntentError(ValidationError):
         hint = f" (known: {', '.join(sorted(known))})" if known else ""
         super().__init__("step_intent", f"unknown intent {intent!r}{hint}")
         self.intent = intent
+
+
+class DatasetError(ValidationError):
+    """An evaluation data file is unreadable or malformed.
+
+    Names the file and the first bad record (its index, and its id when it has one),
+    e.g. ``locomo10.json: record 3 (conv-42): qa[7].category: must be an integer``.
+    """
+
+    def __init__(self, path: str, record: str | None, reason: str) -> None:
+        self.path = path
+        self.record = record
+        where = path if record is None else f"{path}: {record}"
+        super().__init__(where, reason)
+
+
+class BudgetError(ValidationError):
+    """The token budget is smaller than a part that must be sent whole (the system prompt).
+
+    Raised instead of building an empty or truncated context; ``field`` names the part,
+    ``needed`` and ``budget`` are token counts.
+    """
+
+    def __init__(self, field: str, needed: int, budget: int, detail: str = "") -> None:
+        self.needed = needed
+        self.budget = budget
+        reason = f"needs {needed} tokens but its budget is {budget}"
+        super().__init__(field, f"{reason} ({detail})" if detail else reason)
 
 
 class NotFoundError(MemstrataError, LookupError):
@@ -87,6 +117,8 @@ class ErrorCode:
 
 # Most specific class first: lookup walks the MRO of the raised error.
 ERROR_CODES: dict[type[MemstrataError], ErrorCode] = {
+    DatasetError: ErrorCode(422, "INVALID_ARGUMENT", -32602),
+    BudgetError: ErrorCode(422, "INVALID_ARGUMENT", -32602),
     ValidationError: ErrorCode(422, "INVALID_ARGUMENT", -32602),
     ContextMissError: ErrorCode(404, "NOT_FOUND", -32004),
     NotFoundError: ErrorCode(404, "NOT_FOUND", -32004),

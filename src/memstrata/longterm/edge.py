@@ -35,6 +35,7 @@ from memstrata.longterm.layout import (
 from memstrata.longterm.models import (
     COLLECTIONS,
     DENSE_VECTOR,
+    EMPTY_PAYLOAD,
     SPARSE_VECTOR,
     Filter,
     Point,
@@ -408,4 +409,6 @@ class EdgeIndex:
 
 def _scored(point: Any) -> ScoredPoint:
     payload = point.payload
-    return ScoredPoint(str(point.id), float(point.score), engine_payload(payload))
+    return ScoredPoint(
+        str(point.id), float(point.score), EMPTY_PAYLOAD if not payload else engine_payload(payload)
+    )

@@ -32,6 +32,7 @@ from memstrata.longterm.models import (
     Hit,
     Point,
     Record,
+    ScoredPoint,
     SparseVector,
     check_point_id,
 )
@@ -156,6 +157,16 @@ class LongTermStore:
         """The underlying index (for maintenance tools)."""
         return self._index
 
+    @property
+    def embedder(self) -> Embedder:
+        """The dense model items and queries are embedded with."""
+        return self._embedder
+
+    @property
+    def settings(self) -> LongTermSettings:
+        """The L3 parameters in use."""
+        return self._settings
+
     def add(self, collection: str, items: Sequence[NewItem]) -> list[str]:
         """Validate, embed in one batch and store ``items``; returns their ids.
 
@@ -274,22 +285,73 @@ class LongTermStore:
             ranked = self._index.search_sparse(collection, sparse_query, flt, k, with_payload=False)
             fused = [Fused(p.id, p.score, (None, rank)) for rank, p in enumerate(ranked, start=1)]
         elif method == "rrf" and not explain:
-            fused = [
-                Fused(p.id, p.score, (None, None))
-                for p in self._index.search_fused(
-                    collection,
-                    qvec,
-                    sparse_query,
-                    flt,
-                    dense_limit=_route_depth(self._settings.dense_top_n, k),
-                    sparse_limit=_route_depth(self._settings.sparse_top_n, k),
-                    limit=k,
-                    ef=self._settings.hnsw_ef,
-                )
-            ]
+            # RRF ties are common (dense rank r alone vs BM25 rank r alone) and the
+            # engine cuts them arbitrarily: fetch 2k, order ties by id, keep k, so
+            # the same query always returns the same hits.
+            engine_fused = self._index.search_fused(
+                collection,
+                qvec,
+                sparse_query,
+                flt,
+                dense_limit=_route_depth(self._settings.dense_top_n, k),
+                sparse_limit=_route_depth(self._settings.sparse_top_n, k),
+                limit=min(2 * k, MAX_K),
+                ef=self._settings.hnsw_ef,
+            )
+            ordered = sorted(engine_fused, key=lambda p: (-round(p.score, 6), p.id))[:k]
+            fused = [Fused(p.id, p.score, (None, None)) for p in ordered]
         else:
             fused = self._fuse_in_python(collection, qvec, sparse_query, flt, k, method)
         return self._with_cosines(collection, qvec, tenant, fused)
+
+    def route_lists(
+        self,
+        collection: str,
+        query: str,
+        query_vector: NDArray[np.float32],
+        flt: Filter,
+        *,
+        dense_depth: int,
+        sparse_depth: int,
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """One route's raw candidates: dense ``(id, cosine)`` and BM25 ``(id, score)``
+        lists, best first, ids only (multi-route retrieval fuses them itself)."""
+        _check_collection(collection)
+        check_text("query", query)
+        qvec = self._query_vector(query, query_vector)
+        depth_d = check_positive_int("dense_depth", dense_depth, maximum=MAX_K)
+        depth_s = check_positive_int("sparse_depth", sparse_depth, maximum=MAX_K)
+        dense = self._index.search_dense(
+            collection, qvec, flt, depth_d, self._settings.hnsw_ef, with_payload=False
+        )
+        sparse = self._index.search_sparse(
+            collection, self._sparse.encode_query(query), flt, depth_s, with_payload=False
+        )
+        return [(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse]
+
+    def read_scored(
+        self,
+        collection: str,
+        ids: Sequence[str],
+        query_vector: NDArray[np.float32],
+        *,
+        tenant: str,
+    ) -> dict[str, ScoredPoint]:
+        """The tenant's points among ``ids`` with payload and exact cosine to the vector."""
+        _check_collection(collection)
+        point_ids = tuple(dict.fromkeys(check_ids(ids)))
+        if not point_ids:
+            return {}
+        qvec = self._query_vector("-", query_vector)
+        found = self._index.search_dense(
+            collection,
+            qvec,
+            Filter(tenant=tenant, ids=point_ids),
+            len(point_ids),
+            self._settings.hnsw_ef,
+            with_payload=True,
+        )
+        return {p.id: p for p in found}
 
     def _fuse_in_python(
         self,

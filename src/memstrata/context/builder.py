@@ -1,0 +1,394 @@
+"""The token-budgeted context builder: a pure function from a request to chat messages.
+
+Order of the messages: system prompt, memory block, history (oldest first), tool
+results, current input. Every section stays within its budget and items are admitted
+whole, by score; whatever is left out is reported with a reason. Token accounting
+follows OpenAI's chat format, so ``total_tokens`` is what ``count_messages`` says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memstrata.context.budget import ContextBudget, Section
+from memstrata.context.compress import (
+    DETAILS,
+    TurnDigest,
+    digest_turn,
+    summarize_digests,
+    turn_ids,
+)
+from memstrata.context.models import (
+    LIVE_LAYERS,
+    AdmittedItem,
+    BuiltContext,
+    ChatMessage,
+    ChatRole,
+    ContextRequest,
+    DroppedItem,
+    DropReason,
+    MemoryItem,
+    Origin,
+    SectionUsage,
+    ToolResult,
+    Turn,
+)
+from memstrata.context.render import (
+    ITEM_SEPARATOR,
+    MEMORY_HEADER,
+    TOOL_HEADER,
+    block,
+    memory_line,
+    tool_line,
+)
+from memstrata.context.tokens import REPLY_PRIMING_TOKENS, TokenCounter, message_tokens
+from memstrata.errors import BudgetError, ValidationError
+from memstrata.extract.text import normal_form
+
+BLOCK_ROLE: ChatRole = "system"
+
+
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    """A whole item ready to be admitted into a block."""
+
+    id: str
+    text: str
+    tokens: int
+    origin: Origin
+    render_rank: tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Pack:
+    message: ChatMessage | None
+    used: int
+    admitted: tuple[AdmittedItem, ...]
+    dropped: tuple[DroppedItem, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _HistoryPack:
+    messages: tuple[ChatMessage, ...]
+    used: int
+    admitted: tuple[AdmittedItem, ...]
+    dropped: tuple[DroppedItem, ...]
+    summary: Turn | None
+
+
+def _drop(piece: _Piece, section: Section, reason: DropReason, detail: str) -> DroppedItem:
+    return DroppedItem(piece.id, section, reason, detail, piece.tokens, piece.origin)
+
+
+def _dedupe(
+    pieces: Sequence[_Piece], texts: Sequence[str], section: Section
+) -> tuple[list[_Piece], list[DroppedItem]]:
+    """Keep the first of each id and of each normalized text (pieces are in score order)."""
+    kept: list[_Piece] = []
+    dropped: list[DroppedItem] = []
+    by_id: set[str] = set()
+    by_text: dict[str, str] = {}
+    for piece, text in zip(pieces, texts, strict=True):
+        key = normal_form(text) or text
+        if piece.id in by_id:
+            dropped.append(_drop(piece, section, "duplicate", f"id {piece.id!r} repeated"))
+        elif key in by_text:
+            dropped.append(_drop(piece, section, "duplicate", f"same text as {by_text[key]!r}"))
+        else:
+            by_id.add(piece.id)
+            by_text[key] = piece.id
+            kept.append(piece)
+    return kept, dropped
+
+
+def _pack_block(
+    section: Section,
+    header: str,
+    pieces: Sequence[_Piece],
+    budget: int,
+    counter: TokenCounter,
+) -> _Pack:
+    """Admit whole pieces in order while the block message fits ``budget``.
+
+    Each piece is costed alone (separator included); BPE can merge across a boundary,
+    so the assembled message is recounted and, in the rare case it is over, the last
+    admitted pieces are evicted until it fits.
+    """
+    base = message_tokens(counter, BLOCK_ROLE, header)
+    admitted: list[_Piece] = []
+    dropped: list[DroppedItem] = []
+    used = base
+    for piece in pieces:
+        if used + piece.tokens <= budget:
+            admitted.append(piece)
+            used += piece.tokens
+        else:
+            left = max(0, budget - used)
+            dropped.append(
+                _drop(
+                    piece,
+                    section,
+                    "over_budget",
+                    f"needs {piece.tokens} tokens, {left} left of the {section} budget ({budget})",
+                )
+            )
+    while admitted:
+        ordered = sorted(admitted, key=lambda p: p.render_rank)
+        content = block(header, [piece.text for piece in ordered])
+        exact = message_tokens(counter, BLOCK_ROLE, content)
+        if exact <= budget:
+            items = tuple(AdmittedItem(p.id, section, p.tokens, p.origin) for p in ordered)
+            return _Pack(ChatMessage(BLOCK_ROLE, content), exact, items, tuple(dropped))
+        evicted = admitted.pop()
+        dropped.append(
+            _drop(
+                evicted,
+                section,
+                "over_budget",
+                f"the assembled {section} block came to {exact} tokens, over its budget ({budget})",
+            )
+        )
+    return _Pack(None, 0, (), tuple(dropped))
+
+
+def _score_order(values: Sequence[Any], score: Callable[[Any], float]) -> list[int]:
+    return sorted(range(len(values)), key=lambda i: (-score(values[i]), i))
+
+
+def _memory_pack(items: Sequence[MemoryItem], budget: int, counter: TokenCounter) -> _Pack:
+    order = _score_order(items, lambda item: item.relevance)
+    pieces: list[_Piece] = []
+    texts: list[str] = []
+    for priority, index in enumerate(order):
+        item = items[index]
+        text = memory_line(item)
+        live = 0 if item.layer in LIVE_LAYERS else 1  # live data first in the block
+        pieces.append(
+            _Piece(
+                item.id,
+                text,
+                counter.count(ITEM_SEPARATOR + text),
+                item.origin,
+                (live, priority),
+            )
+        )
+        texts.append(item.text)
+    kept, duplicates = _dedupe(pieces, texts, "memory")
+    pack = _pack_block("memory", MEMORY_HEADER, kept, budget, counter)
+    return _Pack(pack.message, pack.used, pack.admitted, (*duplicates, *pack.dropped))
+
+
+def _tool_pack(results: Sequence[ToolResult], budget: int, counter: TokenCounter) -> _Pack:
+    order = _score_order(results, lambda result: result.relevance)
+    pieces: list[_Piece] = []
+    texts: list[str] = []
+    for priority, index in enumerate(order):
+        result = results[index]
+        text = tool_line(result)
+        pieces.append(
+            _Piece(
+                result.call_id,
+                text,
+                counter.count(ITEM_SEPARATOR + text),
+                result.origin,
+                (0, priority),
+            )
+        )
+        texts.append(f"{result.name}\n{result.content}")
+    kept, duplicates = _dedupe(pieces, texts, "current")
+    pack = _pack_block("current", TOOL_HEADER, kept, budget, counter)
+    return _Pack(pack.message, pack.used, pack.admitted, (*duplicates, *pack.dropped))
+
+
+def _turn_origin(turn_id: str, turn: Turn) -> Origin:
+    source = "summary" if turn.summary else f"turn:{turn.role}"
+    return Origin("history", turn_id, source, None, None)
+
+
+def _fit_summary(
+    evicted: list[int],
+    kept: list[int],
+    digest: Callable[[int], TurnDigest],
+    costs: dict[int, int],
+    room: int,
+    counter: TokenCounter,
+) -> tuple[Turn, int, list[int], list[int]] | None:
+    """The smallest change that fits a summary of the evicted turns into ``room``.
+
+    Tries the summary of the evicted turns (full, then fields only); if it does not
+    fit, folds the oldest kept turn into it too and tries again.
+    """
+    for extra in range(len(kept) + 1):
+        covered = evicted + kept[:extra]
+        rest = kept[extra:]
+        left = room - sum(costs[i] for i in rest)
+        for detail in DETAILS:
+            summary = summarize_digests([digest(i) for i in covered], detail)
+            cost = message_tokens(counter, summary.role, summary.content)
+            if cost <= left:
+                return summary, cost, covered, rest
+    return None
+
+
+def _history_pack(
+    history: Sequence[Turn], budget: int, counter: TokenCounter, compress: bool
+) -> _HistoryPack:
+    ids = turn_ids(history)
+    costs = {i: message_tokens(counter, t.role, t.content) for i, t in enumerate(history)}
+    origins = {i: _turn_origin(ids[i], t) for i, t in enumerate(history)}
+    dropped: list[DroppedItem] = []
+
+    def drop(i: int, reason: DropReason, detail: str) -> None:
+        dropped.append(DroppedItem(ids[i], "history", reason, detail, costs[i], origins[i]))
+
+    # Existing summaries first (newest first): they are compact and hold the
+    # never-compress fields of everything before them. Never summarized again.
+    used = 0
+    kept_summaries: list[int] = []
+    for i in reversed(range(len(history))):
+        if not history[i].summary:
+            continue
+        if used + costs[i] <= budget:
+            kept_summaries.append(i)
+            used += costs[i]
+        else:
+            drop(i, "over_budget", f"summary needs {costs[i]} tokens, {budget - used} left")
+    room = budget - used
+    # Raw turns: the newest that fit, trimmed from the oldest.
+    raw = [i for i in range(len(history)) if not history[i].summary]
+    kept_newest_first: list[int] = []
+    left = room
+    for i in reversed(raw):
+        if costs[i] > left:
+            break
+        kept_newest_first.append(i)
+        left -= costs[i]
+    kept = sorted(kept_newest_first)
+    kept_set = set(kept)
+    evicted = [i for i in raw if i not in kept_set]
+    summary: Turn | None = None
+    summary_cost = 0
+    summary_at = -1
+    if evicted and compress:
+        digests: dict[int, TurnDigest] = {}
+
+        def digest(i: int) -> TurnDigest:
+            if i not in digests:
+                digests[i] = digest_turn(ids[i], history[i])
+            return digests[i]
+
+        fitted = _fit_summary(evicted, kept, digest, costs, room, counter)
+        if fitted is not None:
+            summary, summary_cost, evicted, kept = fitted
+            summary_at = evicted[0]
+    summary_ref = "" if summary is None else summary.id or "summary"
+    for i in evicted:
+        if summary is not None:
+            drop(i, "compressed", f"replaced by summary {summary_ref}")
+        else:
+            reason = "no summary of the older turns fits" if compress else "compression is off"
+            drop(i, "over_budget", f"oldest turns trimmed; {reason}")
+    messages: list[ChatMessage] = []
+    admitted: list[AdmittedItem] = []
+    chosen = sorted([*kept_summaries, *kept, *([summary_at] if summary is not None else [])])
+    for i in chosen:
+        if summary is not None and i == summary_at:
+            messages.append(ChatMessage(summary.role, summary.content))
+            admitted.append(
+                AdmittedItem(
+                    summary_ref,
+                    "history",
+                    summary_cost,
+                    Origin("history", summary_ref, "summary", None, None),
+                    summary=True,
+                    covers=summary.covers,
+                )
+            )
+            continue
+        turn = history[i]
+        messages.append(ChatMessage(turn.role, turn.content))
+        admitted.append(
+            AdmittedItem(
+                ids[i], "history", costs[i], origins[i], summary=turn.summary, covers=turn.covers
+            )
+        )
+    total = sum(costs[i] for i in [*kept_summaries, *kept]) + summary_cost
+    return _HistoryPack(tuple(messages), total, tuple(admitted), tuple(dropped), summary)
+
+
+def build_context(
+    request: ContextRequest,
+    budget: ContextBudget,
+    counter: TokenCounter,
+    *,
+    compress_history: bool = True,
+) -> BuiltContext:
+    """Build one model call's context within ``budget``, counted by ``counter``.
+
+    Raises :class:`~memstrata.errors.BudgetError` when the system prompt does not fit
+    the system section, or the current input the current section: those are sent
+    whole or not at all, never as an empty context. Memory items and tool results are
+    admitted by relevance, history turns from the newest; older turns that do not fit
+    are compressed into one summary (``compress_history``) that keeps ids, amounts,
+    dates and decisions verbatim. Existing summaries are kept as they are.
+    """
+    if not isinstance(request, ContextRequest):
+        raise ValidationError("request", f"must be a ContextRequest, got {type(request).__name__}")
+    if not isinstance(budget, ContextBudget):
+        raise ValidationError("budget", f"must be a ContextBudget, got {type(budget).__name__}")
+    if not isinstance(counter, TokenCounter):
+        raise ValidationError("counter", "must implement TokenCounter (name, exact, count...)")
+    if not isinstance(compress_history, bool):
+        raise ValidationError("compress_history", "must be a bool")
+    budgets = budget.section_budgets()
+
+    system_used = REPLY_PRIMING_TOKENS + message_tokens(counter, "system", request.system_prompt)
+    if system_used > budgets["system"]:
+        raise BudgetError(
+            "system_prompt",
+            system_used,
+            budgets["system"],
+            f"{budget.available_tokens} usable tokens x shares.system "
+            f"{budget.shares.system:g}; grow window_tokens or shares.system, or shorten it",
+        )
+    input_used = message_tokens(counter, "user", request.current_input)
+    if input_used > budgets["current"]:
+        raise BudgetError(
+            "current_input",
+            input_used,
+            budgets["current"],
+            f"{budget.available_tokens} usable tokens x shares.current {budget.shares.current:g}",
+        )
+
+    memory = _memory_pack(request.memory, budgets["memory"], counter)
+    history = _history_pack(request.history, budgets["history"], counter, compress_history)
+    tools = _tool_pack(request.tool_results, budgets["current"] - input_used, counter)
+
+    chat: list[ChatMessage] = [ChatMessage("system", request.system_prompt)]
+    if memory.message is not None:
+        chat.append(memory.message)
+    chat.extend(history.messages)
+    if tools.message is not None:
+        chat.append(tools.message)
+    chat.append(ChatMessage("user", request.current_input))
+
+    used = {
+        "system": system_used,
+        "memory": memory.used,
+        "history": history.used,
+        "current": input_used + tools.used,
+    }
+    sections = tuple(SectionUsage(name, budgets[name], used[name]) for name in budgets)
+    return BuiltContext(
+        chat=tuple(chat),
+        admitted=(*memory.admitted, *history.admitted, *tools.admitted),
+        dropped=(*memory.dropped, *history.dropped, *tools.dropped),
+        sections=sections,
+        total_tokens=sum(used.values()),
+        available_tokens=budget.available_tokens,
+        counter=counter.name,
+        exact=counter.exact,
+        summary=history.summary,
+    )

@@ -1,0 +1,46 @@
+"""The text the model sees for the memory and tool-result blocks (pure string building)."""
+
+from __future__ import annotations
+
+from memstrata.context.models import LIVE_LAYERS, MemoryItem, ToolResult
+
+MEMORY_HEADER = (
+    "## Retrieved context\n"
+    "These items were retrieved automatically and may be irrelevant: use only those that "
+    "bear on the current request and ignore the rest. Live data (L1 session state, L2 "
+    "working memory, tool results) outranks stored knowledge (L3). Items marked LOW "
+    "CONFIDENCE are weak matches: never prefer them over live data, and say so if you "
+    "rely on one. Cite items by their [id]."
+)
+TOOL_HEADER = (
+    "## Tool results for this step\n"
+    "Live data, fetched just now: it outranks retrieved memories and knowledge."
+)
+ITEM_SEPARATOR = "\n\n"
+
+
+def _hours(value: float) -> str:
+    return f"{value:.1f} h old" if value < 48 else f"{value / 24:.1f} days old"
+
+
+def memory_line(item: MemoryItem) -> str:
+    """One memory item as the model sees it: a label line, then the text verbatim."""
+    kind = "live" if item.layer in LIVE_LAYERS else "knowledge"
+    parts = [f"[{item.id}] {item.layer} {kind}"]
+    if item.low_confidence:
+        parts.append("LOW CONFIDENCE")
+    parts.append(f"source {item.source}")
+    parts.append(f"relevance {item.relevance:.2f}")
+    if item.freshness_hours is not None:
+        parts.append(_hours(item.freshness_hours))
+    return " | ".join(parts) + "\n" + item.text
+
+
+def tool_line(result: ToolResult) -> str:
+    """One tool result as the model sees it."""
+    return f"[{result.call_id}] tool {result.name}\n{result.content}"
+
+
+def block(header: str, pieces: list[str]) -> str:
+    """A header and whole pieces, separated by blank lines."""
+    return ITEM_SEPARATOR.join([header, *pieces])

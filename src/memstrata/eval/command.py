@@ -1,0 +1,236 @@
+"""What ``memstrata eval ...`` runs: load, open one store, evaluate, report.
+
+The data file is loaded (and validated) before anything is created on disk. The
+store is an embedded qdrant-edge index in a temporary directory, or under
+``<data_dir>/eval-<dataset>`` when a data directory is given (kept afterwards;
+point ids are derived from the data, so a rerun replaces rather than duplicates).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from memstrata.config import LongTermSettings, RetrievalSettings
+from memstrata.embed.protocol import Embedder
+from memstrata.eval.datasets import load_locomo, load_longmemeval
+from memstrata.eval.locomo import evaluate_locomo
+from memstrata.eval.longmemeval import check_granularity, evaluate_longmemeval
+from memstrata.eval.runner import ProgressSink, check_ks
+from memstrata.eval.systems import SearchFn, TurnStore, retriever_search, store_systems
+from memstrata.longterm.edge import EdgeIndex
+from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.longterm.store import LongTermStore
+from memstrata.retrieval import Retriever
+
+MemstrataSearchFactory = Callable[[TurnStore], SearchFn]
+"""Builds the memstrata system's retrieval over the shared store."""
+
+
+def default_embedder() -> Embedder:
+    """The default dense model (all-MiniLM-L6-v2, bundled weights, CPU)."""
+    from memstrata.embed.minilm import MiniLMEmbedder
+
+    return MiniLMEmbedder(batch_size=128)
+
+
+def default_memstrata_search(turns: TurnStore) -> SearchFn:
+    """The memstrata system's retrieval: multi-route :class:`Retriever` with defaults."""
+    store = turns.store
+    retriever = Retriever(store, store.embedder, RetrievalSettings(), store.settings)
+    return retriever_search(turns, retriever)
+
+
+class RichProgress:
+    """A :class:`~memstrata.eval.runner.ProgressSink` drawing rich bars on a console
+    (stderr in the CLI, so ``--json`` output stays one document)."""
+
+    def __init__(self, console: Console) -> None:
+        self._progress = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+        )
+        self._task: TaskID | None = None
+
+    def __enter__(self) -> RichProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._progress.stop()
+
+    def start(self, label: str, total: int) -> None:
+        """Begin a new bar for the next phase."""
+        self._task = self._progress.add_task(label, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        """Advance the current bar."""
+        if self._task is not None:
+            self._progress.advance(self._task, n)
+
+
+@contextmanager
+def open_turn_store(
+    data_dir: Path | None,
+    dataset: str,
+    embedder: Embedder,
+    settings: LongTermSettings,
+) -> Iterator[TurnStore]:
+    """A TurnStore over an embedded index (temporary unless ``data_dir`` is given)."""
+    with _index_root(data_dir) as root:
+        store = LongTermStore(
+            EdgeIndex(root / f"eval-{dataset}"), embedder, Bm25Encoder(), settings
+        )
+        try:
+            yield TurnStore(store, source=f"eval:{dataset}")
+        finally:
+            store.close()
+
+
+@contextmanager
+def _index_root(data_dir: Path | None) -> Iterator[Path]:
+    """``data_dir`` itself, or a temporary directory removed afterwards."""
+    if data_dir is not None:
+        yield Path(data_dir)
+        return
+    with tempfile.TemporaryDirectory(prefix="memstrata-eval-", ignore_cleanup_errors=True) as tmp:
+        yield Path(tmp)
+
+
+def _config(
+    data: Path,
+    dataset: str,
+    data_dir: Path | None,
+    embedder: Embedder,
+    settings: LongTermSettings,
+    turns: TurnStore,
+    limit: int | None,
+    limit_applies_to: str,
+) -> dict[str, Any]:
+    return {
+        "data": str(data),
+        "limit": limit,
+        "limit_applies_to": limit_applies_to,
+        "embedder": embedder.name,
+        "dim": embedder.dim,
+        "store": "qdrant-edge (embedded)",
+        "index_dir": "temporary" if data_dir is None else str(Path(data_dir) / f"eval-{dataset}"),
+        "collection": turns.collection,
+        "fusion": settings.fusion,
+        "dense_top_n": settings.dense_top_n,
+        "sparse_top_n": settings.sparse_top_n,
+        "hnsw_ef": settings.hnsw_ef,
+        "turns_truncated": turns.truncated,
+        "systems": {
+            "memstrata": "injected retrieval (default: store hybrid search)",
+            "bm25": "store search, mode=sparse",
+            "dense": "store search, mode=dense",
+        },
+        "latency": "memstrata search call incl. query embedding, after one warm-up query",
+    }
+
+
+def run_locomo(
+    data: Path,
+    *,
+    limit: int | None = None,
+    ks: Sequence[int] = (5, 10),
+    data_dir: Path | None = None,
+    embedder: Embedder | None = None,
+    settings: LongTermSettings | None = None,
+    memstrata_search: MemstrataSearchFactory | None = None,
+    progress: ProgressSink | None = None,
+) -> dict[str, Any]:
+    """``memstrata eval locomo``: the report as one JSON-ready dict.
+
+    ``limit`` keeps the first N conversations (with all their QAs).
+    """
+    cutoffs = check_ks(ks)
+    conversations = load_locomo(data, limit=limit)
+    model = embedder or default_embedder()
+    cfg = settings or LongTermSettings()
+    with open_turn_store(data_dir, "locomo", model, cfg) as turns:
+        factory = memstrata_search or default_memstrata_search
+        systems = store_systems(turns, memstrata_search=factory(turns))
+        report = evaluate_locomo(
+            conversations,
+            systems,
+            ks=cutoffs,
+            threshold=cfg.low_confidence_cosine,
+            progress=progress,
+        )
+        report["config"].update(
+            _config(data, "locomo", data_dir, model, cfg, turns, limit, "conversations (first N)")
+        )
+    return report
+
+
+def run_longmemeval(
+    data: Path,
+    *,
+    granularity: str,
+    limit: int | None = None,
+    ks: Sequence[int] = (5, 10),
+    data_dir: Path | None = None,
+    embedder: Embedder | None = None,
+    settings: LongTermSettings | None = None,
+    memstrata_search: MemstrataSearchFactory | None = None,
+    progress: ProgressSink | None = None,
+) -> dict[str, Any]:
+    """``memstrata eval longmemeval``: the report as one JSON-ready dict.
+
+    ``limit`` keeps the first N questions of the file (abstention ones included).
+    """
+    level = check_granularity(granularity)
+    cutoffs = check_ks(ks)
+    questions = load_longmemeval(data, limit=limit)
+    model = embedder or default_embedder()
+    cfg = settings or LongTermSettings()
+    with open_turn_store(data_dir, "longmemeval", model, cfg) as turns:
+        factory = memstrata_search or default_memstrata_search
+        systems = store_systems(turns, memstrata_search=factory(turns))
+        report = evaluate_longmemeval(
+            questions,
+            systems,
+            granularity=level,
+            ks=cutoffs,
+            threshold=cfg.low_confidence_cosine,
+            progress=progress,
+        )
+        report["config"].update(
+            _config(
+                data,
+                "longmemeval",
+                data_dir,
+                model,
+                cfg,
+                turns,
+                limit,
+                "questions (first N of the file)",
+            )
+        )
+    return report

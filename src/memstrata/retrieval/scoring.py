@@ -1,0 +1,77 @@
+"""Pure scoring steps of retrieval: per-route fusion, the cross-route merge, and the
+adjustments (time decay, importance, memory type, the question's time window).
+
+Every function takes plain values and returns new ones; the retriever wires them
+to the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+Ranked = Sequence[tuple[str, float]]
+
+SECONDS_PER_DAY = 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One id after the merge: its best fused score and the routes that found it."""
+
+    id: str
+    score: float
+    routes: tuple[str, ...]
+
+
+def fuse_route(
+    dense: Ranked, sparse: Ranked, *, dense_weight: float, sparse_weight: float
+) -> dict[str, float]:
+    """Normalized-score fusion of one route: cosine as is (clipped to [0, 1]) and BM25
+    divided by the route's best BM25 score, then a weighted sum.
+
+    Cosine keeps its absolute meaning (a 0.2 best match stays weak); BM25 has no
+    scale of its own, so the best lexical match of the route scores 1.
+    """
+    fused: dict[str, float] = {}
+    for item_id, cosine in dense:
+        fused[item_id] = fused.get(item_id, 0.0) + dense_weight * min(1.0, max(0.0, cosine))
+    top = max((score for _, score in sparse), default=0.0)
+    if top > 0:
+        for item_id, score in sparse:
+            fused[item_id] = fused.get(item_id, 0.0) + sparse_weight * (score / top)
+    return fused
+
+
+def merge_routes(per_route: Sequence[tuple[str, float, Mapping[str, float]]]) -> list[Candidate]:
+    """Merge ``(route name, route weight, fused scores)``: duplicates removed, each id
+    keeping its best weighted score; best first, ties by id for determinism."""
+    best: dict[str, float] = {}
+    found_by: dict[str, list[str]] = {}
+    for name, weight, scores in per_route:
+        for item_id, score in scores.items():
+            weighted = weight * score
+            if weighted > best.get(item_id, float("-inf")):
+                best[item_id] = weighted
+            found_by.setdefault(item_id, []).append(name)
+    ordered = sorted(best.items(), key=lambda pair: (-pair[1], pair[0]))
+    return [Candidate(i, s, tuple(dict.fromkeys(found_by[i]))) for i, s in ordered]
+
+
+def decay_factor(age_days: float, per_day: float, weight: float) -> float:
+    """``1 - weight + weight * per_day ** age``: ``weight`` 1 is pure exponential decay,
+    0 turns it off; memories from the future (clock skew) are not boosted."""
+    return 1.0 - weight + weight * float(per_day ** max(0.0, age_days))
+
+
+def importance_factor(importance: float | None, weight: float) -> float:
+    """``1 + weight * (importance - 0.5)``; unknown importance counts as 0.5."""
+    value = 0.5 if importance is None else min(1.0, max(0.0, importance))
+    return 1.0 + weight * (value - 0.5)
+
+
+def type_factor(item_type: str | None, weights: Mapping[str, float]) -> float:
+    """The configured multiplier of a memory type (1 when not configured)."""
+    if item_type is None:
+        return 1.0
+    return float(weights.get(item_type, 1.0))

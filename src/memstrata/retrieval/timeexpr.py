@@ -1,0 +1,308 @@
+"""Relative dates in a question, resolved against the session's date (English, Chinese).
+
+"last week", "two months ago", "yesterday", 上周, 三个月前, 去年 ... become a
+:class:`TimeWindow` the retriever uses to boost (or filter) memories by when they were
+observed. Pure functions; the caller supplies ``now`` (the session's or question's date),
+never the wall clock, so answers are reproducible.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from memstrata.errors import ValidationError
+
+_DAY = timedelta(days=1)
+
+
+@dataclass(frozen=True, slots=True)
+class TimeWindow:
+    """A half-open interval ``[start, end)`` named by ``phrase`` in the question."""
+
+    start: datetime
+    end: datetime
+    phrase: str
+
+    def contains(self, moment: datetime) -> bool:
+        """True when ``moment`` falls inside the window."""
+        return self.start <= moment < self.end
+
+
+_EN_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "a couple of": 2,
+    "a few": 3,
+    "several": 3,
+}
+_ZH_DIGITS = {"零": 0, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5}
+_ZH_DIGITS |= {"六": 6, "七": 7, "八": 8, "九": 9}
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
+_ZH_UNITS = {"天": "day", "日": "day", "周": "week", "星期": "week", "礼拜": "week"}
+_ZH_UNITS |= {"个月": "month", "月": "month", "年": "year"}
+_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+_MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
+
+_EN_COUNT = "|".join(sorted((re.escape(k) for k in _EN_NUMBERS), key=len, reverse=True))
+_EN_AGO = re.compile(
+    rf"\b(?P<n>\d+|{_EN_COUNT})\s+(?P<unit>day|week|month|year)s?\s+(?:ago|before)\b", re.I
+)
+_EN_LAST = re.compile(r"\b(?:last|past|previous)\s+(?P<unit>week|month|year|weekend)\b", re.I)
+_EN_THIS = re.compile(r"\bthis\s+(?P<unit>week|month|year)\b", re.I)
+_EN_PAST_N = re.compile(
+    rf"\b(?:last|past|previous)\s+(?P<n>\d+|{_EN_COUNT})\s+(?P<unit>day|week|month|year)s\b", re.I
+)
+_EN_MONTH = re.compile(
+    r"\b(?:in|during|on)\s+(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")"
+    r"(?:\s+(?P<year>\d{4}))?\b",
+    re.I,
+)
+_ZH_NUM = r"(?P<n>\d+|[零一两二三四五六七八九十]+|几)"
+_ZH_AGO = re.compile(_ZH_NUM + r"\s*(?P<unit>个月|星期|礼拜|天|日|周|月|年)(?:之|以)?前")
+_ZH_FIXED = {
+    "前天": ("day", -2),
+    "昨天": ("day", -1),
+    "今天": ("day", 0),
+    "上上周": ("week", -2),
+    "上周": ("week", -1),
+    "上个星期": ("week", -1),
+    "上星期": ("week", -1),
+    "上个礼拜": ("week", -1),
+    "这周": ("week", 0),
+    "本周": ("week", 0),
+    "上个月": ("month", -1),
+    "上月": ("month", -1),
+    "这个月": ("month", 0),
+    "本月": ("month", 0),
+    "前年": ("year", -2),
+    "去年": ("year", -1),
+    "今年": ("year", 0),
+}
+_EN_FIXED = {
+    "day before yesterday": ("day", -2),  # with or without "the"
+    "yesterday": ("day", -1),
+    "today": ("day", 0),
+    "tonight": ("day", 0),
+}
+_RECENT = re.compile(r"\b(?:recently|lately|these days)\b|最近|近来|这几天", re.I)
+_RECENT_DAYS = 14
+
+
+def _zh_number(text: str) -> int | None:
+    if text.isdigit():
+        return int(text)
+    if text == "几":
+        return 3
+    if text == "十":
+        return 10
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return (_ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + (_ZH_DIGITS.get(ones, 0))
+    value = 0
+    for ch in text:
+        if ch not in _ZH_DIGITS:
+            return None
+        value = value * 10 + _ZH_DIGITS[ch]
+    return value
+
+
+def _start_of_day(moment: datetime) -> datetime:
+    return moment.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _add_months(moment: datetime, months: int) -> datetime:
+    index = moment.year * 12 + moment.month - 1 + months
+    year, month = divmod(index, 12)
+    day = min(moment.day, calendar.monthrange(year, month + 1)[1])
+    return moment.replace(year=year, month=month + 1, day=day)
+
+
+def calendar_window(now: datetime, unit: str, offset: int, phrase: str) -> TimeWindow:
+    """The calendar ``unit`` (day, week from Monday, month, year) ``offset`` units from now."""
+    day = _start_of_day(now)
+    if unit == "day":
+        start = day + offset * _DAY
+        return TimeWindow(start, start + _DAY, phrase)
+    if unit == "week":
+        start = day - day.weekday() * _DAY + offset * 7 * _DAY
+        return TimeWindow(start, start + 7 * _DAY, phrase)
+    if unit == "month":
+        first = _add_months(day.replace(day=1), offset)
+        return TimeWindow(first, _add_months(first, 1), phrase)
+    first = day.replace(month=1, day=1, year=day.year + offset)
+    return TimeWindow(first, first.replace(year=first.year + 1), phrase)
+
+
+def ago_window(now: datetime, count: int, unit: str, phrase: str) -> TimeWindow:
+    """About ``count`` units before ``now``: half a unit of slack either side
+    ("two months ago" is rarely exactly 60 days), at least a day."""
+    days = _UNIT_DAYS[unit]
+    center = now - timedelta(days=count * days)
+    slack = timedelta(days=max(1.0, days / 2))
+    return TimeWindow(_start_of_day(center - slack), _start_of_day(center + slack) + _DAY, phrase)
+
+
+def _past_window(now: datetime, count: int, unit: str, phrase: str) -> TimeWindow:
+    start = _start_of_day(now - timedelta(days=count * _UNIT_DAYS[unit]))
+    return TimeWindow(start, _start_of_day(now) + _DAY, phrase)
+
+
+def _month_window(now: datetime, month: int, year: int | None, phrase: str) -> TimeWindow:
+    if year is None:
+        # "in May" means the latest May not after now.
+        year = now.year if month <= now.month else now.year - 1
+    first = now.replace(year=year, month=month, day=1, hour=0, minute=0, second=0, microsecond=0)
+    return TimeWindow(first, _add_months(first, 1), phrase)
+
+
+_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DAY_NUM = r"(?P<d>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?P<y>(?:19|20)\d{2})"
+_EN_DAY_MONTH = re.compile(
+    rf"\b{_DAY_NUM}\s+(?:of\s+)?(?P<m>{_MONTH_NAMES})\.?(?:\s*,?\s*{_YEAR})?\b", re.I
+)
+_EN_MONTH_DAY = re.compile(rf"\b(?P<m>{_MONTH_NAMES})\.?\s+{_DAY_NUM}(?:\s*,?\s*{_YEAR})?\b", re.I)
+_EN_MONTH_YEAR = re.compile(rf"\b(?P<m>{_MONTH_NAMES})\.?\s*,?\s+{_YEAR}\b", re.I)
+_ISO_DAY = re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b")
+_YEAR_ONLY = re.compile(rf"\b(?:in|during|since|of)\s+{_YEAR}\b", re.I)
+_ZH_DATE = re.compile(r"(?:(?P<y>\d{4})年)?(?P<m>\d{1,2})月(?:(?P<d>\d{1,2})[日号])?")
+_ZH_YEAR = re.compile(r"(?P<y>(?:19|20)\d{2})年(?!\d{1,2}月)")
+
+Found = list[tuple[int, TimeWindow]]
+
+
+def _day_window(
+    now: datetime, year: int | None, month: int, day: int, phrase: str
+) -> TimeWindow | None:
+    if year is None:
+        # A date without a year means its latest occurrence not after now.
+        year = now.year if (month, day) <= (now.month, now.day) else now.year - 1
+    try:
+        start = now.replace(
+            year=year, month=month, day=day, hour=0, minute=0, second=0, microsecond=0
+        )
+    except ValueError:
+        return None  # 31 February and the like: not a date
+    return TimeWindow(start, start + _DAY, phrase)
+
+
+def _absolute(question: str, now: datetime) -> Found:
+    found: Found = []
+    for pattern in (_EN_DAY_MONTH, _EN_MONTH_DAY):
+        for match in pattern.finditer(question):
+            month = _MONTHS[match["m"].lower()]
+            if match["m"] == "may" and not match["y"]:
+                continue  # "may 3 people", "all 5 may join" - the verb, not the month
+            year = int(match["y"]) if match["y"] else None
+            window = _day_window(now, year, month, int(match["d"]), match[0])
+            if window is not None:
+                found.append((match.start(), window))
+    for match in _ISO_DAY.finditer(question):
+        window = _day_window(now, int(match["y"]), int(match["m"]), int(match["d"]), match[0])
+        if window is not None:
+            found.append((match.start(), window))
+    for match in _EN_MONTH_YEAR.finditer(question):
+        found.append(
+            (
+                match.start(),
+                _month_window(now, _MONTHS[match["m"].lower()], int(match["y"]), match[0]),
+            )
+        )
+    for match in _YEAR_ONLY.finditer(question):
+        found.append(
+            (match.start(), calendar_window(now, "year", int(match["y"]) - now.year, match[0]))
+        )
+    for match in _ZH_DATE.finditer(question):
+        month = int(match["m"])
+        if not 1 <= month <= 12:
+            continue
+        year = int(match["y"]) if match["y"] else None
+        if match["d"]:
+            window = _day_window(now, year, month, int(match["d"]), match[0])
+        else:
+            window = _month_window(now, month, year, match[0])
+        if window is not None:
+            found.append((match.start(), window))
+    for match in _ZH_YEAR.finditer(question):
+        found.append(
+            (match.start(), calendar_window(now, "year", int(match["y"]) - now.year, match[0]))
+        )
+    return found
+
+
+def _relative(question: str, now: datetime) -> Found:
+    found: Found = []
+    lowered = question.lower()
+    for phrase, (unit, offset) in _EN_FIXED.items():
+        at = re.search(rf"\b{phrase}\b", lowered)
+        if at:
+            found.append((at.start(), calendar_window(now, unit, offset, phrase)))
+            lowered = lowered.replace(phrase, " " * len(phrase))  # "day before yesterday"
+    for phrase, (unit, offset) in _ZH_FIXED.items():
+        at_zh = question.find(phrase)
+        if at_zh >= 0:
+            found.append((at_zh, calendar_window(now, unit, offset, phrase)))
+    for match in _EN_PAST_N.finditer(question):
+        count = _EN_NUMBERS.get(match["n"].lower()) or int(match["n"])
+        found.append((match.start(), _past_window(now, count, match["unit"].lower(), match[0])))
+    for match in _EN_AGO.finditer(question):
+        count = _EN_NUMBERS.get(match["n"].lower()) or int(match["n"])
+        found.append((match.start(), ago_window(now, count, match["unit"].lower(), match[0])))
+    for match in _EN_LAST.finditer(question):
+        unit = match["unit"].lower()
+        if unit == "weekend":
+            week = calendar_window(now, "week", -1, match[0])
+            found.append((match.start(), TimeWindow(week.start + 5 * _DAY, week.end, match[0])))
+        else:
+            found.append((match.start(), calendar_window(now, unit, -1, match[0])))
+    for match in _EN_THIS.finditer(question):
+        found.append((match.start(), calendar_window(now, match["unit"].lower(), 0, match[0])))
+    for match in _EN_MONTH.finditer(question):
+        if match["year"]:
+            continue  # "in May 2023" is an absolute month
+        month = _MONTHS[match["month"].lower()]
+        if match["month"].lower() == "may" and match[0].lower().startswith("on"):
+            continue  # "on may" is more often the verb than the month ("during May" is not)
+        found.append((match.start(), _month_window(now, month, None, match[0])))
+    for match in _ZH_AGO.finditer(question):
+        zh_count = _zh_number(match["n"])
+        if zh_count is not None:
+            unit = _ZH_UNITS[match["unit"]]
+            found.append((match.start(), ago_window(now, zh_count, unit, match[0])))
+    recent = _RECENT.search(question)
+    if recent:
+        found.append((recent.start(), _past_window(now, _RECENT_DAYS, "day", recent[0])))
+    return found
+
+
+def resolve(question: str, now: datetime) -> TimeWindow | None:
+    """The time the question asks about, as a window, or None when it names none.
+
+    Absolute dates ("on 16 June, 2023", "July 2023", 2023年6月16日) win over
+    relative ones; among equals the most specific (shortest) window, then the first
+    in the text. Relative phrases are resolved against ``now`` (the session's date,
+    timezone-aware; windows share its zone).
+    """
+    if not isinstance(question, str):
+        raise ValidationError("question", "must be a string")
+    if not isinstance(now, datetime) or now.tzinfo is None:
+        raise ValidationError("now", "must be a timezone-aware datetime")
+    for found in (_absolute(question, now), _relative(question, now)):
+        if found:
+            return min(found, key=lambda pair: (pair[1].end - pair[1].start, pair[0]))[1]
+    return None

@@ -1,0 +1,53 @@
+"""Shared helpers for the harness tests: data file paths and a LoCoMo subset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SYNTHETIC_LME = REPO / "tests" / "data" / "longmemeval_synthetic.json"
+# CC BY-NC: read from the shared folder at test time, never copied into the repository.
+LOCOMO = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
+
+
+def locomo_subset(sessions: int = 2) -> dict[str, Any]:
+    """conv-26 cut to its first ``sessions`` sessions and the QAs whose evidence all
+    lies inside them (the other session lists and their dates are dropped)."""
+    sample = json.loads(LOCOMO.read_text(encoding="utf-8"))[0]
+    conversation = sample["conversation"]
+    kept = {
+        key: value
+        for key, value in conversation.items()
+        if not key.startswith("session_") or int(key.split("_")[1]) <= sessions
+    }
+    prefixes = tuple(f"D{n}:" for n in range(1, sessions + 1))
+    qa = [
+        q
+        for q in sample["qa"]
+        if q["evidence"] and all(e.startswith(prefixes) for e in q["evidence"])
+    ]
+    return {"sample_id": sample["sample_id"], "conversation": kept, "qa": qa}
+
+
+@pytest.fixture
+def synthetic_lme() -> Path:
+    """The hand-written LongMemEval-format file (6 questions, one abstention)."""
+    return SYNTHETIC_LME
+
+
+@pytest.fixture
+def locomo_file() -> Path:
+    if not LOCOMO.is_file():
+        pytest.skip(f"LoCoMo data not found at {LOCOMO} (CC BY-NC, kept outside the repo)")
+    return LOCOMO
+
+
+@pytest.fixture
+def locomo_subset_file(locomo_file: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "locomo_subset.json"
+    path.write_text(json.dumps([locomo_subset()]), encoding="utf-8")
+    return path
