@@ -73,6 +73,9 @@ from memstrata.working.redis_backend import RedisBackend
 log = logging.getLogger("memstrata")
 
 
+MAX_RETRIEVAL_QUERY_CHARS = 4_000
+
+
 class ContextEngine:
     """The one object most users touch."""
 
@@ -490,12 +493,21 @@ class ContextEngine:
         bundle = self._router.route(state, step_intent, user_input)
         recent = tuple(t.content for t in history if t.role == "user")[-3:]
         now = self._clock.now()
+        # A pasted document as the input: retrieve with its end (the ask is usually last).
+        query = user_input[-MAX_RETRIEVAL_QUERY_CHARS:]
         retrieved = self.retrieve(
-            user_input, tenant=state.tenant, user=state.user_id, k=k, now=now, recent=recent
+            query, tenant=state.tenant, user=state.user_id, k=k, now=now, recent=recent
         )
         memory = list(from_bundle(bundle))
         seen = {item.ref for item in memory}
-        memory.extend(retrieved_item(hit, now) for hit in retrieved.items if hit.id not in seen)
+        # Retrieval scores are unbounded; L1/L2 items (live data) have relevance 1.0 and
+        # must be admitted first, so retrieved memories rank within (0, 0.99].
+        top = max((hit.score for hit in retrieved.items), default=0.0) or 1.0
+        memory.extend(
+            retrieved_item(hit, now, relevance=0.99 * max(0.0, hit.score) / top)
+            for hit in retrieved.items
+            if hit.id not in seen
+        )
         request = ContextRequest(
             system_prompt=system_prompt,
             current_input=user_input,

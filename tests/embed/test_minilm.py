@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memstrata.embed.minilm import MODEL_DIM, MiniLMEmbedder, bundled_model_dir
+from memstrata.embed.minilm import DIRECT_MAX_TEXTS, MODEL_DIM, MiniLMEmbedder, bundled_model_dir
 from memstrata.errors import BackendUnavailableError, ValidationError
 
 
@@ -95,3 +95,22 @@ def test_loads_with_the_network_unreachable(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     assert "(1, 384)" in out.stdout
     assert not (tmp_path / "hf-home" / "hub").exists()
+
+
+def test_short_batches_match_sentence_transformers_encode(
+    minilm_embedder: MiniLMEmbedder,
+) -> None:
+    # Up to DIRECT_MAX_TEXTS texts skip encode(); the vectors must be the same ones.
+    texts = [
+        "I moved to Berlin last year for work",
+        "我喜欢杭州的西湖",
+        "x",
+        "a long text that runs past the model's window " * 60,
+    ]
+    direct = minilm_embedder.embed(texts)
+    assert len(texts) <= DIRECT_MAX_TEXTS
+    model = minilm_embedder._load()
+    reference = model.encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    np.testing.assert_allclose(direct, reference, atol=1e-5)
+    batched = minilm_embedder.embed(texts * 5)  # over the limit: encode() itself
+    np.testing.assert_allclose(batched[: len(texts)], direct, atol=1e-5)

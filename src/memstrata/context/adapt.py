@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from memstrata.context.models import MemoryItem
+from memstrata.context.models import MAX_REF_CHARS, MemoryItem
 from memstrata.errors import ValidationError
 from memstrata.frozen import thaw
 from memstrata.hashing import canonical_json
@@ -59,21 +59,37 @@ def from_bundle(bundle: ContextBundle) -> tuple[MemoryItem, ...]:
     return tuple(items)
 
 
-def retrieved_item(item: RetrievedItem, now: datetime) -> MemoryItem:
+def retrieved_item(
+    item: RetrievedItem, now: datetime, *, relevance: float | None = None
+) -> MemoryItem:
     """A multi-route retrieval result as a builder :class:`MemoryItem` (layer L3);
-    ``now`` (timezone-aware) gives its freshness."""
+    ``now`` (timezone-aware) gives its freshness; ``relevance`` (default: the
+    retrieval score) is the admission score the builder orders by."""
+    if not isinstance(item, RetrievedItem):
+        raise ValidationError("item", f"must be a RetrievedItem, got {type(item).__name__}")
+    if not isinstance(now, datetime) or now.tzinfo is None:
+        raise ValidationError("now", "must be a timezone-aware datetime")
     observed = item.observed_at
     age_hours = None
     if observed is not None:
         age_hours = max(0.0, (now - observed).total_seconds() / 3600)
-    source = item.payload.get("source")
     return MemoryItem(
         id=f"l3-{item.id}",
         text=item.text,
         layer="L3",
         ref=item.id,
-        source=source if isinstance(source, str) and source else "L3:memories",
-        relevance=max(0.0, item.score),
+        source=_source_label(item.payload.get("source"), "L3:memories"),
+        relevance=max(0.0, item.score if relevance is None else relevance),
         freshness_hours=age_hours,
         low_confidence=item.low_confidence,
     )
+
+
+def _source_label(value: Any, default: str) -> str:
+    """A stored ``source`` as a provenance label (one line, trimmed, bounded): any string
+    a writer stored must not make the whole context build fail."""
+    if isinstance(value, str):
+        label = " ".join(value.split())[:MAX_REF_CHARS].strip()
+        if label:
+            return label
+    return default

@@ -32,7 +32,13 @@ from memstrata.eval.datasets import load_locomo, load_longmemeval
 from memstrata.eval.locomo import evaluate_locomo
 from memstrata.eval.longmemeval import check_granularity, evaluate_longmemeval
 from memstrata.eval.runner import ProgressSink, check_ks
-from memstrata.eval.systems import SearchFn, TurnStore, retriever_search, store_systems
+from memstrata.eval.systems import (
+    EvalSystem,
+    SearchFn,
+    TurnStore,
+    retriever_search,
+    store_systems,
+)
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.longterm.store import LongTermStore
@@ -140,13 +146,14 @@ def _config(
         "store": "qdrant-edge (embedded)",
         "index_dir": "temporary" if data_dir is None else str(Path(data_dir) / f"eval-{dataset}"),
         "collection": turns.collection,
-        "fusion": settings.fusion,
-        "dense_top_n": settings.dense_top_n,
-        "sparse_top_n": settings.sparse_top_n,
         "hnsw_ef": settings.hnsw_ef,
+        "retrieval": {
+            name: getattr(RetrievalSettings(), name)
+            for name in RetrievalSettings.__dataclass_fields__
+        },
         "turns_truncated": turns.truncated,
         "systems": {
-            "memstrata": "injected retrieval (default: store hybrid search)",
+            "memstrata": "injected retrieval (default: multi-route Retriever, default settings)",
             "bm25": "store search, mode=sparse",
             "dense": "store search, mode=dense",
         },
@@ -171,22 +178,18 @@ def run_locomo(
     """
     cutoffs = check_ks(ks)
     conversations = load_locomo(data, limit=limit)
-    model = embedder or default_embedder()
-    cfg = settings or LongTermSettings()
-    with open_turn_store(data_dir, "locomo", model, cfg) as turns:
-        factory = memstrata_search or default_memstrata_search
-        systems = store_systems(turns, memstrata_search=factory(turns))
-        report = evaluate_locomo(
-            conversations,
-            systems,
-            ks=cutoffs,
-            threshold=cfg.low_confidence_cosine,
-            progress=progress,
-        )
-        report["config"].update(
-            _config(data, "locomo", data_dir, model, cfg, turns, limit, "conversations (first N)")
-        )
-    return report
+    return _run(
+        data,
+        "locomo",
+        lambda systems, threshold: evaluate_locomo(
+            conversations, systems, ks=cutoffs, threshold=threshold, progress=progress
+        ),
+        limit=(limit, "conversations (first N)"),
+        data_dir=data_dir,
+        embedder=embedder,
+        settings=settings,
+        memstrata_search=memstrata_search,
+    )
 
 
 def run_longmemeval(
@@ -208,29 +211,44 @@ def run_longmemeval(
     level = check_granularity(granularity)
     cutoffs = check_ks(ks)
     questions = load_longmemeval(data, limit=limit)
-    model = embedder or default_embedder()
-    cfg = settings or LongTermSettings()
-    with open_turn_store(data_dir, "longmemeval", model, cfg) as turns:
-        factory = memstrata_search or default_memstrata_search
-        systems = store_systems(turns, memstrata_search=factory(turns))
-        report = evaluate_longmemeval(
+    return _run(
+        data,
+        "longmemeval",
+        lambda systems, threshold: evaluate_longmemeval(
             questions,
             systems,
             granularity=level,
             ks=cutoffs,
-            threshold=cfg.low_confidence_cosine,
+            threshold=threshold,
             progress=progress,
-        )
+        ),
+        limit=(limit, "questions (first N of the file)"),
+        data_dir=data_dir,
+        embedder=embedder,
+        settings=settings,
+        memstrata_search=memstrata_search,
+    )
+
+
+def _run(
+    data: Path,
+    dataset: str,
+    evaluate: Callable[[Sequence[EvalSystem], float], dict[str, Any]],
+    *,
+    limit: tuple[int | None, str],
+    data_dir: Path | None,
+    embedder: Embedder | None,
+    settings: LongTermSettings | None,
+    memstrata_search: MemstrataSearchFactory | None,
+) -> dict[str, Any]:
+    """Open the store, build the three systems, evaluate, add the run's config."""
+    model = embedder or default_embedder()
+    cfg = settings or LongTermSettings()
+    with open_turn_store(data_dir, dataset, model, cfg) as turns:
+        factory = memstrata_search or default_memstrata_search
+        systems = store_systems(turns, memstrata_search=factory(turns))
+        report = evaluate(systems, cfg.low_confidence_cosine)
         report["config"].update(
-            _config(
-                data,
-                "longmemeval",
-                data_dir,
-                model,
-                cfg,
-                turns,
-                limit,
-                "questions (first N of the file)",
-            )
+            _config(data, dataset, data_dir, model, cfg, turns, limit[0], limit[1])
         )
     return report

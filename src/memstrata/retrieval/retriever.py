@@ -21,6 +21,7 @@ conversation), and the ``entity_fields`` (default ``speaker``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -31,6 +32,7 @@ from numpy.typing import NDArray
 
 from memstrata.config import LongTermSettings, RetrievalSettings
 from memstrata.embed.protocol import Embedder
+from memstrata.errors import BackendError
 from memstrata.extract.filter import is_pure_question
 from memstrata.longterm.models import Filter, ScoredPoint
 from memstrata.longterm.store import LongTermStore
@@ -170,7 +172,9 @@ class Retriever:
                 score *= decay_factor(age_days, cfg.decay_per_day, cfg.decay_weight)
             importance = payload.get("importance")
             score *= importance_factor(
-                float(importance) if isinstance(importance, int | float) else None,
+                float(importance)
+                if isinstance(importance, int | float) and not isinstance(importance, bool)
+                else None,
                 cfg.importance_weight,
             )
             item_type = payload.get("type")
@@ -200,6 +204,11 @@ class Retriever:
         extra = self._reranker.scores(
             query.text, query_vector, [i.text for i in items], [i.cosine for i in items]
         )
+        if len(extra) != len(items) or not all(math.isfinite(v) for v in extra):
+            raise BackendError(
+                f"reranker returned {len(extra)} scores for {len(items)} items, "
+                "or a score that is not finite"
+            )
         low, high = min(extra), max(extra)
         span = high - low or 1.0
         top = max(i.score for i in items) or 1.0
@@ -207,7 +216,9 @@ class Retriever:
             _with_score(item, (1 - weight) * item.score / top + weight * (value - low) / span)
             for item, value in zip(items, extra, strict=True)
         ]
-        rescored.sort(key=lambda item: (-item.score, item.id))
+        # Stable sort: ties (e.g. a reranker that cannot tell two texts apart) keep the
+        # retrieval order (itself deterministic) instead of falling back to id order.
+        rescored.sort(key=lambda item: -item.score)
         return rescored
 
 

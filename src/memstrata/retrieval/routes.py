@@ -20,8 +20,11 @@ _QUOTED = re.compile(
     r"|‘((?:[^’]|’(?=\w)){2,80})’"
     r"|(?<!\w)'((?:[^']|'(?=\w)){2,80})'(?!\w)"
 )
-# Ids with a letter prefix joined by '-' or '_' (ORD-7781, case_12) as well as A123, v2.0.
-_ID_LIKE = re.compile(r"\b(?:[A-Za-z]+[-_])*[A-Za-z]*\d[\w./:#-]*\b")
+# Ids, numbers, versions, dates (ORD-7781, case_12, A123, v2.0, 2023-06-16, 45): maximal
+# runs of id characters holding a digit. One pass without backtracking - a query is
+# user input, and a pattern like [A-Za-z]*\d at every word start is quadratic.
+_ID_TOKEN = re.compile(r"[A-Za-z0-9_./:#-]+")
+_ID_EDGE = "_./:#-"
 _CAPITALIZED = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
 # Capitalized only because they open a question or a clause, not names.
 _FUNCTION_WORDS = frozenset(
@@ -126,6 +129,10 @@ _CJK_FUNCTION = re.compile(
 )
 
 
+MAX_INTENT_CHARS = 4_000
+"""The intent route keeps the newest this many characters of the recent turns."""
+
+
 @dataclass(frozen=True, slots=True)
 class Route:
     """One query route: a name, the text searched, its weight in the merge."""
@@ -140,8 +147,10 @@ def entities(query: str) -> tuple[str, ...]:
     found: list[str] = []
     for match in _QUOTED.finditer(query):
         found.append(next(group for group in match.groups() if group is not None).strip())
-    for match in _ID_LIKE.finditer(query):
-        found.append(match.group(0))
+    for match in _ID_TOKEN.finditer(query):
+        token = match.group(0).strip(_ID_EDGE)
+        if any(char.isdigit() for char in token):
+            found.append(token)
     for match in _CAPITALIZED.finditer(query):
         words = [w for w in match.group(0).split() if w.lower() not in _FUNCTION_WORDS]
         if words:
@@ -184,6 +193,11 @@ def build_routes(
     if named and entity_weight > 0 and _bare(entity_text) != _bare(query):
         routes.append(Route("entities", entity_text, entity_weight))
     recent_text = " ".join(t.strip() for t in list(recent)[-intent_turns:] if t.strip())
+    if len(recent_text) > MAX_INTENT_CHARS:
+        # Turns may be long (a pasted document); the route is searched as a query, whose
+        # limit is MAX_TEXT_CHARS. The newest text is the intent; the model reads fewer
+        # tokens than this anyway.
+        recent_text = recent_text[-MAX_INTENT_CHARS:].lstrip()
     if recent_text and intent_weight > 0:
         routes.append(Route("intent", recent_text, intent_weight))
     return tuple(routes)

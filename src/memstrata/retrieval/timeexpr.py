@@ -72,7 +72,8 @@ _EN_MONTH = re.compile(
     r"(?:\s+(?P<year>\d{4}))?\b",
     re.I,
 )
-_ZH_NUM = r"(?P<n>\d+|[零一两二三四五六七八九十]+|几)"
+# Only from the start of a number: trying every digit of a long run is quadratic.
+_ZH_NUM = r"(?<![\d零一两二三四五六七八九十几])(?P<n>\d+|[零一两二三四五六七八九十]+|几)"
 _ZH_AGO = re.compile(_ZH_NUM + r"\s*(?P<unit>个月|星期|礼拜|天|日|周|月|年)(?:之|以)?前")
 _ZH_FIXED = {
     "前天": ("day", -2),
@@ -180,7 +181,10 @@ _EN_MONTH_DAY = re.compile(rf"\b(?P<m>{_MONTH_NAMES})\.?\s+{_DAY_NUM}(?:\s*,?\s*
 _EN_MONTH_YEAR = re.compile(rf"\b(?P<m>{_MONTH_NAMES})\.?\s*,?\s+{_YEAR}\b", re.I)
 _ISO_DAY = re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b")
 _YEAR_ONLY = re.compile(rf"\b(?:in|during|since|of)\s+{_YEAR}\b", re.I)
-_ZH_DATE = re.compile(r"(?:(?P<y>\d{4})年)?(?P<m>\d{1,2})月(?:(?P<d>\d{1,2})[日号])?")
+_ZH_DATE = re.compile(
+    r"(?:(?P<y>\d{4})年|(?P<rel>前年|去年|今年))?(?P<m>\d{1,2})月(?:(?P<d>\d{1,2})[日号])?"
+)
+_ZH_REL_YEAR = {"前年": -2, "去年": -1, "今年": 0}
 _ZH_YEAR = re.compile(r"(?P<y>(?:19|20)\d{2})年(?!\d{1,2}月)")
 
 Found = list[tuple[int, TimeWindow]]
@@ -224,14 +228,21 @@ def _absolute(question: str, now: datetime) -> Found:
             )
         )
     for match in _YEAR_ONLY.finditer(question):
-        found.append(
-            (match.start(), calendar_window(now, "year", int(match["y"]) - now.year, match[0]))
-        )
+        span = calendar_window(now, "year", int(match["y"]) - now.year, match[0])
+        if match[0].lower().startswith("since") and span.start <= now:
+            # "since 2022" runs from that year up to today, not through 2022 only
+            span = TimeWindow(span.start, _start_of_day(now) + _DAY, match[0])
+        found.append((match.start(), span))
     for match in _ZH_DATE.finditer(question):
         month = int(match["m"])
         if not 1 <= month <= 12:
             continue
-        year = int(match["y"]) if match["y"] else None
+        if match["y"]:
+            year = int(match["y"])
+        elif match["rel"]:
+            year = now.year + _ZH_REL_YEAR[match["rel"]]  # 去年6月: June of last year
+        else:
+            year = None
         if match["d"]:
             window = _day_window(now, year, month, int(match["d"]), match[0])
         else:
