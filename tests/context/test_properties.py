@@ -204,7 +204,9 @@ def test_sections_and_total_stay_within_budget(
 long_histories = st.lists(
     st.tuples(
         st.sampled_from(["user", "assistant"]),
-        st.lists(st.sampled_from(FRAGMENTS), min_size=3, max_size=25).map(" ".join),
+        st.lists(st.sampled_from(FRAGMENTS), min_size=3, max_size=25)
+        .map(" ".join)
+        .filter(lambda text: bool(text.strip())),  # all-blank fragments: not a turn
     ),
     min_size=4,
     max_size=24,

@@ -33,11 +33,17 @@ def test_curve_rows_are_hand_checked() -> None:
 
 
 def test_chosen_thresholds_follow_the_rules() -> None:
-    report = calibrate(_lists(), keep=2 / 3, max_lost=0.0)
+    report = calibrate(_lists(), keep=2 / 3, skip_keep=1 / 3, max_lost=0.0)
     # 1/3 quantile of (0.33, 0.48, 0.62) with linear interpolation: 0.33 + 2/3 * 0.15
     assert report["low_confidence_cosine"] == pytest.approx(0.43, abs=1e-3)
-    # no answerable question may be skipped: best answerable cosines 0.62 and 0.40
+    # by items: the 2/3 quantile, 0.48 + 1/3 * 0.14 = 0.527; by questions: none of the
+    # answerable ones (best cosines 0.62 and 0.40) skipped -> 0.40; capped at 0.43
     assert report["skip_below_cosine"] == 0.4
+    by_items = calibrate(_lists(), keep=2 / 3, skip_keep=1.0, max_lost=0.5)
+    assert by_items["skip_below_cosine"] == pytest.approx(0.33)  # every evidence item kept
+    capped = calibrate(_lists(), keep=1.0, skip_keep=1 / 3, max_lost=0.5)
+    assert capped["low_confidence_cosine"] == pytest.approx(0.33)
+    assert capped["skip_below_cosine"] == pytest.approx(0.33)  # never above the flag
 
 
 def test_empty_input_chooses_nothing() -> None:

@@ -3,44 +3,32 @@
 from __future__ import annotations
 
 import uuid
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from qdrant_client import QdrantClient
 
 from memstrata.embed.minilm import MiniLMEmbedder
-from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import Point
 from memstrata.longterm.protocol import VectorIndex
-from memstrata.longterm.qdrant_server import QdrantServerIndex
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.testing.embedders import HashEmbedder
-
-ADAPTERS = ("edge", "server")
+from memstrata.testing.indexes import ADAPTERS, LOCAL_MODE_WARNINGS
+from memstrata.testing.indexes import make_index as new_index
 
 
 def pytest_configure(config: pytest.Config) -> None:
     # Local mode (the server's stand-in) warns that payload indexes and hnsw_ef are
     # no-ops there; that is expected of a test double and only noise here.
-    config.addinivalue_line("filterwarnings", "ignore:Payload indexes have no effect:UserWarning")
-    config.addinivalue_line("filterwarnings", "ignore:Local mode performs exact:UserWarning")
-
-
-def _make_index(kind: str, path: Path) -> VectorIndex:
-    if kind == "edge":
-        return EdgeIndex(path / "edge")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return QdrantServerIndex(QdrantClient(location=":memory:"))
+    for rule in LOCAL_MODE_WARNINGS:
+        config.addinivalue_line("filterwarnings", rule)
 
 
 @pytest.fixture(params=ADAPTERS)
 def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorIndex]:
     """Each adapter in turn, collections ensured at 32 dims, closed afterwards."""
-    idx = _make_index(request.param, tmp_path)
+    idx = new_index(request.param, tmp_path)
     idx.ensure_collections(32)
     yield idx
     idx.close()
@@ -49,7 +37,7 @@ def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VectorInde
 @pytest.fixture(scope="session")
 def make_index() -> Callable[[str, Path], VectorIndex]:
     """Factory for a fresh adapter of a kind ('edge' or 'server') rooted at a path."""
-    return _make_index
+    return new_index
 
 
 @pytest.fixture(scope="session")

@@ -4,39 +4,25 @@ embedded, QdrantServerIndex over qdrant-client local mode) and a cheap hash embe
 from __future__ import annotations
 
 import uuid
-import warnings
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from qdrant_client import QdrantClient
 
 from memstrata.clock import FakeClock
 from memstrata.config import LongTermSettings
-from memstrata.longterm.edge import EdgeIndex
-from memstrata.longterm.protocol import VectorIndex
-from memstrata.longterm.qdrant_server import QdrantServerIndex
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.longterm.store import LongTermStore
 from memstrata.testing.embedders import HashEmbedder
+from memstrata.testing.indexes import ADAPTERS, LOCAL_MODE_WARNINGS, make_index
 
-ADAPTERS = ("edge", "server")
 DIM = 64
 
 
 def pytest_configure(config: pytest.Config) -> None:
     # Local mode (the server's stand-in) warns that payload indexes and hnsw_ef are
     # no-ops there: expected of a test double, only noise here.
-    config.addinivalue_line("filterwarnings", "ignore:Payload indexes have no effect:UserWarning")
-    config.addinivalue_line("filterwarnings", "ignore:Local mode performs exact:UserWarning")
-
-
-def make_index(kind: str, path: Path) -> VectorIndex:
-    if kind == "edge":
-        return EdgeIndex(path / "edge")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return QdrantServerIndex(QdrantClient(location=":memory:"))
+    for rule in LOCAL_MODE_WARNINGS:
+        config.addinivalue_line("filterwarnings", rule)
 
 
 @pytest.fixture(scope="module", params=ADAPTERS)

@@ -606,12 +606,12 @@ def test_low_confidence_exactly_below_the_threshold(store: LongTermStore, tenant
 def test_l3_is_skipped_when_every_item_is_below_the_floor(
     store: LongTermStore, tenant: str
 ) -> None:
+    # Thresholds given, not the (calibrated, movable) defaults: flag < 0.40, skip < 0.30.
+    floors = LongTermSettings(low_confidence_cosine=0.40, skip_below_cosine=0.30)
     ids = put(
         store, tenant, [Spec("faint", at_cosine(0.25, 1)), Spec("fainter", at_cosine(0.10, 2))]
     )
-    result = Retriever(store, FixedEmbedder(QVEC), NEUTRAL, LongTermSettings()).retrieve(
-        query(Q, tenant)
-    )
+    result = Retriever(store, FixedEmbedder(QVEC), NEUTRAL, floors).retrieve(query(Q, tenant))
     assert result.l3_skipped
     assert result.items == ()
     assert [i.id for i in result.below_threshold] == ids
@@ -619,9 +619,7 @@ def test_l3_is_skipped_when_every_item_is_below_the_floor(
 
     # one item at or above the floor among the top k: nothing is skipped
     put(store, tenant, [Spec("fair", at_cosine(0.31, 3))])
-    kept = Retriever(store, FixedEmbedder(QVEC), NEUTRAL, LongTermSettings()).retrieve(
-        query(Q, tenant)
-    )
+    kept = Retriever(store, FixedEmbedder(QVEC), NEUTRAL, floors).retrieve(query(Q, tenant))
     assert not kept.l3_skipped and len(kept.items) == 3 and kept.below_threshold == ()
 
     raised = Retriever(

@@ -6,10 +6,11 @@ which items are evidence. Two thresholds come out:
 * ``low_confidence_cosine`` - items below it are flagged in the prompt. Chosen as
   the cosine that keeps ``keep`` (default 90 %) of the retrieved *evidence* items
   unflagged: flags should mostly land on noise, rarely on what answers the question.
-* ``skip_below_cosine`` - when every item is below it, L3 is skipped. Chosen as the
-  highest threshold that skips at most ``max_lost`` (default 5 %) of the questions
-  whose retrieved list does contain evidence: skipping must almost never throw
-  away an answer.
+* ``skip_below_cosine`` - when every item is below it, L3 is skipped. Skipping throws
+  context away, so it must almost never hit evidence: the cosine that keeps
+  ``skip_keep`` (default 97.5 %) of the retrieved evidence items above it, lowered
+  further if needed so that at most ``max_lost`` (default 5 %) of the questions whose
+  list does contain evidence are skipped, and never above ``low_confidence_cosine``.
 
 The curve the choice came from is returned with it, one row per threshold:
 ``evidence_kept`` (share of retrieved evidence items at or above it),
@@ -37,11 +38,15 @@ class ScoredList:
 
 
 def calibrate(
-    lists: Sequence[ScoredList], *, keep: float = 0.9, max_lost: float = 0.05
+    lists: Sequence[ScoredList],
+    *,
+    keep: float = 0.9,
+    skip_keep: float = 0.975,
+    max_lost: float = 0.05,
 ) -> dict[str, Any]:
     """The chosen thresholds and the curve; empty input gives ``None`` choices."""
-    if not 0 < keep <= 1 or not 0 <= max_lost < 1:
-        raise ValueError("keep must be in (0, 1] and max_lost in [0, 1)")
+    if not 0 < keep <= 1 or not 0 < skip_keep <= 1 or not 0 <= max_lost < 1:
+        raise ValueError("keep and skip_keep must be in (0, 1], max_lost in [0, 1)")
     evidence = np.array([c for s in lists for c, ev in s.items if ev], dtype=np.float64)
     every = np.array([c for s in lists for c, _ in s.items], dtype=np.float64)
     labels = np.array([ev for s in lists for _, ev in s.items], dtype=bool)
@@ -52,16 +57,18 @@ def calibrate(
     if evidence.size:
         low = round(float(np.quantile(evidence, 1 - keep)), 3)
     skip = None
-    if answerable.any():
+    if answerable.any() and low is not None:
         allowed = [r["threshold"] for r in curve if r["answerable_skipped"] <= max_lost]
-        skip = max(allowed) if allowed else 0.0
+        by_questions = max(allowed) if allowed else 0.0
+        by_items = round(float(np.quantile(evidence, 1 - skip_keep)), 3)
+        skip = min(by_questions, by_items, low)
     return {
         "low_confidence_cosine": low,
         "skip_below_cosine": skip,
         "rule": (
-            f"low_confidence: {int(keep * 100)} % of retrieved evidence items at or above; "
-            f"skip: highest threshold skipping <= {int(max_lost * 100)} % of questions "
-            "that retrieved evidence"
+            f"low_confidence: {keep:.1%} of retrieved evidence items at or above; "
+            f"skip: {skip_keep:.1%} of them at or above, skipping <= {max_lost:.0%} of "
+            "the questions that retrieved evidence, at most the low-confidence threshold"
         ),
         "evidence_items": int(evidence.size),
         "questions": len(lists),
