@@ -488,6 +488,9 @@ class ContextEngine:
         confidence flags); history and tool results as given. Token counts are exact
         for OpenAI model families (tiktoken files shipped in a package), approximate
         otherwise; ``budget`` overrides the model's default window and shares.
+        History is the caller's: when older turns were compressed, ``result.summary``
+        (a ``Turn`` with ``summary=True``) replaces the turns in ``summary.covers`` in
+        the history passed next time, and is never summarized again.
         """
         state = self._sessions.get(session) if isinstance(session, str) else session
         bundle = self._router.route(state, step_intent, user_input)
