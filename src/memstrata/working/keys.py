@@ -55,7 +55,12 @@ def endpoint_hash(endpoint: str, params: Mapping[str, Any]) -> str:
 
 def api_key(session_id: str, endpoint: str, params: Mapping[str, Any]) -> str:
     """String key caching one API response."""
-    return f"{session_prefix(session_id)}api:{endpoint_hash(endpoint, params)}"
+    return api_key_under(session_prefix(session_id), endpoint, params)
+
+
+def api_key_under(prefix: str, endpoint: str, params: Mapping[str, Any]) -> str:
+    """:func:`api_key` for a :func:`session_prefix` the caller already validated."""
+    return f"{prefix}api:{endpoint_hash(endpoint, params)}"
 
 
 def result_key(session_id: str, step_id: str) -> str:

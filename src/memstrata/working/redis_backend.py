@@ -18,7 +18,7 @@ from redis.cluster import RedisCluster
 
 from memstrata.errors import ConfigError
 from memstrata.working.backend import NO_KEY, BackendInfo, KeyInfo
-from memstrata.working.redis_errors import redis_errors
+from memstrata.working.redis_errors import REDIS_FAILURES, redis_errors, translated
 
 CLUSTER_SCHEME = "redis+cluster"
 _GLOB_SPECIAL = re.compile(r"([*?\[\]\\])")
@@ -88,18 +88,21 @@ class RedisBackend:
 
     def set_string(self, key: str, value: str, ttl_ms: int | None) -> None:
         """SET key value [PX ttl_ms]."""
-        with _translated("SET"):
+        try:  # hot path: no context manager (see redis_errors.translated)
             self._client.set(key, value, px=ttl_ms)
+        except REDIS_FAILURES as exc:
+            raise translated("redis SET", exc) from exc
 
     def get_value(self, key: str) -> str | None:
         """Plain GET (one round trip, no transaction)."""
-        with _translated("GET"):
-            try:
-                value = self._client.get(key)
-            except redis.ResponseError as exc:
-                if "WRONGTYPE" in str(exc):
-                    return None
-                raise
+        try:  # hot path: no context manager (see redis_errors.translated)
+            value = self._client.get(key)
+        except redis.ResponseError as exc:
+            if "WRONGTYPE" in str(exc):
+                return None
+            raise translated("redis GET", exc) from exc
+        except REDIS_FAILURES as exc:
+            raise translated("redis GET", exc) from exc
         return value if isinstance(value, str) else None
 
     def get_string(self, key: str) -> tuple[str, int] | None:
