@@ -26,15 +26,20 @@ PREF_PREFIX = "pref"
 _PREF_INDEX_SUFFIX = "_index"
 
 
+# One encoder for every call: json.dumps with options builds a new one each time,
+# a measurable share of an L2 call (this runs for every key and every value).
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
 def canonical_json(field: str, value: Any) -> str:
     """Serialize ``value`` deterministically (sorted keys, no spaces, no NaN).
 
     Raises :class:`ValidationError` naming ``field`` when ``value`` is not plain JSON.
     """
     try:
-        return json.dumps(
-            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
+        return _CANONICAL.encode(value)
     except (TypeError, ValueError) as exc:
         raise ValidationError(field, f"must be JSON-serializable: {exc}") from exc
 
