@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from memstrata.testing.synthetic_longmemeval import write as write_synthetic_lme
+
 REPO = Path(__file__).resolve().parents[2]
-SYNTHETIC_LME = REPO / "tests" / "data" / "longmemeval_synthetic.json"
 # CC BY-NC: read from the shared folder at test time, never copied into the repository.
 LOCOMO = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
 
@@ -34,9 +35,10 @@ def locomo_subset(sessions: int = 2) -> dict[str, Any]:
 
 
 @pytest.fixture
-def synthetic_lme() -> Path:
-    """The hand-written LongMemEval-format file (6 questions, one abstention)."""
-    return SYNTHETIC_LME
+def synthetic_lme(tmp_path: Path) -> Path:
+    """The hand-written LongMemEval-format data set (6 questions, one abstention),
+    written to a file the way a user would pass one."""
+    return write_synthetic_lme(tmp_path / "longmemeval_synthetic.json")
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from memstrata.eval.datasets import (
     parse_lme_date,
     parse_locomo_date,
 )
+from memstrata.testing.synthetic_longmemeval import records as synthetic_records
 
 
 def test_dates() -> None:
@@ -98,8 +99,7 @@ def _write(tmp_path: Path, data: Any, name: str = "bad.json") -> Path:
 
 
 def _lme_record(**changes: Any) -> dict[str, Any]:
-    path = Path(__file__).resolve().parents[1] / "data" / "longmemeval_synthetic.json"
-    record: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))[1]
+    record: dict[str, Any] = synthetic_records()[1]
     record.update(changes)
     return record
 
