@@ -12,12 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from memstrata.context import BuiltContext, ToolResult, Turn
+from memstrata.context import BuiltContext, ToolResult, Turn, item_text
 from memstrata.engine import ContextEngine
 from memstrata.eval.cer import StepOutcome, cer_summary, context_loaded, context_used
 from memstrata.longterm.models import Filter
 from memstrata.router import ContextBundle
-from memstrata.router.bundle import ContextItem
 from memstrata.working.stepgraph import StepGraph, StepSpec
 
 TENANT = "demo"
@@ -208,16 +207,6 @@ def _step(title: str, bundle: ContextBundle, output: str, threshold: float) -> D
         l3_confidences=[i.provenance.relevance for i in bundle.layer("L3")] if asked_l3 else None,
         threshold=threshold,
     )
-    pieces = [_text(item) for item in (*l2_items, *bundle.layer("L3"))]
+    pieces = [item_text(item.content) for item in (*l2_items, *bundle.layer("L3"))]
     used = context_used(pieces, output, min_overlap=0.3)
     return DemoStep(title, bundle, output, StepOutcome(loaded, used, title))
-
-
-def _text(item: ContextItem) -> str:
-    content = item.content
-    if isinstance(content, str):
-        return content
-    text = content.get("text") if hasattr(content, "get") else None
-    if isinstance(text, str):
-        return text
-    return " ".join(str(v) for v in (content.values() if hasattr(content, "values") else [content]))

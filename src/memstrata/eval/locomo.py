@@ -21,7 +21,7 @@ from memstrata.eval.datasets import (
     LocomoQuestion,
     issue_counts,
 )
-from memstrata.eval.metrics import evidence_recall, hit_all, hit_any, mean_scores
+from memstrata.eval.metrics import evidence_recall, hit_all, hit_any, mean_scores, scores_at
 from memstrata.eval.runner import (
     ProgressSink,
     Query,
@@ -50,16 +50,18 @@ def scored_questions(
     return [(c, q) for c, conv in enumerate(conversations) for q in conv.questions if q.evidence]
 
 
+LOCOMO_METRICS = (
+    ("hit_any", hit_any),
+    ("hit_all", hit_all),
+    ("evidence_recall", evidence_recall),
+)
+
+
 def question_scores(
     ranked: Sequence[str], evidence: Sequence[str], ks: Sequence[int]
 ) -> dict[str, float]:
     """``hit_any@k``, ``hit_all@k`` and ``evidence_recall@k`` for each k."""
-    scores: dict[str, float] = {}
-    for k in ks:
-        scores[f"hit_any@{k}"] = hit_any(ranked, evidence, k)
-        scores[f"hit_all@{k}"] = hit_all(ranked, evidence, k)
-        scores[f"evidence_recall@{k}"] = evidence_recall(ranked, evidence, k)
-    return scores
+    return scores_at(ranked, evidence, ks, LOCOMO_METRICS)
 
 
 def score_system(

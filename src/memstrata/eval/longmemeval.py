@@ -25,7 +25,7 @@ from memstrata.errors import ValidationError
 from memstrata.eval.calibrate import ScoredList, calibrate
 from memstrata.eval.cer import StepOutcome, cer_summary
 from memstrata.eval.datasets import LmeQuestion
-from memstrata.eval.metrics import mean_scores, ndcg, recall_all, recall_any
+from memstrata.eval.metrics import mean_scores, ndcg, recall_all, recall_any, scores_at
 from memstrata.eval.runner import (
     ProgressSink,
     Query,
@@ -77,16 +77,14 @@ def scored(questions: Sequence[LmeQuestion], granularity: Granularity) -> list[L
     return [q for q in questions if not q.abstention and relevant_ids(q, granularity)]
 
 
+LME_METRICS = (("recall_any", recall_any), ("recall_all", recall_all), ("ndcg", ndcg))
+
+
 def question_scores(
     ranked: Sequence[str], relevant: frozenset[str], ks: Sequence[int]
 ) -> dict[str, float]:
     """``recall_any@k``, ``recall_all@k`` and ``ndcg@k`` for each k."""
-    scores: dict[str, float] = {}
-    for k in ks:
-        scores[f"recall_any@{k}"] = recall_any(ranked, relevant, k)
-        scores[f"recall_all@{k}"] = recall_all(ranked, relevant, k)
-        scores[f"ndcg@{k}"] = ndcg(ranked, relevant, k)
-    return scores
+    return scores_at(ranked, relevant, ks, LME_METRICS)
 
 
 def score_system(

@@ -10,7 +10,7 @@ by the callers, never scored as 0 or 1.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 
 def _top(ranked: Sequence[str], k: int) -> list[str]:
@@ -66,6 +66,19 @@ def ndcg(ranked: Sequence[str], relevant: Collection[str], k: int) -> float:
     )
     ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(len(wanted), k) + 1))
     return dcg / ideal
+
+
+Metric = Callable[[Sequence[str], Collection[str], int], float]
+
+
+def scores_at(
+    ranked: Sequence[str],
+    relevant: Collection[str],
+    ks: Sequence[int],
+    metrics: Sequence[tuple[str, Metric]],
+) -> dict[str, float]:
+    """``{"<name>@<k>": value}`` for each k and each named metric, k-major order."""
+    return {f"{name}@{k}": metric(ranked, relevant, k) for k in ks for name, metric in metrics}
 
 
 def mean_scores(rows: Iterable[Mapping[str, float]], *, digits: int = 4) -> dict[str, float]:

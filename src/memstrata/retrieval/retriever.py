@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
@@ -80,11 +81,13 @@ class Retriever:
         if not isinstance(query, RetrievalQuery):
             raise TypeError("query must be a RetrievalQuery")
         cfg = self._settings
+        named = entities(query.text)  # the entity route and the entity-field match
         routes = build_routes(
             query.text,
             query.recent,
             entity_weight=cfg.entity_route_weight,
             intent_weight=cfg.intent_route_weight,
+            named=named,
         )
         vectors = self._embedder.embed([route.text for route in routes])
         window = None if query.now is None else resolve(query.text, query.now)
@@ -94,7 +97,7 @@ class Retriever:
         points = self._store.read_scored(
             query.collection, [c.id for c in pool], vectors[0], tenant=query.tenant
         )
-        ranked = self._adjust(query, pool, points, window)
+        ranked = self._adjust(query, pool, points, window, frozenset(e.lower() for e in named))
         if self._reranker is not None and cfg.rerank_weight > 0 and ranked:
             ranked = self._rerank(query, vectors[0], ranked)
         top = ranked[: query.k]
@@ -146,12 +149,12 @@ class Retriever:
         pool: Sequence[Candidate],
         points: Mapping[str, ScoredPoint],
         window: TimeWindow | None,
+        named: frozenset[str],
     ) -> list[RetrievedItem]:
         cfg = self._settings
         live = [c for c in pool if c.id in points]  # a point deleted since the route query
         base = {c.id: c.score for c in live}
         context = _context_bonus(live, points, base, cfg.neighbor_weight, cfg.thread_weight)
-        named = {e.lower() for e in entities(query.text)}
         now_s = None if query.now is None else query.now.timestamp()
         items: list[RetrievedItem] = []
         for cand in live:
@@ -213,26 +216,13 @@ class Retriever:
         span = high - low or 1.0
         top = max(i.score for i in items) or 1.0
         rescored = [
-            _with_score(item, (1 - weight) * item.score / top + weight * (value - low) / span)
+            replace(item, score=(1 - weight) * item.score / top + weight * (value - low) / span)
             for item, value in zip(items, extra, strict=True)
         ]
         # Stable sort: ties (e.g. a reranker that cannot tell two texts apart) keep the
         # retrieval order (itself deterministic) instead of falling back to id order.
         rescored.sort(key=lambda item: -item.score)
         return rescored
-
-
-def _with_score(item: RetrievedItem, score: float) -> RetrievedItem:
-    return RetrievedItem(
-        item.id,
-        score,
-        item.cosine,
-        item.low_confidence,
-        item.routes,
-        item.payload,
-        item.observed_at,
-        item.in_time_window,
-    )
 
 
 def _observed_at(payload: Mapping[str, Any]) -> datetime | None:

@@ -181,14 +181,17 @@ def build_routes(
     entity_weight: float,
     intent_weight: float,
     intent_turns: int = 3,
+    named: Sequence[str] | None = None,
 ) -> tuple[Route, ...]:
     """The routes for one retrieval: raw query first, then entities, then intent.
 
     The entity route is dropped when it would repeat the query (a bare name); the
-    intent route uses the last ``intent_turns`` recent turns.
+    intent route uses the last ``intent_turns`` recent turns. ``named`` passes
+    ``entities(query)`` when the caller computed it already.
     """
     routes = [Route("query", query, 1.0)]
-    named = entities(query)
+    if named is None:
+        named = entities(query)
     entity_text = " ".join(named)
     if named and entity_weight > 0 and _bare(entity_text) != _bare(query):
         routes.append(Route("entities", entity_text, entity_weight))
