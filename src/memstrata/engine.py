@@ -34,7 +34,7 @@ from memstrata.context import (
 from memstrata.context import Turn as ContextTurn
 from memstrata.context.adapt import retrieved_item
 from memstrata.embed.cache import CachedEmbedder
-from memstrata.embed.minilm import MiniLMEmbedder
+from memstrata.embed.defaults import default_embedder
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import ConfigError, NotFoundError, ValidationError
 from memstrata.extract.models import ROLES, Turn
@@ -164,7 +164,7 @@ class ContextEngine:
             working = WorkingMemory(backend, settings.working, clock, sanitizer=sanitizer)
             closers.insert(0, working.close)
             index = _open_index(settings, data_dir)
-            embedder = embedder or CachedEmbedder(MiniLMEmbedder())
+            embedder = embedder or default_embedder()
             longterm = LongTermStore(
                 index, embedder, Bm25Encoder(), settings.longterm, clock=clock, sanitizer=sanitizer
             )

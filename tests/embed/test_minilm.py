@@ -114,3 +114,88 @@ def test_short_batches_match_sentence_transformers_encode(
     np.testing.assert_allclose(direct, reference, atol=1e-5)
     batched = minilm_embedder.embed(texts * 5)  # over the limit: encode() itself
     np.testing.assert_allclose(batched[: len(texts)], direct, atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def torch_embedder() -> MiniLMEmbedder:
+    return MiniLMEmbedder(runtime="torch", batch_size=4)
+
+
+def test_the_default_runtime_is_onnx(minilm_embedder: MiniLMEmbedder) -> None:
+    minilm_embedder.embed(["load"])
+    assert minilm_embedder.runtime == "onnx"
+
+
+def test_onnx_and_torch_give_the_same_vectors(
+    minilm_embedder: MiniLMEmbedder, torch_embedder: MiniLMEmbedder
+) -> None:
+    texts = [
+        "I moved to Berlin last year for work",
+        "我喜欢杭州的西湖",
+        "",
+        "emoji 🎉 and café",
+        "a long text that runs past the model's window " * 60,
+    ] + [f"document {i} about the weather " * (i % 7 + 1) for i in range(11)]
+    # 16 texts, batch_size 4: the ONNX path sorts by length across several batches.
+    onnx_vectors = minilm_embedder.embed(texts)
+    torch_vectors = torch_embedder.embed(texts)
+    assert torch_embedder.runtime == "torch"
+    np.testing.assert_allclose(onnx_vectors, torch_vectors, atol=1e-5)
+
+
+def test_the_export_is_cached_and_reused(tmp_path: Path) -> None:
+    first = MiniLMEmbedder(cache_dir=tmp_path)
+    first.embed(["export once"])
+    graphs = list(tmp_path.glob("*.onnx"))
+    assert len(graphs) == 1 and not list(tmp_path.glob("*.tmp"))
+    stamp = graphs[0].stat().st_mtime_ns
+    # A different thread count is a new session, not a new export.
+    MiniLMEmbedder(cache_dir=tmp_path, threads=1).embed(["reuse"])
+    assert [p.stat().st_mtime_ns for p in tmp_path.glob("*.onnx")] == [stamp]
+
+
+def test_a_bad_export_falls_back_to_torch_or_fails_when_onnx_is_required(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import memstrata.embed.onnx as onnx_module
+
+    def broken_export(model_dir: Path, target: Path) -> None:
+        target.write_bytes(b"not an onnx graph")
+
+    monkeypatch.setattr(onnx_module, "_export", broken_export)
+    with pytest.raises(BackendUnavailableError, match="ONNX"):
+        MiniLMEmbedder(runtime="onnx", cache_dir=tmp_path).embed(["x"])
+    auto = MiniLMEmbedder(cache_dir=tmp_path)
+    with caplog.at_level("WARNING"):
+        vector = auto.embed(["falls back"])
+    assert auto.runtime == "torch" and vector.shape == (1, MODEL_DIM)
+    assert "using torch" in caplog.text
+    assert not list(tmp_path.iterdir())  # nothing half-written is left for the next run
+
+
+def test_a_graph_that_disagrees_with_torch_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memstrata.embed.onnx as onnx_module
+
+    real = onnx_module.OnnxMiniLM.encode
+
+    def skewed(self: onnx_module.OnnxMiniLM, texts: list[str], batch_size: int) -> np.ndarray:
+        return np.asarray(real(self, texts, batch_size) * 0.9, dtype=np.float32)
+
+    monkeypatch.setattr(onnx_module.OnnxMiniLM, "encode", skewed)
+    with pytest.raises(BackendUnavailableError, match="differs from torch"):
+        onnx_module.ensure_exported(bundled_model_dir(), tmp_path)
+    assert not list(tmp_path.glob("*.onnx"))
+
+
+def test_bad_runtime_options_name_the_field() -> None:
+    with pytest.raises(ValidationError) as err:
+        MiniLMEmbedder(runtime="tensorflow")  # type: ignore[arg-type]
+    assert err.value.field == "runtime"
+    with pytest.raises(ValidationError) as err:
+        MiniLMEmbedder(runtime="onnx", device="cuda")
+    assert err.value.field == "runtime"
+    with pytest.raises(ValidationError) as err:
+        MiniLMEmbedder(threads=0)
+    assert err.value.field == "threads"

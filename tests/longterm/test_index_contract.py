@@ -296,3 +296,44 @@ def test_edge_concurrent_writes_and_reads(tmp_path: Path, make_point: PointFacto
             future.result()
     assert idx.count(MEMORIES, Filter(tenant="acme")) == 30
     idx.close()
+
+
+def _read_everything(index: VectorIndex, pid: str, tenant: str, query: Any) -> list[Any]:
+    """The payload of ``pid`` as every read path returns it (None where absent)."""
+    flt = Filter(tenant=tenant)
+    dense = {p.id: p.payload for p in index.search_dense(MEMORIES, query, flt, 10)}
+    sparse_query = BM25.encode_query("cat sofa mat")
+    sparse = {p.id: p.payload for p in index.search_sparse(MEMORIES, sparse_query, flt, 10)}
+    by_id = {r.id: r.payload for r in index.retrieve(MEMORIES, [pid], tenant)}
+    return [dense.get(pid), sparse.get(pid), by_id.get(pid)]
+
+
+def test_reads_after_writes_never_see_an_old_payload(
+    index: VectorIndex,
+    seeded: dict[str, Point],
+    make_point: PointFactory,
+    hash_embedder: Embedder,
+) -> None:
+    # The edge adapter keeps payloads it has read; every path must see each write.
+    pid = seeded["a_cat"].id
+    query = hash_embedder.embed(["cat on a mat"])[0]
+    for _ in range(2):  # the second round reads from a warm cache
+        assert [p["text"] for p in _read_everything(index, pid, "acme", query)] == [
+            "the cat sat on the warm mat"
+        ] * 3
+    index.upsert(MEMORIES, [make_point("the cat moved to the sofa", "acme", point_id=pid)])
+    for _ in range(2):
+        assert [p["text"] for p in _read_everything(index, pid, "acme", query)] == [
+            "the cat moved to the sofa"
+        ] * 3
+    index.delete(MEMORIES, [pid], "acme")
+    assert _read_everything(index, pid, "acme", query) == [None, None, None]
+
+
+def test_a_read_payload_is_never_served_to_another_tenant(
+    index: VectorIndex, seeded: dict[str, Point], hash_embedder: Embedder
+) -> None:
+    query = hash_embedder.embed(["cat on a mat"])[0]
+    own = seeded["a_cat"].id
+    assert _read_everything(index, own, "acme", query)[2] is not None  # now cached
+    assert _read_everything(index, own, "globex", query) == [None, None, None]

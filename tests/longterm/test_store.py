@@ -15,7 +15,7 @@ from memstrata.clock import FakeClock
 from memstrata.config import LongTermSettings
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import ValidationError
-from memstrata.longterm.models import KNOWLEDGE, MEMORIES, Hit
+from memstrata.longterm.models import KNOWLEDGE, MEMORIES, Filter, Hit
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.longterm.store import LongTermStore, NewItem
@@ -344,3 +344,30 @@ def test_text_is_sanitized_before_it_is_embedded_or_stored(
         store.search(MEMORIES, "sk-live-123", tenant="t", fusion="normalized")[0].sparse_rank
         is None
     )
+
+
+def test_route_lists_and_read_scored_agree_with_known_cosines(
+    store: LongTermStore, hash_embedder: Embedder
+) -> None:
+    texts = ["the cat sat on the mat", "a dog in the park", "cats and dogs", "tea time"]
+    ids = store.add(MEMORIES, [NewItem(t, tenant="acme") for t in texts])
+    store.add(MEMORIES, [NewItem("the cat sat on the mat", tenant="globex")])
+    vector = hash_embedder.embed(["cat on a mat"])[0]
+    flt = Filter(tenant="acme")
+    dense, sparse = store.route_lists(
+        MEMORIES, "cat on a mat", vector, flt, dense_depth=10, sparse_depth=10
+    )
+    assert {i for i, _ in dense} == set(ids)  # the tenant's own points only
+    assert {i for i, _ in sparse} <= set(ids) and sparse
+    scratch = store.read_scored(MEMORIES, ids, vector, tenant="acme")
+    # Cosines the caller already has are reused, the rest scored by the engine:
+    # the same points, payloads and cosines either way.
+    half = dict(dense[:2])
+    reused = store.read_scored(MEMORIES, ids, vector, tenant="acme", known_cosines=half)
+    assert set(reused) == set(scratch) == set(ids)
+    for point_id in ids:
+        assert reused[point_id].score == pytest.approx(scratch[point_id].score, abs=1e-5)
+        assert dict(reused[point_id].payload) == dict(scratch[point_id].payload)
+    # Another tenant's ids read as absent, with or without known cosines.
+    foreign = store.read_scored(MEMORIES, ids, vector, tenant="globex", known_cosines=half)
+    assert foreign == {}

@@ -723,7 +723,7 @@ def test_each_item_reports_the_routes_that_found_it(store: LongTermStore, tenant
         ],
     )
     embedder = FixedEmbedder({text: basis(0), recent: basis(5)})
-    result = Retriever(store, embedder, only(route_depth=1)).retrieve(
+    result = Retriever(store, embedder, only(route_depth=1, secondary_route_depth=1)).retrieve(
         query(text, tenant, recent=(recent,))
     )
     assert [r.name for r in result.routes] == ["query", "intent"]
@@ -842,3 +842,18 @@ def test_real_model_paraphrase_and_date_question(minilm: Embedder) -> None:
         assert como.in_time_window is False
     finally:
         store.close()
+
+
+def test_secondary_routes_search_their_own_depth(store: LongTermStore, tenant: str) -> None:
+    text, recent = "alpha bravo charlie", "delta echo foxtrot"
+    put(
+        store,
+        tenant,
+        [Spec(f"near the conversation {i}", at_cosine(0.9 - i / 100, 5)) for i in range(4)],
+    )
+    embedder = FixedEmbedder({text: basis(0), recent: basis(5)})
+    shallow = Retriever(store, embedder, only(route_depth=10, secondary_route_depth=2))
+    deep = Retriever(store, embedder, only(route_depth=1, secondary_route_depth=10))
+    from_intent = lambda r: [i for i in r.items if "intent" in i.routes]  # noqa: E731
+    assert len(from_intent(shallow.retrieve(query(text, tenant, recent=(recent,))))) == 2
+    assert len(from_intent(deep.retrieve(query(text, tenant, recent=(recent,))))) == 4

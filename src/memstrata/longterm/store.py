@@ -336,22 +336,37 @@ class LongTermStore:
         query_vector: NDArray[np.float32],
         *,
         tenant: str,
+        known_cosines: Mapping[str, float] | None = None,
     ) -> dict[str, ScoredPoint]:
-        """The tenant's points among ``ids`` with payload and exact cosine to the vector."""
+        """The tenant's points among ``ids`` with payload and exact cosine to the vector.
+
+        ``known_cosines``: cosines the caller already has for some ids (from a dense
+        search with this same vector); only the others are scored by the engine.
+        """
         _check_collection(collection)
         point_ids = tuple(dict.fromkeys(check_ids(ids)))
         if not point_ids:
             return {}
         qvec = self._query_vector("-", query_vector)
-        found = self._index.search_dense(
-            collection,
-            qvec,
-            Filter(tenant=tenant, ids=point_ids),
-            len(point_ids),
-            self._settings.hnsw_ef,
-            with_payload=True,
-        )
-        return {p.id: p for p in found}
+        known = known_cosines or {}
+        unknown = tuple(i for i in point_ids if i not in known)
+        scored: dict[str, ScoredPoint] = {}
+        if unknown:
+            found = self._index.search_dense(
+                collection,
+                qvec,
+                Filter(tenant=tenant, ids=unknown),
+                len(unknown),
+                self._settings.hnsw_ef,
+                with_payload=True,
+            )
+            scored = {p.id: p for p in found}
+        if len(unknown) < len(point_ids):
+            for record in self._index.retrieve(
+                collection, [i for i in point_ids if i in known], tenant
+            ):
+                scored[record.id] = ScoredPoint(record.id, float(known[record.id]), record.payload)
+        return scored
 
     def _fuse_in_python(
         self,

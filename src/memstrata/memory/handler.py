@@ -475,8 +475,7 @@ def worker_handler(
 
     from memstrata.clock import SystemClock
     from memstrata.config import LongTermSettings
-    from memstrata.embed.cache import CachedEmbedder
-    from memstrata.embed.minilm import MiniLMEmbedder
+    from memstrata.embed.defaults import default_embedder
     from memstrata.errors import ConfigError
     from memstrata.extract.llm import LLMExtractor
     from memstrata.gateway import Sanitizer
@@ -504,7 +503,7 @@ def worker_handler(
         )
     clock = SystemClock()
     sanitizer = Sanitizer(clock=clock)
-    embedder = CachedEmbedder(MiniLMEmbedder())
+    embedder = default_embedder()
     longterm = LongTermStore(
         index, embedder, Bm25Encoder(), LongTermSettings(), clock=clock, sanitizer=sanitizer
     )

@@ -25,7 +25,6 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -51,6 +50,8 @@ from memstrata.retrieval.scoring import (
 )
 from memstrata.retrieval.timeexpr import TimeWindow, resolve
 
+_FACTOR_CACHE_ENTRIES = 65_536
+
 
 class Retriever:
     """Multi-route hybrid retrieval with context, time awareness and confidence."""
@@ -70,6 +71,7 @@ class Retriever:
         self._longterm = longterm or LongTermSettings()
         self._reranker = reranker
         self._type_weights = dict(self._settings.type_weights)
+        self._factors: dict[tuple[Any, ...], float] = {}
 
     @property
     def settings(self) -> RetrievalSettings:
@@ -92,13 +94,21 @@ class Retriever:
         vectors = self._embedder.embed([route.text for route in routes])
         window = None if query.now is None else resolve(query.text, query.now)
         flt = self._filter(query, window)
-        merged = self._merge(query, routes, vectors, flt)
+        merged, cosines = self._merge(query, routes, vectors, flt)
         pool = merged[: max(cfg.pool_size, query.k)]
         points = self._store.read_scored(
-            query.collection, [c.id for c in pool], vectors[0], tenant=query.tenant
+            query.collection,
+            [c.id for c in pool],
+            vectors[0],
+            tenant=query.tenant,
+            known_cosines=cosines,
         )
-        ranked = self._adjust(query, pool, points, window, frozenset(e.lower() for e in named))
-        if self._reranker is not None and cfg.rerank_weight > 0 and ranked:
+        reranking = self._reranker is not None and cfg.rerank_weight > 0
+        named_lower = frozenset(e.lower() for e in named)
+        ranked = self._adjust(
+            query, pool, points, window, named_lower, None if reranking else query.k
+        )
+        if reranking and ranked:
             ranked = self._rerank(query, vectors[0], ranked)
         top = ranked[: query.k]
         if top and all(item.cosine < self._longterm.skip_below_cosine for item in top):
@@ -125,23 +135,29 @@ class Retriever:
         routes: Sequence[Route],
         vectors: NDArray[np.float32],
         flt: Filter,
-    ) -> list[Candidate]:
+    ) -> tuple[list[Candidate], dict[str, float]]:
+        """Candidates merged over the routes, and the raw query's dense cosines (the
+        first route): the pool read reuses them instead of scoring those ids again."""
         cfg = self._settings
         per_route: list[tuple[str, float, Mapping[str, float]]] = []
+        cosines: dict[str, float] = {}
         for route, vector in zip(routes, vectors, strict=True):
+            depth = cfg.secondary_route_depth if per_route else cfg.route_depth
             dense, sparse = self._store.route_lists(
                 query.collection,
                 route.text,
                 vector,
                 flt,
-                dense_depth=cfg.route_depth,
-                sparse_depth=cfg.route_depth,
+                dense_depth=depth,
+                sparse_depth=depth,
             )
+            if not per_route:
+                cosines = dict(dense)
             fused = fuse_route(
                 dense, sparse, dense_weight=cfg.dense_weight, sparse_weight=cfg.sparse_weight
             )
             per_route.append((route.name, route.weight, fused))
-        return merge_routes(per_route)
+        return merge_routes(per_route), cosines
 
     def _adjust(
         self,
@@ -150,54 +166,89 @@ class Retriever:
         points: Mapping[str, ScoredPoint],
         window: TimeWindow | None,
         named: frozenset[str],
+        keep: int | None,
     ) -> list[RetrievedItem]:
+        """The pool rescored, best first; only the best ``keep`` (all when None)
+        become :class:`RetrievedItem` values - scoring stays on plain floats."""
         cfg = self._settings
         live = [c for c in pool if c.id in points]  # a point deleted since the route query
         base = {c.id: c.score for c in live}
         context = _context_bonus(live, points, base, cfg.neighbor_weight, cfg.thread_weight)
         now_s = None if query.now is None else query.now.timestamp()
-        items: list[RetrievedItem] = []
+        span = None
+        if window is not None:
+            slack = cfg.time_slack_days * SECONDS_PER_DAY
+            span = (window.start.timestamp() - slack, window.end.timestamp() + slack)
+        boost_time, boost_entity = 1.0 + cfg.time_boost, 1.0 + cfg.entity_field_boost
+        fields = cfg.entity_fields if named else ()
+        per_day, decay_weight = cfg.decay_per_day, cfg.decay_weight
+        scored: list[tuple[float, str, Candidate, float | None, bool | None]] = []
         for cand in live:
-            point = points[cand.id]
-            payload = point.payload
-            observed = _observed_at(payload)
-            score = base[cand.id] + context.get(cand.id, 0.0)
+            payload = points[cand.id].payload
+            observed = _observed_seconds(payload)
+            score = (base[cand.id] + context.get(cand.id, 0.0)) * self._static_factor(payload)
             inside: bool | None = None
-            if window is not None:
-                inside = observed is not None and _near(window, observed, cfg.time_slack_days)
+            if span is not None:
+                inside = observed is not None and span[0] <= observed < span[1]
                 if inside:
-                    score *= 1.0 + cfg.time_boost
-            score *= _informativeness(payload, cfg)
-            if named and any(str(payload.get(f, "")).lower() in named for f in cfg.entity_fields):
-                score *= 1.0 + cfg.entity_field_boost
+                    score *= boost_time
+            for name in fields:
+                if str(payload.get(name, "")).lower() in named:
+                    score *= boost_entity
+                    break
             if now_s is not None and observed is not None:
-                age_days = (now_s - observed.timestamp()) / SECONDS_PER_DAY
-                score *= decay_factor(age_days, cfg.decay_per_day, cfg.decay_weight)
-            importance = payload.get("importance")
-            score *= importance_factor(
-                float(importance)
-                if isinstance(importance, int | float) and not isinstance(importance, bool)
-                else None,
-                cfg.importance_weight,
-            )
-            item_type = payload.get("type")
-            score *= type_factor(
-                item_type if isinstance(item_type, str) else None, self._type_weights
-            )
+                score *= decay_factor((now_s - observed) / SECONDS_PER_DAY, per_day, decay_weight)
+            scored.append((score, cand.id, cand, observed, inside))
+        scored.sort(key=lambda entry: (-entry[0], entry[1]))
+        floor = self._longterm.low_confidence_cosine
+        items: list[RetrievedItem] = []
+        for score, item_id, cand, observed, inside in scored[:keep]:
+            point = points[item_id]
             items.append(
                 RetrievedItem(
-                    id=cand.id,
+                    id=item_id,
                     score=score,
                     cosine=point.score,
-                    low_confidence=point.score < self._longterm.low_confidence_cosine,
+                    low_confidence=point.score < floor,
                     routes=cand.routes,
-                    payload=payload,
-                    observed_at=observed,
+                    payload=point.payload,
+                    observed_at=None
+                    if observed is None
+                    else datetime.fromtimestamp(observed, tz=UTC),
                     in_time_window=inside,
                 )
             )
-        items.sort(key=lambda item: (-item.score, item.id))
         return items
+
+    def _static_factor(self, payload: Mapping[str, Any]) -> float:
+        """What a memory's own payload does to its score: informativeness, importance
+        and memory type. Memoized per (text, speaker, importance, type): the same
+        memories come back query after query."""
+        key = (
+            payload.get("text"),
+            payload.get("speaker"),
+            payload.get("importance"),
+            payload.get("type"),
+        )
+        try:
+            cached = self._factors.get(key)
+        except TypeError:  # an unhashable payload value: compute, do not keep
+            return self._compute_static_factor(payload)
+        if cached is None:
+            cached = self._compute_static_factor(payload)
+            if len(self._factors) >= _FACTOR_CACHE_ENTRIES:
+                self._factors.clear()
+            self._factors[key] = cached
+        return cached
+
+    def _compute_static_factor(self, payload: Mapping[str, Any]) -> float:
+        cfg = self._settings
+        item_type = payload.get("type")
+        return (
+            _informativeness(payload, cfg)
+            * importance_factor(_number(payload.get("importance")), cfg.importance_weight)
+            * type_factor(item_type if isinstance(item_type, str) else None, self._type_weights)
+        )
 
     def _rerank(
         self, query: RetrievalQuery, query_vector: NDArray[np.float32], items: list[RetrievedItem]
@@ -225,16 +276,12 @@ class Retriever:
         return rescored
 
 
-def _observed_at(payload: Mapping[str, Any]) -> datetime | None:
+def _observed_seconds(payload: Mapping[str, Any]) -> float | None:
+    """When the memory was observed (epoch seconds), if its payload says."""
     stamp = payload.get("created_at")
     if isinstance(stamp, int | float) and not isinstance(stamp, bool):
-        return datetime.fromtimestamp(float(stamp), tz=UTC)
+        return float(stamp)
     return None
-
-
-def _near(window: TimeWindow, moment: datetime, slack_days: float) -> bool:
-    slack = timedelta(days=slack_days)
-    return window.start - slack <= moment < window.end + slack
 
 
 def _informativeness(payload: Mapping[str, Any], cfg: RetrievalSettings) -> float:
@@ -246,12 +293,15 @@ def _informativeness(payload: Mapping[str, Any], cfg: RetrievalSettings) -> floa
     return _utterance_factor(text, cfg.question_penalty, cfg.short_penalty, cfg.short_words)
 
 
-@lru_cache(maxsize=65_536)
+def _number(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
 def _utterance_factor(
     text: str, question_penalty: float, short_penalty: float, words: int
 ) -> float:
-    # Cached: the same memories come back query after query, and sentence splitting
-    # was a third of a retrieval's Python time.
     factor = 1.0
     if is_pure_question(text):
         factor *= 1.0 - question_penalty
@@ -272,24 +322,26 @@ def _context_bonus(
     Neighbors are pool items of the same ``thread`` at ``seq`` +-1; the thread's
     score is the mean of its best three pool scores.
     """
+    positions: dict[str, tuple[str, int]] = {}
     by_position: dict[tuple[str, int], str] = {}
     by_thread: dict[str, list[float]] = {}
     for cand in pool:
         key = _position(points[cand.id].payload)
         if key is None:
             continue
+        positions[cand.id] = key
         by_position[key] = cand.id
         by_thread.setdefault(key[0], []).append(base[cand.id])
-    thread_score = {t: float(np.mean(sorted(s, reverse=True)[:3])) for t, s in by_thread.items()}
+    thread_score = {
+        t: sum(sorted(s, reverse=True)[:3]) / min(3, len(s)) for t, s in by_thread.items()
+    }
     bonus: dict[str, float] = {}
-    for cand in pool:
-        key = _position(points[cand.id].payload)
-        if key is None:
-            continue
-        thread, seq = key
-        adjacent = [by_position.get((thread, seq + step)) for step in (-1, 1)]
-        best = max((base[i] for i in adjacent if i is not None), default=0.0)
-        bonus[cand.id] = neighbor_weight * best + thread_weight * thread_score[thread]
+    for item_id, (thread, seq) in positions.items():
+        before, after = by_position.get((thread, seq - 1)), by_position.get((thread, seq + 1))
+        best = max(
+            base[before] if before is not None else 0.0, base[after] if after is not None else 0.0
+        )
+        bonus[item_id] = neighbor_weight * best + thread_weight * thread_score[thread]
     return bonus
 
 
