@@ -4,6 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DATA_DIR ?= .memstrata-demo
+# The ONNX export of the bundled MiniLM (made once, on first use) stays in the clone.
+export MEMSTRATA_MODEL_CACHE ?= $(CURDIR)/.memstrata-models
 
 .PHONY: install demo test lint typecheck unit bench clean
 
@@ -35,4 +37,4 @@ bench: install
 	$(BIN)/memstrata bench layers --json --data-dir .memstrata-bench
 
 clean:
-	rm -rf $(VENV) $(DATA_DIR) .memstrata-bench .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(DATA_DIR) .memstrata-bench .memstrata-models .pytest_cache .mypy_cache .ruff_cache

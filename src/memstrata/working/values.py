@@ -172,8 +172,8 @@ def encode_envelope(value_json: str, stored_at: datetime, ttl_ms: int | None = N
     left is derived from ``stored_at + ttl_ms``; the server still does the expiring.
     """
     ttl = "null" if ttl_ms is None else str(int(ttl_ms))
-    stamp = json.dumps(stored_at.isoformat())
-    return f'{{"stored_at":{stamp},"ttl_ms":{ttl},"value":{value_json}}}'
+    # isoformat() is digits, '-', ':', 'T', '.' and '+' only: a JSON string as is.
+    return f'{{"stored_at":"{stored_at.isoformat()}","ttl_ms":{ttl},"value":{value_json}}}'
 
 
 def decode_envelope(key: str, text: str) -> tuple[Any, datetime | None, int | None]:
