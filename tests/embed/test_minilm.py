@@ -199,3 +199,21 @@ def test_bad_runtime_options_name_the_field() -> None:
     with pytest.raises(ValidationError) as err:
         MiniLMEmbedder(threads=0)
     assert err.value.field == "threads"
+
+
+def test_a_cached_onnx_graph_needs_neither_torch_nor_transformers(
+    minilm_embedder: MiniLMEmbedder,
+) -> None:
+    minilm_embedder.embed(["make sure the graph is exported"])  # into the default cache
+    code = (
+        "import sys\n"
+        "from memstrata.embed.minilm import MiniLMEmbedder\n"
+        "e = MiniLMEmbedder(runtime='onnx'); e.embed(['x'])\n"
+        "print(e.runtime, 'torch' in sys.modules, 'transformers' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["onnx", "False", "False"]

@@ -17,6 +17,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +62,12 @@ def max_seq_length(model_dir: Path) -> int:
 
 
 def onnx_path(model_dir: Path, cache_dir: Path) -> Path:
-    """Where the exported graph of ``model_dir`` is cached."""
-    import torch
-
+    """Where the exported graph of ``model_dir`` is cached (torch's version is part of
+    the name, read from its metadata: importing torch alone takes seconds)."""
+    try:
+        torch_version = metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        torch_version = "none"
     weights = model_dir / "model.safetensors"
     try:
         stat = weights.stat()
@@ -73,7 +77,7 @@ def onnx_path(model_dir: Path, cache_dir: Path) -> Path:
     digest = hashlib.sha256()
     for part in (str(stat.st_size), str(stat.st_mtime_ns), str(EXPORT_VERSION), str(OPSET)):
         digest.update(part.encode())
-    digest.update(torch.__version__.encode())
+    digest.update(torch_version.encode())
     digest.update(config)
     return cache_dir / f"all-minilm-l6-v2-{digest.hexdigest()[:16]}.onnx"
 
