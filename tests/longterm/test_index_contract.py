@@ -305,6 +305,11 @@ def _read_everything(index: VectorIndex, pid: str, tenant: str, query: Any) -> l
     sparse_query = BM25.encode_query("cat sofa mat")
     sparse = {p.id: p.payload for p in index.search_sparse(MEMORIES, sparse_query, flt, 10)}
     by_id = {r.id: r.payload for r in index.retrieve(MEMORIES, [pid], tenant)}
+    fused = index.search_fused(
+        MEMORIES, query, sparse_query, flt, dense_limit=10, sparse_limit=10, limit=10
+    )
+    # The fused route carries ids only: the point is there or not.
+    assert (pid in {p.id for p in fused}) == (dense.get(pid) is not None)
     return [dense.get(pid), sparse.get(pid), by_id.get(pid)]
 
 
@@ -314,7 +319,8 @@ def test_reads_after_writes_never_see_an_old_payload(
     make_point: PointFactory,
     hash_embedder: Embedder,
 ) -> None:
-    # The edge adapter keeps payloads it has read; every path must see each write.
+    # The edge adapter keeps payloads it has read and the answers of identical
+    # searches; every path must see each write.
     pid = seeded["a_cat"].id
     query = hash_embedder.embed(["cat on a mat"])[0]
     for _ in range(2):  # the second round reads from a warm cache
@@ -337,3 +343,41 @@ def test_a_read_payload_is_never_served_to_another_tenant(
     own = seeded["a_cat"].id
     assert _read_everything(index, own, "acme", query)[2] is not None  # now cached
     assert _read_everything(index, own, "globex", query) == [None, None, None]
+
+
+def test_an_identical_search_sees_points_written_since(
+    index: VectorIndex, seeded: dict[str, Point], make_point: PointFactory, hash_embedder: Embedder
+) -> None:
+    query = hash_embedder.embed(["cat on a mat"])[0]
+    sparse_query = BM25.encode_query("cat mat")
+    flt = Filter(tenant="acme")
+
+    def everything() -> list[set[str]]:
+        return [
+            set(ids(index.search_dense(MEMORIES, query, flt, 10))),
+            set(ids(index.search_sparse(MEMORIES, sparse_query, flt, 10))),
+            set(
+                ids(
+                    index.search_fused(
+                        MEMORIES,
+                        query,
+                        sparse_query,
+                        flt,
+                        dense_limit=10,
+                        sparse_limit=10,
+                        limit=10,
+                    )
+                )
+            ),
+        ]
+
+    before = everything()
+    assert everything() == before  # asked twice, answered the same
+    new = make_point("another cat on another mat", "acme")
+    index.upsert(MEMORIES, [new])
+    after = everything()
+    assert all(new.id in found for found in after)
+    index.delete(MEMORIES, [new.id], "acme")
+    assert everything() == before
+    index.upsert("knowledge", [make_point("cat facts", "acme")])  # another collection
+    assert everything() == before

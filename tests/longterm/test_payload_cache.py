@@ -44,6 +44,9 @@ def test_bad_sizes_name_the_field(tmp_path: Path) -> None:
     with pytest.raises(ValidationError) as err:
         EdgeIndex(tmp_path, payload_cache_entries=-1)
     assert err.value.field == "payload_cache_entries"
+    with pytest.raises(ValidationError) as err:
+        EdgeIndex(tmp_path, query_cache_entries=-1)
+    assert err.value.field == "query_cache_entries"
 
 
 def test_warm_reads_come_from_the_cache_and_off_means_off(
@@ -52,7 +55,10 @@ def test_warm_reads_come_from_the_cache_and_off_means_off(
     point = make_point("the cat sat on the warm mat", "acme")
     query = hash_embedder.embed(["cat"])[0]
     for entries, expect_cached in ((1000, True), (0, False)):
-        index = EdgeIndex(tmp_path / str(entries), payload_cache_entries=entries)
+        # The query cache off: a repeated search must reach the payload cache.
+        index = EdgeIndex(
+            tmp_path / str(entries), payload_cache_entries=entries, query_cache_entries=0
+        )
         index.ensure_collections(32)
         index.upsert(MEMORIES, [point])
         # An id-filtered read (the retriever's pool read): the first one decodes the
@@ -71,7 +77,7 @@ def test_large_searches_use_the_cache_small_ones_decode_in_the_engine(
     tmp_path: Path, make_point: Any, hash_embedder: Any
 ) -> None:
     points = [make_point(f"note number {i} about cats", "acme") for i in range(80)]
-    index = EdgeIndex(tmp_path)
+    index = EdgeIndex(tmp_path, query_cache_entries=0)
     index.ensure_collections(32)
     index.upsert(MEMORIES, points)
     query = hash_embedder.embed(["cats"])[0]

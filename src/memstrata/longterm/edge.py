@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -48,6 +48,7 @@ from memstrata.longterm.models import (
     engine_vector,
 )
 from memstrata.longterm.payload_cache import DEFAULT_PAYLOAD_CACHE_ENTRIES, PayloadCache
+from memstrata.longterm.query_cache import DEFAULT_QUERY_CACHE_ENTRIES, QueryCache
 from memstrata.validation import check_non_negative_int
 
 _CONFIG_FILE = "edge_config.json"
@@ -165,14 +166,25 @@ class EdgeIndex:
     """:class:`~memstrata.longterm.protocol.VectorIndex` on embedded qdrant-edge shards."""
 
     def __init__(
-        self, path: str | Path, *, payload_cache_entries: int = DEFAULT_PAYLOAD_CACHE_ENTRIES
+        self,
+        path: str | Path,
+        *,
+        payload_cache_entries: int = DEFAULT_PAYLOAD_CACHE_ENTRIES,
+        query_cache_entries: int = DEFAULT_QUERY_CACHE_ENTRIES,
     ) -> None:
-        """``payload_cache_entries``: payloads kept after a read (0 turns the cache off)."""
+        """``payload_cache_entries``: payloads kept after a read; ``query_cache_entries``:
+        answers of identical searches kept until their collection is written (0 turns
+        either cache off)."""
         self._root = Path(path)
         self._lock = threading.Lock()
         self._payloads = (
             PayloadCache(payload_cache_entries)
             if check_non_negative_int("payload_cache_entries", payload_cache_entries)
+            else None
+        )
+        self._queries = (
+            QueryCache(query_cache_entries)
+            if check_non_negative_int("query_cache_entries", query_cache_entries)
             else None
         )
         self._shards: dict[str, qe.EdgeShard] = {}
@@ -267,6 +279,23 @@ class EdgeIndex:
     def _invalidate(self, collection: str, ids: Sequence[str]) -> None:
         if self._payloads is not None:
             self._payloads.invalidate(collection, ids)
+        if self._queries is not None:
+            self._queries.invalidate(collection)
+
+    def _answer(
+        self, collection: str, key: Hashable, run: Callable[[], list[ScoredPoint]]
+    ) -> list[ScoredPoint]:
+        """``run()``, or the answer it gave for the same ``key`` since the last write."""
+        cache = self._queries
+        if cache is None:
+            return run()
+        found = cache.lookup(collection, key)
+        if found is not None:
+            return found
+        generation = cache.generation(collection)
+        hits = run()
+        cache.store(collection, key, hits, generation)
+        return hits
 
     def _query_scored(
         self,
@@ -367,8 +396,15 @@ class EdgeIndex:
             with_payload=engine_payloads,
             params=_dense_params(ef),
         )
+        key = ("dense", _vector_key(vector), filter, limit, ef, with_payload)
         with _engine_errors("dense search"):
-            return self._query_scored(shard, collection, request, with_payload, engine_payloads)
+            return self._answer(
+                collection,
+                key,
+                lambda: self._query_scored(
+                    shard, collection, request, with_payload, engine_payloads
+                ),
+            )
 
     def search_sparse(
         self,
@@ -394,8 +430,15 @@ class EdgeIndex:
             with_payload=engine_payloads,
             params=_sparse_params(filter.tenant),
         )
+        key = ("sparse", sparse.indices, sparse.values, filter, limit, with_payload)
         with _engine_errors("sparse search"):
-            return self._query_scored(shard, collection, request, with_payload, engine_payloads)
+            return self._answer(
+                collection,
+                key,
+                lambda: self._query_scored(
+                    shard, collection, request, with_payload, engine_payloads
+                ),
+            )
 
     def search_fused(
         self,
@@ -447,10 +490,26 @@ class EdgeIndex:
             filter=flt,
             with_payload=False,
         )
+        key = (
+            "fused",
+            _vector_key(vector),
+            sparse.indices,
+            sparse.values,
+            filter,
+            dense_limit,
+            sparse_limit,
+            limit,
+            ef,
+        )
         with _engine_errors("fused search"):
-            return [
-                ScoredPoint(point_id_text(p.id), float(p.score), {}) for p in shard.query(request)
-            ]
+            return self._answer(
+                collection,
+                key,
+                lambda: [
+                    ScoredPoint(point_id_text(p.id), float(p.score), EMPTY_PAYLOAD)
+                    for p in shard.query(request)
+                ],
+            )
 
     def scroll(
         self, collection: str, filter: Filter, *, limit: int, offset: str | None = None
@@ -493,6 +552,8 @@ class EdgeIndex:
             shards, self._shards = list(self._shards.values()), {}
             if self._payloads is not None:
                 self._payloads.clear()
+            if self._queries is not None:
+                self._queries.clear()
         with _engine_errors("close"):
             for shard in shards:
                 shard.flush()
@@ -503,6 +564,11 @@ class EdgeIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _vector_key(vector: NDArray[np.float32]) -> bytes:
+    """A (validated) query vector as a cache key: its float32 bytes."""
+    return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
 
 # Below this many hits a search decodes payloads itself (one engine call) instead of

@@ -1,0 +1,63 @@
+"""The edge adapter's query cache: per-collection invalidation, racing searches, bound."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memstrata.errors import ValidationError
+from memstrata.longterm.edge import EdgeIndex
+from memstrata.longterm.models import KNOWLEDGE, MEMORIES, Filter, ScoredPoint
+from memstrata.longterm.query_cache import QueryCache
+
+HITS = [ScoredPoint("a", 0.9, {}), ScoredPoint("b", 0.5, {})]
+
+
+def test_answers_are_kept_per_collection_until_a_write() -> None:
+    cache = QueryCache()
+    cache.store(MEMORIES, "q", HITS, cache.generation(MEMORIES))
+    cache.store(KNOWLEDGE, "q", HITS[:1], cache.generation(KNOWLEDGE))
+    found = cache.lookup(MEMORIES, "q")
+    assert found == HITS and found is not cache.lookup(MEMORIES, "q")  # a fresh list each time
+    cache.invalidate(MEMORIES)
+    assert cache.lookup(MEMORIES, "q") is None
+    assert cache.lookup(KNOWLEDGE, "q") == HITS[:1]  # another collection keeps its answers
+
+
+def test_a_search_that_raced_a_write_is_not_stored() -> None:
+    cache = QueryCache()
+    started = cache.generation(MEMORIES)
+    cache.invalidate(MEMORIES)  # a write ended while the search ran
+    cache.store(MEMORIES, "q", HITS, started)
+    assert cache.lookup(MEMORIES, "q") is None
+
+
+def test_the_oldest_answer_goes_first_and_sizes_are_checked() -> None:
+    cache = QueryCache(max_entries=2)
+    for key in ("q1", "q2"):
+        cache.store(MEMORIES, key, HITS, 0)
+    assert cache.lookup(MEMORIES, "q1") is not None  # q1 is now the most recent
+    cache.store(MEMORIES, "q3", HITS, 0)
+    assert cache.lookup(MEMORIES, "q2") is None and cache.lookup(MEMORIES, "q1") is not None
+    with pytest.raises(ValidationError) as err:
+        QueryCache(0)
+    assert err.value.field == "max_entries"
+
+
+def test_the_edge_index_answers_a_repeated_search_from_the_cache(
+    tmp_path: Path, make_point: Any, hash_embedder: Any
+) -> None:
+    index = EdgeIndex(tmp_path)
+    index.ensure_collections(32)
+    index.upsert(MEMORIES, [make_point("the cat sat on the warm mat", "acme")])
+    query, flt = hash_embedder.embed(["cat"])[0], Filter(tenant="acme")
+    cache = index._queries
+    assert cache is not None
+    first = index.search_dense(MEMORIES, query, flt, 5)
+    assert index.search_dense(MEMORIES, query, flt, 5) == first and cache.hits == 1
+    assert index.search_dense(MEMORIES, query, Filter(tenant="globex"), 5) == []  # own key
+    index.upsert(MEMORIES, [make_point("a second cat", "acme")])
+    assert len(index.search_dense(MEMORIES, query, flt, 5)) == 2 and cache.hits == 1
+    index.close()
