@@ -268,7 +268,7 @@ class EdgeIndex:
 
         A second engine call for the payloads costs more than decoding a few, so the
         cache serves only reads that are large and warm: an id-filtered read whose ids
-        are all cached, or a search of more than ``_CACHED_READ_MIN`` hits.
+        are all cached, or a search of at least ``_CACHED_READ_MIN`` hits.
         """
         if not with_payload or self._payloads is None:
             return with_payload
@@ -388,23 +388,22 @@ class EdgeIndex:
         """Filtered HNSW search; ``ef`` trades latency for recall."""
         shard, dim = self._shard(collection)
         query = check_query_vector(vector, dim)
-        engine_payloads = self._engine_payload(collection, with_payload, filter, limit)
-        request = qe.QueryRequest(
-            limit=check_limit(limit),
-            query=qe.Query.Nearest(query, using=DENSE_VECTOR),
-            filter=edge_filter(filter),
-            with_payload=engine_payloads,
-            params=_dense_params(ef),
-        )
+        check_limit(limit)
+
+        def run() -> list[ScoredPoint]:
+            engine_payloads = self._engine_payload(collection, with_payload, filter, limit)
+            request = qe.QueryRequest(
+                limit=limit,
+                query=qe.Query.Nearest(query, using=DENSE_VECTOR),
+                filter=edge_filter(filter),
+                with_payload=engine_payloads,
+                params=_dense_params(ef),
+            )
+            return self._query_scored(shard, collection, request, with_payload, engine_payloads)
+
         key = ("dense", _vector_key(vector), filter, limit, ef, with_payload)
         with _engine_errors("dense search"):
-            return self._answer(
-                collection,
-                key,
-                lambda: self._query_scored(
-                    shard, collection, request, with_payload, engine_payloads
-                ),
-            )
+            return self._answer(collection, key, run)
 
     def search_sparse(
         self,
@@ -420,25 +419,24 @@ class EdgeIndex:
         check_limit(limit)
         if sparse.is_empty:
             return []
-        engine_payloads = self._engine_payload(collection, with_payload, filter, limit)
-        request = qe.QueryRequest(
-            limit=limit,
-            query=qe.Query.Nearest(
-                qe.SparseVector(list(sparse.indices), list(sparse.values)), using=SPARSE_VECTOR
-            ),
-            filter=edge_filter(filter),
-            with_payload=engine_payloads,
-            params=_sparse_params(filter.tenant),
-        )
+
+        def run() -> list[ScoredPoint]:
+            engine_payloads = self._engine_payload(collection, with_payload, filter, limit)
+            request = qe.QueryRequest(
+                limit=limit,
+                query=qe.Query.Nearest(
+                    qe.SparseVector(list(sparse.indices), list(sparse.values)),
+                    using=SPARSE_VECTOR,
+                ),
+                filter=edge_filter(filter),
+                with_payload=engine_payloads,
+                params=_sparse_params(filter.tenant),
+            )
+            return self._query_scored(shard, collection, request, with_payload, engine_payloads)
+
         key = ("sparse", sparse.indices, sparse.values, filter, limit, with_payload)
         with _engine_errors("sparse search"):
-            return self._answer(
-                collection,
-                key,
-                lambda: self._query_scored(
-                    shard, collection, request, with_payload, engine_payloads
-                ),
-            )
+            return self._answer(collection, key, run)
 
     def search_fused(
         self,
@@ -461,35 +459,42 @@ class EdgeIndex:
         query = check_query_vector(vector, dim)
         for value in (dense_limit, sparse_limit, limit):
             check_limit(value)
-        flt = edge_filter(filter)
-        prefetches = [
-            qe.Prefetch(
-                limit=dense_limit,
-                query=qe.Query.Nearest(query, using=DENSE_VECTOR),
-                filter=flt,
-                params=_dense_params(ef),
-            )
-        ]
-        if not sparse.is_empty:
-            prefetches.append(
+
+        def run() -> list[ScoredPoint]:
+            flt = edge_filter(filter)
+            prefetches = [
                 qe.Prefetch(
-                    limit=sparse_limit,
-                    query=qe.Query.Nearest(
-                        qe.SparseVector(list(sparse.indices), list(sparse.values)),
-                        using=SPARSE_VECTOR,
-                    ),
+                    limit=dense_limit,
+                    query=qe.Query.Nearest(query, using=DENSE_VECTOR),
                     filter=flt,
-                    params=_sparse_params(filter.tenant),
+                    params=_dense_params(ef),
                 )
+            ]
+            if not sparse.is_empty:
+                prefetches.append(
+                    qe.Prefetch(
+                        limit=sparse_limit,
+                        query=qe.Query.Nearest(
+                            qe.SparseVector(list(sparse.indices), list(sparse.values)),
+                            using=SPARSE_VECTOR,
+                        ),
+                        filter=flt,
+                        params=_sparse_params(filter.tenant),
+                    )
+                )
+            request = qe.QueryRequest(
+                limit=limit,
+                prefetches=prefetches,
+                # The stubs type ``query`` as ``Fusion``; the engine takes its variants.
+                query=qe.Fusion.Rrf(k=ENGINE_RRF_K),  # type: ignore[arg-type]
+                filter=flt,
+                with_payload=False,
             )
-        request = qe.QueryRequest(
-            limit=limit,
-            prefetches=prefetches,
-            # The stubs type ``query`` as ``Fusion`` but the engine takes its nested variants.
-            query=qe.Fusion.Rrf(k=ENGINE_RRF_K),  # type: ignore[arg-type]
-            filter=flt,
-            with_payload=False,
-        )
+            return [
+                ScoredPoint(point_id_text(p.id), float(p.score), EMPTY_PAYLOAD)
+                for p in shard.query(request)
+            ]
+
         key = (
             "fused",
             _vector_key(vector),
@@ -502,14 +507,7 @@ class EdgeIndex:
             ef,
         )
         with _engine_errors("fused search"):
-            return self._answer(
-                collection,
-                key,
-                lambda: [
-                    ScoredPoint(point_id_text(p.id), float(p.score), EMPTY_PAYLOAD)
-                    for p in shard.query(request)
-                ],
-            )
+            return self._answer(collection, key, run)
 
     def scroll(
         self, collection: str, filter: Filter, *, limit: int, offset: str | None = None
