@@ -217,3 +217,12 @@ def test_a_cached_onnx_graph_needs_neither_torch_nor_transformers(
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["onnx", "False", "False"]
+
+
+def test_an_unwritable_cache_falls_back_to_torch(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file-not-a-directory"
+    blocked.write_text("x")
+    with pytest.raises(BackendUnavailableError, match="model cache"):
+        MiniLMEmbedder(runtime="onnx", cache_dir=blocked).embed(["x"])
+    auto = MiniLMEmbedder(cache_dir=blocked)
+    assert auto.embed(["still embeds"]).shape == (1, MODEL_DIM) and auto.runtime == "torch"

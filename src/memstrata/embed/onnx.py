@@ -153,13 +153,20 @@ def ensure_exported(model_dir: Path, cache_dir: Path) -> Path:
         cache_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise BackendUnavailableError(f"cannot create the model cache {cache_dir}: {exc}") from exc
-    handle, tmp_name = tempfile.mkstemp(prefix=target.stem, suffix=".tmp", dir=cache_dir)
-    os.close(handle)
+    try:
+        handle, tmp_name = tempfile.mkstemp(prefix=target.stem, suffix=".tmp", dir=cache_dir)
+        os.close(handle)
+    except OSError as exc:
+        raise BackendUnavailableError(
+            f"cannot write to the model cache {cache_dir}: {exc}"
+        ) from exc
     tmp = Path(tmp_name)
     try:
         _export(model_dir, tmp)
         _verify(model_dir, tmp)
         os.replace(tmp, target)
+    except OSError as exc:
+        raise BackendUnavailableError(f"cannot write the ONNX MiniLM to {target}: {exc}") from exc
     finally:
         tmp.unlink(missing_ok=True)
     return target
@@ -213,17 +220,22 @@ def _verify(model_dir: Path, graph: Path) -> None:
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    bert = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
-    tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
-    batch = tokenizer(
-        list(_PROBE),
-        padding=True,
-        truncation=True,
-        max_length=max_seq_length(model_dir),
-        return_tensors="pt",
-    )
-    with torch.inference_mode():
-        hidden = bert(**batch).last_hidden_state.numpy()
+    try:
+        bert = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
+        tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
+        batch = tokenizer(
+            list(_PROBE),
+            padding=True,
+            truncation=True,
+            max_length=max_seq_length(model_dir),
+            return_tensors="pt",
+        )
+        with torch.inference_mode():
+            hidden = bert(**batch).last_hidden_state.numpy()
+    except BackendUnavailableError:
+        raise
+    except Exception as exc:  # the reference run itself failed: no graph is trusted
+        raise BackendUnavailableError(f"cannot check the ONNX MiniLM against torch: {exc}") from exc
     expected = pool_and_normalize(hidden, batch["attention_mask"].numpy())
     actual = OnnxMiniLM(model_dir, graph).encode(list(_PROBE), batch_size=len(_PROBE))
     diff = float(np.abs(actual - expected).max())
