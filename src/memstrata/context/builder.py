@@ -158,47 +158,49 @@ def _score_order(values: Sequence[Any], score: Callable[[Any], float]) -> list[i
 
 
 def _memory_pack(items: Sequence[MemoryItem], budget: int, counter: TokenCounter) -> _Pack:
-    order = _score_order(items, lambda item: item.relevance)
-    pieces: list[_Piece] = []
-    texts: list[str] = []
-    for priority, index in enumerate(order):
-        item = items[index]
-        text = memory_line(item)
-        live = 0 if item.layer in LIVE_LAYERS else 1  # live data first in the block
-        pieces.append(
-            _Piece(
-                item.id,
-                text,
-                counter.count(ITEM_SEPARATOR + text),
-                item.origin,
-                (live, priority),
-            )
+    entries = [
+        # Live data first in the block.
+        (
+            item.id,
+            memory_line(item),
+            item.text,
+            item.origin,
+            item.relevance,
+            0 if item.layer in LIVE_LAYERS else 1,
         )
-        texts.append(item.text)
-    kept, duplicates = _dedupe(pieces, texts, "memory")
-    pack = _pack_block("memory", MEMORY_HEADER, kept, budget, counter)
-    return _Pack(pack.message, pack.used, pack.admitted, (*duplicates, *pack.dropped))
+        for item in items
+    ]
+    return _ranked_pack("memory", MEMORY_HEADER, entries, budget, counter)
 
 
 def _tool_pack(results: Sequence[ToolResult], budget: int, counter: TokenCounter) -> _Pack:
-    order = _score_order(results, lambda result: result.relevance)
+    entries = [
+        (r.call_id, tool_line(r), f"{r.name}\n{r.content}", r.origin, r.relevance, 0)
+        for r in results
+    ]
+    return _ranked_pack("current", TOOL_HEADER, entries, budget, counter)
+
+
+def _ranked_pack(
+    section: Section,
+    header: str,
+    entries: Sequence[tuple[str, str, str, Origin, float, int]],
+    budget: int,
+    counter: TokenCounter,
+) -> _Pack:
+    """``(id, line, dedupe text, origin, relevance, group)`` entries, deduplicated and
+    packed best first within their group, never cut."""
+    order = _score_order(entries, lambda entry: entry[4])
     pieces: list[_Piece] = []
     texts: list[str] = []
     for priority, index in enumerate(order):
-        result = results[index]
-        text = tool_line(result)
+        item_id, line, text, origin, _, group = entries[index]
         pieces.append(
-            _Piece(
-                result.call_id,
-                text,
-                counter.count(ITEM_SEPARATOR + text),
-                result.origin,
-                (0, priority),
-            )
+            _Piece(item_id, line, counter.count(ITEM_SEPARATOR + line), origin, (group, priority))
         )
-        texts.append(f"{result.name}\n{result.content}")
-    kept, duplicates = _dedupe(pieces, texts, "current")
-    pack = _pack_block("current", TOOL_HEADER, kept, budget, counter)
+        texts.append(text)
+    kept, duplicates = _dedupe(pieces, texts, section)
+    pack = _pack_block(section, header, kept, budget, counter)
     return _Pack(pack.message, pack.used, pack.admitted, (*duplicates, *pack.dropped))
 
 
