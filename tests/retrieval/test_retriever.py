@@ -23,6 +23,7 @@ from qdrant_client import QdrantClient
 from memstrata.clock import FakeClock
 from memstrata.config import LongTermSettings, RetrievalSettings
 from memstrata.embed.protocol import Embedder
+from memstrata.embed.tokens import TokenVectors
 from memstrata.errors import ValidationError
 from memstrata.longterm.qdrant_server import QdrantServerIndex
 from memstrata.longterm.sparse import Bm25Encoder
@@ -117,6 +118,27 @@ NEUTRAL = RetrievalSettings(
 def only(**changes: Any) -> RetrievalSettings:
     """NEUTRAL with the adjustments under test switched on."""
     return replace(NEUTRAL, **changes)
+
+
+class TokenFixedEmbedder(FixedEmbedder):
+    """TEST DOUBLE: FixedEmbedder that also hands out token vectors - one token per
+    word, each word's own vector - and records which texts it read token by token."""
+
+    def __init__(self, vectors: Mapping[str, NDArray[np.float32]]) -> None:
+        super().__init__(vectors)
+        self.token_calls: list[str] = []
+
+    def embed_tokens(self, text: str) -> TokenVectors:
+        self.token_calls.append(text)
+        offsets, start = [(0, 0)], 0
+        for word in text.split():
+            start = text.index(word, start)
+            offsets.append((start, start + len(word)))
+            start += len(word)
+        rows = [basis(DEFAULT_AXIS)] + [
+            self._vectors.get(text[s:e], basis(DEFAULT_AXIS)) for s, e in offsets[1:]
+        ]
+        return TokenVectors(text, np.stack(rows).astype(np.float32), tuple(offsets))
 
 
 @dataclass(frozen=True)
@@ -857,3 +879,47 @@ def test_secondary_routes_search_their_own_depth(store: LongTermStore, tenant: s
     from_intent = lambda r: [i for i in r.items if "intent" in i.routes]  # noqa: E731
     assert len(from_intent(shallow.retrieve(query(text, tenant, recent=(recent,))))) == 2
     assert len(from_intent(deep.retrieve(query(text, tenant, recent=(recent,))))) == 4
+
+
+def test_the_entity_route_is_pooled_from_the_querys_own_pass(
+    store: LongTermStore, tenant: str
+) -> None:
+    text = "where did Zorblax hike"
+    ids = put(
+        store,
+        tenant,
+        [
+            Spec("about the entity", basis(3)),
+            Spec("about nothing asked", basis(7)),
+            Spec("about the whole question", basis(DEFAULT_AXIS)),
+        ],
+    )
+    embedder = TokenFixedEmbedder({"Zorblax": basis(3)})
+    retriever = Retriever(
+        store,
+        embedder,
+        only(route_depth=1, secondary_route_depth=1),
+        LongTermSettings(skip_below_cosine=0.0),
+    )
+    result = retriever.retrieve(query(text, tenant))
+    assert [r.name for r in result.routes] == ["query", "entities"]
+    assert embedder.token_calls == [text] and embedder.calls == []  # one pass, no second
+    found = {ids.index(i.id): i.routes for i in result.items}
+    # The query's vector (its four other tokens) finds the question's memory; the
+    # entity's own token vector finds the entity's.
+    assert found == {0: ("entities",), 2: ("query",)}
+
+
+def test_the_entity_route_falls_back_to_its_own_embedding(
+    store: LongTermStore, tenant: str
+) -> None:
+    embedder = TokenFixedEmbedder({})
+    retriever = Retriever(store, embedder, only(route_depth=1, secondary_route_depth=1))
+    # An embedder without token vectors (FixedEmbedder) embeds both texts in one batch.
+    plain = FixedEmbedder({})
+    Retriever(store, plain, only()).retrieve(query("where did Zorblax hike", tenant))
+    assert plain.calls == [("where did Zorblax hike", "Zorblax")]
+    # With an intent route too, the query and entities take one pass, the intent another.
+    retriever.retrieve(query("where did Zorblax hike", tenant, recent=("we spoke",)))
+    assert embedder.token_calls == ["where did Zorblax hike"]
+    assert embedder.calls == [("we spoke",)]

@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memstrata.retrieval.routes import MAX_INTENT_CHARS, Route, build_routes, entities
+from memstrata.retrieval.routes import (
+    MAX_INTENT_CHARS,
+    Route,
+    build_routes,
+    entities,
+    entity_spans,
+)
 from memstrata.retrieval.scoring import (
     Candidate,
     decay_factor,
@@ -90,6 +96,31 @@ def test_entities_is_deterministic() -> None:
 
 
 # --- build_routes ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("When did Caroline go to the LGBTQ support group?", ["Caroline", "LGBTQ"]),
+        ("What is Melanie's favorite book?", ["Melanie"]),
+        (
+            'Did Anna And Bob meet at ORD-7781 "Blue Bottle"?',
+            ["Blue Bottle", "ORD-7781", "Anna", "Bob"],
+        ),
+        ("我上周在杭州买了什么", ["上周在杭州买"]),
+        ("what about caroline", []),
+    ],
+)
+def test_entity_spans_locate_every_entity_in_the_query(query: str, words: list[str]) -> None:
+    spans = entity_spans(query, entities(query))
+    assert [query[start:end] for start, end in spans or ()] == words
+    assert (spans is None) == (not words)
+
+
+def test_entity_spans_match_case_and_give_up_on_a_missing_word() -> None:
+    assert entity_spans("ask CAROLINE now", ["Caroline"]) == ((4, 12),)
+    assert entity_spans("ask Caroline now", ["Melanie"]) is None
+    assert entity_spans("a.b? (c)", ["a.b?", "(c)"]) == ((0, 4), (5, 8))  # regex-safe
 
 
 def test_routes_query_then_entities_then_intent() -> None:

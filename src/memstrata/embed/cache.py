@@ -14,18 +14,25 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from memstrata.embed.protocol import Embedder
+from memstrata.embed.protocol import Embedder, TokenEmbedder
+from memstrata.embed.tokens import TokenVectors
+from memstrata.errors import ValidationError
 from memstrata.validation import check_positive_int
 
 
 class CachedEmbedder:
-    """Wraps an :class:`Embedder`; remembers the newest ``max_entries`` texts."""
+    """Wraps an :class:`Embedder`; remembers the newest ``max_entries`` texts, and
+    the token vectors of the newest ``max_token_entries`` (a query's are ~20 KB)."""
 
-    def __init__(self, inner: Embedder, *, max_entries: int = 4096) -> None:
+    def __init__(
+        self, inner: Embedder, *, max_entries: int = 4096, max_token_entries: int = 256
+    ) -> None:
         self._inner = inner
         self._max = check_positive_int("max_entries", max_entries)
+        self._max_tokens = check_positive_int("max_token_entries", max_token_entries)
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
+        self._tokens: OrderedDict[str, TokenVectors] = OrderedDict()
         self.hits = 0
         self.misses = 0
 
@@ -38,6 +45,28 @@ class CachedEmbedder:
     def dim(self) -> int:
         """The wrapped model's dimension."""
         return self._inner.dim
+
+    def embed_tokens(self, text: str) -> TokenVectors | None:
+        """The wrapped model's token vectors of ``text`` (cached); None when it has none."""
+        if not isinstance(text, str):
+            raise ValidationError("text", f"must be a string, got {type(text).__name__}")
+        if not isinstance(self._inner, TokenEmbedder):
+            return None
+        with self._lock:
+            cached = self._tokens.get(text)
+            if cached is not None:
+                self._tokens.move_to_end(text)
+                self.hits += 1
+                return cached
+            self.misses += 1
+        tokens = self._inner.embed_tokens(text)
+        if tokens is not None:
+            with self._lock:
+                self._tokens[text] = tokens
+                self._tokens.move_to_end(text)
+                while len(self._tokens) > self._max_tokens:
+                    self._tokens.popitem(last=False)
+        return tokens
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed only the texts not cached; one batch call for all of them."""

@@ -25,6 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.embed.onnx import OnnxMiniLM, default_cache_dir, ensure_exported
+from memstrata.embed.tokens import TokenVectors
 from memstrata.errors import BackendError, BackendUnavailableError, ValidationError
 from memstrata.validation import check_positive_int
 
@@ -188,10 +189,7 @@ class MiniLMEmbedder:
                 raise ValidationError(f"texts[{i}]", f"must be a string, got {type(text).__name__}")
         if not items:
             return np.zeros((0, MODEL_DIM), dtype=np.float32)
-        encoder = self._onnx
-        if encoder is None and self._model is None:
-            with self._lock:
-                encoder = self._load_onnx()
+        encoder = self._encoder()
         if encoder is not None:
             try:
                 return encoder.encode(items, self._batch_size)
@@ -213,6 +211,35 @@ class MiniLMEmbedder:
             except Exception as exc:
                 raise BackendError(f"MiniLM encode failed: {exc}") from exc
         return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def embed_tokens(self, text: str) -> TokenVectors | None:
+        """``text``'s token vectors from one forward pass (``pooled()`` is its
+        :meth:`embed` row); None for a torch model of another layout than the
+        bundled one, whose pooling this cannot reproduce."""
+        if not isinstance(text, str):
+            raise ValidationError("text", f"must be a string, got {type(text).__name__}")
+        encoder = self._encoder()
+        if encoder is not None:
+            try:
+                return encoder.token_vectors(text)
+            except Exception as exc:
+                raise BackendError(f"MiniLM (ONNX) encode failed: {exc}") from exc
+        with self._lock:
+            model = self._load()
+            if not _is_plain_minilm(model):
+                return None
+            try:
+                return _token_vectors_direct(model, text)
+            except Exception as exc:
+                raise BackendError(f"MiniLM encode failed: {exc}") from exc
+
+    def _encoder(self) -> OnnxMiniLM | None:
+        """The ONNX runtime (loaded on first use), or None when torch runs."""
+        encoder = self._onnx
+        if encoder is None and self._model is None:
+            with self._lock:
+                encoder = self._load_onnx()
+        return encoder
 
 
 def _offline() -> None:
@@ -265,3 +292,21 @@ def _encode_direct(model: Any, texts: list[str]) -> NDArray[np.float32]:
         unit = torch.nn.functional.normalize(pooled, p=2, dim=1)
     result: NDArray[np.float32] = unit.cpu().numpy().astype(np.float32)
     return result
+
+
+def _token_vectors_direct(model: Any, text: str) -> TokenVectors:
+    import torch
+
+    transformer = model[0]
+    batch = model.tokenizer(
+        [text],
+        truncation=True,
+        max_length=transformer.max_seq_length,
+        return_tensors="pt",
+        return_offsets_mapping=True,
+    )
+    offsets = tuple((int(s), int(e)) for s, e in batch.pop("offset_mapping")[0].tolist())
+    with torch.inference_mode():
+        hidden = transformer.auto_model(**batch).last_hidden_state[0]
+    vectors = np.ascontiguousarray(hidden.cpu().numpy(), dtype=np.float32)
+    return TokenVectors(text, vectors, offsets)

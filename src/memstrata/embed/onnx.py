@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from memstrata.embed.tokens import TokenVectors, pool_and_normalize
 from memstrata.errors import BackendUnavailableError
 
 EXPORT_VERSION = 1  # bump when the export recipe changes: old cache files are ignored
@@ -135,13 +136,20 @@ class OnnxMiniLM:
         hidden: NDArray[np.float32] = self._session.run(None, feeds)[0]
         return pool_and_normalize(hidden, mask)
 
-
-def pool_and_normalize(hidden: NDArray[np.float32], mask: NDArray[np.int64]) -> NDArray[np.float32]:
-    """Mean over the unmasked tokens, then unit L2 norm (sentence-transformers' recipe)."""
-    weights = mask[..., None].astype(np.float32)
-    pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-    norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-    return np.ascontiguousarray(pooled / norms, dtype=np.float32)
+    def token_vectors(self, text: str) -> TokenVectors:
+        """``text``'s token vectors from one pass; ``pooled()`` equals ``encode([text])``."""
+        encoding = self._tokenizer.encode(text)
+        ids = np.array([encoding.ids], dtype=np.int64)
+        mask = np.array([encoding.attention_mask], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden: NDArray[np.float32] = self._session.run(None, feeds)[0][0]
+        keep = mask[0] == 1
+        offsets = tuple(
+            (int(start), int(end))
+            for (start, end), kept in zip(encoding.offsets, keep, strict=True)
+            if kept
+        )
+        return TokenVectors(text, np.ascontiguousarray(hidden[keep], dtype=np.float32), offsets)
 
 
 def ensure_exported(model_dir: Path, cache_dir: Path) -> Path:

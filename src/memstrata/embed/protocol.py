@@ -1,12 +1,14 @@
-"""The Embedder role: text in, L2-normalized float32 vectors out."""
+"""The Embedder role: text in, L2-normalized float32 vectors out; optionally token vectors."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import NDArray
+
+from memstrata.embed.tokens import TokenVectors
 
 
 class Embedder(Protocol):
@@ -28,4 +30,17 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed ``texts`` in order; an empty input gives shape ``(0, dim)``."""
+        ...
+
+
+@runtime_checkable
+class TokenEmbedder(Protocol):
+    """An embedder that can also hand out one text's token vectors (one forward pass).
+
+    ``TokenVectors.pooled()`` must equal the text's :meth:`Embedder.embed` row, so a
+    caller may take the sentence vector and span vectors from the same pass.
+    """
+
+    def embed_tokens(self, text: str) -> TokenVectors | None:
+        """``text``'s token vectors, or None when this embedder cannot expose them."""
         ...

@@ -2,8 +2,10 @@
 
 For one :class:`RetrievalQuery`:
 
-1. routes - the raw query, its entities, the recent conversation - embedded in one
-   batch; each route searched hybrid (dense + BM25, tenant filter in the engine);
+1. routes - the raw query, its entities, the recent conversation - embedded (the
+   entities' vector pooled from the query's own token vectors when the embedder has
+   them: one forward pass for both); each route searched hybrid (dense + BM25,
+   tenant filter in the engine);
 2. per route, normalized-score fusion; across routes, duplicates merged keeping the
    best score;
 3. the best ``pool_size`` candidates get their payload and exact cosine to the raw
@@ -31,14 +33,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.config import LongTermSettings, RetrievalSettings
-from memstrata.embed.protocol import Embedder
+from memstrata.embed.protocol import Embedder, TokenEmbedder
 from memstrata.errors import BackendError
 from memstrata.extract.filter import is_pure_question
 from memstrata.longterm.models import Filter, ScoredPoint
 from memstrata.longterm.store import LongTermStore
 from memstrata.retrieval.models import RetrievalQuery, RetrievalResult, RetrievedItem
 from memstrata.retrieval.rerank import Reranker
-from memstrata.retrieval.routes import Route, build_routes, entities
+from memstrata.retrieval.routes import Route, build_routes, entities, entity_spans
 from memstrata.retrieval.scoring import (
     SECONDS_PER_DAY,
     Candidate,
@@ -91,7 +93,7 @@ class Retriever:
             intent_weight=cfg.intent_route_weight,
             named=named,
         )
-        vectors = self._embedder.embed([route.text for route in routes])
+        vectors = self._route_vectors(routes, named)
         window = None if query.now is None else resolve(query.text, query.now)
         flt = self._filter(query, window)
         merged, cosines = self._merge(query, routes, vectors, flt)
@@ -114,6 +116,25 @@ class Retriever:
         if top and all(item.cosine < self._longterm.skip_below_cosine for item in top):
             return RetrievalResult((), tuple(top), True, window, routes)
         return RetrievalResult(tuple(top), (), False, window, routes)
+
+    def _route_vectors(self, routes: Sequence[Route], named: Sequence[str]) -> NDArray[np.float32]:
+        """One vector per route. The entity route's is pooled from the query's own
+        token vectors when the embedder exposes them: the entities read in the
+        question's context, from the query's forward pass instead of a second one."""
+        texts = [route.text for route in routes]
+        entity_at = next((i for i, r in enumerate(routes) if r.name == "entities"), None)
+        spans = None if entity_at is None else entity_spans(routes[0].text, named)
+        if entity_at is None or spans is None or not isinstance(self._embedder, TokenEmbedder):
+            return self._embedder.embed(texts)
+        tokens = self._embedder.embed_tokens(routes[0].text)
+        entity = None if tokens is None else tokens.pooled_spans(spans)
+        if tokens is None or entity is None:
+            return self._embedder.embed(texts)
+        rows = {0: tokens.pooled(), entity_at: entity}
+        rest = [i for i in range(len(routes)) if i not in rows]
+        if rest:
+            rows.update(zip(rest, self._embedder.embed([texts[i] for i in rest]), strict=True))
+        return np.stack([rows[i] for i in range(len(routes))]).astype(np.float32, copy=False)
 
     def _filter(self, query: RetrievalQuery, window: TimeWindow | None) -> Filter:
         after = before = None

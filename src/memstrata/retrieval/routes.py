@@ -2,6 +2,8 @@
 
 Pure functions. Each route is searched hybrid (dense + BM25) by the retriever; a
 route with nothing to say (no entity in the query, no recent turns) is left out.
+:func:`entity_spans` locates the entities in the query, so their vector can be
+pooled from the query's own forward pass.
 """
 
 from __future__ import annotations
@@ -168,6 +170,27 @@ def entities(query: str) -> tuple[str, ...]:
             folded.add(key.lower())
             kept.append(key)
     return tuple(kept)
+
+
+def entity_spans(query: str, named: Sequence[str]) -> tuple[tuple[int, int], ...] | None:
+    """Where ``named`` (from :func:`entities`) occur in ``query``, as character spans.
+
+    An entity is found whole, or word by word when :func:`entities` dropped words
+    from it ("What Melanie" -> "Melanie") or its case differs; None when a word is
+    not in ``query`` at all - the caller then embeds the entity text on its own.
+    """
+    spans: list[tuple[int, int]] = []
+    for entity in named:
+        start = query.find(entity)
+        if start >= 0:
+            spans.append((start, start + len(entity)))
+            continue
+        for word in entity.split():
+            match = re.search(re.escape(word), query, re.IGNORECASE)
+            if match is None:
+                return None
+            spans.append(match.span())
+    return tuple(spans) if spans else None
 
 
 def _bare(text: str) -> str:
