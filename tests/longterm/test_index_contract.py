@@ -7,6 +7,7 @@ included: both must raise the same memstrata exception types.
 from __future__ import annotations
 
 import uuid
+import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -14,12 +15,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from qdrant_client import QdrantClient
 
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import BackendUnavailableError, NotFoundError, ValidationError
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import MEMORIES, Filter, Point
 from memstrata.longterm.protocol import VectorIndex
+from memstrata.longterm.qdrant_server import QdrantServerIndex
 from memstrata.longterm.sparse import Bm25Encoder
 
 BM25 = Bm25Encoder()
@@ -228,6 +231,32 @@ def test_edge_reopen_keeps_points(tmp_path: Path, make_point: PointFactory) -> N
     with pytest.raises(ValidationError):
         EdgeIndex(tmp_path / "store").ensure_collections(16)
     second.close()
+
+
+@pytest.mark.parametrize("kind", ["edge", "server"])
+def test_an_index_of_another_bm25_tokenizer_is_refused(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stored BM25 vectors of an older tokenizer would match fewer words without a sign."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # local mode's no-op payload index warnings
+        client = QdrantClient(location=":memory:")
+
+    def open_index() -> VectorIndex:
+        return EdgeIndex(tmp_path / "edge") if kind == "edge" else QdrantServerIndex(client)
+
+    module = "memstrata.longterm.edge" if kind == "edge" else "memstrata.longterm.qdrant_server"
+    with monkeypatch.context() as patched:
+        patched.setattr(f"{module}.SPARSE_VECTOR", "bm25")  # the old tokenizer's name
+        old = open_index()
+        old.ensure_collections(32)
+        if kind == "edge":
+            old.close()
+    with pytest.raises(ValidationError) as err:
+        open_index().ensure_collections(32)
+    assert err.value.field == "sparse_vectors"
+    assert "(bm25)" in str(err.value) and "rebuild" in str(err.value)
+    client.close()
 
 
 def test_both_adapters_return_same_ids_in_same_order(

@@ -9,7 +9,7 @@ import pytest
 
 from memstrata.errors import ValidationError
 from memstrata.longterm.edge import EdgeIndex
-from memstrata.longterm.models import KNOWLEDGE, MEMORIES, Filter, ScoredPoint
+from memstrata.longterm.models import EMPTY_PAYLOAD, KNOWLEDGE, MEMORIES, Filter, ScoredPoint
 from memstrata.longterm.query_cache import QueryCache
 
 HITS = [ScoredPoint("a", 0.9, {}), ScoredPoint("b", 0.5, {})]
@@ -24,6 +24,20 @@ def test_answers_are_kept_per_collection_until_a_write() -> None:
     cache.invalidate(MEMORIES)
     assert cache.lookup(MEMORIES, "q") is None
     assert cache.lookup(KNOWLEDGE, "q") == HITS[:1]  # another collection keeps its answers
+
+
+def test_answers_come_back_whole_with_the_same_payloads() -> None:
+    payload = {"tenant": "t", "text": "kept by reference"}
+    with_payloads = [ScoredPoint("a", 0.9, payload), ScoredPoint("b", 0.5, EMPTY_PAYLOAD)]
+    route_list = [ScoredPoint("c", 0.7, EMPTY_PAYLOAD), ScoredPoint("d", 0.1, EMPTY_PAYLOAD)]
+    cache = QueryCache()
+    cache.store(MEMORIES, "full", with_payloads, 0)
+    cache.store(MEMORIES, "ids", route_list, 0)
+    cache.store(MEMORIES, "none", [], 0)
+    full = cache.lookup(MEMORIES, "full")
+    assert full == with_payloads and full is not None and full[0].payload is payload
+    assert cache.lookup(MEMORIES, "ids") == route_list
+    assert cache.lookup(MEMORIES, "none") == []
 
 
 def test_a_search_that_raced_a_write_is_not_stored() -> None:

@@ -276,6 +276,8 @@ def test_merge_property_sorted_unique_and_max_over_routes(
         assert cand.score == max(score for _, score in contributions)
         assert cand.routes == tuple(dict.fromkeys(name for name, _ in contributions))
     assert merge_routes(per_route) == merged  # deterministic
+    for limit in (0, 1, 3):
+        assert merge_routes(per_route, limit) == merged[:limit]
 
 
 # --- adjustments --------------------------------------------------------------------------

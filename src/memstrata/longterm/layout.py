@@ -13,7 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.errors import NotFoundError, ValidationError
-from memstrata.longterm.models import COLLECTIONS, Point, check_point_id
+from memstrata.longterm.models import COLLECTIONS, SPARSE_VECTOR, Point, check_point_id
 
 IndexKind = Literal["tenant", "keyword", "float"]
 
@@ -43,6 +43,22 @@ def check_collection(collection: str, known: Sequence[str]) -> str:
     if collection not in known:
         raise NotFoundError(f"collection {collection!r}: not created (call ensure_collections)")
     return collection
+
+
+def check_existing_layout(
+    where: str, dense_size: int | None, sparse_names: Sequence[str], dim: int
+) -> None:
+    """An existing collection must have this release's dense size and BM25 vectors."""
+    if dense_size != dim:
+        raise ValidationError("dim", f"{where} has dense size {dense_size}, not {dim}")
+    if SPARSE_VECTOR not in sparse_names:
+        found = ", ".join(sorted(sparse_names)) or "none"
+        raise ValidationError(
+            "sparse_vectors",
+            f"{where} holds BM25 vectors of another tokenizer version ({found}); this "
+            f"release reads and writes {SPARSE_VECTOR!r}: rebuild the index from its "
+            "source data",
+        )
 
 
 def check_dim_value(dim: int) -> int:

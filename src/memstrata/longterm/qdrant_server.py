@@ -23,7 +23,6 @@ from memstrata.errors import (
     BackendUnavailableError,
     MemstrataError,
     NotFoundError,
-    ValidationError,
 )
 from memstrata.frozen import thaw
 from memstrata.longterm.fusion import rrf
@@ -33,6 +32,7 @@ from memstrata.longterm.layout import (
     IndexKind,
     check_collection,
     check_dim_value,
+    check_existing_layout,
     check_ids,
     check_limit,
     check_points,
@@ -168,8 +168,7 @@ class QdrantServerIndex:
         params = self._client.get_collection(name).config.params
         vectors = params.vectors
         size = vectors[DENSE_VECTOR].size if isinstance(vectors, dict) else None
-        if size != dim:
-            raise ValidationError("dim", f"collection {name!r} has dense size {size}, not {dim}")
+        check_existing_layout(f"collection {name!r}", size, list(params.sparse_vectors or {}), dim)
 
     def _check_open(self) -> None:
         if self._closed:

@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+import snowballstemmer
+
 from memstrata.errors import ValidationError
 from memstrata.longterm.models import SparseVector
 
@@ -31,12 +33,16 @@ from memstrata.longterm.models import SparseVector
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
 
-# Kept short on purpose: BM25's IDF already discounts frequent words; this list only
-# drops the function words that would otherwise match every query.
+# Function words only: BM25's IDF discounts frequent words, but not enough for the
+# auxiliaries and question words every question carries ("how did ... would ...").
+# Removing these lifted LoCoMo BM25 hit_any@10 by ~0.02 (docs/benchmarks.md).
 ENGLISH_STOPWORDS = frozenset(
     """a an and are as at be but by for from has have he her his i if in into is it its
     me my no not of on or our she so than that the their them then there these they this
-    to was we were what when where which who will with you your""".split()  # noqa: SIM905
+    to was we were what when where which who will with you your
+    am been being do does did doing done how why would could should can might must shall
+    may about also just very really any some such own same other over out up down off
+    again further once here all each few more most both too only now""".split()  # noqa: SIM905
 )
 CHINESE_STOPWORDS = frozenset(
     "的 了 和 是 在 也 就 都 而 及 与 着 或 吗 呢 吧 啊 呀 把 被 之 其 这 那 个".split()  # noqa: SIM905
@@ -60,21 +66,23 @@ def _jieba() -> Any:
     return _jieba_module
 
 
-def _stem(word: str) -> str:
-    """A light English plural stemmer: enough to match "meetings" with "meeting".
+_stemmers = threading.local()  # a Snowball stemmer object keeps state between calls
 
-    Deliberately conservative (no Porter): over-stemming merges unrelated words,
-    which hurts a keyword route whose whole point is exact rare tokens.
+
+@functools.lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    """The Snowball (Porter 2) stem of an ASCII word: "hiking", "hiked", "hikes" -> "hike".
+
+    Measured on LoCoMo: BM25 hit_any@10 0.632 -> 0.669 over the plural-only stemmer
+    this replaced. Other scripts are left as they are (jieba already gives words).
     """
-    if len(word) <= 3 or not word.isascii() or not word.isalpha():
+    if len(word) <= 2 or not word.isascii() or not word.isalpha():
         return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "shes", "ches", "xes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    stem: str = stemmer.stemWord(word)
+    return stem
 
 
 def tokenize(text: str) -> list[str]:

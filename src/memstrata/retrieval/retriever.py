@@ -96,8 +96,7 @@ class Retriever:
         vectors = self._route_vectors(routes, named)
         window = None if query.now is None else resolve(query.text, query.now)
         flt = self._filter(query, window)
-        merged, cosines = self._merge(query, routes, vectors, flt)
-        pool = merged[: max(cfg.pool_size, query.k)]
+        pool, cosines = self._merge(query, routes, vectors, flt, max(cfg.pool_size, query.k))
         points = self._store.read_scored(
             query.collection,
             [c.id for c in pool],
@@ -156,9 +155,11 @@ class Retriever:
         routes: Sequence[Route],
         vectors: NDArray[np.float32],
         flt: Filter,
+        limit: int,
     ) -> tuple[list[Candidate], dict[str, float]]:
-        """Candidates merged over the routes, and the raw query's dense cosines (the
-        first route): the pool read reuses them instead of scoring those ids again."""
+        """The best ``limit`` candidates merged over the routes, and the raw query's
+        dense cosines (the first route): the pool read reuses them instead of scoring
+        those ids again."""
         cfg = self._settings
         per_route: list[tuple[str, float, Mapping[str, float]]] = []
         cosines: dict[str, float] = {}
@@ -178,7 +179,7 @@ class Retriever:
                 dense, sparse, dense_weight=cfg.dense_weight, sparse_weight=cfg.sparse_weight
             )
             per_route.append((route.name, route.weight, fused))
-        return merge_routes(per_route), cosines
+        return merge_routes(per_route, limit), cosines
 
     def _adjust(
         self,
