@@ -37,6 +37,30 @@ def test_a_read_that_raced_a_write_is_not_stored() -> None:
     assert cache.lookup(MEMORIES, ["a"])[1] == ["a"]
 
 
+def test_an_upsert_reads_its_payloads_back_as_the_engine_returns_them(
+    tmp_path: Path, make_point: Any
+) -> None:
+    index = EdgeIndex(tmp_path, query_cache_entries=0)
+    index.ensure_collections(32)
+    points = [make_point(f"note {i}", "acme", created_at=float(i)) for i in range(3)]
+    index.upsert(MEMORIES, points)
+    cache = index._payloads
+    assert cache is not None and len(cache) == 3
+    cached, missing = cache.lookup(MEMORIES, [p.id for p in points], count=False)
+    assert missing == []
+    # with_vectors bypasses the cache: the engine's own decoding of the same points
+    engine = {
+        r.id: r.payload
+        for r in index.retrieve(MEMORIES, [p.id for p in points], "acme", with_vectors=True)
+    }
+    assert {i: dict(p) for i, p in cached.items()} == {i: dict(p) for i, p in engine.items()}
+    # A rewrite replaces the cached payload with the new one.
+    index.upsert(MEMORIES, [make_point("note 0, edited", "acme", point_id=points[0].id)])
+    (record,) = index.retrieve(MEMORIES, [points[0].id], "acme")
+    assert record.payload["text"] == "note 0, edited"
+    index.close()
+
+
 def test_bad_sizes_name_the_field(tmp_path: Path) -> None:
     with pytest.raises(ValidationError) as err:
         PayloadCache(0)
@@ -61,15 +85,15 @@ def test_warm_reads_come_from_the_cache_and_off_means_off(
         )
         index.ensure_collections(32)
         index.upsert(MEMORIES, [point])
-        # An id-filtered read (the retriever's pool read): the first one decodes the
-        # payloads in the engine and keeps them, the second finds them all cached.
+        # An id-filtered read (the retriever's pool read): the upsert read the payload
+        # back into the cache, so both reads find it there.
         by_id = Filter(tenant="acme", ids=(point.id,))
         first = index.search_dense(MEMORIES, query, by_id, 5)
         second = index.search_dense(MEMORIES, query, by_id, 5)
         assert [dict(p.payload) for p in first] == [dict(p.payload) for p in second]
         assert first[0].score == pytest.approx(float(np.dot(point.dense, query)), abs=1e-5)
         cache = index._payloads
-        assert (cache is not None and cache.hits == 1) is expect_cached
+        assert (cache is not None and cache.hits == 2) is expect_cached
         index.close()
 
 
@@ -83,6 +107,7 @@ def test_large_searches_use_the_cache_small_ones_decode_in_the_engine(
     query = hash_embedder.embed(["cats"])[0]
     cache = index._payloads
     assert cache is not None
+    cache.clear()  # cold, as after a restart or a bulk load
     small = index.search_dense(MEMORIES, query, Filter(tenant="acme"), 10)
     assert len(small) == 10 and cache.hits == 0 and len(cache) == 10  # kept, not asked
     large = index.search_dense(MEMORIES, query, Filter(tenant="acme"), 80)
