@@ -34,12 +34,12 @@ class LongTermSettings:
     fusion: str = "rrf"  # "rrf" | "normalized"
     # The seed's 0.72 / 0.65 were calibrated for a bigger model. Calibrated for the
     # default all-MiniLM-L6-v2 by `memstrata eval locomo` (categories 1-4, memstrata's
-    # retrieved items): 90 % of retrieved evidence items have cosine >= 0.38 (items
-    # below are flagged) and 97.5 % have >= 0.295 (L3 is skipped when every item is
-    # below). At 0.72 / 0.65, 94 % of the evidence would be flagged and 66 % of the
+    # retrieved items): 90 % of retrieved evidence items have cosine >= 0.36 (items
+    # below are flagged) and 97.5 % have >= 0.265 (L3 is skipped when every item is
+    # below). At 0.72 / 0.65, 94 % of the evidence would be flagged and 67 % of the
     # questions that did retrieve evidence skipped. See docs/benchmarks.md.
-    low_confidence_cosine: float = 0.38
-    skip_below_cosine: float = 0.295
+    low_confidence_cosine: float = 0.36
+    skip_below_cosine: float = 0.265
 
 
 @dataclass(frozen=True, slots=True)
