@@ -14,7 +14,7 @@ from memstrata.errors import ValidationError
 from memstrata.testing.embedders import HashEmbedder
 
 TEXTS = (
-    "When did Caroline go to the LGBTQ support group?",
+    "When did Caroline visit the LGBTQ film festival?",
     "我上周在杭州买了一台 ThinkPad X1",
     "x",
     "",
