@@ -12,7 +12,7 @@ import json
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -284,8 +284,7 @@ class EdgeIndex:
             return
         generation = cache.generation
         try:
-            records = shard.retrieve(list[int | uuid.UUID | str](ids), True, False)
-            fresh = {point_id_text(r.id): engine_payload(r.payload) for r in records}
+            fresh = _read_payloads(shard, ids)
         except Exception as exc:
             _log.warning("qdrant-edge: reading back %d written payloads failed: %s", len(ids), exc)
             return
@@ -368,10 +367,7 @@ class EdgeIndex:
         hits = [(point_id_text(p.id), float(p.score)) for p in shard.query(request)]
         found, missing = cache.lookup(collection, [point_id for point_id, _ in hits])
         if missing:
-            fresh = {
-                point_id_text(r.id): engine_payload(r.payload)
-                for r in shard.retrieve(list[int | uuid.UUID | str](missing), True, False)
-            }
+            fresh = _read_payloads(shard, missing)
             cache.store(collection, fresh, generation)
             found.update(fresh)
         # A point deleted between the two reads has no payload any more: drop it.
@@ -467,10 +463,7 @@ class EdgeIndex:
             engine_payloads = self._engine_payload(collection, with_payload, filter, limit)
             request = qe.QueryRequest(
                 limit=limit,
-                query=qe.Query.Nearest(
-                    qe.SparseVector(list(sparse.indices), list(sparse.values)),
-                    using=SPARSE_VECTOR,
-                ),
+                query=_sparse_query(sparse),
                 filter=edge_filter(filter),
                 with_payload=engine_payloads,
                 params=_sparse_params(filter.tenant),
@@ -517,10 +510,7 @@ class EdgeIndex:
                 prefetches.append(
                     qe.Prefetch(
                         limit=sparse_limit,
-                        query=qe.Query.Nearest(
-                            qe.SparseVector(list(sparse.indices), list(sparse.values)),
-                            using=SPARSE_VECTOR,
-                        ),
+                        query=_sparse_query(sparse),
                         filter=flt,
                         params=_sparse_params(filter.tenant),
                     )
@@ -605,6 +595,19 @@ class EdgeIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _read_payloads(shard: qe.EdgeShard, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:
+    """The payloads of ``ids`` as the engine decodes them, by id (absent ids left out)."""
+    records = shard.retrieve(list[int | uuid.UUID | str](ids), True, False)
+    return {point_id_text(r.id): engine_payload(r.payload) for r in records}
+
+
+def _sparse_query(sparse: SparseVector) -> Any:
+    """A BM25 nearest-neighbour query on the sparse vector."""
+    return qe.Query.Nearest(
+        qe.SparseVector(list(sparse.indices), list(sparse.values)), using=SPARSE_VECTOR
+    )
 
 
 def _vector_key(vector: NDArray[np.float32]) -> bytes:
