@@ -19,7 +19,7 @@ from memstrata.eval.command import open_turn_store, run_locomo
 from memstrata.eval.datasets import Turn, load_locomo, load_longmemeval
 from memstrata.eval.locomo import evaluate_locomo
 from memstrata.eval.longmemeval import evaluate_longmemeval
-from memstrata.eval.systems import Retrieved, store_systems
+from memstrata.eval.systems import Retrieved, session_batches, store_systems
 from memstrata.testing.embedders import HashEmbedder
 
 THRESHOLD = 0.4
@@ -447,3 +447,28 @@ def test_cli_bad_data_file(hash_embedder: None, tmp_path: Path) -> None:
     assert plain.stdout == ""
     wrong = runner.invoke(app, ["eval", "longmemeval", "--data", str(bad), "--granularity", "page"])
     assert wrong.exit_code == 2 and "granularity" in wrong.stderr
+
+
+def _session_turns(sizes: Sequence[int]) -> list[Turn]:
+    at = datetime(2023, 5, 8, tzinfo=UTC)
+    return [
+        Turn(f"D{s}:{i}", str(s), "A", f"turn {i}", at, "8 May, 2023")
+        for s, size in enumerate(sizes, start=1)
+        for i in range(1, size + 1)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sizes", "size", "expected"),
+    [
+        ([3, 3, 3], 4, [(0, 6), (6, 9)]),  # a cut waits for the session's end
+        ([3, 3, 3], 3, [(0, 3), (3, 6), (6, 9)]),
+        ([10], 4, [(0, 10)]),  # one long session is never cut
+        ([2, 2], 100, [(0, 4)]),
+        ([], 4, []),
+    ],
+)
+def test_session_batches_cut_only_between_sessions(
+    sizes: list[int], size: int, expected: list[tuple[int, int]]
+) -> None:
+    assert session_batches(_session_turns(sizes), size) == expected

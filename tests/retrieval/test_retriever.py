@@ -7,6 +7,7 @@ so each effect is measured alone: a test can fail only because of its effect.
 
 from __future__ import annotations
 
+import uuid
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -540,6 +541,31 @@ def test_entity_matching_the_speaker_field_is_boosted(store: LongTermStore, tena
     # a possessive still names the speaker
     possessive = retriever.retrieve(query(possessive_text, tenant))
     assert possessive.items[0].id == ids[1]
+
+
+def test_a_rewritten_payload_is_scored_anew_by_the_same_retriever(
+    store: LongTermStore, tenant: str
+) -> None:
+    text = "what did Anna say about the ferry"
+    point_id = str(uuid.uuid4())
+
+    def write(speaker: str) -> None:
+        item = NewItem(
+            f"{speaker}: the ferry leaves at nine",
+            tenant=tenant,
+            id=point_id,
+            created_at=stamp(2023, 8, 1),
+            extra={"speaker": speaker},
+        )
+        store.add_vectors("memories", [item], at_cosine(0.5, 1)[None, :])
+
+    write("Bob")
+    retriever = Retriever(store, FixedEmbedder({text: basis(0)}), only(entity_field_boost=0.5))
+    before = retriever.retrieve(query(text, tenant)).items[0].score
+    write("Anna")  # same point, new payload: the speaker now matches the query's entity
+    after = retriever.retrieve(query(text, tenant)).items[0]
+    assert after.payload["speaker"] == "Anna"
+    assert after.score == pytest.approx(1.5 * before, rel=1e-5)
 
 
 def test_importance_and_type_weights(store: LongTermStore, tenant: str) -> None:

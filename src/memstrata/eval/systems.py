@@ -114,15 +114,15 @@ class TurnStore:
             if done != ids:
                 raise ValueError(f"tenant {tenant!r} was already indexed with other turns")
             return
-        for start in range(0, len(turns), self._batch):
-            batch = turns[start : start + self._batch]
-            # One store.add per batch: one embedder call for the whole batch.
+        for start, stop in session_batches(turns, self._batch):
+            # One store.add per batch: one embedder call for the whole batch, and
+            # whole sessions, so every turn's vector is blended with both neighbors.
             self.store.add(
                 self.collection,
-                [self._item(tenant, turn, start + i) for i, turn in enumerate(batch)],
+                [self._item(tenant, turns[i], i) for i in range(start, stop)],
             )
             if self._on_indexed is not None:
-                self._on_indexed(len(batch))
+                self._on_indexed(stop - start)
         self._indexed[tenant] = ids
         self._dirty = True
 
@@ -159,6 +159,21 @@ class TurnStore:
     def search(self, tenant: str, query: str, k: int, mode: str) -> list[HitLike]:
         """The store's own search in ``mode`` ('hybrid', 'dense' or 'sparse')."""
         return list(self.store.search(self.collection, query, tenant=tenant, k=k, mode=mode))
+
+
+def session_batches(turns: Sequence[Turn], size: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` slices covering ``turns`` in order, cut only where a session
+    ends once a slice holds ``size`` turns or more (so a slice may exceed ``size``
+    by the rest of one session)."""
+    cuts: list[tuple[int, int]] = []
+    start = 0
+    for i in range(1, len(turns)):
+        if i - start >= size and turns[i].session != turns[i - 1].session:
+            cuts.append((start, i))
+            start = i
+    if start < len(turns):
+        cuts.append((start, len(turns)))
+    return cuts
 
 
 def retriever_search(turns: TurnStore, retriever: Retriever) -> SearchFn:

@@ -91,11 +91,23 @@ def engine_vector(values: Any) -> NDArray[np.float32]:
 _CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
+# Canonical ids that passed the check: a retrieval checks the same ~250 ids at each
+# layer it passes (store, adapter, filter), ~0.85 us per regex match against ~0.05
+# for a dict hit. Bounded; cleared when full.
+_CHECKED_IDS: dict[str, None] = {}
+_CHECKED_IDS_MAX = 1 << 18
+
+
 def check_point_id(field_name: str, value: Any) -> str:
     """Return ``value`` in canonical form if it is a UUID string (Qdrant's id format)."""
+    if type(value) is str and value in _CHECKED_IDS:
+        return value
     if not isinstance(value, str):
         raise ValidationError(field_name, f"must be a UUID string, got {type(value).__name__}")
     if _CANONICAL_UUID.fullmatch(value):
+        if len(_CHECKED_IDS) >= _CHECKED_IDS_MAX:
+            _CHECKED_IDS.clear()
+        _CHECKED_IDS[value] = None
         return value
     try:
         return str(uuid.UUID(value))

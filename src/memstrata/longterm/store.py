@@ -21,6 +21,7 @@ from memstrata.clock import Clock, SystemClock
 from memstrata.config import LongTermSettings
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import ValidationError
+from memstrata.longterm.adjacent import blend_adjacent, turn_position
 from memstrata.longterm.fusion import Fused
 from memstrata.longterm.fusion import normalized as fuse_normalized
 from memstrata.longterm.fusion import rrf as fuse_rrf
@@ -66,7 +67,12 @@ class _NoSanitizer:
 
 @dataclass(frozen=True, slots=True)
 class NewItem:
-    """An item to store. ``id`` defaults to a fresh UUID; ``created_at`` to now."""
+    """An item to store. ``id`` defaults to a fresh UUID; ``created_at`` to now.
+
+    ``extra`` keys the retriever reads: ``thread`` + ``seq`` place a conversation
+    turn (adjacent turns blend their vectors when written in one call, and lend
+    each other context at retrieval), ``importance`` (0..1), ``speaker``.
+    """
 
     text: str
     tenant: str
@@ -78,6 +84,11 @@ class NewItem:
     updated_at: float | None = None
     """When the content last changed at its source (e.g. a file's mtime); default: now."""
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _tenant_position(item: NewItem) -> tuple[str, str, int] | None:
+    position = turn_position(item.extra)
+    return None if position is None else (item.tenant, *position)
 
 
 def _check_item(index: int, item: NewItem) -> None:
@@ -170,7 +181,11 @@ class LongTermStore:
     def add(self, collection: str, items: Sequence[NewItem]) -> list[str]:
         """Validate, embed in one batch and store ``items``; returns their ids.
 
-        Nothing is written when any item is invalid.
+        Conversation turns (``extra`` with ``thread`` and ``seq``) written in the same
+        call get vectors blended with their adjacent turns'
+        (:mod:`memstrata.longterm.adjacent`, ``settings.adjacent_blend``); write a
+        conversation's turns together to give each its context. Nothing is written
+        when any item is invalid.
         """
         _check_collection(collection)
         for i, item in enumerate(items):
@@ -178,7 +193,11 @@ class LongTermStore:
         if not items:
             return []
         clean = self._sanitize(collection, items)
-        vectors = self._embedder.embed([item.text for item in clean])
+        vectors = blend_adjacent(
+            self._embedder.embed([item.text for item in clean]),
+            [_tenant_position(item) for item in clean],
+            self._settings.adjacent_blend,
+        )
         return self._write(collection, clean, vectors)
 
     def add_vectors(

@@ -27,7 +27,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,6 +36,7 @@ from memstrata.config import LongTermSettings, RetrievalSettings
 from memstrata.embed.protocol import Embedder, TokenEmbedder
 from memstrata.errors import BackendError
 from memstrata.extract.filter import is_pure_question
+from memstrata.longterm.adjacent import Position, turn_position
 from memstrata.longterm.models import Filter, ScoredPoint
 from memstrata.longterm.store import LongTermStore
 from memstrata.retrieval.models import RetrievalQuery, RetrievalResult, RetrievedItem
@@ -74,6 +75,7 @@ class Retriever:
         self._reranker = reranker
         self._type_weights = dict(self._settings.type_weights)
         self._factors: dict[tuple[Any, ...], float] = {}
+        self._feature_cache: dict[str, tuple[Mapping[str, Any], _Features]] = {}
 
     @property
     def settings(self) -> RetrievalSettings:
@@ -195,29 +197,32 @@ class Retriever:
         cfg = self._settings
         live = [c for c in pool if c.id in points]  # a point deleted since the route query
         base = {c.id: c.score for c in live}
-        context = _context_bonus(live, points, base, cfg.neighbor_weight, cfg.thread_weight)
+        features = {c.id: self._features(c.id, points[c.id].payload) for c in live}
+        context = _context_bonus(
+            {i: f.position for i, f in features.items()},
+            base,
+            cfg.neighbor_weight,
+            cfg.thread_weight,
+        )
         now_s = None if query.now is None else query.now.timestamp()
         span = None
         if window is not None:
             slack = cfg.time_slack_days * SECONDS_PER_DAY
             span = (window.start.timestamp() - slack, window.end.timestamp() + slack)
         boost_time, boost_entity = 1.0 + cfg.time_boost, 1.0 + cfg.entity_field_boost
-        fields = cfg.entity_fields if named else ()
         per_day, decay_weight = cfg.decay_per_day, cfg.decay_weight
         scored: list[tuple[float, str, Candidate, float | None, bool | None]] = []
         for cand in live:
-            payload = points[cand.id].payload
-            observed = _observed_seconds(payload)
-            score = (base[cand.id] + context.get(cand.id, 0.0)) * self._static_factor(payload)
+            feature = features[cand.id]
+            observed = feature.observed
+            score = (base[cand.id] + context.get(cand.id, 0.0)) * feature.factor
             inside: bool | None = None
             if span is not None:
                 inside = observed is not None and span[0] <= observed < span[1]
                 if inside:
                     score *= boost_time
-            for name in fields:
-                if str(payload.get(name, "")).lower() in named:
-                    score *= boost_entity
-                    break
+            if named and any(value in named for value in feature.entity_values):
+                score *= boost_entity
             if now_s is not None and observed is not None:
                 score *= decay_factor((now_s - observed) / SECONDS_PER_DAY, per_day, decay_weight)
             scored.append((score, cand.id, cand, observed, inside))
@@ -241,6 +246,29 @@ class Retriever:
                 )
             )
         return items
+
+    def _features(self, point_id: str, payload: Mapping[str, Any]) -> _Features:
+        """What scoring reads from a payload, kept per point while the payload object
+        is the same one (an adapter's payload cache hands out the same object until
+        the point is rewritten): a few hundred candidates per retrieval, mostly seen
+        before."""
+        entry = self._feature_cache.get(point_id)
+        if entry is not None and entry[0] is payload:
+            return entry[1]
+        feature = _Features(
+            _observed_seconds(payload),
+            self._static_factor(payload),
+            turn_position(payload),
+            tuple(
+                str(payload[name]).lower()
+                for name in self._settings.entity_fields
+                if name in payload
+            ),
+        )
+        if len(self._feature_cache) >= _FACTOR_CACHE_ENTRIES:
+            self._feature_cache.clear()
+        self._feature_cache[point_id] = (payload, feature)
+        return feature
 
     def _static_factor(self, payload: Mapping[str, Any]) -> float:
         """What a memory's own payload does to its score: informativeness, importance
@@ -298,6 +326,17 @@ class Retriever:
         return rescored
 
 
+class _Features(NamedTuple):
+    """A candidate's payload as scoring reads it."""
+
+    observed: float | None
+    factor: float
+    position: Position | None
+    entity_values: tuple[str, ...]
+    """The lowercased values of the ``entity_fields`` the payload has (a tuple of
+    strings: the collector stops tracking it, where it would walk a frozenset)."""
+
+
 def _observed_seconds(payload: Mapping[str, Any]) -> float | None:
     """When the memory was observed (epoch seconds), if its payload says."""
     stamp = payload.get("created_at")
@@ -333,8 +372,7 @@ def _utterance_factor(
 
 
 def _context_bonus(
-    pool: Sequence[Candidate],
-    points: Mapping[str, ScoredPoint],
+    positions: Mapping[str, Position | None],
     base: Mapping[str, float],
     neighbor_weight: float,
     thread_weight: float,
@@ -344,31 +382,23 @@ def _context_bonus(
     Neighbors are pool items of the same ``thread`` at ``seq`` +-1; the thread's
     score is the mean of its best three pool scores.
     """
-    positions: dict[str, tuple[str, int]] = {}
-    by_position: dict[tuple[str, int], str] = {}
+    placed: dict[str, Position] = {}
+    by_position: dict[Position, str] = {}
     by_thread: dict[str, list[float]] = {}
-    for cand in pool:
-        key = _position(points[cand.id].payload)
+    for item_id, key in positions.items():
         if key is None:
             continue
-        positions[cand.id] = key
-        by_position[key] = cand.id
-        by_thread.setdefault(key[0], []).append(base[cand.id])
+        placed[item_id] = key
+        by_position[key] = item_id
+        by_thread.setdefault(key[0], []).append(base[item_id])
     thread_score = {
         t: sum(sorted(s, reverse=True)[:3]) / min(3, len(s)) for t, s in by_thread.items()
     }
     bonus: dict[str, float] = {}
-    for item_id, (thread, seq) in positions.items():
+    for item_id, (thread, seq) in placed.items():
         before, after = by_position.get((thread, seq - 1)), by_position.get((thread, seq + 1))
         best = max(
             base[before] if before is not None else 0.0, base[after] if after is not None else 0.0
         )
         bonus[item_id] = neighbor_weight * best + thread_weight * thread_score[thread]
     return bonus
-
-
-def _position(payload: Mapping[str, Any]) -> tuple[str, int] | None:
-    thread, seq = payload.get("thread"), payload.get("seq")
-    if thread is None or isinstance(seq, bool) or not isinstance(seq, int):
-        return None
-    return str(thread), seq
