@@ -22,11 +22,11 @@ from memstrata.testing.synthetic_longmemeval import records as synthetic_records
 
 
 def test_dates() -> None:
-    assert parse_locomo_date("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
-    assert parse_locomo_date("12:09 am on 13 September, 2023").hour == 0
+    assert parse_locomo_date("1:47 pm on 9 May, 2023") == datetime(2023, 5, 9, 13, 47, tzinfo=UTC)
+    assert parse_locomo_date("12:04 am on 12 September, 2023").hour == 0
     assert parse_locomo_date("12:30 pm on 1 July, 2023").hour == 12
     assert parse_lme_date("2023/05/20 (Sat) 02:21") == datetime(2023, 5, 20, 2, 21, tzinfo=UTC)
-    for bad in ("8 May 2023", "13:00 pm on 8 May, 2023", "1:56 pm on 8 Maytember, 2023"):
+    for bad in ("8 May 2023", "13:00 pm on 9 May, 2023", "1:47 pm on 9 Maytember, 2023"):
         with pytest.raises(ValueError):
             parse_locomo_date(bad)
 
@@ -72,15 +72,12 @@ def test_real_locomo_file(locomo_file: Path) -> None:
     turn = {t.id: t for t in first.turns}["D1:5"]
     # The indexed text is built from the file's own fields (quoted from the file, not
     # copied here: the data's license forbids redistributing it).
-    raw = next(
-        t
-        for t in json.loads(locomo_file.read_text(encoding="utf-8"))[0]["conversation"]["session_1"]
-        if t["dia_id"] == "D1:5"
-    )
+    raw_conversation = json.loads(locomo_file.read_text(encoding="utf-8"))[0]["conversation"]
+    raw = next(t for t in raw_conversation["session_1"] if t["dia_id"] == "D1:5")
     assert turn.text.startswith(f"{raw['speaker']}: {raw['text'][:40]}")
     assert turn.text.endswith(f"[shares a photo: {raw['blip_caption']}]")
-    assert turn.at == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
-    assert turn.date_text == "1:56 pm on 8 May, 2023"
+    assert turn.date_text == raw_conversation["session_1_date_time"]
+    assert turn.at == parse_locomo_date(turn.date_text)
     # conv-26 lists dates for sessions it has no turns for; only real sessions count.
     assert {t.session for t in first.turns} == {f"session_{n}" for n in range(1, 20)}
     issues = [i for c in conversations for i in c.evidence_issues]
@@ -115,7 +112,7 @@ def _locomo_record() -> dict[str, Any]:
         "conversation": {
             "speaker_a": "Ann",
             "speaker_b": "Bob",
-            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1_date_time": "1:47 pm on 9 May, 2023",
             "session_1": [
                 {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a cat named Miso."},
                 {"speaker": "Bob", "dia_id": "D1:2", "text": "Lovely!", "blip_caption": "a cat"},

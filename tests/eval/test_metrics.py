@@ -111,8 +111,8 @@ def test_matcher_rule() -> None:
     assert content_words("The Paintings of a sunrise, 2022!") == {"painting", "sunrise", "2022"}
     assert content_words("振动分析标准") == {"振动", "动分", "分析", "析标", "标准"}
     assert is_reflected("a border collie", "My dog is a Border Collie.")
-    assert overlap("7 May 2023", "[1:56 pm on 8 May, 2023] yesterday") == pytest.approx(2 / 3)
-    assert is_reflected("7 May 2023", "[1:56 pm on 8 May, 2023] yesterday")
+    assert overlap("7 May 2023", "[1:47 pm on 8 May, 2023] yesterday") == pytest.approx(2 / 3)
+    assert is_reflected("7 May 2023", "[1:47 pm on 8 May, 2023] yesterday")
     assert not is_reflected("7 May 2023", "in May", min_overlap=0.5)
     assert not is_reflected("the", "the the the")  # no content word: nothing to check
     assert is_reflected("根据振动分析标准", "按照振动分析标准，阈值为 3.5")

@@ -144,14 +144,14 @@ _LME_DATE = re.compile(
 
 
 def parse_locomo_date(text: str) -> datetime:
-    """``"1:56 pm on 8 May, 2023"`` as an aware UTC datetime (the data has no zone)."""
+    """``"1:47 pm on 9 May, 2023"`` as an aware UTC datetime (the data has no zone)."""
     match = _LOCOMO_DATE.match(text)
     if match is None:
-        raise ValueError(f"not a LoCoMo date like '1:56 pm on 8 May, 2023': {text!r}")
+        raise ValueError(f"not a LoCoMo date like '1:47 pm on 9 May, 2023': {text!r}")
     hour, minute, half, day, month_name, year = match.groups()
     month = _MONTHS.get(month_name.lower())
     if month is None or not 1 <= int(hour) <= 12:
-        raise ValueError(f"not a LoCoMo date like '1:56 pm on 8 May, 2023': {text!r}")
+        raise ValueError(f"not a LoCoMo date like '1:47 pm on 9 May, 2023': {text!r}")
     hour24 = int(hour) % 12 + (12 if half.lower() == "p" else 0)
     return datetime(int(year), month, int(day), hour24, int(minute), tzinfo=UTC)
 
