@@ -51,6 +51,7 @@ from memstrata.longterm.models import (
 )
 from memstrata.longterm.payload_cache import DEFAULT_PAYLOAD_CACHE_ENTRIES, PayloadCache
 from memstrata.longterm.query_cache import DEFAULT_QUERY_CACHE_ENTRIES, QueryCache
+from memstrata.memo import remember
 from memstrata.validation import check_non_negative_int
 
 _log = logging.getLogger(__name__)
@@ -643,8 +644,4 @@ def point_id_text(point_id: Any) -> str:
     """
     key = point_id.int if type(point_id) is uuid.UUID else point_id
     text = _ID_TEXTS.get(key)
-    if text is None:
-        if len(_ID_TEXTS) >= _ID_TEXTS_MAX:
-            _ID_TEXTS.clear()
-        text = _ID_TEXTS[key] = str(point_id)
-    return text
+    return remember(_ID_TEXTS, key, str(point_id), _ID_TEXTS_MAX) if text is None else text

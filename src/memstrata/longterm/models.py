@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from memstrata.errors import ValidationError
 from memstrata.frozen import freeze
+from memstrata.memo import remember
 from memstrata.validation import check_id
 
 # Names shared by both adapters and the facade: one source of truth for the layout.
@@ -105,9 +106,7 @@ def check_point_id(field_name: str, value: Any) -> str:
     if not isinstance(value, str):
         raise ValidationError(field_name, f"must be a UUID string, got {type(value).__name__}")
     if _CANONICAL_UUID.fullmatch(value):
-        if len(_CHECKED_IDS) >= _CHECKED_IDS_MAX:
-            _CHECKED_IDS.clear()
-        _CHECKED_IDS[value] = None
+        remember(_CHECKED_IDS, value, None, _CHECKED_IDS_MAX)
         return value
     try:
         return str(uuid.UUID(value))

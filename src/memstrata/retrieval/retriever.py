@@ -39,6 +39,7 @@ from memstrata.extract.filter import is_pure_question
 from memstrata.longterm.adjacent import Position, turn_position
 from memstrata.longterm.models import Filter, ScoredPoint
 from memstrata.longterm.store import LongTermStore
+from memstrata.memo import remember
 from memstrata.retrieval.models import RetrievalQuery, RetrievalResult, RetrievedItem
 from memstrata.retrieval.rerank import Reranker
 from memstrata.retrieval.routes import Route, build_routes, entities, entity_spans
@@ -265,9 +266,7 @@ class Retriever:
                 if name in payload
             ),
         )
-        if len(self._feature_cache) >= _FACTOR_CACHE_ENTRIES:
-            self._feature_cache.clear()
-        self._feature_cache[point_id] = (payload, feature)
+        remember(self._feature_cache, point_id, (payload, feature), _FACTOR_CACHE_ENTRIES)
         return feature
 
     def _static_factor(self, payload: Mapping[str, Any]) -> float:
@@ -285,10 +284,9 @@ class Retriever:
         except TypeError:  # an unhashable payload value: compute, do not keep
             return self._compute_static_factor(payload)
         if cached is None:
-            cached = self._compute_static_factor(payload)
-            if len(self._factors) >= _FACTOR_CACHE_ENTRIES:
-                self._factors.clear()
-            self._factors[key] = cached
+            cached = remember(
+                self._factors, key, self._compute_static_factor(payload), _FACTOR_CACHE_ENTRIES
+            )
         return cached
 
     def _compute_static_factor(self, payload: Mapping[str, Any]) -> float:
