@@ -1,4 +1,4 @@
-"""Benchmark building blocks: statistics and the confidence curve on a tiny file."""
+"""Benchmark building blocks: statistics, the confidence curve on a tiny file, the L2 report."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from memstrata.bench.confidence import run_confidence_bench
+from memstrata.bench.layers import bench_l2
 from memstrata.bench.stats import percentile, summary_ms, summary_us
 from memstrata.errors import ValidationError
 from memstrata.testing.embedders import HashEmbedder
@@ -50,3 +51,22 @@ def test_unreadable_data_file_names_the_file(tmp_path: Path) -> None:
     bad.write_text("{not json")
     with pytest.raises(ValidationError, match=r"bad\.json"):
         run_confidence_bench(bad, HashEmbedder(8), conversations=1)
+
+
+def test_l2_bench_reports_both_raw_baselines(tmp_path: Path) -> None:
+    result = bench_l2(tmp_path, ops=20)
+    assert result["ops_each"] == 20
+    for name in ("overhead_ratio", "overhead_ratio_vs_raw_orjson", "overhead_ratio_with_gateway"):
+        assert result[name] > 0
+    for name in ("raw", "raw_orjson", "with_gateway"):
+        assert 0 < result[name]["p50_us"] <= result[name]["p99_us"]
+    assert set(result["by_op"]) == {
+        "mem_set",
+        "mem_get",
+        "gw_set",
+        "raw_set",
+        "raw_get",
+        "raw_orjson_set",
+        "raw_orjson_get",
+    }
+    assert result["overhead_ratio"] == round(result["p50_us"] / result["raw"]["p50_us"], 3)

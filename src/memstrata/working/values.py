@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from memstrata.errors import BackendError, ValidationError
 from memstrata.working.backend import NO_EXPIRY
 from memstrata.working.keys import canonical_json
@@ -89,10 +91,17 @@ def encode_value(field: str, value: Any) -> str:
 
 
 def decode_value(key: str, text: str) -> Any:
-    """Parse stored JSON; a corrupt value is a backend fault, never junk returned."""
+    """Parse stored JSON; a corrupt value is a backend fault, never junk returned.
+
+    orjson first (every L2 read parses a value); it refuses integers beyond 64 bits,
+    which the standard encoder writes, so the standard parser gets the last word."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
     try:
         return json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise BackendError(f"corrupt JSON stored at {key}") from exc
 
 
