@@ -24,6 +24,10 @@ class WorkingMemorySettings:
     series_window_points: int = 1000
 
 
+MAX_CONTEXT_STEPS = 8
+"""How far (in turns) :attr:`LongTermSettings.context_terms` may reach."""
+
+
 @dataclass(frozen=True, slots=True)
 class LongTermSettings:
     """L3 parameters."""
@@ -34,23 +38,44 @@ class LongTermSettings:
     fusion: str = "rrf"  # "rrf" | "normalized"
     # The seed's 0.72 / 0.65 were calibrated for a bigger model. Calibrated for the
     # default all-MiniLM-L6-v2 by `memstrata eval locomo` (categories 1-4, memstrata's
-    # retrieved items, turn vectors blended with their neighbors'): 90 % of retrieved
-    # evidence items have cosine >= 0.378 (items below are flagged) and 97.5 % have
-    # >= 0.287 (L3 is skipped when every item is below). At 0.72 / 0.65, 94 % of the
-    # evidence would be flagged and 67 % of the questions that did retrieve evidence
-    # skipped. See docs/benchmarks.md.
-    low_confidence_cosine: float = 0.38
-    skip_below_cosine: float = 0.285
-    adjacent_blend: float = 0.15
+    # retrieved items, turn vectors blended with their neighbors' at 0.1): 90 % of
+    # retrieved evidence items have cosine >= 0.361 (items below are flagged) and
+    # 97.5 % have >= 0.271 (L3 is skipped when every item is below). At 0.72 / 0.65,
+    # ~96 % of the evidence would be flagged and 67 % of the questions that did
+    # retrieve evidence skipped. See docs/benchmarks.md.
+    low_confidence_cosine: float = 0.36
+    skip_below_cosine: float = 0.27
+    adjacent_blend: float = 0.1
     """Weight of the adjacent turns' vectors in a conversation turn's dense vector
     (:mod:`memstrata.longterm.adjacent`; 0 turns it off). LoCoMo hit_any@10 /
-    hit_all@10: 0 -> 0.831 / 0.702, 0.15 -> 0.846 / 0.711, 0.2 -> 0.848 / 0.712, 0.3 ->
-    0.845 / 0.709, 0.5 -> 0.842 / 0.704 (earlier defaults otherwise)."""
+    hit_all@10 without context terms: 0 -> 0.831 / 0.702, 0.15 -> 0.846 / 0.711, 0.2 ->
+    0.848 / 0.712, 0.3 -> 0.845 / 0.709, 0.5 -> 0.842 / 0.704; with the default context
+    terms: 0 -> 0.863 / 0.735, 0.05 -> 0.865 / 0.735, 0.1 -> 0.866 / 0.739, 0.25 -> 0.859
+    / 0.729."""
+    context_terms: tuple[float, ...] = (0.5, 0.35)
+    """Discounts of the terms of the turns 1, 2, ... steps away added to a conversation
+    turn's BM25 vector (:func:`memstrata.longterm.adjacent.add_context_terms`; empty
+    turns it off). LoCoMo hit_any@10 / hit_all@10 (blend 0.15 -> 0.1 with them): none
+    0.851 / 0.714; (0.5,) 0.857 / 0.724; (0.5, 0.35) 0.866 / 0.739; (0.5, 0.5) 0.863 /
+    0.735; (0.5, 0.35, 0.25) 0.865 / 0.733."""
 
     def __post_init__(self) -> None:
         value = self.adjacent_blend
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
             raise ConfigError("longterm.adjacent_blend: must be a number in [0, 1]")
+        terms = self.context_terms
+        if (
+            not isinstance(terms, tuple)
+            or len(terms) > MAX_CONTEXT_STEPS
+            or any(
+                isinstance(w, bool) or not isinstance(w, int | float) or not 0 <= w <= 1
+                for w in terms
+            )
+        ):
+            raise ConfigError(
+                f"longterm.context_terms: must be a tuple of at most {MAX_CONTEXT_STEPS} "
+                "numbers in [0, 1]"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +98,11 @@ class RetrievalSettings:
     """Merged candidates that get payloads, context and the adjustments (LoCoMo, 2
     conversations: pool 60 / depth 100 gave hit_any@10 0.71, 200 / 200 0.78)."""
     dense_weight: float = 1.0
-    sparse_weight: float = 0.85
+    sparse_weight: float = 1.0
     """BM25 is divided by the route's best BM25 score; cosine is used as is. LoCoMo
-    (hit_any@10, stemmed BM25): 0.35 -> 0.798, 0.5 -> 0.813, 0.85 -> 0.831, 1.0 ->
-    0.830, 1.3 -> 0.831 (with the plural-only stemmer 0.5 was the best)."""
+    (hit_any@10 / hit_all@10) with context terms (0.5, 0.35): 0.85 -> 0.864 / 0.736,
+    1.0 -> 0.866 / 0.739, 1.2 -> 0.863 / 0.731 (before them, stemmed BM25: 0.35 ->
+    0.798, 0.5 -> 0.813, 0.85 -> 0.831, 1.0 -> 0.830, 1.3 -> 0.831 hit_any@10)."""
     entity_route_weight: float = 0.3
     """Entities alone score below the full query (merge keeps the best): 0.5 cost
     0.01 hit@10 on LoCoMo, 0.25 changed nothing; the route matters for terse queries."""

@@ -326,7 +326,14 @@ def test_store_systems_on_the_locomo_subset(locomo_subset_file: Path, tmp_path: 
     ]
     calibration = report["calibration"]
     assert calibration["questions"] == 15 and len(calibration["curve"]) == 19
-    assert list(report["results"]) == ["memstrata", "bm25", "dense"]
+    # The baselines on the plain index, and the same single routes on memstrata's.
+    assert list(report["results"]) == [
+        "memstrata",
+        "bm25",
+        "dense",
+        "bm25_context",
+        "dense_context",
+    ]
     for result in report["results"].values():
         assert result["overall"]["n"] == 15 and result["adversarial"]["n"] == 5
         _check_bounds(result["overall"], (5, 10))
@@ -338,12 +345,17 @@ def test_store_systems_on_the_locomo_subset(locomo_subset_file: Path, tmp_path: 
     assert 0 < latency["p50"] <= latency["p99"]
     assert report["cer"] == report["results"]["memstrata"]["cer"]
     assert report["config"]["embedder"] == "test-hash-embedder"
-    # Indexed once for all three systems, one point per turn, under DIR/eval-locomo; a
-    # rerun on the same directory replaces the points instead of adding copies.
+    config = report["config"]
+    assert config["context_terms"] == [0.5, 0.35] and config["adjacent_blend"] == 0.1
+    assert config["plain_index_dir"] == str(tmp_path / "eval-locomo-plain")
+    # Indexed once per index, one point per turn, under DIR/eval-locomo and
+    # DIR/eval-locomo-plain; a rerun on the same directory replaces the points instead
+    # of adding copies.
     again = run_locomo(locomo_subset_file, embedder=HashEmbedder(64), data_dir=tmp_path)
-    with open_turn_store(tmp_path, "locomo", HashEmbedder(64), LongTermSettings()) as turns:
-        assert turns.store.count("memories", tenant="locomo-0") == 35
-    for name in ("memstrata", "bm25", "dense"):  # the same data, the same answers
+    for dataset in ("locomo", "locomo-plain"):
+        with open_turn_store(tmp_path, dataset, HashEmbedder(64), LongTermSettings()) as turns:
+            assert turns.store.count("memories", tenant="locomo-0") == 35
+    for name in report["results"]:  # the same data, the same answers
         assert again["results"][name] == report["results"][name]
 
 
@@ -402,7 +414,13 @@ def test_cli_locomo_json(hash_embedder: None, locomo_subset_file: Path) -> None:
         "data",
         "config",
     }
-    assert set(document["results"]) == {"memstrata", "bm25", "dense"}
+    assert set(document["results"]) == {
+        "memstrata",
+        "bm25",
+        "dense",
+        "bm25_context",
+        "dense_context",
+    }
     for result_set in document["results"].values():
         assert set(result_set) == {"overall", "by_category", "adversarial", "cer"}
         assert (

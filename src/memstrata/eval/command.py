@@ -11,6 +11,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -147,6 +148,11 @@ def _config(
         "dim": embedder.dim,
         "store": "qdrant-edge (embedded)",
         "index_dir": "temporary" if data_dir is None else str(Path(data_dir) / f"eval-{dataset}"),
+        "plain_index_dir": "temporary"
+        if data_dir is None
+        else str(Path(data_dir) / f"eval-{dataset}-plain"),
+        "adjacent_blend": settings.adjacent_blend,
+        "context_terms": list(settings.context_terms),
         "collection": turns.collection,
         "hnsw_ef": settings.hnsw_ef,
         "retrieval": {
@@ -156,8 +162,10 @@ def _config(
         "turns_truncated": turns.truncated,
         "systems": {
             "memstrata": "injected retrieval (default: multi-route Retriever, default settings)",
-            "bm25": "store search, mode=sparse",
-            "dense": "store search, mode=dense",
+            "bm25": "store search, mode=sparse, on the plain index (turn text alone)",
+            "dense": "store search, mode=dense, on the plain index (turn text alone)",
+            "bm25_context": "store search, mode=sparse, on memstrata's index (context terms)",
+            "dense_context": "store search, mode=dense, on memstrata's index (blended vectors)",
         },
         "latency": "memstrata search call incl. query embedding, after one warm-up query",
     }
@@ -246,9 +254,15 @@ def _run(
     """Open the store, build the three systems, evaluate, add the run's config."""
     model = embedder or default_embedder()
     cfg = settings or LongTermSettings()
-    with open_turn_store(data_dir, dataset, model, cfg) as turns:
+    # The baselines index each turn's own text: blending and context terms are
+    # memstrata's, a baseline with them would not be BM25 or MiniLM alone.
+    plain_cfg = replace(cfg, adjacent_blend=0.0, context_terms=())
+    with (
+        open_turn_store(data_dir, dataset, model, cfg) as turns,
+        open_turn_store(data_dir, f"{dataset}-plain", model, plain_cfg) as plain,
+    ):
         factory = memstrata_search or default_memstrata_search
-        systems = store_systems(turns, memstrata_search=factory(turns))
+        systems = store_systems(turns, memstrata_search=factory(turns), plain=plain)
         report = evaluate(systems, cfg.low_confidence_cosine)
         report["config"].update(
             _config(data, dataset, data_dir, model, cfg, turns, limit[0], limit[1])

@@ -243,22 +243,37 @@ class StoreSystem:
 
 
 def store_systems(
-    turns: TurnStore, *, memstrata_search: SearchFn | None = None
-) -> tuple[StoreSystem, StoreSystem, StoreSystem]:
-    """The three systems over one store: ``memstrata``, ``bm25`` and ``dense``.
+    turns: TurnStore,
+    *,
+    memstrata_search: SearchFn | None = None,
+    plain: TurnStore | None = None,
+) -> tuple[StoreSystem, ...]:
+    """The systems over the stores: ``memstrata``, and the ``bm25`` and ``dense``
+    baselines.
 
     ``memstrata_search`` replaces the memstrata system's retrieval (default: the
-    store's hybrid search); the two baselines always search one route alone.
+    store's hybrid search); the baselines always search one route alone. With
+    ``plain`` (a store indexing each turn's own text alone: no adjacent blending, no
+    context terms), the baselines search it - they are BM25 and MiniLM as anyone would
+    run them - and ``bm25_context`` / ``dense_context`` search ``turns`` one route
+    alone, to show what memstrata's indexing gives by itself.
     """
 
-    def sparse(tenant: str, query: str, at: datetime, k: int) -> Sequence[HitLike]:
-        return turns.search(tenant, query, k, "sparse")
+    def single(store: TurnStore, mode: str) -> SearchFn:
+        def search(tenant: str, query: str, at: datetime, k: int) -> Sequence[HitLike]:
+            return store.search(tenant, query, k, mode)
 
-    def dense(tenant: str, query: str, at: datetime, k: int) -> Sequence[HitLike]:
-        return turns.search(tenant, query, k, "dense")
+        return search
 
-    return (
+    baseline = turns if plain is None else plain
+    systems = [
         StoreSystem("memstrata", turns, memstrata_search or hybrid_search(turns)),
-        StoreSystem("bm25", turns, sparse),
-        StoreSystem("dense", turns, dense),
-    )
+        StoreSystem("bm25", baseline, single(baseline, "sparse")),
+        StoreSystem("dense", baseline, single(baseline, "dense")),
+    ]
+    if plain is not None:
+        systems += [
+            StoreSystem("bm25_context", turns, single(turns, "sparse")),
+            StoreSystem("dense_context", turns, single(turns, "dense")),
+        ]
+    return tuple(systems)

@@ -21,7 +21,7 @@ from memstrata.clock import Clock, SystemClock
 from memstrata.config import LongTermSettings
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import ValidationError
-from memstrata.longterm.adjacent import blend_adjacent, turn_position
+from memstrata.longterm.adjacent import add_context_terms, blend_adjacent, turn_position
 from memstrata.longterm.fusion import Fused
 from memstrata.longterm.fusion import normalized as fuse_normalized
 from memstrata.longterm.fusion import rrf as fuse_rrf
@@ -182,10 +182,11 @@ class LongTermStore:
         """Validate, embed in one batch and store ``items``; returns their ids.
 
         Conversation turns (``extra`` with ``thread`` and ``seq``) written in the same
-        call get vectors blended with their adjacent turns'
-        (:mod:`memstrata.longterm.adjacent`, ``settings.adjacent_blend``); write a
-        conversation's turns together to give each its context. Nothing is written
-        when any item is invalid.
+        call are indexed with their nearby turns (:mod:`memstrata.longterm.adjacent`):
+        dense vectors blended with the adjacent turns' (``settings.adjacent_blend``),
+        BM25 vectors with the nearby turns' terms at a discount
+        (``settings.context_terms``); write a conversation's turns together to give
+        each its context. Nothing is written when any item is invalid.
         """
         _check_collection(collection)
         for i, item in enumerate(items):
@@ -203,7 +204,8 @@ class LongTermStore:
     def add_vectors(
         self, collection: str, items: Sequence[NewItem], vectors: NDArray[np.float32]
     ) -> list[str]:
-        """Like :meth:`add` with precomputed dense vectors (one row per item)."""
+        """Like :meth:`add` with precomputed dense vectors (one row per item), used as
+        given; BM25 vectors still get the context terms."""
         _check_collection(collection)
         for i, item in enumerate(items):
             _check_item(i, item)
@@ -238,8 +240,13 @@ class LongTermStore:
         self, collection: str, items: Sequence[NewItem], vectors: NDArray[np.float32]
     ) -> list[str]:
         now = self._clock.now().timestamp()
+        sparse = add_context_terms(
+            [self._sparse.encode_document(item.text) for item in items],
+            [_tenant_position(item) for item in items],
+            self._settings.context_terms,
+        )
         points: list[Point] = []
-        for item, vector in zip(items, vectors, strict=True):
+        for item, vector, terms in zip(items, vectors, sparse, strict=True):
             created = now if item.created_at is None else float(item.created_at)
             payload: dict[str, Any] = {
                 **item.extra,
@@ -252,7 +259,7 @@ class LongTermStore:
                 "updated_at": now if item.updated_at is None else float(item.updated_at),
             }
             point_id = item.id or str(uuid.uuid4())
-            points.append(Point(point_id, vector, self._sparse.encode_document(item.text), payload))
+            points.append(Point(point_id, vector, terms, payload))
         self._index.upsert(collection, points)
         if len(points) >= self._bulk_threshold:
             # Bulk loads leave many small unindexed segments; merge and index them now
