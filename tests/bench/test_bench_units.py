@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memstrata.bench.confidence import run_confidence_bench
-from memstrata.bench.layers import bench_l2
+from memstrata.bench.layers import L2_OPERATIONS, bench_l2
 from memstrata.bench.stats import percentile, summary_ms, summary_us
 from memstrata.errors import ValidationError
 from memstrata.testing.embedders import HashEmbedder
@@ -60,13 +60,6 @@ def test_l2_bench_reports_both_raw_baselines(tmp_path: Path) -> None:
         assert result[name] > 0
     for name in ("raw", "raw_orjson", "with_gateway"):
         assert 0 < result[name]["p50_us"] <= result[name]["p99_us"]
-    assert set(result["by_op"]) == {
-        "mem_set",
-        "mem_get",
-        "gw_set",
-        "raw_set",
-        "raw_get",
-        "raw_orjson_set",
-        "raw_orjson_get",
-    }
+    assert set(result["by_op"]) == set(L2_OPERATIONS)
+    assert all(op["p50_us"] > 0 for op in result["by_op"].values())
     assert result["overhead_ratio"] == round(result["p50_us"] / result["raw"]["p50_us"], 3)

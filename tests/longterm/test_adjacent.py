@@ -114,6 +114,10 @@ def test_adjacent_blend_setting_is_validated(value: object) -> None:
         LongTermSettings(adjacent_blend=value)  # type: ignore[arg-type]
 
 
+def _store(index: VectorIndex, embedder: Embedder, settings: LongTermSettings) -> LongTermStore:
+    return LongTermStore(index, embedder, Bm25Encoder(), settings, clock=FakeClock())
+
+
 def _turns(tenant: str) -> list[NewItem]:
     texts = ["did you go hiking on sunday", "yes up the ridge trail", "sounds lovely"]
     return [
@@ -126,13 +130,7 @@ def _turns(tenant: str) -> list[NewItem]:
 def test_store_writes_turns_of_one_call_with_blended_vectors(
     index: VectorIndex, hash_embedder: Embedder, weight: float
 ) -> None:
-    store = LongTermStore(
-        index,
-        hash_embedder,
-        Bm25Encoder(),
-        LongTermSettings(adjacent_blend=weight),
-        clock=FakeClock(),
-    )
+    store = _store(index, hash_embedder, LongTermSettings(adjacent_blend=weight))
     items = _turns("acme")
     ids = store.add(MEMORIES, items)
     own = hash_embedder.embed([item.text for item in items])
@@ -150,9 +148,7 @@ def test_store_writes_turns_of_one_call_with_blended_vectors(
 def test_a_turn_written_alone_keeps_its_own_vector(
     index: VectorIndex, hash_embedder: Embedder
 ) -> None:
-    store = LongTermStore(
-        index, hash_embedder, Bm25Encoder(), LongTermSettings(), clock=FakeClock()
-    )
+    store = _store(index, hash_embedder, LongTermSettings())
     items = _turns("acme")
     ids = [store.add(MEMORIES, [item])[0] for item in items]
     own = hash_embedder.embed([items[1].text])[0]
@@ -255,13 +251,7 @@ def test_context_terms_setting_is_validated(value: object) -> None:
 def test_store_indexes_turns_of_one_call_with_their_neighbours_terms(
     index: VectorIndex, hash_embedder: Embedder, weights: tuple[float, ...]
 ) -> None:
-    store = LongTermStore(
-        index,
-        hash_embedder,
-        Bm25Encoder(),
-        LongTermSettings(context_terms=weights),
-        clock=FakeClock(),
-    )
+    store = _store(index, hash_embedder, LongTermSettings(context_terms=weights))
     ids = store.add(MEMORIES, _turns("acme"))
     hits = store.search(MEMORIES, "hiking", tenant="acme", k=5, mode="sparse")
     if not weights:

@@ -110,6 +110,18 @@ def _raw_fast_get(client: redis.Redis, key: str) -> object:
     return orjson.loads(client.get(key) or "null")
 
 
+L2_OPERATIONS = (
+    "mem_set",
+    "mem_get",
+    "gw_set",
+    "raw_set",
+    "raw_get",
+    "raw_orjson_set",
+    "raw_orjson_get",
+)
+"""What :func:`bench_l2` times, interleaved, each ``ops`` times (its ``by_op``)."""
+
+
 def bench_l2(data_dir: Path, ops: int = L2_OPS) -> dict[str, Any]:
     """memstrata L2 calls vs raw redis-py calls on one embedded Valkey."""
     with EmbeddedValkey(data_dir / "valkey") as server:
@@ -124,18 +136,7 @@ def bench_l2(data_dir: Path, ops: int = L2_OPS) -> dict[str, Any]:
             "temps": [41.5, 42.0, 47.2],
             "window": "2025-03-24T08:00Z",
         }
-        samples: dict[str, list[float]] = {
-            name: []
-            for name in (
-                "mem_set",
-                "mem_get",
-                "gw_set",
-                "raw_set",
-                "raw_get",
-                "raw_orjson_set",
-                "raw_orjson_get",
-            )
-        }
+        samples: dict[str, list[float]] = {name: [] for name in L2_OPERATIONS}
         wm_plain = plain.session("bench_s1")
         wm_guarded = guarded.session("bench_s2")
         for i in range(ops):
