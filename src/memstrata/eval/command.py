@@ -251,7 +251,8 @@ def _run(
     settings: LongTermSettings | None,
     memstrata_search: MemstrataSearchFactory | None,
 ) -> dict[str, Any]:
-    """Open the store, build the three systems, evaluate, add the run's config."""
+    """Open memstrata's store and the baselines' plain one, build the systems,
+    evaluate, add the run's config."""
     model = embedder or default_embedder()
     cfg = settings or LongTermSettings()
     # The baselines index each turn's own text: blending and context terms are
