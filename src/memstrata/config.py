@@ -49,15 +49,16 @@ class LongTermSettings:
     """Weight of the adjacent turns' vectors in a conversation turn's dense vector
     (:mod:`memstrata.longterm.adjacent`; 0 turns it off). LoCoMo hit_any@10 /
     hit_all@10 without context terms: 0 -> 0.831 / 0.702, 0.15 -> 0.846 / 0.711, 0.2 ->
-    0.848 / 0.712, 0.3 -> 0.845 / 0.709, 0.5 -> 0.842 / 0.704; with the default context
-    terms: 0 -> 0.863 / 0.735, 0.05 -> 0.865 / 0.735, 0.1 -> 0.866 / 0.739, 0.25 -> 0.859
-    / 0.729."""
+    0.848 / 0.712, 0.3 -> 0.845 / 0.709, 0.5 -> 0.842 / 0.704; with context terms (0.5,
+    0.25): 0 -> 0.863 / 0.735, 0.05 -> 0.865 / 0.735, 0.1 -> 0.865 / 0.733, 0.25 -> 0.859
+    / 0.729; the defaults, (0.5, 0.35) at 0.1: 0.866 / 0.739."""
     context_terms: tuple[float, ...] = (0.5, 0.35)
     """Discounts of the terms of the turns 1, 2, ... steps away added to a conversation
     turn's BM25 vector (:func:`memstrata.longterm.adjacent.add_context_terms`; empty
-    turns it off). LoCoMo hit_any@10 / hit_all@10 (blend 0.15 -> 0.1 with them): none
-    0.851 / 0.714; (0.5,) 0.857 / 0.724; (0.5, 0.35) 0.866 / 0.739; (0.5, 0.5) 0.863 /
-    0.735; (0.5, 0.35, 0.25) 0.865 / 0.733."""
+    turns it off). LoCoMo hit_any@10 / hit_all@10: none (blend 0.15, BM25 weight 0.85)
+    0.851 / 0.714; with BM25 weight 1.0, (0.5,) at blend 0.15 0.857 / 0.724; at blend
+    0.1, (0.5, 0.25) 0.865 / 0.733, (0.5, 0.35) 0.866 / 0.739, (0.5, 0.5) 0.863 / 0.735,
+    (0.5, 0.35, 0.25) 0.865 / 0.733."""
 
     def __post_init__(self) -> None:
         value = self.adjacent_blend
