@@ -23,7 +23,7 @@ from memstrata.testing.synthetic_longmemeval import records as synthetic_records
 
 def test_dates() -> None:
     assert parse_locomo_date("1:47 pm on 9 May, 2023") == datetime(2023, 5, 9, 13, 47, tzinfo=UTC)
-    assert parse_locomo_date("12:04 am on 12 September, 2023").hour == 0
+    assert parse_locomo_date("12:04 am on 12 September, 2031").hour == 0
     assert parse_locomo_date("12:30 pm on 1 July, 2023").hour == 12
     assert parse_lme_date("2023/05/20 (Sat) 02:21") == datetime(2023, 5, 20, 2, 21, tzinfo=UTC)
     for bad in ("8 May 2023", "13:00 pm on 9 May, 2023", "1:47 pm on 9 Maytember, 2023"):

@@ -26,11 +26,11 @@ def test_snowball_stems_match_the_forms_of_a_word() -> None:
         "gas",
     ]
     # Question and auxiliary words are stopwords: a question matches on its content.
-    assert tokenize("How did Caroline feel about the agencies she researched?") == [
-        "carolin",
+    assert tokenize("How did Margaret feel about the schools she visited?") == [
+        "margaret",
         "feel",
-        "agenc",
-        "research",
+        "school",
+        "visit",
     ]
 
 

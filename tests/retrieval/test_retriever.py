@@ -427,27 +427,27 @@ def test_neighbor_bonus_lifts_the_reply_after_a_matching_turn(
         [
             # the turn that matches the question, then the reply that answers it
             Spec(
-                "Melanie: where did you travel this summer?",
+                "Lena: where did you travel this summer?",
                 at_cosine(0.9, 1),
                 extra={"thread": "s1", "seq": 1},
             ),
             Spec(
-                "Caroline: two weeks in Lisbon and Porto.",
+                "Margaret: two weeks in Lisbon and Porto.",
                 at_cosine(0.3, 2),
                 extra={"thread": "s1", "seq": 2},
             ),
             # same thread, not adjacent; and adjacent seq in another thread
             Spec(
-                "Caroline: the budget review moved again.",
+                "Margaret: the budget review moved again.",
                 at_cosine(0.3, 3),
                 extra={"thread": "s1", "seq": 5},
             ),
             Spec(
-                "Caroline: the plumber comes on Monday.",
+                "Margaret: the plumber comes on Monday.",
                 at_cosine(0.3, 4),
                 extra={"thread": "s2", "seq": 2},
             ),
-            Spec("Caroline: my cat likes the new sofa.", at_cosine(0.3, 5)),  # no thread
+            Spec("Margaret: my cat likes the new sofa.", at_cosine(0.3, 5)),  # no thread
         ],
     )
     embedder = FixedEmbedder(QVEC)

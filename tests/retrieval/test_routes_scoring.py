@@ -36,12 +36,12 @@ from memstrata.retrieval.scoring import (
         ("Is the v2.0 API ready for device D123?", {"v2.0", "API", "D123"}),
         ("How many items did I buy for 45 dollars?", {"45"}),
         ("Who is Bob Smith and what does he like?", {"Bob Smith"}),
-        ('Did Melanie read "Charlotte\'s Web" in 2022?', {"Melanie", "Charlotte's Web", "2022"}),
+        ('Did Lena read "Ender\'s Game" in 2022?', {"Lena", "Ender's Game", "2022"}),
         ("What does the song ‘Blue Moon’ mean?", {"Blue Moon"}),
         ("He said “hello there” twice", {"hello there"}),
         ("What are Anna's and Bob's plans?", {"Anna", "Bob"}),
         ("Tell me about Paris, France.", {"Paris", "France"}),
-        ("When did Caroline visit the LGBTQ film festival?", {"Caroline", "LGBTQ"}),
+        ("When did Margaret visit the NASA space museum?", {"Margaret", "NASA"}),
         ("张伟的电话号码", {"张伟", "电话号码"}),
         ("「三体」的作者", {"三体", "作者"}),
         ("订单ORD-7781的状态", {"ORD-7781", "订单", "状态"}),
@@ -101,14 +101,14 @@ def test_entities_is_deterministic() -> None:
 @pytest.mark.parametrize(
     ("query", "words"),
     [
-        ("When did Caroline visit the LGBTQ film festival?", ["Caroline", "LGBTQ"]),
-        ("What is Melanie's favorite book?", ["Melanie"]),
+        ("When did Margaret visit the NASA space museum?", ["Margaret", "NASA"]),
+        ("What is Lena's favorite book?", ["Lena"]),
         (
             'Did Anna And Bob meet at ORD-7781 "Blue Bottle"?',
             ["Blue Bottle", "ORD-7781", "Anna", "Bob"],
         ),
         ("我上周在杭州买了什么", ["上周在杭州买"]),
-        ("what about caroline", []),
+        ("what about margaret", []),
     ],
 )
 def test_entity_spans_locate_every_entity_in_the_query(query: str, words: list[str]) -> None:
@@ -118,8 +118,8 @@ def test_entity_spans_locate_every_entity_in_the_query(query: str, words: list[s
 
 
 def test_entity_spans_match_case_and_give_up_on_a_missing_word() -> None:
-    assert entity_spans("ask CAROLINE now", ["Caroline"]) == ((4, 12),)
-    assert entity_spans("ask Caroline now", ["Melanie"]) is None
+    assert entity_spans("ask MARGARET now", ["Margaret"]) == ((4, 12),)
+    assert entity_spans("ask Margaret now", ["Lena"]) is None
     assert entity_spans("a.b? (c)", ["a.b?", "(c)"]) == ((0, 4), (5, 8))  # regex-safe
 
 

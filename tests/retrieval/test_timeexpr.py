@@ -54,7 +54,7 @@ CASES: list[tuple[str, datetime, datetime]] = [
     ("What happened during May?", day(2023, 5, 1), day(2023, 6, 1)),
     ("What did I buy in December?", day(2022, 12, 1), day(2023, 1, 1)),
     # absolute dates
-    ("What did Caroline do on 16 June, 2023?", day(2023, 6, 16), day(2023, 6, 17)),
+    ("What did Margaret do on 21 March, 2023?", day(2023, 3, 21), day(2023, 3, 22)),
     ("What happened on June 5th 2023?", day(2023, 6, 5), day(2023, 6, 6)),
     ("Where was Anna in July 2023?", day(2023, 7, 1), day(2023, 8, 1)),
     ("Which countries did I visit in 2022?", day(2022, 1, 1), day(2023, 1, 1)),

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 # Each opening quote with its own closing one. An apostrophe inside a word ("Anna's",
-# "Charlotte's Web") neither opens nor closes a single-quoted phrase.
+# "Ender's Game") neither opens nor closes a single-quoted phrase.
 _QUOTED = re.compile(
     r'"([^"]{2,80})"'
     r"|“([^”]{2,80})”"
@@ -156,7 +156,7 @@ def entities(query: str) -> tuple[str, ...]:
     for match in _CAPITALIZED.finditer(query):
         words = [w for w in match.group(0).split() if w.lower() not in _FUNCTION_WORDS]
         if words:
-            # "Melanie's painting" names Melanie (and must match a ``speaker`` field).
+            # "Lena's painting" names Lena (and must match a ``speaker`` field).
             found.append(_POSSESSIVE.sub("", " ".join(words)))
     for run in _CJK_RUN.findall(query):
         for piece in _CJK_FUNCTION.split(run):
@@ -176,7 +176,7 @@ def entity_spans(query: str, named: Sequence[str]) -> tuple[tuple[int, int], ...
     """Where ``named`` (from :func:`entities`) occur in ``query``, as character spans.
 
     An entity is found whole, or word by word when :func:`entities` dropped words
-    from it ("What Melanie" -> "Melanie") or its case differs; None when a word is
+    from it ("What Lena" -> "Lena") or its case differs; None when a word is
     not in ``query`` at all - the caller then embeds the entity text on its own.
     """
     spans: list[tuple[int, int]] = []

@@ -304,7 +304,7 @@ def _relative(question: str, now: datetime) -> Found:
 def resolve(question: str, now: datetime) -> TimeWindow | None:
     """The time the question asks about, as a window, or None when it names none.
 
-    Absolute dates ("on 16 June, 2023", "July 2023", 2023年6月16日) win over
+    Absolute dates ("on 21 March, 2023", "July 2023", 2023年3月21日) win over
     relative ones; among equals the most specific (shortest) window, then the first
     in the text. Relative phrases are resolved against ``now`` (the session's date,
     timezone-aware; windows share its zone).
