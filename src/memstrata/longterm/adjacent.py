@@ -51,21 +51,14 @@ def blend_adjacent(
     ``positions`` has one ``(tenant, thread, seq)`` or None per row. Only rows of this
     batch are neighbors: a turn written alone keeps its own vector.
     """
-    if len(positions) != len(vectors):
-        raise ValueError(f"positions: expected {len(vectors)}, got {len(positions)}")
     if weight == 0:
+        _check_rows(positions, len(vectors))
         return vectors
-    row_at = {pos: i for i, pos in enumerate(positions) if pos is not None}
     out = np.array(vectors, dtype=np.float32, copy=True)
-    for i, pos in enumerate(positions):
-        if pos is None:
+    for i, near in enumerate(_nearby_rows(positions, len(vectors), 1)):
+        if not near:
             continue
-        tenant, thread, seq = pos
-        near = [row_at.get((tenant, thread, seq + step)) for step in (-1, 1)]
-        rows = [j for j in near if j is not None]
-        if not rows:
-            continue
-        mixed = vectors[i] + weight * vectors[rows].sum(axis=0)
+        mixed = vectors[i] + weight * vectors[[j for _, j in near]].sum(axis=0)
         norm = float(np.linalg.norm(mixed))
         if norm > 0:  # opposite neighbors can cancel a row out: keep it as it was
             out[i] = mixed / norm
@@ -86,32 +79,47 @@ def add_context_terms(
     that says it itself (LoCoMo: summing cost 0.01 hit@10). Only rows of this batch
     are nearby turns, as in :func:`blend_adjacent`.
     """
-    if len(positions) != len(vectors):
-        raise ValueError(f"positions: expected {len(vectors)}, got {len(positions)}")
-    active = [(step, weight) for step, weight in enumerate(weights, 1) if weight > 0]
-    if not active:
+    steps = max((step for step, weight in enumerate(weights, 1) if weight > 0), default=0)
+    if steps == 0:
+        _check_rows(positions, len(vectors))
         return list(vectors)
-    row_at = {pos: i for i, pos in enumerate(positions) if pos is not None}
     out = list(vectors)
-    for i, pos in enumerate(positions):
-        if pos is None:
+    for i, near in enumerate(_nearby_rows(positions, len(vectors), steps)):
+        if not near:
             continue
-        tenant, thread, seq = pos
-        merged: dict[int, float] | None = None
-        for step, weight in active:
-            for j in (
-                row_at.get((tenant, thread, seq - step)),
-                row_at.get((tenant, thread, seq + step)),
-            ):
-                if j is None:
-                    continue
-                if merged is None:
-                    merged = dict(zip(vectors[i].indices, vectors[i].values, strict=True))
-                for term, value in zip(vectors[j].indices, vectors[j].values, strict=True):
-                    discounted = weight * value
-                    if discounted > merged.get(term, 0.0):
-                        merged[term] = discounted
-        if merged is not None:
-            terms = sorted(merged)
-            out[i] = SparseVector(tuple(terms), tuple(merged[t] for t in terms))
+        merged = dict(zip(vectors[i].indices, vectors[i].values, strict=True))
+        for step, j in near:
+            weight = weights[step - 1]
+            for term, value in zip(vectors[j].indices, vectors[j].values, strict=True):
+                if weight * value > merged.get(term, 0.0):
+                    merged[term] = weight * value
+        terms = sorted(merged)
+        out[i] = SparseVector(tuple(terms), tuple(merged[t] for t in terms))
     return out
+
+
+def _nearby_rows(
+    positions: Sequence[tuple[str, str, int] | None], rows: int, steps: int
+) -> list[list[tuple[int, int]]]:
+    """For each of ``rows`` rows, ``(distance, row)`` of the rows up to ``steps`` turns
+    away in its ``(tenant, thread)``; empty for a row without a position. The one
+    place both the blend and the context terms find a turn's neighbors."""
+    _check_rows(positions, rows)
+    row_at = {pos: i for i, pos in enumerate(positions) if pos is not None}
+    out: list[list[tuple[int, int]]] = []
+    for pos in positions:
+        near: list[tuple[int, int]] = []
+        if pos is not None:
+            tenant, thread, seq = pos
+            for step in range(1, steps + 1):
+                for other in (seq - step, seq + step):
+                    j = row_at.get((tenant, thread, other))
+                    if j is not None:
+                        near.append((step, j))
+        out.append(near)
+    return out
+
+
+def _check_rows(positions: Sequence[object], rows: int) -> None:
+    if len(positions) != rows:
+        raise ValueError(f"positions: expected {rows}, got {len(positions)}")

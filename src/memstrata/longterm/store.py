@@ -70,8 +70,9 @@ class NewItem:
     """An item to store. ``id`` defaults to a fresh UUID; ``created_at`` to now.
 
     ``extra`` keys the retriever reads: ``thread`` + ``seq`` place a conversation
-    turn (adjacent turns blend their vectors when written in one call, and lend
-    each other context at retrieval), ``importance`` (0..1), ``speaker``.
+    turn (turns written in one call are indexed with their nearby turns' vectors and
+    words, and lend each other context at retrieval), ``importance`` (0..1),
+    ``speaker``.
     """
 
     text: str
@@ -194,12 +195,13 @@ class LongTermStore:
         if not items:
             return []
         clean = self._sanitize(collection, items)
+        positions = [_tenant_position(item) for item in clean]
         vectors = blend_adjacent(
             self._embedder.embed([item.text for item in clean]),
-            [_tenant_position(item) for item in clean],
+            positions,
             self._settings.adjacent_blend,
         )
-        return self._write(collection, clean, vectors)
+        return self._write(collection, clean, vectors, positions)
 
     def add_vectors(
         self, collection: str, items: Sequence[NewItem], vectors: NDArray[np.float32]
@@ -219,7 +221,10 @@ class LongTermStore:
         norms = np.linalg.norm(array, axis=1, keepdims=True)
         if not np.all(np.isfinite(norms)) or np.any(norms == 0):
             raise ValidationError("vectors", "rows must be finite and non-zero")
-        return self._write(collection, self._sanitize(collection, items), array / norms)
+        clean = self._sanitize(collection, items)
+        return self._write(
+            collection, clean, array / norms, [_tenant_position(item) for item in clean]
+        )
 
     def _sanitize(self, collection: str, items: Sequence[NewItem]) -> list[NewItem]:
         location = f"L3:{collection}"
@@ -237,12 +242,16 @@ class LongTermStore:
         return clean
 
     def _write(
-        self, collection: str, items: Sequence[NewItem], vectors: NDArray[np.float32]
+        self,
+        collection: str,
+        items: Sequence[NewItem],
+        vectors: NDArray[np.float32],
+        positions: Sequence[tuple[str, str, int] | None],
     ) -> list[str]:
         now = self._clock.now().timestamp()
         sparse = add_context_terms(
             [self._sparse.encode_document(item.text) for item in items],
-            [_tenant_position(item) for item in items],
+            positions,
             self._settings.context_terms,
         )
         points: list[Point] = []
