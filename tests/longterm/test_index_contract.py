@@ -20,7 +20,8 @@ from qdrant_client import QdrantClient
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import BackendUnavailableError, NotFoundError, ValidationError
 from memstrata.longterm.edge import EdgeIndex
-from memstrata.longterm.models import MEMORIES, Filter, Point
+from memstrata.longterm.fusion import rrf
+from memstrata.longterm.models import MEMORIES, Filter, Point, ScoredPoint, SparseVector
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.qdrant_server import QdrantServerIndex
 from memstrata.longterm.sparse import Bm25Encoder
@@ -99,6 +100,33 @@ def test_routes_can_skip_payloads(
     sparse = index.search_sparse(MEMORIES, BM25.encode_query("zx81q"), flt, 5, with_payload=False)
     assert len(dense) == 3 and ids(sparse) == [seeded["a_rare"].id]
     assert all(dict(p.payload) == {} for p in [*dense, *sparse])
+
+
+def test_fused_search_scores_as_python_rrf_within_the_tenant(
+    index: VectorIndex, seeded: dict[str, Point], hash_embedder: Embedder
+) -> None:
+    query = hash_embedder.embed(["invoice zx81q cat"])[0]
+    sparse_query = BM25.encode_query("invoice zx81q")
+    flt = Filter(tenant="acme")
+    fused = index.search_fused(
+        MEMORIES, query, sparse_query, flt, dense_limit=10, sparse_limit=10, limit=10
+    )
+    dense = index.search_dense(MEMORIES, query, flt, 10)
+    sparse = index.search_sparse(MEMORIES, sparse_query, flt, 10)
+    expected = rrf([[(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse]])
+    assert sorted(ids(fused)) == sorted(f.id for f in expected)  # acme's three, no globex
+    assert {p.id: p.score for p in fused} == pytest.approx({f.id: f.score for f in expected})
+    assert fused[0].id == seeded["a_rare"].id  # first in both routes
+    assert all(not p.payload for p in fused)  # ids and scores only
+    top2 = index.search_fused(
+        MEMORIES, query, sparse_query, flt, dense_limit=10, sparse_limit=10, limit=2
+    )
+    assert [(p.id, p.score) for p in top2] == [(p.id, p.score) for p in fused[:2]]
+    # Without BM25 terms the dense route alone is fused.
+    alone = index.search_fused(
+        MEMORIES, query, BM25.encode_query("the of"), flt, dense_limit=2, sparse_limit=5, limit=5
+    )
+    assert ids(alone) == ids(dense)[:2]
 
 
 def test_filters_user_types_time_and_extras(
@@ -259,6 +287,13 @@ def test_an_index_of_another_bm25_tokenizer_is_refused(
     client.close()
 
 
+def _tie_groups(points: list[ScoredPoint]) -> list[tuple[float, frozenset[str]]]:
+    groups: dict[float, set[str]] = {}
+    for point in points:
+        groups.setdefault(round(point.score, 6), set()).add(point.id)
+    return [(score, frozenset(found)) for score, found in sorted(groups.items(), reverse=True)]
+
+
 def test_both_adapters_return_same_ids_in_same_order(
     tmp_path: Path, make_index: IndexFactory
 ) -> None:
@@ -278,12 +313,18 @@ def test_both_adapters_return_same_ids_in_same_order(
             "created_at": float(i),
             "updated_at": float(i),
         }
-        points.append(Point(str(uuid.uuid4()), vec, BM25.encode_document(text), payload))
+        # BM25 weights jittered: equal texts' lengths and counts would tie their scores.
+        bm25 = BM25.encode_document(text)
+        jitter = rng.uniform(0.5, 1.5, size=len(bm25.values))
+        sparse = SparseVector(
+            bm25.indices, tuple(float(v * j) for v, j in zip(bm25.values, jitter, strict=True))
+        )
+        points.append(Point(str(uuid.uuid4()), vec, sparse, payload))
     adapters = [make_index(kind, tmp_path / kind) for kind in ("edge", "server")]
     for adapter in adapters:
         adapter.ensure_collections(32)
         adapter.upsert(MEMORIES, points)
-    compared = 0
+    compared = fused_compared = 0
     for q in range(12):
         flt = Filter(tenant=f"t{q % 3}", user=f"u{q % 2}" if q % 4 == 0 else None)
         qvec = rng.normal(size=32).astype(np.float32)
@@ -299,7 +340,37 @@ def test_both_adapters_return_same_ids_in_same_order(
                 [p.score for p in pair[0]], [p.score for p in pair[1]], rtol=1e-4
             )
             compared += 1
-    assert compared >= 12  # the tie escape hatch must not hollow the test out
+        routes = [
+            adapters[0].search_dense(MEMORIES, qvec, flt, 50, ef=256),
+            adapters[0].search_sparse(MEMORIES, BM25.encode_query(qtext), flt, 50),
+        ]
+        if any(len({round(p.score, 4) for p in r}) < len(r) for r in routes):
+            continue  # tied route ranks may differ, and so would the fused scores
+        fused = [
+            a.search_fused(
+                MEMORIES,
+                qvec,
+                BM25.encode_query(qtext),
+                flt,
+                # Deeper than a tenant's 40 points: the route lists are never cut.
+                dense_limit=50,
+                sparse_limit=50,
+                limit=8,
+                ef=256,
+            )
+            for a in adapters
+        ]
+        # RRF ties are common (dense rank r alone, BM25 rank r alone) and either
+        # order is right: compare the tie groups, all but the last (which limit cuts).
+        groups = [_tie_groups(points) for points in fused]
+        assert groups[0][:-1] == groups[1][:-1]
+        twins = {p.id: p.score for p in fused[1]}
+        for point in fused[0]:
+            if point.id in twins:
+                assert point.score == pytest.approx(twins[point.id], rel=1e-5)
+        fused_compared += 1
+    # The tie escape hatches must not hollow the test out.
+    assert compared >= 20 and fused_compared >= 10, (compared, fused_compared)
     for adapter in adapters:
         adapter.close()
 
@@ -362,7 +433,7 @@ def test_reads_after_writes_never_see_an_old_payload(
             "the cat moved to the sofa"
         ] * 3
     index.delete(MEMORIES, [pid], "acme")
-    assert _read_everything(index, pid, "acme", query) == [None, None, None]
+    assert _read_everything(index, pid, "acme", query) == [None] * 3
 
 
 def test_a_read_payload_is_never_served_to_another_tenant(
@@ -371,7 +442,7 @@ def test_a_read_payload_is_never_served_to_another_tenant(
     query = hash_embedder.embed(["cat on a mat"])[0]
     own = seeded["a_cat"].id
     assert _read_everything(index, own, "acme", query)[2] is not None  # now cached
-    assert _read_everything(index, own, "globex", query) == [None, None, None]
+    assert _read_everything(index, own, "globex", query) == [None] * 3
 
 
 def test_an_identical_search_sees_points_written_since(
