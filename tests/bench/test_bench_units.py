@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memstrata.bench.confidence import run_confidence_bench
-from memstrata.bench.layers import L2_OPERATIONS, bench_l2
+from memstrata.bench.layers import (
+    L2_OPERATIONS,
+    WARMUP_QUERIES,
+    _build_store,
+    _texts,
+    bench_l2,
+    bench_l3,
+    raw_edge_search,
+)
 from memstrata.bench.stats import percentile, summary_ms, summary_us
 from memstrata.errors import ValidationError
+from memstrata.longterm.edge import EdgeIndex
+from memstrata.longterm.models import MEMORIES
+from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.testing.embedders import HashEmbedder
 
 
@@ -63,3 +76,47 @@ def test_l2_bench_reports_both_raw_baselines(tmp_path: Path) -> None:
     assert set(result["by_op"]) == set(L2_OPERATIONS)
     assert all(op["p50_us"] > 0 for op in result["by_op"].values())
     assert result["overhead_ratio"] == round(result["p50_us"] / result["raw"]["p50_us"], 3)
+
+
+def test_l3_bench_reports_memstrata_against_the_raw_engine(tmp_path: Path) -> None:
+    result = bench_l3(tmp_path, [500], queries=8, embedder=HashEmbedder(32), progress=None)
+    row = result["500"]
+    assert row["queries"] == 8 and row["warmup_queries"] == WARMUP_QUERIES
+    assert 0 < row["p50_ms"] <= row["p99_ms"]
+    assert 0 < row["raw_edge"]["p50_ms"] <= row["raw_edge"]["p99_ms"]
+    assert row["overhead_ratio_vs_raw_edge"] == round(row["p50_ms"] / row["raw_edge"]["p50_ms"], 3)
+
+
+def test_the_raw_engine_baseline_finds_what_the_store_finds(tmp_path: Path) -> None:
+    # The baseline is only a floor if it does the same work: the same hits, each with
+    # the same cosine and payload (20 points per tenant, 10 asked).
+    embedder = HashEmbedder(32)
+    texts = _texts(random.Random(7), 200)
+    store = _build_store(tmp_path, 2000, embedder, embedder.embed(texts), texts, seed=3)
+    index = store.index
+    assert isinstance(index, EdgeIndex)
+    encoder = Bm25Encoder()
+    compared = 0
+    for i, query in enumerate(_texts(random.Random(11), 12)):
+        tenant = f"t{i % 100}"
+        vector = embedder.embed([query])[0]
+        hits = store.search(MEMORIES, query, tenant=tenant, k=11, query_vector=vector)
+        raw = raw_edge_search(
+            index.engine_shard(MEMORIES),
+            (vector / np.linalg.norm(vector)).tolist(),
+            encoder.encode_query(query),
+            tenant,
+            k=10,
+            depth=50,
+            ef=256,
+        )
+        by_id = {str(point_id): (score, payload) for point_id, score, payload in raw}
+        if len(hits) > 10 and round(hits[9].score, 6) == round(hits[10].score, 6):
+            continue  # a tie across the cut: either member is right
+        assert set(by_id) == {h.id for h in hits[:10]}
+        for hit in hits[:10]:
+            assert by_id[hit.id][0] == pytest.approx(hit.cosine, abs=1e-5)
+            assert by_id[hit.id][1]["text"] == hit.payload["text"]
+        compared += 1
+    assert compared >= 9
+    store.close()

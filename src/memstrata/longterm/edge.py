@@ -260,6 +260,12 @@ class EdgeIndex:
             assert self._dim is not None  # set together with the shards
             return self._shards[collection], self._dim
 
+    def engine_shard(self, collection: str) -> qe.EdgeShard:
+        """The collection's qdrant-edge shard itself, for benchmarks that time the
+        engine alone. Reads through it skip validation, the tenant rule and the caches:
+        never serve a caller through it."""
+        return self._shard(collection)[0]
+
     def upsert(self, collection: str, points: Sequence[Point]) -> None:
         """Insert or replace ``points`` in slices of ``UPSERT_BATCH``."""
         shard, dim = self._shard(collection)
