@@ -107,7 +107,8 @@ def test_the_raw_engine_baseline_finds_what_the_store_finds(tmp_path: Path) -> N
             encoder.encode_query(query),
             tenant,
             k=10,
-            depth=50,
+            dense_depth=50,
+            sparse_depth=50,
             ef=256,
         )
         by_id = {str(point_id): (score, payload) for point_id, score, payload in raw}

@@ -48,7 +48,7 @@ from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.fusion import ENGINE_RRF_K
 from memstrata.longterm.models import DENSE_VECTOR, SPARSE_VECTOR, SparseVector
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import LongTermStore, NewItem
+from memstrata.longterm.store import LongTermStore, NewItem, hybrid_route_depth
 from memstrata.working.embedded import EmbeddedValkey
 from memstrata.working.memory import WorkingMemory
 from memstrata.working.redis_backend import RedisBackend
@@ -224,7 +224,8 @@ def raw_edge_search(
     tenant: str,
     *,
     k: int,
-    depth: int,
+    dense_depth: int,
+    sparse_depth: int,
     ef: int,
 ) -> list[tuple[Any, float, Any]]:
     """A hybrid search as a caller of qdrant-edge alone would make it: the fused RRF
@@ -240,13 +241,13 @@ def raw_edge_search(
     )
     routes = [
         qe.Prefetch(
-            limit=depth,
+            limit=dense_depth,
             query=qe.Query.Nearest(vector, using=DENSE_VECTOR),
             filter=tenant_only,
             params=dense_params,
         ),
         qe.Prefetch(
-            limit=depth,
+            limit=sparse_depth,
             query=qe.Query.Nearest(
                 qe.SparseVector(list(sparse.indices), list(sparse.values)), using=SPARSE_VECTOR
             ),
@@ -289,7 +290,9 @@ def bench_l3(
     warmup_vecs = embedder.embed(warmup_texts)
     encoder = Bm25Encoder()
     settings = Settings().longterm
-    depth = min(settings.dense_top_n, 50)
+    # The route depths LongTermStore.search uses for k = 10.
+    dense_depth = hybrid_route_depth(settings.dense_top_n, 10)
+    sparse_depth = hybrid_route_depth(settings.sparse_top_n, 10)
     results: dict[str, Any] = {}
     for size in sizes:
         path = data_dir / f"qdrant_{size}"
@@ -334,7 +337,8 @@ def bench_l3(
                             sparse,
                             tenant,
                             k=10,
-                            depth=depth,
+                            dense_depth=dense_depth,
+                            sparse_depth=sparse_depth,
                             ef=settings.hnsw_ef,
                         )
                     )

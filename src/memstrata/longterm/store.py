@@ -128,7 +128,7 @@ def _check_collection(collection: str) -> str:
     return collection
 
 
-def _route_depth(top_n: int, k: int) -> int:
+def hybrid_route_depth(top_n: int, k: int) -> int:
     """How deep each route searches: the configured top-N, but no deeper than 5 x k
     (at least 20) - a router asking for 3 items gains nothing from fusing 2 x 50
     candidates, and every candidate costs an id conversion in Python."""
@@ -328,8 +328,8 @@ class LongTermStore:
                 qvec,
                 sparse_query,
                 flt,
-                dense_limit=_route_depth(self._settings.dense_top_n, k),
-                sparse_limit=_route_depth(self._settings.sparse_top_n, k),
+                dense_limit=hybrid_route_depth(self._settings.dense_top_n, k),
+                sparse_limit=hybrid_route_depth(self._settings.sparse_top_n, k),
                 limit=min(2 * k, MAX_K),
                 ef=self._settings.hnsw_ef,
             )
@@ -417,7 +417,7 @@ class LongTermStore:
             collection,
             qvec,
             flt,
-            _route_depth(self._settings.dense_top_n, k),
+            hybrid_route_depth(self._settings.dense_top_n, k),
             self._settings.hnsw_ef,
             with_payload=False,
         )
@@ -425,7 +425,7 @@ class LongTermStore:
             collection,
             sparse_query,
             flt,
-            _route_depth(self._settings.sparse_top_n, k),
+            hybrid_route_depth(self._settings.sparse_top_n, k),
             with_payload=False,
         )
         lists = [[(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse]]
