@@ -177,6 +177,37 @@ def test_dependent_read_extends_and_never_shortens(
         sess.get_step_result("a", reader_step="b")
 
 
+def test_a_dependent_read_without_a_plan_reads_the_result_unchanged(
+    sess: SessionWorkingMemory,
+) -> None:
+    sess.put_step_result("a", {"v": 1})
+    before = sess.get_step_result("a").ttl_remaining_s
+    got = sess.get_step_result("a", reader_step="b")
+    assert got.value == {"v": 1}
+    assert before is not None and got.ttl_remaining_s is not None
+    assert got.ttl_remaining_s <= before
+
+
+def test_hash_and_string_read_in_one_transaction(working_backend: WorkingBackendCase) -> None:
+    backend = working_backend.backend
+    sid = _sid()
+    result, plan = K.result_key(sid, "a"), K.plan_key(sid)
+    assert backend.read_hash_and_string(result, plan) == (None, None)
+    backend.set_string(plan, '{"p": 1}', 60_000)
+    assert backend.read_hash_and_string(result, plan) == (None, '{"p": 1}')
+    backend.write_hash(result, {"f": "1"}, 30_000)
+    found, text = backend.read_hash_and_string(result, plan)
+    assert found is not None and found[0] == {"f": "1"} and 29_000 < found[1] <= 30_000
+    assert text == '{"p": 1}'
+    # The string key holding a hash reads as no string, as get_value does.
+    wrong_type = backend.read_hash_and_string(result, result)
+    assert wrong_type[0] is not None and wrong_type[0][0] == {"f": "1"}
+    assert wrong_type[1] is None
+    backend.delete([plan])
+    found, text = backend.read_hash_and_string(result, plan)
+    assert found is not None and found[0] == {"f": "1"} and text is None
+
+
 # --- time series --------------------------------------------------------------------
 
 

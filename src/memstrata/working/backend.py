@@ -74,6 +74,16 @@ class KVBackend(Protocol):
         """HGETALL and PTTL in one transaction; None when missing."""
         ...
 
+    def read_hash_and_string(
+        self, key: str, string_key: str
+    ) -> tuple[tuple[dict[str, str], int] | None, str | None]:
+        """HGETALL key, PTTL key and GET string_key in one transaction: the hash as
+        :meth:`read_hash` returns it, and the string as :meth:`get_value` does.
+
+        ``string_key`` must hash to the same cluster slot as ``key``.
+        """
+        ...
+
     def expire_gt(self, key: str, ttl_ms: int) -> bool:
         """PEXPIRE key ttl_ms GT: only ever lengthens; False if not applied."""
         ...

@@ -112,6 +112,13 @@ class InMemoryBackend:
                 return None
             return dict(entry.value), self._ttl(entry)
 
+    def read_hash_and_string(
+        self, key: str, string_key: str
+    ) -> tuple[tuple[dict[str, str], int] | None, str | None]:
+        """HGETALL + PTTL + GET, under one lock."""
+        with self._lock:
+            return self.read_hash(key), self.get_value(string_key)
+
     def expire_gt(self, key: str, ttl_ms: int) -> bool:
         """PEXPIRE GT: a persistent key counts as infinite, so it is never changed."""
         with self._lock:

@@ -307,20 +307,26 @@ class SessionWorkingMemory:
         key = K.result_key(self._session_id, step_id)
         if reader_step is not None:
             check_id("reader_step", reader_step)
-        found = self._backend.read_hash(key)
+        plan_key = K.plan_key(self._session_id)
+        plan_text: str | None = None
+        if reader_step is None:
+            found = self._backend.read_hash(key)
+        else:
+            # A dependent read needs the plan too: one round trip for both.
+            found, plan_text = self._backend.read_hash_and_string(key, plan_key)
         if found is None:
             raise ContextMissError(key)
         raw, ttl_ms = found
-        if reader_step is not None:
-            extended = self._extend_for_reader(key, step_id, reader_step)
+        if reader_step is not None and plan_text is not None:
+            plan = _parse_plan(plan_key, plan_text)
+            extended = self._extend_for_reader(plan, key, step_id, reader_step)
             ttl_ms = extended if extended is not None else ttl_ms
         value, stored_at = split_meta(key, raw)
         return WorkingItem(key, value, ttl_seconds(ttl_ms), stored_at)
 
-    def _extend_for_reader(self, key: str, step_id: str, reader_step: str) -> int | None:
-        plan = self._load_plan()
-        if plan is None:
-            return None
+    def _extend_for_reader(
+        self, plan: StoredPlan, key: str, step_id: str, reader_step: str
+    ) -> int | None:
         ids = plan.graph.step_ids
         if step_id not in ids or reader_step not in ids:
             return None

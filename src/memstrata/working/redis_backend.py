@@ -149,6 +149,23 @@ class RedisBackend:
             return None
         return dict(fields), int(ttl)
 
+    def read_hash_and_string(
+        self, key: str, string_key: str
+    ) -> tuple[tuple[dict[str, str], int] | None, str | None]:
+        """HGETALL + PTTL + GET in MULTI (one round trip, one slot)."""
+        with _translated("HGETALL"):
+            pipe = self._client.pipeline(transaction=True)
+            pipe.hgetall(key)
+            pipe.pttl(key)
+            pipe.get(string_key)
+            fields, ttl, value = pipe.execute(raise_on_error=False)
+            for reply in (fields, ttl):
+                if isinstance(reply, Exception):
+                    raise reply
+        # GET of a key holding another type fails alone: as get_value, no string there.
+        text = value if isinstance(value, str) else None
+        return (dict(fields), int(ttl)) if fields else None, text
+
     def expire_gt(self, key: str, ttl_ms: int) -> bool:
         """PEXPIRE key ttl_ms GT."""
         with _translated("PEXPIRE"):
