@@ -260,7 +260,6 @@ def raw_edge_search(
             limit=k,
             prefetches=routes,
             query=qe.Fusion.Rrf(k=ENGINE_RRF_K),  # type: ignore[arg-type]
-            filter=tenant_only,
             with_payload=False,
         )
     )

@@ -527,7 +527,10 @@ class EdgeIndex:
                 prefetches=prefetches,
                 # The stubs type ``query`` as ``Fusion``; the engine takes its variants.
                 query=qe.Fusion.Rrf(k=ENGINE_RRF_K),  # type: ignore[arg-type]
-                filter=flt,
+                # No filter here: fusion only ranks what the filtered routes found, and
+                # an outer filter is merged into each route's, so every condition was
+                # checked twice (route() memories search, tenant + user + types filter:
+                # 2.2 -> 1.8 ms in the engine, same hits).
                 with_payload=False,
             )
             return [
