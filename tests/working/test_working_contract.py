@@ -188,6 +188,19 @@ def test_a_dependent_read_without_a_plan_reads_the_result_unchanged(
     assert got.ttl_remaining_s <= before
 
 
+def test_fields_read_alone(working_backend: WorkingBackendCase) -> None:
+    backend = working_backend.backend
+    sid = _sid()
+    key, text_key = K.result_key(sid, "a"), K.plan_key(sid)
+    assert backend.read_fields(key) is None
+    backend.write_hash(key, {"f": "1", "g": "2"}, None)
+    assert backend.read_fields(key) == {"f": "1", "g": "2"}
+    found = backend.read_hash(key)
+    assert found is not None and backend.read_fields(key) == found[0]
+    backend.set_string(text_key, "x", None)
+    assert backend.read_fields(text_key) is None  # not a hash: as a missing one
+
+
 def test_hash_and_string_read_in_one_transaction(working_backend: WorkingBackendCase) -> None:
     backend = working_backend.backend
     sid = _sid()

@@ -74,6 +74,10 @@ class KVBackend(Protocol):
         """HGETALL and PTTL in one transaction; None when missing."""
         ...
 
+    def read_fields(self, key: str) -> dict[str, str] | None:
+        """HGETALL alone (no TTL, no transaction); None when missing or not a hash."""
+        ...
+
     def read_hash_and_string(
         self, key: str, string_key: str
     ) -> tuple[tuple[dict[str, str], int] | None, str | None]:

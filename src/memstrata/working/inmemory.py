@@ -112,6 +112,11 @@ class InMemoryBackend:
                 return None
             return dict(entry.value), self._ttl(entry)
 
+    def read_fields(self, key: str) -> dict[str, str] | None:
+        """HGETALL."""
+        found = self.read_hash(key)
+        return None if found is None else found[0]
+
     def read_hash_and_string(
         self, key: str, string_key: str
     ) -> tuple[tuple[dict[str, str], int] | None, str | None]:

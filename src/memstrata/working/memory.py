@@ -136,10 +136,10 @@ class WorkingMemory:
     def get_preference(self, user_id: str, pref_type: str) -> Preference:
         """Read one preference; ContextMissError when absent."""
         key = K.pref_key(user_id, pref_type)
-        found = self._backend.read_hash(key)
+        found = self._backend.read_fields(key)  # preferences never expire: no TTL read
         if found is None:
             raise ContextMissError(key)
-        return _decode_preference(key, user_id, pref_type, found[0])
+        return _decode_preference(key, user_id, pref_type, found)
 
     def list_preferences(self, user_id: str) -> tuple[Preference, ...]:
         """Every preference of ``user_id``, ordered by type."""
@@ -147,9 +147,9 @@ class WorkingMemory:
         out = []
         for pref_type in sorted(self._backend.set_members(index)):
             key = K.pref_key(user_id, pref_type)
-            found = self._backend.read_hash(key)
+            found = self._backend.read_fields(key)
             if found is not None:
-                out.append(_decode_preference(key, user_id, pref_type, found[0]))
+                out.append(_decode_preference(key, user_id, pref_type, found))
         return tuple(out)
 
     def ping(self) -> bool:

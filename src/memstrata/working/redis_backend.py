@@ -149,6 +149,19 @@ class RedisBackend:
             return None
         return dict(fields), int(ttl)
 
+    def read_fields(self, key: str) -> dict[str, str] | None:
+        """HGETALL alone: ~100 us against ~160 for HGETALL + PTTL in MULTI."""
+        try:  # hot path: no context manager (see redis_errors.translated)
+            fields = self._client.hgetall(key)
+        except redis.ResponseError as exc:
+            if "WRONGTYPE" in str(exc):
+                return None
+            raise translated("redis HGETALL", exc) from exc
+        except REDIS_FAILURES as exc:
+            raise translated("redis HGETALL", exc) from exc
+        # The client decodes responses (decode_responses=True): keys and values are str.
+        return dict(cast("dict[str, str]", fields)) if fields else None
+
     def read_hash_and_string(
         self, key: str, string_key: str
     ) -> tuple[tuple[dict[str, str], int] | None, str | None]:
