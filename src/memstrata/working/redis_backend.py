@@ -8,7 +8,7 @@ redis-py exceptions are translated here, and only here, into memstrata's.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
@@ -39,6 +39,21 @@ def _int(value: Any) -> int:
         return int(value)
     except (TypeError, ValueError):
         return 0
+
+
+def _read_one(command: str, call: Callable[[str], Any], key: str) -> Any:
+    """One read command on a hot path; a key holding another type reads as absent.
+
+    No context manager here (see redis_errors.translated).
+    """
+    try:
+        return call(key)
+    except redis.ResponseError as exc:
+        if "WRONGTYPE" in str(exc):
+            return None
+        raise translated(f"redis {command}", exc) from exc
+    except REDIS_FAILURES as exc:
+        raise translated(f"redis {command}", exc) from exc
 
 
 class RedisBackend:
@@ -95,14 +110,7 @@ class RedisBackend:
 
     def get_value(self, key: str) -> str | None:
         """Plain GET (one round trip, no transaction)."""
-        try:  # hot path: no context manager (see redis_errors.translated)
-            value = self._client.get(key)
-        except redis.ResponseError as exc:
-            if "WRONGTYPE" in str(exc):
-                return None
-            raise translated("redis GET", exc) from exc
-        except REDIS_FAILURES as exc:
-            raise translated("redis GET", exc) from exc
+        value = _read_one("GET", self._client.get, key)
         return value if isinstance(value, str) else None
 
     def get_string(self, key: str) -> tuple[str, int] | None:
@@ -151,14 +159,7 @@ class RedisBackend:
 
     def read_fields(self, key: str) -> dict[str, str] | None:
         """HGETALL alone: ~100 us against ~160 for HGETALL + PTTL in MULTI."""
-        try:  # hot path: no context manager (see redis_errors.translated)
-            fields = self._client.hgetall(key)
-        except redis.ResponseError as exc:
-            if "WRONGTYPE" in str(exc):
-                return None
-            raise translated("redis HGETALL", exc) from exc
-        except REDIS_FAILURES as exc:
-            raise translated("redis HGETALL", exc) from exc
+        fields = _read_one("HGETALL", self._client.hgetall, key)
         # The client decodes responses (decode_responses=True): keys and values are str.
         return dict(cast("dict[str, str]", fields)) if fields else None
 
