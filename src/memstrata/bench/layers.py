@@ -25,6 +25,8 @@ import json
 import random
 import shutil
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +46,16 @@ from memstrata.embed.minilm import MiniLMEmbedder
 from memstrata.embed.protocol import Embedder
 from memstrata.engine import ContextEngine
 from memstrata.gateway import Sanitizer
-from memstrata.longterm.edge import EdgeIndex
+from memstrata.longterm.edge import (
+    EdgeIndex,
+    dense_params,
+    ids_filter,
+    sparse_params,
+    sparse_query,
+    tenant_filter,
+)
 from memstrata.longterm.fusion import ENGINE_RRF_K
-from memstrata.longterm.models import DENSE_VECTOR, SPARSE_VECTOR, SparseVector
+from memstrata.longterm.models import DENSE_VECTOR, SparseVector
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.longterm.store import LongTermStore, NewItem, hybrid_route_depth
 from memstrata.working.embedded import EmbeddedValkey
@@ -231,28 +240,23 @@ def raw_edge_search(
     """A hybrid search as a caller of qdrant-edge alone would make it: the fused RRF
     query, then the cosines and payloads of its top ``k`` by id; results read.
 
-    No validation, tokenizing, caches or tie handling: the engine's floor for the
-    answer :meth:`LongTermStore.search` gives.
+    The engine requests are built by the edge adapter's own pure builders, so they
+    are the ones :meth:`LongTermStore.search` sends; around them no validation,
+    tokenizing, caches or tie handling: the engine's floor for the same answer.
     """
-    own = qe.FieldCondition("tenant", match=qe.MatchValue(tenant))
-    tenant_only = qe.Filter(must=[own])
-    dense_params = qe.SearchParams(
-        hnsw_ef=ef, quantization=qe.QuantizationSearchParams(rescore=True, oversampling=2.0)
-    )
+    own = tenant_filter(tenant)
     routes = [
         qe.Prefetch(
             limit=dense_depth,
             query=qe.Query.Nearest(vector, using=DENSE_VECTOR),
-            filter=tenant_only,
-            params=dense_params,
+            filter=own,
+            params=dense_params(ef),
         ),
         qe.Prefetch(
             limit=sparse_depth,
-            query=qe.Query.Nearest(
-                qe.SparseVector(list(sparse.indices), list(sparse.values)), using=SPARSE_VECTOR
-            ),
-            filter=tenant_only,
-            params=qe.SearchParams(idf=qe.IdfParams(corpus=tenant_only)),
+            query=sparse_query(sparse),
+            filter=own,
+            params=sparse_params(tenant),
         ),
     ]
     fused = shard.query(
@@ -269,9 +273,10 @@ def raw_edge_search(
         qe.QueryRequest(
             limit=len(fused),
             query=qe.Query.Nearest(vector, using=DENSE_VECTOR),
-            filter=qe.Filter(must=[qe.HasIdCondition({p.id for p in fused}), own]),
+            # The engine's UUID objects as they came: a raw caller has no text ids.
+            filter=ids_filter([p.id for p in fused], tenant),
             with_payload=True,
-            params=dense_params,
+            params=dense_params(ef),
         )
     )
     return [(p.id, p.score, p.payload) for p in scored]
@@ -320,27 +325,25 @@ def bench_l3(
             text, vec = query_texts[i], query_vecs[i]
             unit = (vec / np.linalg.norm(vec)).tolist()
             sparse = encoder.encode_query(text)
+            ours = partial(store.search, "memories", text, tenant=tenant, k=10, query_vector=vec)
+            engine = partial(
+                raw_edge_search,
+                shard,
+                unit,
+                sparse,
+                tenant,
+                k=10,
+                dense_depth=dense_depth,
+                sparse_depth=sparse_depth,
+                ef=settings.hnsw_ef,
+            )
+            pairs: list[tuple[Callable[[], object], list[float]]] = [
+                (ours, samples),
+                (engine, raw),
+            ]
             # Alternate which goes first, so neither always runs on the other's warm cache.
-            order = (0, 1) if i % 2 else (1, 0)
-            for which in order:
-                if which == 0:
-                    samples.append(
-                        timed(store.search, "memories", text, tenant=tenant, k=10, query_vector=vec)
-                    )
-                else:
-                    raw.append(
-                        timed(
-                            raw_edge_search,
-                            shard,
-                            unit,
-                            sparse,
-                            tenant,
-                            k=10,
-                            dense_depth=dense_depth,
-                            sparse_depth=sparse_depth,
-                            ef=settings.hnsw_ef,
-                        )
-                    )
+            for call, into in pairs if i % 2 else pairs[::-1]:
+                into.append(timed(call))
         mem_s, raw_s = summary_ms(samples), summary_ms(raw)
         results[str(size)] = {
             **mem_s,
