@@ -15,7 +15,7 @@ from memstrata.clock import FakeClock
 from memstrata.config import LongTermSettings
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import ValidationError
-from memstrata.longterm.models import KNOWLEDGE, MEMORIES, Filter, Hit
+from memstrata.longterm.models import KNOWLEDGE, MEMORIES, Filter, Hit, ScoredPoint
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.longterm.store import LongTermStore, NewItem
@@ -212,6 +212,42 @@ def test_engine_fusion_equals_python_fusion(store: LongTermStore) -> None:
         cosines = {h.id: h.cosine for h in explained}
         assert all(h.cosine == pytest.approx(cosines[h.id]) for h in fast if h.id in cosines)
         assert all(h.dense_rank is None and h.sparse_rank is None for h in fast)
+
+
+class TiedFusion(CountingIndex):
+    """The engine's fusion answered with ``scores`` for ``ids`` (in reverse id order,
+    as an arbitrary engine cut would), recording each limit asked for."""
+
+    def __init__(self, inner: VectorIndex, ids: list[str], scores: list[float]) -> None:
+        super().__init__(inner)
+        self.ranked = sorted(zip(ids, scores, strict=True), key=lambda p: (-p[1], p[0]))
+        self.limits: list[int] = []
+
+    def search_fused(self, collection: str, *args: Any, limit: int, **kw: Any) -> Any:
+        self.limits.append(limit)
+        top = self.ranked[:limit]
+        ties = sorted(top, key=lambda p: (-p[1], p[0]), reverse=True)
+        return [ScoredPoint(i, s, {}) for i, s in sorted(ties, key=lambda p: -p[1])]
+
+
+@pytest.mark.parametrize(
+    ("tied", "limits"),
+    [(25, [12, 24, 48]), (11, [12]), (12, [12, 24]), (0, [12])],
+)
+def test_fusion_fetches_the_whole_tie_at_the_cut(
+    index: VectorIndex, hash_embedder: Embedder, tied: int, limits: list[int]
+) -> None:
+    """k = 10: the engine is asked for 12, then twice as many while the last one
+    fetched still ties with the 10th; the tie is ordered by id."""
+    writer = LongTermStore(index, hash_embedder, Bm25Encoder(), LongTermSettings())
+    ids = writer.add(MEMORIES, [NewItem(f"note {i}", tenant="t") for i in range(30)])
+    scores = [0.5] * tied + [0.4 - i / 1000 for i in range(30 - tied)]
+    spy = TiedFusion(index, ids, scores)
+    store = LongTermStore(spy, hash_embedder, Bm25Encoder(), LongTermSettings())  # type: ignore[arg-type]
+    hits = store.search(MEMORIES, "note", tenant="t", k=10)
+    assert spy.limits == limits
+    expected = sorted(zip(ids, scores, strict=True), key=lambda p: (-p[1], p[0]))[:10]
+    assert [(h.id, h.score) for h in hits] == expected
 
 
 def test_single_route_modes(store: LongTermStore, hash_embedder: Embedder) -> None:

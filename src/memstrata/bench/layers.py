@@ -254,7 +254,7 @@ def raw_edge_search(
         ),
         qe.Prefetch(
             limit=sparse_depth,
-            query=sparse_query(sparse),
+            query=sparse_query(sparse, tenant),
             filter=own,
             params=sparse_params(tenant),
         ),

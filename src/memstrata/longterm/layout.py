@@ -6,6 +6,8 @@ same ``ValidationError`` / ``NotFoundError`` before the engine is ever called.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Sequence
 from typing import Literal
 
@@ -13,7 +15,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.errors import NotFoundError, ValidationError
-from memstrata.longterm.models import COLLECTIONS, SPARSE_VECTOR, Point, check_point_id
+from memstrata.longterm.models import (
+    COLLECTIONS,
+    SPARSE_VECTOR,
+    Point,
+    SparseVector,
+    check_point_id,
+)
 
 IndexKind = Literal["tenant", "keyword", "float"]
 
@@ -31,6 +39,50 @@ PAYLOAD_INDEXES: tuple[tuple[str, IndexKind], ...] = (
     ("content_hash", "keyword"),
     ("kind", "keyword"),
 )
+
+_U32 = 0xFFFFFFFF
+
+
+@functools.lru_cache(maxsize=4096)
+def _tenant_key(tenant: str) -> int:
+    digest = hashlib.blake2b(tenant.encode("utf-8"), digest_size=4, person=b"bm25term").digest()
+    return int.from_bytes(digest, "little")
+
+
+def tenant_term_ids(sparse: SparseVector, tenant: str) -> list[int]:
+    """``sparse``'s term ids as stored and queried for ``tenant``: each tenant's own
+    32-bit term space.
+
+    Every query is tenant-filtered and its IDF counted over the tenant's points, so
+    a posting list holding every tenant's documents made the engine walk and filter
+    ~100x the postings it used (100 tenants): BM25 with the tenant IDF 0.76 -> 0.53
+    ms, the fused query 1.19 -> 0.96 ms at 100k points. The map is a bijection per
+    tenant (xor with a key from the tenant, then murmur3's finalizer, whose every
+    step is invertible), so a tenant's terms never merge and scores are unchanged;
+    two tenants' terms may share an id, which the tenant filter and the tenant IDF
+    corpus already keep apart.
+    """
+    key = _tenant_key(tenant)
+    ids = []
+    for index in sparse.indices:
+        h = index ^ key
+        h ^= h >> 16
+        h = (h * 0x85EBCA6B) & _U32
+        h ^= h >> 13
+        h = (h * 0xC2B2AE35) & _U32
+        h ^= h >> 16
+        ids.append(h)
+    return ids
+
+
+# A filtered dense search whose matches in a segment hold fewer kilobytes of vectors
+# than this scores them all (exactly) instead of walking the tenant's HNSW graph.
+# Measured (384 dims, k 50, ef 256, int8 + rescoring): a tenant of 1,000 / 2,000 /
+# 4,000 / 8,000 points takes 0.19 / 0.33 / 0.79 / 1.78 ms scored in full against
+# 0.34 / 0.46 / 0.59 / 0.72 ms through its graph, so the cut is near 2,800 points
+# (4,000 KB of float32 vectors). The engine's default (1,000 KB, ~670 points) sent
+# a 1,000-point tenant through its graph: 0.40 ms where a full scan takes 0.27.
+FULL_SCAN_KB = 4000
 
 # Upserts are sent in slices so 100k-point loads do not build one giant request.
 UPSERT_BATCH = 1024

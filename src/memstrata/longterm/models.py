@@ -34,8 +34,9 @@ COLLECTIONS: tuple[str, ...] = (MEMORIES, KNOWLEDGE, HOT_KNOWLEDGE, MEMORIES_COL
 DENSE_VECTOR = "dense"
 # The name carries the BM25 tokenizer's version (memstrata.longterm.sparse): an index
 # whose sparse vectors another tokenizer built would match fewer words without a
-# sign, so both adapters refuse to open it. Bump with any change to ``tokenize``.
-SPARSE_VECTOR = "bm25_v2"
+# sign, so both adapters refuse to open it. Bump with any change to ``tokenize`` or
+# to how term ids are stored (v3: each tenant's own term space, ``tenant_term_ids``).
+SPARSE_VECTOR = "bm25_v3"
 
 # Payload keys the facade always writes; ``Filter.extras`` may not shadow them.
 RESERVED_KEYS = frozenset({"tenant", "user", "type", "text", "created_at", "updated_at", "source"})

@@ -27,6 +27,7 @@ from memstrata.errors import (
 from memstrata.frozen import thaw
 from memstrata.longterm.fusion import rrf
 from memstrata.longterm.layout import (
+    FULL_SCAN_KB,
     PAYLOAD_INDEXES,
     UPSERT_BATCH,
     IndexKind,
@@ -37,6 +38,7 @@ from memstrata.longterm.layout import (
     check_limit,
     check_points,
     check_query_vector,
+    tenant_term_ids,
 )
 from memstrata.longterm.models import (
     COLLECTIONS,
@@ -102,7 +104,8 @@ def _client_point(point: Point) -> qm.PointStruct:
         vector={
             DENSE_VECTOR: point.dense.tolist(),
             SPARSE_VECTOR: qm.SparseVector(
-                indices=list(point.sparse.indices), values=list(point.sparse.values)
+                indices=tenant_term_ids(point.sparse, point.payload["tenant"]),
+                values=list(point.sparse.values),
             ),
         },
         payload=thaw(point.payload),
@@ -153,7 +156,9 @@ class QdrantServerIndex:
                         SPARSE_VECTOR: qm.SparseVectorParams(modifier=qm.Modifier.IDF)
                     },
                     # Qdrant's multitenancy layout: no global graph, one per tenant.
-                    hnsw_config=qm.HnswConfigDiff(m=0, payload_m=16),
+                    hnsw_config=qm.HnswConfigDiff(
+                        m=0, payload_m=16, full_scan_threshold=FULL_SCAN_KB
+                    ),
                     quantization_config=qm.ScalarQuantization(
                         scalar=qm.ScalarQuantizationConfig(type=qm.ScalarType.INT8, always_ram=True)
                     ),
@@ -272,7 +277,9 @@ class QdrantServerIndex:
         with _engine_errors("sparse search"):
             response = self._client.query_points(
                 collection,
-                query=qm.SparseVector(indices=list(sparse.indices), values=list(sparse.values)),
+                query=qm.SparseVector(
+                    indices=tenant_term_ids(sparse, filter.tenant), values=list(sparse.values)
+                ),
                 using=SPARSE_VECTOR,
                 query_filter=client_filter(filter),
                 limit=limit,
