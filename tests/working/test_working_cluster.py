@@ -44,8 +44,9 @@ def test_sessions_spread_over_nodes_and_each_stays_in_one_slot(
         sid = key.split("{", 1)[1].split("}", 1)[0]
         per_session[sid].add((node, slot_of[key]))
     assert set(per_session) == set(sessions)
-    # 5 wm keys per session (plan, api, result, ts, pending) + preference and its index.
-    assert len(node_of) == 24 * 7
+    # 6 wm keys per session (plan, its extension table, api, result, ts, pending) +
+    # preference and its index.
+    assert len(node_of) == 24 * 8
     for sid, placements in per_session.items():
         # Everything tagged {sid} (wm:{sid}:* and pref:{sid}:*) lives in one slot.
         assert len(placements) == 1, f"{sid} split over {placements}"

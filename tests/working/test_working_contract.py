@@ -156,11 +156,14 @@ def test_result_ttl_is_floored(working_backend: WorkingBackendCase) -> None:
     assert ttl == 30.0
 
 
+@pytest.mark.parametrize("table", [True, False], ids=["one-round-trip", "plan-without-table"])
 def test_dependent_read_extends_and_never_shortens(
-    working_backend: WorkingBackendCase, sess: SessionWorkingMemory
+    working_backend: WorkingBackendCase, sess: SessionWorkingMemory, table: bool
 ) -> None:
     # a (0.2 s) -> b (0.3 s): a's result lives 2 x 0.5 = 1.0 s from plan start.
     sess.plan_steps(StepGraph.of([("a", 0.2, []), ("b", 0.3, ["a"]), ("z", 0.1, [])]))
+    if not table:  # a plan written before extension tables: read and extended in Python
+        working_backend.backend.delete([K.plan_extensions_key(sess.session_id)])
     sess.put_step_result("a", {"v": 1})
     fresh = sess.get_step_result("a", reader_step="b").ttl_remaining_s
     # Extension (2 x (0.5 - 0.2) = 0.6 s) is shorter than what is left: unchanged.
@@ -201,24 +204,36 @@ def test_fields_read_alone(working_backend: WorkingBackendCase) -> None:
     assert backend.read_fields(text_key) is None  # not a hash: as a missing one
 
 
-def test_hash_and_string_read_in_one_transaction(working_backend: WorkingBackendCase) -> None:
+def test_hash_read_extending_from_a_table(working_backend: WorkingBackendCase) -> None:
     backend = working_backend.backend
     sid = _sid()
-    result, plan = K.result_key(sid, "a"), K.plan_key(sid)
-    assert backend.read_hash_and_string(result, plan) == (None, None)
-    backend.set_string(plan, '{"p": 1}', 60_000)
-    assert backend.read_hash_and_string(result, plan) == (None, '{"p": 1}')
+    result, table, plan = K.result_key(sid, "a"), K.plan_extensions_key(sid), K.plan_key(sid)
+
+    def read(field: str = "a>b", floor_ms: int = 0) -> Any:
+        return backend.read_hash_extending(result, table, field, floor_ms, plan)
+
+    assert read() == (None, "none")
     backend.write_hash(result, {"f": "1"}, 30_000)
-    found, text = backend.read_hash_and_string(result, plan)
-    assert found is not None and found[0] == {"f": "1"} and 29_000 < found[1] <= 30_000
-    assert text == '{"p": 1}'
-    # The string key holding a hash reads as no string, as get_value does.
-    wrong_type = backend.read_hash_and_string(result, result)
-    assert wrong_type[0] is not None and wrong_type[0][0] == {"f": "1"}
-    assert wrong_type[1] is None
-    backend.delete([plan])
-    found, text = backend.read_hash_and_string(result, plan)
-    assert found is not None and found[0] == {"f": "1"} and text is None
+    found, source = read()
+    assert source == "none" and found is not None and found[0] == {"f": "1"}
+    backend.set_string(plan, "{}", 60_000)
+    assert read()[1] == "fallback"  # a plan without a table: the caller extends
+    assert 29_000 < backend.pttl(result) <= 30_000
+    backend.write_hash(table, {"*": "", "a>b": "50000", "a>c": "10000"}, 60_000)
+    found, source = read()
+    assert source == "table" and found is not None and 49_000 < found[1] <= 50_000
+    assert 49_000 < backend.pttl(result) <= 50_000
+    # Never shortened: a shorter extension, or a field the table lacks, keeps the TTL.
+    for field in ("a>c", "x>y"):
+        found, source = read(field)
+        assert source == "table" and found is not None and 49_000 < found[1] <= 50_000
+    # The floor wins over a shorter extension.
+    found, _ = read("a>c", floor_ms=80_000)
+    assert found is not None and 79_000 < found[1] <= 80_000
+    # A persistent result counts as infinite (PEXPIRE GT): never given an expiry.
+    backend.write_hash(result, {"f": "2"}, None)
+    found, _ = read()
+    assert found == ({"f": "2"}, -1)
 
 
 # --- time series --------------------------------------------------------------------
@@ -281,9 +296,10 @@ def test_keys_and_clear(sess: SessionWorkingMemory) -> None:
         "ts": "zset",
         "pending_tasks": "set",
         "plan": "string",
+        "plan_ext": "hash",
     }
     assert all(k.ttl_remaining_s is None or k.ttl_remaining_s > 0 for k in live)
-    assert sess.clear() == 5
+    assert sess.clear() == 6
     assert sess.keys() == ()
 
 

@@ -11,10 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 NO_KEY = -2
 NO_EXPIRY = -1
+
+ExtensionSource = Literal["table", "fallback", "none"]
+"""Where :meth:`KVBackend.read_hash_extending` found what sizes the TTL: the table
+(extension applied if it holds the field), only the fallback key (the caller
+extends), or neither (no extension)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,13 +83,15 @@ class KVBackend(Protocol):
         """HGETALL alone (no TTL, no transaction); None when missing or not a hash."""
         ...
 
-    def read_hash_and_string(
-        self, key: str, string_key: str
-    ) -> tuple[tuple[dict[str, str], int] | None, str | None]:
-        """HGETALL key, PTTL key and GET string_key in one transaction: the hash as
-        :meth:`read_hash` returns it, and the string as :meth:`get_value` does.
+    def read_hash_extending(
+        self, key: str, table_key: str, field: str, floor_ms: int, fallback_key: str
+    ) -> tuple[tuple[dict[str, str], int] | None, ExtensionSource]:
+        """In one atomic step: HGETALL and PTTL of ``key`` and, when the hash
+        ``table_key`` exists and holds ``field`` (a TTL in ms), PEXPIRE key
+        max(that, ``floor_ms``) GT. The TTL returned is the one after the extension.
 
-        ``string_key`` must hash to the same cluster slot as ``key``.
+        The source says whether ``table_key`` existed, or only ``fallback_key``, or
+        neither. All keys must hash to the same cluster slot.
         """
         ...
 

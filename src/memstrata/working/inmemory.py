@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from memstrata.clock import Clock
-from memstrata.working.backend import NO_EXPIRY, NO_KEY, BackendInfo, KeyInfo
+from memstrata.working.backend import (
+    NO_EXPIRY,
+    NO_KEY,
+    BackendInfo,
+    ExtensionSource,
+    KeyInfo,
+)
 
 
 @dataclass(slots=True)
@@ -117,12 +123,21 @@ class InMemoryBackend:
         found = self.read_hash(key)
         return None if found is None else found[0]
 
-    def read_hash_and_string(
-        self, key: str, string_key: str
-    ) -> tuple[tuple[dict[str, str], int] | None, str | None]:
-        """HGETALL + PTTL + GET, under one lock."""
+    def read_hash_extending(
+        self, key: str, table_key: str, field: str, floor_ms: int, fallback_key: str
+    ) -> tuple[tuple[dict[str, str], int] | None, ExtensionSource]:
+        """HGETALL + PTTL, then PEXPIRE GT from the table, under one lock."""
         with self._lock:
-            return self.read_hash(key), self.get_value(string_key)
+            found = self.read_hash(key)
+            if found is None:
+                return None, "none"
+            table = self._live(table_key)
+            if table is None:
+                return found, "fallback" if self._live(fallback_key) is not None else "none"
+            wanted = table.value.get(field) if table.kind == "hash" else None
+            if wanted is not None and self.expire_gt(key, max(int(wanted), floor_ms)):
+                return (found[0], self._ttl(self._live(key))), "table"
+            return found, "table"
 
     def expire_gt(self, key: str, ttl_ms: int) -> bool:
         """PEXPIRE GT: a persistent key counts as infinite, so it is never changed."""

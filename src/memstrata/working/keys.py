@@ -123,6 +123,21 @@ def plan_key(session_id: str) -> str:
     return f"{session_prefix(session_id)}plan"
 
 
+def plan_extensions_key(session_id: str) -> str:
+    """Hash key of the stored plan's read extensions: ``extension_field`` -> TTL in ms."""
+    return f"{session_prefix(session_id)}plan_ext"
+
+
+# Written with every plan so the table exists even when no step has a dependent.
+PLAN_EXTENSIONS_MARKER = "*"
+
+
+def extension_field(step_id: str, reader_step: str) -> str:
+    """The plan extensions field for ``reader_step`` reading ``step_id``'s result
+    (``>`` is outside the id alphabet, so no two pairs share a field)."""
+    return f"{step_id}>{reader_step}"
+
+
 def pref_key(user_id: str, pref_type: str) -> str:
     """Hash key of one structured user preference."""
     uid = check_id("user_id", user_id)

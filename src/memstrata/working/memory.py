@@ -11,6 +11,9 @@ plan was stored, and never less than ``min_result_ttl_s``; a step without
 dependents, or any step when there is no plan, gets ``default_result_ttl_s``. When
 a dependent reads the result, the TTL is raised (PEXPIRE GT, never lowered) to
 cover the estimated time from that reader's start to the last dependent's end, x 2.
+That extension depends on the plan alone, so :meth:`plan_steps` stores it for every
+(step, dependent) pair beside the plan, and a dependent read takes the result and
+its extension in one round trip.
 
 Every value passes the optional sanitizing gateway before it is validated and
 encoded; bad input raises ValidationError naming the field before anything is
@@ -178,6 +181,17 @@ def _parse_plan(key: str, text: str) -> StoredPlan:
         raise BackendError(f"corrupt plan stored at {key}") from exc
 
 
+def _extension_table(graph: StepGraph) -> dict[str, str]:
+    """Every (step, dependent) pair's TTL on read in ms, and the table's marker."""
+    table = {K.PLAN_EXTENSIONS_MARKER: ""}
+    for step_id in graph.step_ids:
+        for reader in graph.dependents(step_id):
+            ext_s = graph.extension_on_read_s(step_id, reader)
+            if ext_s is not None and ext_s > 0:
+                table[K.extension_field(step_id, reader)] = str(K.seconds_to_ms("ttl_s", ext_s))
+    return table
+
+
 def _decode_preference(key: str, user_id: str, pref_type: str, raw: dict[str, str]) -> Preference:
     try:
         return Preference(
@@ -254,9 +268,13 @@ class SessionWorkingMemory:
         payload = json.dumps({"stored_at": now.isoformat(), "graph": graph.to_json()})
         # The plan must outlive every result it sizes.
         ttl_s = max(self._settings.default_result_ttl_s, TTL_SAFETY_FACTOR * graph.makespan_s())
-        self._backend.set_string(
-            K.plan_key(self._session_id), payload, K.seconds_to_ms("ttl_s", ttl_s)
+        ttl_ms = K.seconds_to_ms("ttl_s", ttl_s)
+        # Extensions first: a reader that finds the plan but no table falls back to
+        # reading the plan, so a failure between the two writes loses nothing.
+        self._backend.write_hash(
+            K.plan_extensions_key(self._session_id), _extension_table(graph), ttl_ms
         )
+        self._backend.set_string(K.plan_key(self._session_id), payload, ttl_ms)
         return StoredPlan(graph, now)
 
     def get_plan(self) -> StoredPlan:
@@ -305,24 +323,39 @@ class SessionWorkingMemory:
     def get_step_result(self, step_id: str, reader_step: str | None = None) -> WorkingItem:
         """Read a step result; a dependent ``reader_step`` extends its TTL (never shortens)."""
         key = K.result_key(self._session_id, step_id)
-        if reader_step is not None:
-            check_id("reader_step", reader_step)
-        plan_key = K.plan_key(self._session_id)
-        plan_text: str | None = None
         if reader_step is None:
             found = self._backend.read_hash(key)
         else:
-            # A dependent read needs the plan too: one round trip for both.
-            found, plan_text = self._backend.read_hash_and_string(key, plan_key)
+            check_id("reader_step", reader_step)
+            found = self._read_extending(key, step_id, reader_step)
         if found is None:
             raise ContextMissError(key)
         raw, ttl_ms = found
-        if reader_step is not None and plan_text is not None:
-            plan = _parse_plan(plan_key, plan_text)
-            extended = self._extend_for_reader(plan, key, step_id, reader_step)
-            ttl_ms = extended if extended is not None else ttl_ms
         value, stored_at = split_meta(key, raw)
         return WorkingItem(key, value, ttl_seconds(ttl_ms), stored_at)
+
+    def _read_extending(
+        self, key: str, step_id: str, reader_step: str
+    ) -> tuple[dict[str, str], int] | None:
+        """The result and its TTL after ``reader_step``'s extension: one round trip
+        with the plan's extension table, three for a plan stored without one."""
+        minimum = self._settings.min_result_ttl_s
+        plan_key = K.plan_key(self._session_id)
+        found, source = self._backend.read_hash_extending(
+            key,
+            K.plan_extensions_key(self._session_id),
+            K.extension_field(step_id, reader_step),
+            K.seconds_to_ms("min_result_ttl_s", minimum) if minimum > 0 else 0,
+            plan_key,
+        )
+        if found is None or source != "fallback":
+            return found
+        plan_text = self._backend.get_value(plan_key)
+        if plan_text is None:
+            return found
+        plan = _parse_plan(plan_key, plan_text)
+        extended = self._extend_for_reader(plan, key, step_id, reader_step)
+        return found if extended is None else (found[0], extended)
 
     def _extend_for_reader(
         self, plan: StoredPlan, key: str, step_id: str, reader_step: str

@@ -17,7 +17,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from memstrata.errors import ConfigError
-from memstrata.working.backend import NO_KEY, BackendInfo, KeyInfo
+from memstrata.working.backend import NO_KEY, BackendInfo, ExtensionSource, KeyInfo
 from memstrata.working.redis_errors import REDIS_FAILURES, redis_errors, translated
 
 CLUSTER_SCHEME = "redis+cluster"
@@ -56,6 +56,25 @@ def _read_one(command: str, call: Callable[[str], Any], key: str) -> Any:
         raise translated(f"redis {command}", exc) from exc
 
 
+# read_hash_extending: one EVALSHA instead of a MULTI read and a PEXPIRE (~160 us
+# against ~320 on the embedded server). Only key-level primitives: what sizes the
+# TTL is computed by working memory and stored in the table.
+_READ_EXTENDING_LUA = """
+local fields = redis.call('HGETALL', KEYS[1])
+if #fields == 0 then return {fields, -2, 'none'} end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  local source = redis.call('EXISTS', KEYS[3]) == 1 and 'fallback' or 'none'
+  return {fields, redis.call('PTTL', KEYS[1]), source}
+end
+local wanted = redis.call('HGET', KEYS[2], ARGV[1])
+if wanted then
+  local ttl = math.max(tonumber(wanted), tonumber(ARGV[2]))
+  redis.call('PEXPIRE', KEYS[1], ttl, 'GT')
+end
+return {fields, redis.call('PTTL', KEYS[1]), 'table'}
+"""
+
+
 class RedisBackend:
     """Working-memory storage on a Redis/Valkey server or cluster.
 
@@ -67,6 +86,7 @@ class RedisBackend:
     def __init__(self, client: redis.Redis | RedisCluster) -> None:
         self._client = client
         self._is_cluster = isinstance(client, RedisCluster)
+        self._read_extending = client.register_script(_READ_EXTENDING_LUA)
 
     @classmethod
     def from_url(
@@ -163,22 +183,18 @@ class RedisBackend:
         # The client decodes responses (decode_responses=True): keys and values are str.
         return dict(cast("dict[str, str]", fields)) if fields else None
 
-    def read_hash_and_string(
-        self, key: str, string_key: str
-    ) -> tuple[tuple[dict[str, str], int] | None, str | None]:
-        """HGETALL + PTTL + GET in MULTI (one round trip, one slot)."""
-        with _translated("HGETALL"):
-            pipe = self._client.pipeline(transaction=True)
-            pipe.hgetall(key)
-            pipe.pttl(key)
-            pipe.get(string_key)
-            fields, ttl, value = pipe.execute(raise_on_error=False)
-            for reply in (fields, ttl):
-                if isinstance(reply, Exception):
-                    raise reply
-        # GET of a key holding another type fails alone: as get_value, no string there.
-        text = value if isinstance(value, str) else None
-        return (dict(fields), int(ttl)) if fields else None, text
+    def read_hash_extending(
+        self, key: str, table_key: str, field: str, floor_ms: int, fallback_key: str
+    ) -> tuple[tuple[dict[str, str], int] | None, ExtensionSource]:
+        """HGETALL, PTTL and the table's PEXPIRE GT in one Lua script."""
+        with _translated("EVALSHA"):
+            flat, ttl, source = self._read_extending(
+                keys=[key, table_key, fallback_key], args=[field, floor_ms]
+            )
+        if not flat:
+            return None, "none"
+        fields = dict(zip(flat[::2], flat[1::2], strict=True))
+        return (fields, int(ttl)), cast("ExtensionSource", source)
 
     def expire_gt(self, key: str, ttl_ms: int) -> bool:
         """PEXPIRE key ttl_ms GT."""
