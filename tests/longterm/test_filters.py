@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from qdrant_client import models as qm
 
 from memstrata.longterm.edge import edge_filter
@@ -63,3 +65,20 @@ def test_ids_are_an_extra_condition_inside_the_tenant() -> None:
     must = edge_filter(Filter(tenant="acme", ids=(pid,))).must
     assert must is not None and must[0].key == "tenant"  # type: ignore[union-attr]
     assert {str(i) for i in must[1].point_ids} == {pid}  # type: ignore[union-attr]
+
+
+def test_ids_filter_takes_the_engine_id_objects_it_is_given() -> None:
+    pid, other = "0b0c5a86-8f5e-4b0a-9a39-8d7b9f3c2a11", "1c0c5a86-8f5e-4b0a-9a39-8d7b9f3c2a11"
+    flt = Filter(tenant="acme", ids=(pid, other))
+    must = edge_filter(flt, {pid: uuid.UUID(pid)}).must
+    assert must is not None
+    assert {str(i) for i in must[1].point_ids} == {pid, other}  # type: ignore[union-attr]
+
+
+def test_filters_without_ids_are_built_once_per_value_and_type() -> None:
+    first = edge_filter(Filter(tenant="acme", user="u1"))
+    assert edge_filter(Filter(tenant="acme", user="u1")) is first
+    assert edge_filter(Filter(tenant="acme", user="u2")) is not first
+    # 1 == True in Python: the cache must not hand one's filter to the other.
+    one = edge_filter(Filter(tenant="acme", extras=(("flag", 1),)))
+    assert edge_filter(Filter(tenant="acme", extras=(("flag", True),))) is not one

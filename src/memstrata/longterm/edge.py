@@ -8,6 +8,7 @@ path sees every acknowledged write. Request building is done by the pure
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -70,8 +71,27 @@ def tenant_filter(tenant: str) -> qe.Filter:
     return qe.Filter(must=[qe.FieldCondition("tenant", match=qe.MatchValue(tenant))])
 
 
-def edge_filter(flt: Filter) -> qe.Filter:
-    """Translate a :class:`Filter` into a qdrant-edge filter; tenant always first."""
+def edge_filter(flt: Filter, id_objects: Mapping[str, Any] | None = None) -> qe.Filter:
+    """Translate a :class:`Filter` into a qdrant-edge filter; tenant always first.
+
+    ``id_objects``: engine id objects for some of ``flt.ids`` (the binding takes a
+    ``uuid.UUID`` faster than it parses text: 2.6 against 3.8 us an id).
+    """
+    if flt.ids is None:
+        # The value types join the key: 1 == True, but MatchValue(1) is not MatchValue(True).
+        return _scope_filter(flt, tuple(type(value) for _, value in flt.extras))
+    ids = flt.ids if not id_objects else [id_objects.get(i, i) for i in flt.ids]
+    return _build_filter(flt, ids)
+
+
+@functools.lru_cache(maxsize=1024)
+def _scope_filter(flt: Filter, extra_types: tuple[type, ...]) -> qe.Filter:
+    # Without ids a filter is one of few (a tenant, a user, a type set) and is sent
+    # with every search: built once. The engine copies it into each request.
+    return _build_filter(flt, None)
+
+
+def _build_filter(flt: Filter, ids: Iterable[Any] | None) -> qe.Filter:
     must: list[Any] = [qe.FieldCondition("tenant", match=qe.MatchValue(flt.tenant))]
     if flt.user is not None:
         must.append(qe.FieldCondition("user", match=qe.MatchValue(flt.user)))
@@ -83,8 +103,8 @@ def edge_filter(flt: Filter) -> qe.Filter:
         must.append(qe.FieldCondition("created_at", range=qe.RangeFloat(gt=after, lt=before)))
     for key, value in flt.extras:
         must.append(qe.FieldCondition(key, match=qe.MatchValue(value)))
-    if flt.ids is not None:
-        must.append(qe.HasIdCondition(set(flt.ids)))
+    if ids is not None:
+        must.append(qe.HasIdCondition(set(ids)))
     return qe.Filter(must=must)
 
 
@@ -166,6 +186,7 @@ def _dense_of(vector: Any) -> NDArray[np.float32] | None:
     return None
 
 
+@functools.lru_cache(maxsize=64)
 def dense_params(ef: int | None) -> qe.SearchParams:
     # Rescoring with the original vectors keeps ``score`` an exact cosine (callers
     # compare it to confidence thresholds) despite int8 storage; 2x oversampling
@@ -175,6 +196,7 @@ def dense_params(ef: int | None) -> qe.SearchParams:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def sparse_params(tenant: str) -> qe.SearchParams:
     # A tenant-scoped IDF corpus: another tenant's documents must not change this
     # tenant's scores (that would leak their vocabulary through ranking).
@@ -220,6 +242,7 @@ class EdgeIndex:
         self._shards: dict[str, qe.EdgeShard] = {}
         # Swapped whole, never mutated: threads read a consistent (key, values) pair.
         self._last_query: tuple[bytes, list[float]] | None = None
+        self._id_objects: Mapping[str, Any] = {}
         self._dim: int | None = None
         self._closed = False
 
@@ -469,7 +492,7 @@ class EdgeIndex:
             request = qe.QueryRequest(
                 limit=limit,
                 query=qe.Query.Nearest(query, using=DENSE_VECTOR),
-                filter=edge_filter(filter),
+                filter=edge_filter(filter, self._id_objects),
                 with_payload=engine_payloads,
                 params=dense_params(ef),
             )
@@ -561,10 +584,16 @@ class EdgeIndex:
                 # 2.2 -> 1.8 ms in the engine, same hits).
                 with_payload=False,
             )
-            return [
-                ScoredPoint(point_id_text(p.id), float(p.score), EMPTY_PAYLOAD)
-                for p in shard.query(request)
-            ]
+            hits: list[ScoredPoint] = []
+            objects: dict[str, Any] = {}
+            for point in shard.query(request):
+                engine_id = point.id
+                text = point_id_text(engine_id)
+                objects[text] = engine_id
+                hits.append(ScoredPoint(text, float(point.score), EMPTY_PAYLOAD))
+            # The next read by these ids (their cosines) passes the objects back.
+            self._id_objects = objects
+            return hits
 
         key = (
             "fused",

@@ -9,6 +9,7 @@ by tenant inside the engine, and fuses them with the pure functions of
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -491,12 +492,21 @@ class LongTermStore:
         if query_vector is None:
             return np.asarray(self._embedder.embed([query])[0], dtype=np.float32)
         array = np.asarray(query_vector, dtype=np.float32)
-        if array.shape != (self._embedder.dim,) or not np.isfinite(array).all():
+        if array.shape != (self._embedder.dim,):
             raise ValidationError("query_vector", f"must be {self._embedder.dim} finite floats")
-        norm = float(np.linalg.norm(array))
-        if norm == 0:
+        # One dot product checks and normalizes: it is finite only if every element is
+        # (or, rarely, huge finite elements overflowed float32: redone in float64).
+        with np.errstate(over="ignore", invalid="ignore"):
+            square = float(np.dot(array, array))
+        if not math.isfinite(square):
+            if not np.isfinite(array).all():
+                raise ValidationError("query_vector", f"must be {self._embedder.dim} finite floats")
+            wide = array.astype(np.float64)
+            square = float(np.dot(wide, wide))
+        if square == 0:
             raise ValidationError("query_vector", "must not be all zeros")
-        return array / norm
+        normalized: NDArray[np.float32] = array / np.float32(math.sqrt(square))
+        return normalized
 
     def get(self, collection: str, ids: Sequence[str], *, tenant: str) -> list[Record]:
         """The tenant's items among ``ids`` (another tenant's id yields nothing)."""
