@@ -12,9 +12,12 @@ import pytest
 from memstrata.bench.confidence import run_confidence_bench
 from memstrata.bench.layers import (
     L2_OPERATIONS,
+    TIMING_BLOCK,
     WARMUP_QUERIES,
     _build_store,
     _texts,
+    _time_in_blocks,
+    _time_interleaved,
     bench_l2,
     bench_l3,
     raw_edge_search,
@@ -85,6 +88,28 @@ def test_l3_bench_reports_memstrata_against_the_raw_engine(tmp_path: Path) -> No
     assert 0 < row["p50_ms"] <= row["p99_ms"]
     assert 0 < row["raw_edge"]["p50_ms"] <= row["raw_edge"]["p99_ms"]
     assert row["overhead_ratio_vs_raw_edge"] == round(row["p50_ms"] / row["raw_edge"]["p50_ms"], 3)
+    mixed = row["interleaved"]
+    assert 0 < mixed["p50_ms"] <= mixed["p99_ms"]
+    assert 0 < mixed["raw_edge"]["p50_ms"] <= mixed["raw_edge"]["p99_ms"]
+    assert "blocks of" in row["timing"]
+
+
+def test_block_timing_alternates_and_times_every_call_once() -> None:
+    order: list[str] = []
+    ours = [lambda i=i: order.append(f"m{i}") for i in range(TIMING_BLOCK + 3)]
+    raw = [lambda i=i: order.append(f"r{i}") for i in range(TIMING_BLOCK + 3)]
+    ours_s, raw_s = _time_in_blocks(ours, raw)  # type: ignore[arg-type]
+    assert len(ours_s) == len(raw_s) == TIMING_BLOCK + 3
+    block = TIMING_BLOCK
+    # First block: memstrata then raw; second block: raw first.
+    assert order[:block] == [f"m{i}" for i in range(block)]
+    assert order[block : 2 * block] == [f"r{i}" for i in range(block)]
+    assert order[2 * block :] == [f"r{i}" for i in range(block, block + 3)] + [
+        f"m{i}" for i in range(block, block + 3)
+    ]
+    order.clear()
+    _time_interleaved(ours[:4], raw[:4])  # type: ignore[arg-type]
+    assert order == ["r0", "m0", "m1", "r1", "r2", "m2", "m3", "r3"]
 
 
 def test_the_raw_engine_baseline_finds_what_the_store_finds(tmp_path: Path) -> None:
