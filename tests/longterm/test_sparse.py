@@ -6,6 +6,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memstrata.errors import ValidationError
 from memstrata.longterm.sparse import Bm25Encoder, token_id, tokenize
@@ -118,3 +120,41 @@ def test_bad_parameters_name_the_field(kwargs: dict[str, float], field: str) -> 
     with pytest.raises(ValidationError) as err:
         Bm25Encoder(**kwargs)
     assert err.value.field == field
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "the",
+                "Hiking",
+                "hikes",
+                "ORD-7781",
+                "v2",
+                "西湖",
+                "的",
+                "中华人民共和国",
+                "café",
+                "42",
+                "  ",
+                ",",
+                "naïve",
+                "Straße",
+                "_x_",
+                "ab",
+                "THE",
+                "résumé",
+                "東京",
+                "e-mail",
+            ]
+        ),
+        max_size=12,
+    )
+)
+def test_query_encoding_has_the_terms_of_tokenize(words: list[str]) -> None:
+    text = " ".join(words) or "x"
+    expected = sorted({token_id(t) for t in tokenize(text)})
+    encoded = Bm25Encoder().encode_query(text)
+    assert list(encoded.indices) == expected
+    assert set(encoded.values) <= {1.0}

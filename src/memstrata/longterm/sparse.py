@@ -85,6 +85,15 @@ def _stem(word: str) -> str:
     return stem
 
 
+def _cjk_tokens(run: str) -> list[str]:
+    """The words of a run of CJK ideographs, stopwords dropped."""
+    # lcut_for_search also emits the short words inside long compounds
+    # (e.g. 中华人民共和国 -> 中华, 华人, 人民, 共和, 共和国, ...),
+    # which raises recall for partial-name queries.
+    words: Iterable[str] = _jieba().lcut_for_search(run)
+    return [w for w in words if w.strip() and w not in CHINESE_STOPWORDS]
+
+
 def tokenize(text: str) -> list[str]:
     """Split ``text`` into lowercase index terms (English words, Chinese words, digits).
 
@@ -94,11 +103,7 @@ def tokenize(text: str) -> list[str]:
     for match in _TOKEN_RE.finditer(text.lower()):
         cjk = match.group("cjk")
         if cjk is not None:
-            # lcut_for_search also emits the short words inside long compounds
-            # (e.g. 中华人民共和国 -> 中华, 华人, 人民, 共和, 共和国, ...),
-            # which raises recall for partial-name queries.
-            words: Iterable[str] = _jieba().lcut_for_search(cjk)
-            tokens.extend(w for w in words if w.strip() and w not in CHINESE_STOPWORDS)
+            tokens.extend(_cjk_tokens(cjk))
         else:
             word = match.group("word")
             if word not in ENGLISH_STOPWORDS:
@@ -134,11 +139,28 @@ def _encode_document(text: str, k1: float, b: float, avg_doc_len: float) -> Spar
     return _sorted_vector({tid: tf * (k1 + 1.0) / (tf + norm) for tid, tf in counts.items()})
 
 
+@functools.lru_cache(maxsize=65_536)
+def _word_term_id(word: str) -> int | None:
+    """The term id of a lowercase non-CJK word, None for a stopword: one cache lookup
+    per query word where tokenizing and hashing take three."""
+    return None if word in ENGLISH_STOPWORDS else token_id(_stem(word))
+
+
 @functools.lru_cache(maxsize=4096)
 def _encode_query(text: str) -> SparseVector:
-    # Cached: agents ask some questions every step (an intent's fixed knowledge query),
-    # and tokenizing is ~40 us of a ~2 ms hybrid search.
-    return _sorted_vector({token_id(t): 1.0 for t in tokenize(text)})
+    # Cached: agents ask some questions every step (an intent's fixed knowledge query).
+    # The same terms as tokenize(), ~2x faster (~20 us of a ~1.5 ms hybrid search).
+    ids: set[int] = set()
+    for match in _TOKEN_RE.finditer(text.lower()):
+        cjk = match.group("cjk")
+        if cjk is None:
+            term = _word_term_id(match.group("word"))
+            if term is not None:
+                ids.add(term)
+        else:
+            ids.update(token_id(t) for t in _cjk_tokens(cjk))
+    ordered = tuple(sorted(ids))
+    return SparseVector(ordered, (1.0,) * len(ordered))
 
 
 @dataclass(frozen=True, slots=True)
