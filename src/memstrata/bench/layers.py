@@ -9,10 +9,10 @@ Every number comes with its baseline measured in the same run:
   against a raw qdrant-edge caller making the same two engine calls (the fused RRF
   query, then the top hits' cosines and payloads by id) on the same shard: the
   engine's own floor. Timed in alternating blocks of ``TIMING_BLOCK`` queries (the
-  headline) and, on other queries, interleaved query by query, where every call runs
-  right after the other path's and both are slower (caches cold). Points use stored vectors: a
-  few thousand texts are embedded with MiniLM once and the rest are jittered copies,
-  so 100k points take minutes, not hours.
+  headline) and, on other queries, interleaved query by query (every call right
+  after the other path's). Points use stored vectors: a few thousand texts are
+  embedded with MiniLM once and the rest are jittered copies, so 100k points take
+  minutes, not hours.
 - route(): the generate_report intent (L1 + L2 result + preference + 2 L3 searches),
   with the query embedding precomputed and with a fresh embedding per call.
 
@@ -395,9 +395,9 @@ def bench_l3(
                 query_vector=warmup_vecs[i],
             )
         # Timed two ways, each on its own queries (a repeated search would be answered
-        # by the query cache): in blocks (the headline, each path runs as a loop of
+        # by the query cache): in blocks (the headline: each path runs as a loop of
         # searches does) and interleaved query by query (each call right after the
-        # other path's, caches cold, as between an agent's other work).
+        # other path's, as the previous releases timed it).
         block_ours, block_raw = _time_in_blocks(*searches(query_texts, query_vecs))
         mixed_ours, mixed_raw = _time_interleaved(*searches(mixed_texts, mixed_vecs))
         mem_s, raw_s = summary_ms(block_ours), summary_ms(block_raw)

@@ -149,7 +149,7 @@ def _word_term_id(word: str) -> int | None:
 @functools.lru_cache(maxsize=4096)
 def _encode_query(text: str) -> SparseVector:
     # Cached: agents ask some questions every step (an intent's fixed knowledge query).
-    # The same terms as tokenize(), ~2x faster (~20 us of a ~1.5 ms hybrid search).
+    # The same terms as tokenize() with fewer lookups: 44 -> 35 us for a new query.
     ids: set[int] = set()
     for match in _TOKEN_RE.finditer(text.lower()):
         cjk = match.group("cjk")
