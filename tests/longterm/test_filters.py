@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import uuid
 
+import pytest
 from qdrant_client import models as qm
 
+from memstrata.errors import ValidationError
 from memstrata.longterm.edge import edge_filter
 from memstrata.longterm.models import Filter
 from memstrata.longterm.qdrant_server import client_filter
@@ -16,7 +18,7 @@ FULL = Filter(
     types=("fact", "event"),
     created_after=10.0,
     created_before=20.0,
-    extras=(("lang", "en"), ("active", True)),
+    extras=(("lang", "en"), ("active", 1)),
 )
 
 
@@ -28,7 +30,7 @@ def test_client_filter_full() -> None:
             qm.FieldCondition(key="type", match=qm.MatchAny(any=["fact", "event"])),
             qm.FieldCondition(key="created_at", range=qm.Range(gt=10.0, lt=20.0)),
             qm.FieldCondition(key="lang", match=qm.MatchValue(value="en")),
-            qm.FieldCondition(key="active", match=qm.MatchValue(value=True)),
+            qm.FieldCondition(key="active", match=qm.MatchValue(value=1)),
         ]
     )
 
@@ -75,10 +77,17 @@ def test_ids_filter_takes_the_engine_id_objects_it_is_given() -> None:
     assert {str(i) for i in must[1].point_ids} == {pid, other}  # type: ignore[union-attr]
 
 
-def test_filters_without_ids_are_built_once_per_value_and_type() -> None:
+def test_filters_without_ids_are_built_once_per_value() -> None:
     first = edge_filter(Filter(tenant="acme", user="u1"))
     assert edge_filter(Filter(tenant="acme", user="u1")) is first
     assert edge_filter(Filter(tenant="acme", user="u2")) is not first
-    # 1 == True in Python: the cache must not hand one's filter to the other.
-    one = edge_filter(Filter(tenant="acme", extras=(("flag", 1),)))
-    assert edge_filter(Filter(tenant="acme", extras=(("flag", True),))) is not one
+    one = edge_filter(Filter(tenant="acme", extras=(("n", 1),)))
+    assert edge_filter(Filter(tenant="acme", extras=(("n", "1"),))) is not one
+
+
+def test_bool_extras_are_refused_not_silently_unmatched() -> None:
+    # qdrant-edge-py 0.9.0 sends MatchValue(True) as the integer 1: no boolean payload
+    # would ever match, so the filter is refused on every adapter instead.
+    with pytest.raises(ValidationError) as err:
+        Filter(tenant="acme", extras=(("active", True),))
+    assert err.value.field == "extras" and "booleans" in str(err.value)

@@ -78,14 +78,13 @@ def edge_filter(flt: Filter, id_objects: Mapping[str, Any] | None = None) -> qe.
     ``uuid.UUID`` faster than it parses text: 2.6 against 3.8 us an id).
     """
     if flt.ids is None:
-        # The value types join the key: 1 == True, but MatchValue(1) is not MatchValue(True).
-        return _scope_filter(flt, tuple(type(value) for _, value in flt.extras))
+        return _scope_filter(flt)
     ids = flt.ids if not id_objects else [id_objects.get(i, i) for i in flt.ids]
     return _build_filter(flt, ids)
 
 
 @functools.lru_cache(maxsize=1024)
-def _scope_filter(flt: Filter, extra_types: tuple[type, ...]) -> qe.Filter:
+def _scope_filter(flt: Filter) -> qe.Filter:
     # Without ids a filter is one of few (a tenant, a user, a type set) and is sent
     # with every search: built once. The engine copies it into each request.
     return _build_filter(flt, None)

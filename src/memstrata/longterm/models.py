@@ -41,7 +41,9 @@ SPARSE_VECTOR = "bm25_v3"
 # Payload keys the facade always writes; ``Filter.extras`` may not shadow them.
 RESERVED_KEYS = frozenset({"tenant", "user", "type", "text", "created_at", "updated_at", "source"})
 
-ExtraValue = str | int | bool
+# No bool: qdrant-edge-py 0.9.0 turns MatchValue(True) into the integer 1, which
+# matches no boolean payload, so a bool filter would silently find nothing there.
+ExtraValue = str | int
 
 # Shared by every payload-less result: freezing an empty dict per hit showed up in
 # the hybrid search profile.
@@ -194,8 +196,12 @@ class Filter:
         for key, value in self.extras:
             if not isinstance(key, str) or not key or key in RESERVED_KEYS:
                 raise ValidationError("extras", f"key {key!r} is empty or reserved")
-            if not isinstance(value, str | int | bool):
-                raise ValidationError("extras", f"value for {key!r} must be str, int or bool")
+            if isinstance(value, bool) or not isinstance(value, str | int):
+                raise ValidationError(
+                    "extras",
+                    f"value for {key!r} must be str or int (the embedded engine cannot "
+                    "match booleans)",
+                )
 
 
 class ScoredPoint(NamedTuple):
