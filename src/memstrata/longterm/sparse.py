@@ -85,6 +85,11 @@ def _stem(word: str) -> str:
     return stem
 
 
+def _index_term(word: str) -> str | None:
+    """The index term of a lowercase non-CJK word (its stem), None for a stopword."""
+    return None if word in ENGLISH_STOPWORDS else _stem(word)
+
+
 def _cjk_tokens(run: str) -> list[str]:
     """The words of a run of CJK ideographs, stopwords dropped."""
     # lcut_for_search also emits the short words inside long compounds
@@ -105,9 +110,9 @@ def tokenize(text: str) -> list[str]:
         if cjk is not None:
             tokens.extend(_cjk_tokens(cjk))
         else:
-            word = match.group("word")
-            if word not in ENGLISH_STOPWORDS:
-                tokens.append(_stem(word))
+            term = _index_term(match.group("word"))
+            if term is not None:
+                tokens.append(term)
     return tokens
 
 
@@ -143,7 +148,8 @@ def _encode_document(text: str, k1: float, b: float, avg_doc_len: float) -> Spar
 def _word_term_id(word: str) -> int | None:
     """The term id of a lowercase non-CJK word, None for a stopword: one cache lookup
     per query word where tokenizing and hashing take three."""
-    return None if word in ENGLISH_STOPWORDS else token_id(_stem(word))
+    term = _index_term(word)
+    return None if term is None else token_id(term)
 
 
 @functools.lru_cache(maxsize=4096)
