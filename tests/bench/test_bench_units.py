@@ -20,13 +20,17 @@ from memstrata.bench.layers import (
     _time_interleaved,
     bench_l2,
     bench_l3,
+    bench_route,
     raw_edge_search,
+    route_calls,
+    route_engine,
 )
 from memstrata.bench.stats import percentile, summary_ms, summary_us
 from memstrata.errors import ValidationError
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import MEMORIES
 from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.longterm.store import NewItem
 from memstrata.testing.embedders import HashEmbedder
 
 
@@ -146,3 +150,55 @@ def test_the_raw_engine_baseline_finds_what_the_store_finds(tmp_path: Path) -> N
         compared += 1
     assert compared >= 9
     store.close()
+
+
+def test_route_bench_reports_route_against_the_raw_reads(tmp_path: Path) -> None:
+    result = bench_route(tmp_path, queries=8, embedder=HashEmbedder(32), memories=300)
+    assert result["memories"] == 300 and result["queries"] == 8
+    assert 0 < result["p50_ms_without_embedding"] <= result["p99_ms_without_embedding"]
+    assert 0 < result["p50_ms_with_embedding"] <= result["p99_ms_with_embedding"]
+    assert 0 < result["raw"]["p50_ms"] <= result["raw"]["p99_ms"]
+    assert result["overhead_ratio_vs_raw"] == round(
+        result["p50_ms_without_embedding"] / result["raw"]["p50_ms"], 3
+    )
+    assert "blocks of" in result["timing"]
+
+
+def test_the_raw_route_reads_what_route_reads(tmp_path: Path) -> None:
+    # The raw caller is route()'s floor only if it reads the same context: the same
+    # L2 values and, per L3 need, the same hits in the same scope.
+    embedder = HashEmbedder(32)
+    with route_engine(tmp_path, embedder, memories=300) as (engine, state, client):
+        queries = _texts(random.Random(13), 6)
+        # Another user's memories with the queries' very texts: a raw memories search
+        # without the user scope would rank them first.
+        engine.longterm.add(
+            "memories", [NewItem(text=q, tenant="bench", user="u2", source="x") for q in queries]
+        )
+        ours, raw = route_calls(engine, state, client, queries, embedder.embed(queries))
+        needs = engine.router.intents.get("generate_report").l3
+        compared = 0
+        for query, route, raw_route in zip(queries, ours, raw, strict=True):
+            bundle = route()
+            result, preference, searches = raw_route()  # type: ignore[misc]
+            assert result == bundle.item("analysis_result").content
+            assert preference["value"] == '"pdf with charts"'
+            for need, found in zip(needs, searches, strict=True):
+                text = need.query or query
+                hits = engine.longterm.search(
+                    need.collection,
+                    text,
+                    tenant="bench",
+                    user="u1" if need.per_user else None,
+                    types=need.types,
+                    k=need.k + 1,
+                    query_vector=embedder.embed([text])[0],
+                )
+                if len(hits) > need.k and round(hits[-2].score, 6) == round(hits[-1].score, 6):
+                    continue  # a tie across the cut: either member is right
+                served = {
+                    i.provenance.ref for i in bundle.items if i.name.startswith(need.item_prefix)
+                } | {m.ref for m in bundle.missing if m.name == need.item_prefix}
+                assert {str(point_id) for point_id, _, _ in found} == served
+                compared += 1
+        assert compared >= 8

@@ -21,7 +21,7 @@ from memstrata.embed.protocol import Embedder
 from memstrata.errors import BackendUnavailableError, NotFoundError, ValidationError
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.fusion import rrf
-from memstrata.longterm.models import MEMORIES, Filter, Point, ScoredPoint, SparseVector
+from memstrata.longterm.models import KNOWLEDGE, MEMORIES, Filter, Point, ScoredPoint, SparseVector
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.qdrant_server import QdrantServerIndex
 from memstrata.longterm.sparse import Bm25Encoder
@@ -481,3 +481,32 @@ def test_an_identical_search_sees_points_written_since(
     assert everything() == before
     index.upsert("knowledge", [make_point("cat facts", "acme")])  # another collection
     assert everything() == before
+
+
+def test_the_answer_generation_moves_with_every_write_and_is_refused_once_closed(
+    index: VectorIndex, make_point: PointFactory
+) -> None:
+    """Store-level answers are reused only while it stands still: the embedded index
+    bumps a collection's number on each write to it (not on another's) and has
+    none once closed; the server adapter cannot see other clients' writes and says None."""
+    if isinstance(index, QdrantServerIndex):
+        index.upsert(MEMORIES, [make_point("x", "acme")])
+        assert index.answer_generation(MEMORIES) is None
+    else:
+        _generations_move(index, make_point)
+    index.close()  # no number at all: an answer kept from before must not be served
+    with pytest.raises(BackendUnavailableError):
+        index.answer_generation(KNOWLEDGE)
+
+
+def _generations_move(index: VectorIndex, make_point: PointFactory) -> None:
+    start = index.answer_generation(MEMORIES)
+    other = index.answer_generation(KNOWLEDGE)
+    assert start is not None and index.answer_generation(MEMORIES) == start  # reads keep it
+    point = make_point("cat on a mat", "acme")
+    index.upsert(MEMORIES, [point])
+    after_upsert = index.answer_generation(MEMORIES)
+    assert after_upsert not in (None, start)
+    assert index.answer_generation(KNOWLEDGE) == other
+    index.delete(MEMORIES, [point.id], "acme")
+    assert index.answer_generation(MEMORIES) not in (None, after_upsert)

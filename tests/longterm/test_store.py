@@ -14,7 +14,7 @@ import pytest
 from memstrata.clock import FakeClock
 from memstrata.config import LongTermSettings
 from memstrata.embed.protocol import Embedder
-from memstrata.errors import ValidationError
+from memstrata.errors import BackendUnavailableError, ValidationError
 from memstrata.longterm.models import KNOWLEDGE, MEMORIES, Filter, Hit, ScoredPoint
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
@@ -407,3 +407,52 @@ def test_route_lists_and_read_scored_agree_with_known_cosines(
     # Another tenant's ids read as absent, with or without known cosines.
     foreign = store.read_scored(MEMORIES, ids, vector, tenant="globex", known_cosines=half)
     assert foreign == {}
+
+
+def _same(hits: list[Hit], others: list[Hit]) -> bool:
+    def seen(h: Hit) -> tuple[Any, ...]:
+        return (h.id, h.score, h.cosine, h.dense_rank, h.sparse_rank, dict(h.payload))
+
+    return [seen(h) for h in hits] == [seen(h) for h in others]
+
+
+class FusionCounter(CountingIndex):
+    """Counts the fused searches that reach the index."""
+
+    def __init__(self, inner: VectorIndex) -> None:
+        super().__init__(inner)
+        self.fused = 0
+
+    def search_fused(self, *args: Any, **kwargs: Any) -> Any:
+        self.fused += 1
+        return self.inner.search_fused(*args, **kwargs)
+
+
+def test_an_identical_search_is_answered_again_only_until_a_write(
+    index: VectorIndex, hash_embedder: Embedder
+) -> None:
+    spy = FusionCounter(index)
+    store = LongTermStore(spy, hash_embedder, Bm25Encoder(), LongTermSettings())  # type: ignore[arg-type]
+    other = LongTermStore(index, hash_embedder, Bm25Encoder(), LongTermSettings())
+    store.add(MEMORIES, [NewItem("report template: summary first", tenant="t")])
+    reuses = index.answer_generation(MEMORIES) is not None  # the embedded index only
+    first = store.search(MEMORIES, "report template", tenant="t", k=3)
+    again = store.search(MEMORIES, "report template", tenant="t", k=3)
+    assert _same(again, first) and again is not first  # the same hits, a list of its own
+    again.clear()
+    assert spy.fused == (1 if reuses else 2)
+    # Other words, k, scope or mode are other searches.
+    store.search(MEMORIES, "report templates", tenant="t", k=3)
+    store.search(MEMORIES, "report template", tenant="t", k=4)
+    store.search(MEMORIES, "report template", tenant="t", user="u", k=3)
+    store.search(MEMORIES, "report template", tenant="t", k=3, explain=True)
+    assert spy.fused == (4 if reuses else 5)
+    assert _same(store.search(MEMORIES, "report template", tenant="t", k=3), first)
+    # A write through another store on the same index is seen at once.
+    (new,) = other.add(MEMORIES, [NewItem("report template: charts", tenant="t")])
+    assert new in {h.id for h in store.search(MEMORIES, "report template", tenant="t", k=3)}
+    other.delete(MEMORIES, [new], tenant="t")
+    assert new not in {h.id for h in store.search(MEMORIES, "report template", tenant="t", k=3)}
+    index.close()
+    with pytest.raises(BackendUnavailableError):
+        store.search(MEMORIES, "report template", tenant="t", k=3)

@@ -14,7 +14,9 @@ Every number comes with its baseline measured in the same run:
   embedded with MiniLM once and the rest are jittered copies, so 100k points take
   minutes, not hours.
 - route(): the generate_report intent (L1 + L2 result + preference + 2 L3 searches),
-  with the query embedding precomputed and with a fresh embedding per call.
+  with the query embedding precomputed and with a fresh embedding per call; the
+  first against a raw caller reading the same L2 keys with redis-py and making the
+  same two L3 searches as the raw L3 caller, in alternating blocks.
 
 L3 and route() are timed in steady state: ``WARMUP_QUERIES`` other queries run first
 (the first queries after a build fault in pages of the engine's files; measured:
@@ -27,7 +29,8 @@ import json
 import random
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -51,19 +54,23 @@ from memstrata.gateway import Sanitizer
 from memstrata.longterm.edge import (
     EdgeIndex,
     dense_params,
+    edge_filter,
     ids_filter,
     sparse_params,
     sparse_query,
     tenant_filter,
 )
 from memstrata.longterm.fusion import ENGINE_RRF_K
-from memstrata.longterm.models import DENSE_VECTOR, SparseVector
+from memstrata.longterm.models import DENSE_VECTOR, Filter, SparseVector
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.longterm.store import LongTermStore, NewItem, hybrid_route_depth
+from memstrata.session.state import SessionState
+from memstrata.working import keys as K
 from memstrata.working.embedded import EmbeddedValkey
 from memstrata.working.memory import WorkingMemory
 from memstrata.working.redis_backend import RedisBackend
 from memstrata.working.stepgraph import StepGraph, StepSpec
+from memstrata.working.values import META_PREFIX
 
 L2_OPS = 3000
 BASE_TEXTS = 2000
@@ -240,6 +247,7 @@ def raw_edge_search(
     dense_depth: int,
     sparse_depth: int,
     ef: int,
+    scope: qe.Filter | None = None,
 ) -> list[tuple[Any, float, Any]]:
     """A hybrid search as a caller of qdrant-edge alone would make it: the fused RRF
     query, then the cosines and payloads of its top ``k`` by id; results read.
@@ -247,8 +255,9 @@ def raw_edge_search(
     The engine requests are built by the edge adapter's own pure builders, so they
     are the ones :meth:`LongTermStore.search` sends; around them no validation,
     tokenizing, caches or tie handling: the engine's floor for the same answer.
+    ``scope``: the routes' filter (default: the tenant alone).
     """
-    own = tenant_filter(tenant)
+    own = tenant_filter(tenant) if scope is None else scope
     routes = [
         qe.Prefetch(
             limit=dense_depth,
@@ -421,19 +430,98 @@ def bench_l3(
     return results
 
 
-def bench_route(data_dir: Path, queries: int, embedder: MiniLMEmbedder) -> dict[str, Any]:
-    """route() for generate_report on a 10k-memory engine, with/without embedding."""
-    path = data_dir / "route"
+ROUTE_MEMORIES = 10_000
+ROUTE_INTENT = "generate_report"
+# The step result's TTL after step7 reads it (step7's estimated end x 2, as planned).
+ROUTE_EXTEND_MS = 240_000
+
+
+def _raw_route(
+    client: redis.Redis,
+    result_key: str,
+    extend_ms: int,
+    preference_key: str,
+    searches: list[Callable[[], object]],
+) -> tuple[dict[str, Any], dict[Any, Any], list[object]]:
+    """What route() reads, as a caller of redis-py and qdrant-edge alone reads it: the
+    step result with its TTL extension (one pipelined round trip), the preference
+    hash, then each L3 search as :func:`raw_edge_search`."""
+    pipe = client.pipeline(transaction=False)
+    pipe.hgetall(result_key)
+    pipe.pexpire(result_key, extend_ms, gt=True)
+    stored, _ = pipe.execute()
+    result = {n: orjson.loads(v) for n, v in stored.items() if not n.startswith(META_PREFIX)}
+    preference = client.hgetall(preference_key)
+    return result, preference, [search() for search in searches]
+
+
+def route_calls(
+    engine: ContextEngine,
+    state: SessionState,
+    client: redis.Redis,
+    texts: list[str],
+    vectors: NDArray[np.float32],
+) -> tuple[list[Callable[[], object]], list[Callable[[], object]]]:
+    """Each query as route() and as the raw calls reading the same things."""
+    spec = engine.router.intents.get(ROUTE_INTENT)
+    settings = Settings().longterm
+    index = engine.longterm.index
+    assert isinstance(index, EdgeIndex)  # the embedded default
+    encoder = Bm25Encoder()
+    fixed = {n.query: engine.embedder.embed([n.query])[0] for n in spec.l3 if n.query}
+    result_key = K.result_key(state.session_id, "step5")
+    preference_key = K.pref_key(state.user_id, "report_format")
+    ours: list[Callable[[], object]] = []
+    raw: list[Callable[[], object]] = []
+    for text, vector in zip(texts, vectors, strict=True):
+        ours.append(partial(engine.router.route, state, ROUTE_INTENT, text, query_vector=vector))
+        searches: list[Callable[[], object]] = []
+        for need in spec.l3:
+            query, qvec = (need.query, fixed[need.query]) if need.query else (text, vector)
+            scope = Filter(
+                tenant=state.tenant,
+                user=state.user_id if need.per_user else None,
+                types=need.types,
+            )
+            searches.append(
+                partial(
+                    raw_edge_search,
+                    index.engine_shard(need.collection),
+                    (qvec / np.linalg.norm(qvec)).tolist(),
+                    encoder.encode_query(query),
+                    state.tenant,
+                    k=need.k,
+                    dense_depth=hybrid_route_depth(settings.dense_top_n, need.k),
+                    sparse_depth=hybrid_route_depth(settings.sparse_top_n, need.k),
+                    ef=settings.hnsw_ef,
+                    scope=edge_filter(scope),
+                )
+            )
+        raw.append(
+            partial(_raw_route, client, result_key, ROUTE_EXTEND_MS, preference_key, searches)
+        )
+    return ours, raw
+
+
+@contextmanager
+def route_engine(
+    path: Path, embedder: Embedder, memories: int = ROUTE_MEMORIES
+) -> Iterator[tuple[ContextEngine, SessionState, redis.Redis]]:
+    """An engine with ``memories`` memories of one user, 50 knowledge items, a
+    planned step result and a preference; a session at step 7; a raw client of its
+    Valkey (which the bench starts, as the engine would, to reach it raw too)."""
     shutil.rmtree(path, ignore_errors=True)
-    settings = Settings(data_dir=path)
-    cached = CachedEmbedder(embedder)
-    with ContextEngine.open(settings, embedder=cached) as engine:
-        rng = random.Random(3)
-        texts = _texts(rng, 1000)
+    with (
+        EmbeddedValkey(path / "valkey") as server,
+        ContextEngine.open(
+            Settings(data_dir=path, redis_url=server.url), embedder=CachedEmbedder(embedder)
+        ) as engine,
+    ):
+        texts = _texts(random.Random(3), 1000)
         vectors = embedder.embed(texts)
         nprng = np.random.default_rng(5)
-        for _ in range(0, 10_000, BATCH):
-            picks = nprng.integers(0, len(texts), BATCH)
+        for start in range(0, memories, BATCH):
+            picks = nprng.integers(0, len(texts), min(BATCH, memories - start))
             engine.longterm.add_vectors(
                 "memories",
                 [
@@ -452,29 +540,49 @@ def bench_route(data_dir: Path, queries: int, embedder: MiniLMEmbedder) -> dict[
         wm.plan_steps(StepGraph((StepSpec("step5", 60), StepSpec("step7", 60, ("step5",)))))
         wm.put_step_result("step5", {"device": "D123", "delta": 1.7})
         state = engine.update_session(state.session_id, lambda s: s.advance(7))
+        client = redis.Redis(unix_socket_path=str(server.socket_path), decode_responses=True)
+        try:
+            yield engine, state, client
+        finally:
+            client.close()
+
+
+def bench_route(
+    data_dir: Path, queries: int, embedder: Embedder, memories: int = ROUTE_MEMORIES
+) -> dict[str, Any]:
+    """route() for generate_report on a ``memories``-point engine, with/without the
+    query embedding; without it, against the raw redis-py + qdrant-edge calls that
+    read the same context (timed in alternating blocks, as L3)."""
+    with route_engine(data_dir / "route", embedder, memories) as (engine, state, client):
         query_texts = _texts(random.Random(13), queries)
-        query_vecs = embedder.embed(query_texts)
         warmup_texts = _texts(random.Random(23), WARMUP_QUERIES)
-        warmup_vecs = embedder.embed(warmup_texts)
-        for i in range(WARMUP_QUERIES):
-            engine.router.route(
-                state, "generate_report", warmup_texts[i], query_vector=warmup_vecs[i]
-            )
-        without, with_embedding = [], []
-        for i in range(queries):
-            q, v = query_texts[i], query_vecs[i]
-            without.append(timed(engine.router.route, state, "generate_report", q, query_vector=v))
+        warm_ours, warm_raw = route_calls(
+            engine, state, client, warmup_texts, embedder.embed(warmup_texts)
+        )
+        for call in warm_ours + warm_raw:
+            call()
+        without, raw = _time_in_blocks(
+            *route_calls(engine, state, client, query_texts, embedder.embed(query_texts))
+        )
+        with_embedding = []
         fresh = _texts(random.Random(17), queries)
         for i in range(queries):
             q = f"{fresh[i]} #{i}"  # unique text: a cache miss, a real embedding
-            with_embedding.append(timed(engine.router.route, state, "generate_report", q))
-    a, b = summary_ms(without), summary_ms(with_embedding)
+            with_embedding.append(timed(engine.router.route, state, ROUTE_INTENT, q))
+    a, b, r = summary_ms(without), summary_ms(with_embedding), summary_ms(raw)
     return {
         "p50_ms_without_embedding": a["p50_ms"],
         "p99_ms_without_embedding": a["p99_ms"],
         "p50_ms_with_embedding": b["p50_ms"],
         "p99_ms_with_embedding": b["p99_ms"],
-        "memories": 10_000,
+        "raw": r,
+        "overhead_ratio_vs_raw": round(a["p50_ms"] / r["p50_ms"], 3),
+        "timing": (
+            f"without embedding: blocks of {TIMING_BLOCK} queries, route() and raw "
+            "alternating; raw = the same reads with redis-py and qdrant-edge alone "
+            "(no caches: its fixed knowledge search runs every time)"
+        ),
+        "memories": memories,
         "queries": queries,
         "warmup_queries": WARMUP_QUERIES,
     }

@@ -631,6 +631,13 @@ class EdgeIndex:
         with _engine_errors("count"):
             return int(shard.count(qe.CountRequest(exact=True, filter=edge_filter(filter))))
 
+    def answer_generation(self, collection: str) -> int | None:
+        """The query cache's generation of ``collection`` (every write through this
+        index bumps it); None with the query cache turned off. Closed: an error, as
+        for a search."""
+        self._check_open()
+        return None if self._queries is None else self._queries.generation(collection)
+
     def optimize(self) -> None:
         """Run the engine's optimizers on every shard (blocks until done)."""
         with self._lock:

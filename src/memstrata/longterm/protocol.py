@@ -104,6 +104,12 @@ class VectorIndex(Protocol):
         """Exact number of points matching ``filter``."""
         ...
 
+    def answer_generation(self, collection: str) -> int | None:
+        """A number that changes whenever ``collection`` is written through this
+        index; ``None`` when it can change unseen (written by another process), so no
+        answer about it may be reused. A closed index raises, as a search would."""
+        ...
+
     def optimize(self) -> None:
         """Let the engine build indexes / merge segments now (after bulk writes)."""
         ...

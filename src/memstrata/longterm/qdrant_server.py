@@ -336,6 +336,11 @@ class QdrantServerIndex:
             result = self._client.count(collection, count_filter=client_filter(filter), exact=True)
         return int(result.count)
 
+    def answer_generation(self, collection: str) -> int | None:
+        """None: other clients write to a server unseen, so answers are never reused."""
+        self._check_open()
+        return None
+
     def optimize(self) -> None:
         """A server optimizes in the background on its own; nothing to trigger."""
         self._check_open()

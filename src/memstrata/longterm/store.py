@@ -40,10 +40,13 @@ from memstrata.longterm.models import (
 )
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.memo import remember
 from memstrata.validation import MAX_TEXT_CHARS, check_id, check_positive_int, check_text
 
 MAX_K = 1000
 SEARCH_MODES = ("hybrid", "dense", "sparse")
+# Answers of identical searches kept by a store (see LongTermStore.search).
+ANSWERS_MAX = 256
 
 
 class PayloadSanitizer(Protocol):
@@ -171,6 +174,9 @@ class LongTermStore:
         if settings.fusion not in ("rrf", "normalized"):
             raise ValidationError("settings.fusion", "must be 'rrf' or 'normalized'")
         self._index.ensure_collections(embedder.dim)
+        # Keyed by the index's answer generation too: a write makes every older
+        # answer unreachable (they leave when the dict is emptied at ANSWERS_MAX).
+        self._answers: dict[tuple[Any, ...], tuple[Hit, ...]] = {}
 
     @property
     def index(self) -> VectorIndex:
@@ -317,6 +323,29 @@ class LongTermStore:
             raise ValidationError("mode", f"must be one of {', '.join(SEARCH_MODES)}")
         flt = Filter(tenant=tenant, user=user, types=None if types is None else tuple(types))
         qvec = self._query_vector(query, query_vector)
+        # Agents repeat some searches word for word at every step (an intent's fixed
+        # knowledge query): until the collection is written, the answer is the same.
+        generation = self._index.answer_generation(collection)
+        if generation is None:
+            return self._search(collection, query, qvec, flt, k, method, mode, explain)
+        key = (collection, generation, query, qvec.tobytes(), flt, k, method, mode, explain)
+        found = self._answers.get(key)
+        if found is None:
+            hits = self._search(collection, query, qvec, flt, k, method, mode, explain)
+            found = remember(self._answers, key, tuple(hits), ANSWERS_MAX)
+        return list(found)
+
+    def _search(
+        self,
+        collection: str,
+        query: str,
+        qvec: NDArray[np.float32],
+        flt: Filter,
+        k: int,
+        method: str,
+        mode: str,
+        explain: bool,
+    ) -> list[Hit]:
         if mode == "dense":
             found = self._index.search_dense(collection, qvec, flt, k, self._settings.hnsw_ef)
             return [
@@ -331,7 +360,7 @@ class LongTermStore:
             fused = self._engine_rrf(collection, qvec, sparse_query, flt, k)
         else:
             fused = self._fuse_in_python(collection, qvec, sparse_query, flt, k, method)
-        return self._with_cosines(collection, qvec, tenant, fused)
+        return self._with_cosines(collection, qvec, flt.tenant, fused)
 
     def _engine_rrf(
         self,

@@ -88,10 +88,10 @@ class ContextRouter:
         if query_vector is not None and query is None:
             raise ValidationError("query_vector", "needs the query it was computed from")
         now = self._clock.now()
-        items: list[ContextItem] = [self._l1_item(session, spec)]
+        l1_values = self._l1_values(session)
+        items: list[ContextItem] = [self._l1_item(session, spec, l1_values)]
         missing: list[MissingContext] = []
         wm = self._working.session(session.session_id)
-        l1_values = self._l1_values(session)
         for need in spec.l2:
             item = self._l2_item(wm, session, need, l1_values, now)
             if isinstance(item, MissingContext):
@@ -121,8 +121,8 @@ class ContextRouter:
         data.pop("auth_context")  # never part of the model's context
         return data
 
-    def _l1_item(self, session: SessionState, spec: IntentSpec) -> ContextItem:
-        values = self._l1_values(session)
+    @staticmethod
+    def _l1_item(session: SessionState, spec: IntentSpec, values: dict[str, Any]) -> ContextItem:
         return ContextItem.of(
             "session",
             {name: values[name] for name in spec.l1},
