@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,9 @@ def test_an_upsert_reads_its_payloads_back_as_the_engine_returns_them(
     index.upsert(MEMORIES, points)
     cache = index._payloads
     assert cache is not None and len(cache) == 3
-    cached, missing = cache.lookup(MEMORIES, [p.id for p in points], count=False)
+    assert cache.holds_all(MEMORIES, [p.id for p in points])
+    assert not cache.holds_all(MEMORIES, [points[0].id, str(uuid.uuid4())])
+    cached, missing = cache.lookup(MEMORIES, [p.id for p in points])
     assert missing == []
     # with_vectors bypasses the cache: the engine's own decoding of the same points
     engine = {

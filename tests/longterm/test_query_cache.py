@@ -11,6 +11,7 @@ from memstrata.errors import ValidationError
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import EMPTY_PAYLOAD, KNOWLEDGE, MEMORIES, Filter, ScoredPoint
 from memstrata.longterm.query_cache import QueryCache
+from memstrata.longterm.sparse import Bm25Encoder
 
 HITS = [ScoredPoint("a", 0.9, {}), ScoredPoint("b", 0.5, {})]
 
@@ -74,4 +75,30 @@ def test_the_edge_index_answers_a_repeated_search_from_the_cache(
     assert index.search_dense(MEMORIES, query, Filter(tenant="globex"), 5) == []  # own key
     index.upsert(MEMORIES, [make_point("a second cat", "acme")])
     assert len(index.search_dense(MEMORIES, query, flt, 5)) == 2 and cache.hits == 1
+    index.close()
+
+
+def test_searches_asked_not_to_reuse_neither_read_nor_fill_the_cache(
+    tmp_path: Path, make_point: Any, hash_embedder: Any
+) -> None:
+    index = EdgeIndex(tmp_path)
+    index.ensure_collections(32)
+    index.upsert(MEMORIES, [make_point("the cat sat on the warm mat", "acme")])
+    query, flt = hash_embedder.embed(["cat"])[0], Filter(tenant="acme")
+    sparse = Bm25Encoder().encode_query("cat")
+    cache = index._queries
+    assert cache is not None
+    fused = {"dense_limit": 5, "sparse_limit": 5, "limit": 5}
+    searches = [
+        lambda reuse: index.search_dense(MEMORIES, query, flt, 5, reuse=reuse),
+        lambda reuse: index.search_sparse(MEMORIES, sparse, flt, 5, reuse=reuse),
+        lambda reuse: index.search_fused(MEMORIES, query, sparse, flt, **fused, reuse=reuse),
+    ]
+    for search in searches:
+        first = search(False)
+        assert search(False) == first and cache.hits == 0  # not kept
+        search(True)
+        assert search(False) == first and cache.hits == 0  # kept, but not read
+        assert search(True) == first and cache.hits == 1
+        cache.hits = 0
     index.close()

@@ -372,7 +372,7 @@ class EdgeIndex:
         if not with_payload or self._payloads is None:
             return with_payload
         if flt.ids is not None:
-            return bool(self._payloads.lookup(collection, flt.ids, count=False)[1])
+            return not self._payloads.holds_all(collection, flt.ids)
         return limit < _CACHED_READ_MIN
 
     def _invalidate(self, collection: str, ids: Sequence[str]) -> None:
@@ -382,11 +382,12 @@ class EdgeIndex:
             self._queries.invalidate(collection)
 
     def _answer(
-        self, collection: str, key: Hashable, run: Callable[[], list[ScoredPoint]]
+        self, collection: str, key: Hashable | None, run: Callable[[], list[ScoredPoint]]
     ) -> list[ScoredPoint]:
-        """``run()``, or the answer it gave for the same ``key`` since the last write."""
+        """``run()``, or the answer it gave for the same ``key`` since the last write
+        (no key: always ``run()``, nothing kept)."""
         cache = self._queries
-        if cache is None:
+        if cache is None or key is None:
             return run()
         found = cache.lookup(collection, key)
         if found is not None:
@@ -480,6 +481,7 @@ class EdgeIndex:
         ef: int | None = None,
         *,
         with_payload: bool = True,
+        reuse: bool = True,
     ) -> list[ScoredPoint]:
         """Filtered HNSW search; ``ef`` trades latency for recall."""
         shard, dim = self._shard(collection)
@@ -497,7 +499,7 @@ class EdgeIndex:
             )
             return self._query_scored(shard, collection, request, with_payload, engine_payloads)
 
-        key = ("dense", vector_key, filter, limit, ef, with_payload)
+        key = ("dense", vector_key, filter, limit, ef, with_payload) if reuse else None
         with _engine_errors("dense search"):
             return self._answer(collection, key, run)
 
@@ -509,6 +511,7 @@ class EdgeIndex:
         limit: int,
         *,
         with_payload: bool = True,
+        reuse: bool = True,
     ) -> list[ScoredPoint]:
         """BM25 search; IDF statistics come from the tenant's own points only."""
         shard, _ = self._shard(collection)
@@ -527,7 +530,11 @@ class EdgeIndex:
             )
             return self._query_scored(shard, collection, request, with_payload, engine_payloads)
 
-        key = ("sparse", sparse.indices, sparse.values, filter, limit, with_payload)
+        key = (
+            ("sparse", sparse.indices, sparse.values, filter, limit, with_payload)
+            if reuse
+            else None
+        )
         with _engine_errors("sparse search"):
             return self._answer(collection, key, run)
 
@@ -542,6 +549,7 @@ class EdgeIndex:
         sparse_limit: int,
         limit: int,
         ef: int | None = None,
+        reuse: bool = True,
     ) -> list[ScoredPoint]:
         """Dense and BM25 routes fused by RRF inside the engine: one call, top ``limit``.
 
@@ -595,15 +603,19 @@ class EdgeIndex:
             return hits
 
         key = (
-            "fused",
-            vector_key,
-            sparse.indices,
-            sparse.values,
-            filter,
-            dense_limit,
-            sparse_limit,
-            limit,
-            ef,
+            (
+                "fused",
+                vector_key,
+                sparse.indices,
+                sparse.values,
+                filter,
+                dense_limit,
+                sparse_limit,
+                limit,
+                ef,
+            )
+            if reuse
+            else None
         )
         with _engine_errors("fused search"):
             return self._answer(collection, key, run)

@@ -40,10 +40,9 @@ class PayloadCache:
         return len(self._entries)
 
     def lookup(
-        self, collection: str, ids: Sequence[str], *, count: bool = True
+        self, collection: str, ids: Sequence[str]
     ) -> tuple[dict[str, Mapping[str, Any]], list[str]]:
-        """The cached payloads among ``ids`` and the ids that are not cached
-        (``count=False``: a probe, not a use - hit counters and LRU order unchanged)."""
+        """The cached payloads among ``ids`` and the ids that are not cached."""
         found: dict[str, Mapping[str, Any]] = {}
         missing: list[str] = []
         with self._lock:
@@ -54,13 +53,18 @@ class PayloadCache:
                 if payload is None:
                     missing.append(point_id)
                 else:
-                    if count:
-                        entries.move_to_end(key)
+                    entries.move_to_end(key)
                     found[point_id] = payload
-            if count:
-                self.hits += len(found)
-                self.misses += len(missing)
+            self.hits += len(found)
+            self.misses += len(missing)
         return found, missing
+
+    def holds_all(self, collection: str, ids: Iterable[str]) -> bool:
+        """Whether every one of ``ids`` is cached (a probe: counters and LRU order
+        unchanged; stops at the first miss, the usual answer for a new search)."""
+        entries = self._entries
+        with self._lock:
+            return all((collection, point_id) in entries for point_id in ids)
 
     def store(
         self, collection: str, payloads: Mapping[str, Mapping[str, Any]], generation: int

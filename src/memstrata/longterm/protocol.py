@@ -57,11 +57,14 @@ class VectorIndex(Protocol):
         ef: int | None = None,
         *,
         with_payload: bool = True,
+        reuse: bool = True,
     ) -> list[ScoredPoint]:
         """Nearest neighbours by cosine; ``score`` is the cosine similarity.
 
         ``with_payload=False`` leaves ``payload`` empty: the hybrid route reads
         payloads only for the fused top k, which is most of its latency budget.
+        ``reuse=False``: never answered from, nor kept in, an answer cache of the
+        adapter (for callers that keep whole answers themselves); likewise below.
         """
         ...
 
@@ -73,6 +76,7 @@ class VectorIndex(Protocol):
         limit: int,
         *,
         with_payload: bool = True,
+        reuse: bool = True,
     ) -> list[ScoredPoint]:
         """Best BM25 matches; IDF is computed over the filter's tenant only."""
         ...
@@ -88,6 +92,7 @@ class VectorIndex(Protocol):
         sparse_limit: int,
         limit: int,
         ef: int | None = None,
+        reuse: bool = True,
     ) -> list[ScoredPoint]:
         """Dense top ``dense_limit`` and BM25 top ``sparse_limit`` fused by RRF in the
         engine (scores as :func:`memstrata.longterm.fusion.rrf`); ids and scores only,

@@ -243,6 +243,7 @@ class QdrantServerIndex:
         ef: int | None = None,
         *,
         with_payload: bool = True,
+        reuse: bool = True,  # no answer cache here: nothing to skip
     ) -> list[ScoredPoint]:
         """Filtered HNSW search; ``ef`` trades latency for recall."""
         dim = self._ready(collection)
@@ -268,6 +269,7 @@ class QdrantServerIndex:
         limit: int,
         *,
         with_payload: bool = True,
+        reuse: bool = True,  # no answer cache here: nothing to skip
     ) -> list[ScoredPoint]:
         """BM25 search; IDF statistics come from the tenant's own points only."""
         self._ready(collection)
@@ -299,6 +301,7 @@ class QdrantServerIndex:
         sparse_limit: int,
         limit: int,
         ef: int | None = None,
+        reuse: bool = True,  # no answer cache here: nothing to skip
     ) -> list[ScoredPoint]:
         """Both routes as two queries, fused by RRF here.
 
