@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import json
 import random
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
+from rich.console import Console
 
 from memstrata.bench.confidence import run_confidence_bench
 from memstrata.bench.layers import (
@@ -25,7 +28,7 @@ from memstrata.bench.layers import (
     route_calls,
     route_engine,
 )
-from memstrata.bench.stats import percentile, summary_ms, summary_us
+from memstrata.bench.stats import percentile, progress_bar, summary_ms, summary_us
 from memstrata.errors import ValidationError
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import MEMORIES
@@ -41,6 +44,16 @@ def test_percentiles_and_summaries() -> None:
     assert summary_us([0.000_002] * 3) == {"p50_us": 2.0, "p99_us": 2.0, "mean_us": 2.0}
     with pytest.raises(ValueError, match="samples"):
         percentile([], 50)
+
+
+def test_the_progress_bar_runs_no_thread_beside_the_timed_calls() -> None:
+    before = threading.active_count()
+    out = io.StringIO()
+    with progress_bar(Console(file=out, force_terminal=True, width=60)) as bar:
+        task = bar.add_task("bench layers", total=2)
+        assert threading.active_count() == before
+        bar.update(task, advance=1, refresh=True)
+    assert "bench layers" in out.getvalue()
 
 
 def test_confidence_curve_on_a_tiny_locomo_file(tmp_path: Path) -> None:

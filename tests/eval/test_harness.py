@@ -3,19 +3,22 @@ systems on HashEmbedder, and the CLI's single JSON document."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import threading
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from typer.testing import CliRunner
 
 from memstrata.cli import app
 from memstrata.config import LongTermSettings
-from memstrata.eval.command import open_turn_store, run_locomo
+from memstrata.eval.command import RichProgress, open_turn_store, run_locomo
 from memstrata.eval.datasets import Turn, load_locomo, load_longmemeval
 from memstrata.eval.locomo import evaluate_locomo
 from memstrata.eval.longmemeval import evaluate_longmemeval
@@ -490,3 +493,15 @@ def test_session_batches_cut_only_between_sessions(
     sizes: list[int], size: int, expected: list[tuple[int, int]]
 ) -> None:
     assert session_batches(_session_turns(sizes), size) == expected
+
+
+def test_the_eval_progress_draws_between_queries_from_no_thread_of_its_own() -> None:
+    # A refresh thread would take the GIL in the middle of the timed searches.
+    before = threading.active_count()
+    out = io.StringIO()
+    with RichProgress(Console(file=out, force_terminal=True, width=80)) as progress:
+        progress.start("retrieving (3 systems)", 4)
+        for _ in range(4):
+            progress.advance()
+        assert threading.active_count() == before
+    assert "retrieving (3 systems)" in out.getvalue() and "4/4" in out.getvalue()

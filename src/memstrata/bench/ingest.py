@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.progress import Progress
 
+from memstrata.bench.stats import progress_bar
 from memstrata.config import Settings
 from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.minilm import MiniLMEmbedder
@@ -144,7 +144,7 @@ def run_ingest_bench(
         for user in users:
             engine.start_session(user, "bench", tenant=TENANT, session_id=f"s-{user}")
         rss_before = rss_mb()
-        with Progress(console=progress or Console(stderr=True), transient=True) as bar:
+        with progress_bar(progress or Console(stderr=True)) as bar:
             task = bar.add_task("observe", total=len(work))
             started = time.perf_counter()
             not_queued = 0
@@ -152,9 +152,9 @@ def run_ingest_bench(
                 if not engine.observe(f"s-{user}", "user", text).queued:
                     not_queued += 1
                 if i % 500 == 0:
-                    bar.update(task, completed=i)
+                    bar.update(task, completed=i, refresh=True)
             observed = time.perf_counter() - started
-            bar.update(task, description="flush", completed=len(work))
+            bar.update(task, description="flush", completed=len(work), refresh=True)
             engine.flush(timeout_s=max(600.0, turns / 10))
             last = engine.search(users[-1], "which city does the user live in", tenant=TENANT)
             elapsed = time.perf_counter() - started

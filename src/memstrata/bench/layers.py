@@ -41,9 +41,8 @@ import qdrant_edge as qe
 import redis
 from numpy.typing import NDArray
 from rich.console import Console
-from rich.progress import Progress
 
-from memstrata.bench.stats import summary_ms, summary_us, timed
+from memstrata.bench.stats import progress_bar, summary_ms, summary_us, timed
 from memstrata.clock import SystemClock
 from memstrata.config import Settings
 from memstrata.embed.cache import CachedEmbedder
@@ -595,14 +594,14 @@ def run_layers_bench(
     data_dir = Path(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
     embedder = MiniLMEmbedder()
-    with Progress(console=progress or Console(stderr=True), transient=True) as bar:
+    with progress_bar(progress or Console(stderr=True)) as bar:
         task = bar.add_task("bench layers", total=3)
         l2 = bench_l2(data_dir)
-        bar.advance(task)
+        bar.update(task, advance=1, refresh=True)
         l3 = bench_l3(data_dir, sizes, queries, embedder, progress)
-        bar.advance(task)
+        bar.update(task, advance=1, refresh=True)
         route = bench_route(data_dir, min(queries, 300), embedder)
-        bar.advance(task)
+        bar.update(task, advance=1, refresh=True)
     return {
         "l2": l2,
         "l3": l3,

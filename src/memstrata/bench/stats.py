@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+from rich.console import Console
+from rich.progress import Progress
 
 
 def percentile(samples: Sequence[float], q: float) -> float:
@@ -39,3 +41,12 @@ def summary_ms(samples_s: Sequence[float]) -> dict[str, float]:
         "p99_ms": round(percentile(samples_s, 99) * 1e3, 4),
         "mean_ms": round(float(np.mean(samples_s)) * 1e3, 4),
     }
+
+
+def progress_bar(console: Console) -> Progress:
+    """A transient bar redrawn only by ``update(..., refresh=True)``.
+
+    A live bar's refresh thread takes the GIL ten times a second, in the middle of
+    timed calls: 100k L3 search p99 1.6 -> 2.9 ms in one run of ``bench layers``.
+    """
+    return Progress(console=console, transient=True, auto_refresh=False)

@@ -9,6 +9,7 @@ point ids are derived from the data, so a rerun replaces rather than duplicates)
 from __future__ import annotations
 
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
@@ -65,6 +66,9 @@ def default_memstrata_search(turns: TurnStore) -> SearchFn:
     return retriever_search(turns, retriever)
 
 
+REDRAW_S = 0.1  # at most ten redraws a second, as rich's own refresh thread
+
+
 class RichProgress:
     """A :class:`~memstrata.eval.runner.ProgressSink` drawing rich bars on a console
     (stderr in the CLI, so ``--json`` output stays one document)."""
@@ -77,8 +81,12 @@ class RichProgress:
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             console=console,
+            # Redrawn between queries, never by a refresh thread that would take the
+            # GIL in the middle of a timed search (see bench.stats.progress_bar).
+            auto_refresh=False,
         )
         self._task: TaskID | None = None
+        self._drawn_at = 0.0
 
     def __enter__(self) -> RichProgress:
         self._progress.start()
@@ -95,11 +103,16 @@ class RichProgress:
     def start(self, label: str, total: int) -> None:
         """Begin a new bar for the next phase."""
         self._task = self._progress.add_task(label, total=total)
+        self._progress.refresh()
 
     def advance(self, n: int = 1) -> None:
         """Advance the current bar."""
         if self._task is not None:
-            self._progress.advance(self._task, n)
+            now = time.monotonic()
+            redraw = now - self._drawn_at >= REDRAW_S
+            self._progress.update(self._task, advance=n, refresh=redraw)
+            if redraw:
+                self._drawn_at = now
 
 
 @contextmanager
