@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,33 +62,37 @@ def test_the_oldest_answer_goes_first_and_sizes_are_checked() -> None:
     assert err.value.field == "max_entries"
 
 
-def test_the_edge_index_answers_a_repeated_search_from_the_cache(
+@pytest.fixture
+def cat_index(
     tmp_path: Path, make_point: Any, hash_embedder: Any
-) -> None:
+) -> Iterator[tuple[EdgeIndex, Any, Filter, QueryCache]]:
+    """An edge index holding one acme point about a cat, the query "cat" for acme,
+    and the index's query cache."""
     index = EdgeIndex(tmp_path)
     index.ensure_collections(32)
     index.upsert(MEMORIES, [make_point("the cat sat on the warm mat", "acme")])
-    query, flt = hash_embedder.embed(["cat"])[0], Filter(tenant="acme")
     cache = index._queries
     assert cache is not None
+    yield index, hash_embedder.embed(["cat"])[0], Filter(tenant="acme"), cache
+    index.close()
+
+
+def test_the_edge_index_answers_a_repeated_search_from_the_cache(
+    cat_index: tuple[EdgeIndex, Any, Filter, QueryCache], make_point: Any
+) -> None:
+    index, query, flt, cache = cat_index
     first = index.search_dense(MEMORIES, query, flt, 5)
     assert index.search_dense(MEMORIES, query, flt, 5) == first and cache.hits == 1
     assert index.search_dense(MEMORIES, query, Filter(tenant="globex"), 5) == []  # own key
     index.upsert(MEMORIES, [make_point("a second cat", "acme")])
     assert len(index.search_dense(MEMORIES, query, flt, 5)) == 2 and cache.hits == 1
-    index.close()
 
 
 def test_searches_asked_not_to_reuse_neither_read_nor_fill_the_cache(
-    tmp_path: Path, make_point: Any, hash_embedder: Any
+    cat_index: tuple[EdgeIndex, Any, Filter, QueryCache],
 ) -> None:
-    index = EdgeIndex(tmp_path)
-    index.ensure_collections(32)
-    index.upsert(MEMORIES, [make_point("the cat sat on the warm mat", "acme")])
-    query, flt = hash_embedder.embed(["cat"])[0], Filter(tenant="acme")
+    index, query, flt, cache = cat_index
     sparse = Bm25Encoder().encode_query("cat")
-    cache = index._queries
-    assert cache is not None
     fused = {"dense_limit": 5, "sparse_limit": 5, "limit": 5}
     searches = [
         lambda reuse: index.search_dense(MEMORIES, query, flt, 5, reuse=reuse),
@@ -101,4 +106,3 @@ def test_searches_asked_not_to_reuse_neither_read_nor_fill_the_cache(
         assert search(False) == first and cache.hits == 0  # kept, but not read
         assert search(True) == first and cache.hits == 1
         cache.hits = 0
-    index.close()
