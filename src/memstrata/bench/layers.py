@@ -431,8 +431,6 @@ def bench_l3(
 
 ROUTE_MEMORIES = 10_000
 ROUTE_INTENT = "generate_report"
-# The step result's TTL after step7 reads it (step7's estimated end x 2, as planned).
-ROUTE_EXTEND_MS = 240_000
 
 
 def _raw_route(
@@ -469,6 +467,15 @@ def route_calls(
     encoder = Bm25Encoder()
     fixed = {n.query: engine.embedder.embed([n.query])[0] for n in spec.l3 if n.query}
     result_key = K.result_key(state.session_id, "step5")
+    # The TTL route() grants step5's result when step7 reads it: the plan's stored
+    # extension, never below the working memory's minimum (as its read script does).
+    planned_ms = client.hget(
+        K.plan_extensions_key(state.session_id), K.extension_field("step5", "step7")
+    )
+    extend_ms = max(
+        int(str(planned_ms)),
+        K.seconds_to_ms("min_result_ttl_s", engine.settings.working.min_result_ttl_s),
+    )
     preference_key = K.pref_key(state.user_id, "report_format")
     ours: list[Callable[[], object]] = []
     raw: list[Callable[[], object]] = []
@@ -496,9 +503,7 @@ def route_calls(
                     scope=edge_filter(scope),
                 )
             )
-        raw.append(
-            partial(_raw_route, client, result_key, ROUTE_EXTEND_MS, preference_key, searches)
-        )
+        raw.append(partial(_raw_route, client, result_key, extend_ms, preference_key, searches))
     return ours, raw
 
 

@@ -382,12 +382,16 @@ class EdgeIndex:
             self._queries.invalidate(collection)
 
     def _answer(
-        self, collection: str, key: Hashable | None, run: Callable[[], list[ScoredPoint]]
+        self,
+        collection: str,
+        key: Hashable,
+        run: Callable[[], list[ScoredPoint]],
+        reuse: bool,
     ) -> list[ScoredPoint]:
         """``run()``, or the answer it gave for the same ``key`` since the last write
-        (no key: always ``run()``, nothing kept)."""
+        (``reuse=False``: always ``run()``, nothing kept)."""
         cache = self._queries
-        if cache is None or key is None:
+        if cache is None or not reuse:
             return run()
         found = cache.lookup(collection, key)
         if found is not None:
@@ -499,9 +503,9 @@ class EdgeIndex:
             )
             return self._query_scored(shard, collection, request, with_payload, engine_payloads)
 
-        key = ("dense", vector_key, filter, limit, ef, with_payload) if reuse else None
+        key = ("dense", vector_key, filter, limit, ef, with_payload)
         with _engine_errors("dense search"):
-            return self._answer(collection, key, run)
+            return self._answer(collection, key, run, reuse)
 
     def search_sparse(
         self,
@@ -530,13 +534,9 @@ class EdgeIndex:
             )
             return self._query_scored(shard, collection, request, with_payload, engine_payloads)
 
-        key = (
-            ("sparse", sparse.indices, sparse.values, filter, limit, with_payload)
-            if reuse
-            else None
-        )
+        key = ("sparse", sparse.indices, sparse.values, filter, limit, with_payload)
         with _engine_errors("sparse search"):
-            return self._answer(collection, key, run)
+            return self._answer(collection, key, run, reuse)
 
     def search_fused(
         self,
@@ -603,22 +603,18 @@ class EdgeIndex:
             return hits
 
         key = (
-            (
-                "fused",
-                vector_key,
-                sparse.indices,
-                sparse.values,
-                filter,
-                dense_limit,
-                sparse_limit,
-                limit,
-                ef,
-            )
-            if reuse
-            else None
+            "fused",
+            vector_key,
+            sparse.indices,
+            sparse.values,
+            filter,
+            dense_limit,
+            sparse_limit,
+            limit,
+            ef,
         )
         with _engine_errors("fused search"):
-            return self._answer(collection, key, run)
+            return self._answer(collection, key, run, reuse)
 
     def scroll(
         self, collection: str, filter: Filter, *, limit: int, offset: str | None = None
