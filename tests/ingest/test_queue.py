@@ -135,6 +135,9 @@ def test_redelivery_of_done_content_skips_the_handler(
     assert worker(queue, handler, claim_idle_ms=60_000).run_once() == 1  # the new copy
     assert pending(queue_client, queue) == 1  # the ghost still holds its copy
     rescuer = worker(queue, handler, name="w2")
+    # The ghost's copy must have been idle its claim_idle_ms (1) first: the round
+    # trips since its delivery can take less than that on a fast machine.
+    time.sleep(0.005)
     assert rescuer.run_once() == 1  # reclaims the ghost's copy...
     assert len(handler.entries) == 1  # ...and acks it without calling the handler
     assert handler.entries[0].deliveries == 1
