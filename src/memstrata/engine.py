@@ -631,4 +631,4 @@ def _open_index(settings: Settings, data_dir: Path) -> VectorIndex:
         return QdrantServerIndex(
             QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key)
         )
-    return EdgeIndex(data_dir / "qdrant")
+    return EdgeIndex(data_dir / "qdrant", search_threads=settings.longterm.search_threads)

@@ -214,7 +214,10 @@ def _build_store(
     texts: list[str],
     seed: int,
 ) -> LongTermStore:
-    store = LongTermStore(EdgeIndex(path), embedder, Bm25Encoder(), Settings().longterm)
+    settings = Settings().longterm
+    store = LongTermStore(
+        EdgeIndex(path, search_threads=settings.search_threads), embedder, Bm25Encoder(), settings
+    )
     rng = np.random.default_rng(seed)
     pyrng = random.Random(seed)
     for start in range(0, size, BATCH):

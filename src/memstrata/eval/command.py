@@ -125,7 +125,10 @@ def open_turn_store(
     """A TurnStore over an embedded index (temporary unless ``data_dir`` is given)."""
     with _index_root(data_dir) as root:
         store = LongTermStore(
-            EdgeIndex(root / f"eval-{dataset}"), embedder, Bm25Encoder(), settings
+            EdgeIndex(root / f"eval-{dataset}", search_threads=settings.search_threads),
+            embedder,
+            Bm25Encoder(),
+            settings,
         )
         try:
             yield TurnStore(store, source=f"eval:{dataset}")

@@ -22,6 +22,7 @@ import numpy as np
 import qdrant_edge as qe
 from numpy.typing import NDArray
 
+from memstrata.config import DEFAULT_SEARCH_THREADS, MAX_SEARCH_THREADS
 from memstrata.errors import BackendError, BackendUnavailableError, MemstrataError, ValidationError
 from memstrata.frozen import thaw
 from memstrata.longterm.fusion import ENGINE_RRF_K
@@ -55,7 +56,7 @@ from memstrata.longterm.models import (
 from memstrata.longterm.payload_cache import DEFAULT_PAYLOAD_CACHE_ENTRIES, PayloadCache
 from memstrata.longterm.query_cache import DEFAULT_QUERY_CACHE_ENTRIES, QueryCache
 from memstrata.memo import remember
-from memstrata.validation import check_non_negative_int
+from memstrata.validation import check_non_negative_int, check_positive_int
 
 _log = logging.getLogger(__name__)
 
@@ -131,7 +132,7 @@ def _check_stored_config(path: Path, dim: int) -> None:
     check_existing_layout(str(path), dense_size, sparse_names, dim)
 
 
-def shard_config(dim: int) -> qe.EdgeConfig:
+def shard_config(dim: int, search_threads: int = DEFAULT_SEARCH_THREADS) -> qe.EdgeConfig:
     """Shard layout: cosine ``dense`` of ``dim`` dims and an IDF-weighted ``bm25``.
 
     Tuned for "every query names one tenant" (measured at 100k points, 20 tenants,
@@ -140,7 +141,9 @@ def shard_config(dim: int) -> qe.EdgeConfig:
     Filtered dense search went from 1.1 to 0.8 ms p50 and ``optimize()`` from
     533 s to 22 s against the default global graph. Below ``FULL_SCAN_KB`` of a
     segment's vectors a filtered search scores every match instead of walking the
-    tenant's graph.
+    tenant's graph. ``search_threads``: see
+    :attr:`~memstrata.config.LongTermSettings.search_threads`; given at every open,
+    because the engine keeps a shard's last value when none is given.
     """
     return qe.EdgeConfig(
         vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
@@ -155,6 +158,7 @@ def shard_config(dim: int) -> qe.EdgeConfig:
         # Payload is read for every hit returned; keeping it in the page cache instead
         # of cold on disk keeps that read well under a millisecond.
         payload_memory=qe.Memory.Cached,
+        max_search_threads=search_threads,
     )
 
 
@@ -222,11 +226,16 @@ class EdgeIndex:
         *,
         payload_cache_entries: int = DEFAULT_PAYLOAD_CACHE_ENTRIES,
         query_cache_entries: int = DEFAULT_QUERY_CACHE_ENTRIES,
+        search_threads: int = DEFAULT_SEARCH_THREADS,
     ) -> None:
         """``payload_cache_entries``: payloads kept after a read; ``query_cache_entries``:
         answers of identical searches kept until their collection is written (0 turns
-        either cache off)."""
+        either cache off); ``search_threads``: each shard's search pool (see
+        :attr:`~memstrata.config.LongTermSettings.search_threads`)."""
         self._root = Path(path)
+        self._search_threads = check_positive_int(
+            "search_threads", search_threads, maximum=MAX_SEARCH_THREADS
+        )
         self._lock = threading.Lock()
         self._payloads = (
             PayloadCache(payload_cache_entries)
@@ -252,7 +261,7 @@ class EdgeIndex:
             self._check_open()
             if self._dim is not None and self._dim != dim:
                 raise ValidationError("dim", f"index is open with {self._dim} dims, not {dim}")
-            config = shard_config(dim)
+            config = shard_config(dim, self._search_threads)
             for name in COLLECTIONS:
                 if name not in self._shards:
                     self._shards[name] = self._open_shard(self._root / name, config, dim)
