@@ -6,7 +6,9 @@ import json
 import string
 from datetime import date
 from itertools import pairwise
+from typing import Any
 
+import pytest
 from gateway_samples import SECRET_SAMPLES, cn_id_complete, luhn_complete
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
@@ -204,3 +206,32 @@ def test_clean_text_cache_never_skips_a_secret_or_an_audit() -> None:
     for _ in range(2):  # never cached: both passes redact and audit
         assert "sk-proj-" not in sanitizer.text(dirty, location="c")
     assert [e.location for e in audit.events()] == ["c", "c"]
+
+
+def test_clean_cache_serves_value_leaves_and_never_a_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memstrata.gateway import InMemoryAuditLog
+    from memstrata.gateway import sanitizer as sanitizer_module
+
+    scanned: list[str] = []
+    real_find = sanitizer_module.find_matches
+
+    def counting_find(text: str) -> Any:
+        scanned.append(text)
+        return real_find(text)
+
+    monkeypatch.setattr(sanitizer_module, "find_matches", counting_find)
+    audit = InMemoryAuditLog()
+    sanitizer = Sanitizer(audit=audit)
+    unit = {"subject": "user", "value": "lives in Hangzhou", "version": 3}
+    for _ in range(3):  # a memory unit's fields pass the gateway at each L3 write
+        assert sanitizer.value(unit, location="L3") == unit
+    assert sorted(scanned) == sorted(
+        ["subject", "value", "version", "user", "lives in Hangzhou", "3"]
+    )
+    dirty = {**unit, "value": "mail me at ana.lima@example.com"}
+    for _ in range(2):  # a leaf with a finding is scanned, redacted and audited every time
+        assert "example.com" not in str(sanitizer.value(dirty, location="L3"))
+    assert scanned.count("mail me at ana.lima@example.com") == 2
+    assert len(audit.events()) == 2

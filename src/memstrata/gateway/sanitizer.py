@@ -136,12 +136,8 @@ class Sanitizer:
         out: list[Redaction] = []
         if field is not None and self._policy.redacts_whole(field):
             result = self._redact_whole(text, Kind.FIELD, "$", out) if text else text
-        elif self._known_clean(field, text):
-            return SanitizedText(text, ())
         else:
             result = self._apply(text, field, "$", out)
-            if not out:
-                self._remember_clean(field, result)
         self._emit(location, out)
         return SanitizedText(result, tuple(out))
 
@@ -150,9 +146,9 @@ class Sanitizer:
             return (field, text) in self._clean
 
     def _remember_clean(self, field: str | None, text: str) -> None:
-        # The same text passes the gateway several times on its way (observe, queue,
-        # L3 write); a text with no finding has nothing to audit, so the rescan is
-        # skipped. Bounded FIFO; only short texts are kept.
+        # The same strings pass the gateway several times on their way (observe, queue,
+        # each L3 write of a memory unit's fields); one with no finding has nothing to
+        # audit, so the rescan is skipped. Bounded FIFO; only short strings are kept.
         if len(text) > _CLEAN_CACHE_MAX_CHARS:
             return
         with self._clean_lock:
@@ -183,8 +179,13 @@ class Sanitizer:
     # --- internals -------------------------------------------------------------
 
     def _apply(self, text: str, rule_field: str | None, path: str, out: list[Redaction]) -> str:
+        """``text`` with its findings handled per the policy; a string known to have
+        none under ``rule_field`` is returned without a scan."""
+        if self._known_clean(rule_field, text):
+            return text
         matches = find_matches(text)
         if not matches:
+            self._remember_clean(rule_field, text)
             return text
         parts: list[str] = []
         cursor = 0
