@@ -29,6 +29,7 @@ from memstrata.bench.layers import (
     route_engine,
 )
 from memstrata.bench.stats import percentile, progress_bar, summary_ms, summary_us
+from memstrata.config import LongTermSettings
 from memstrata.errors import ValidationError
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import MEMORIES
@@ -134,7 +135,9 @@ def test_the_raw_engine_baseline_finds_what_the_store_finds(tmp_path: Path) -> N
     # the same cosine and payload (20 points per tenant, 10 asked).
     embedder = HashEmbedder(32)
     texts = _texts(random.Random(7), 200)
-    store = _build_store(tmp_path, 2000, embedder, embedder.embed(texts), texts, seed=3)
+    store = _build_store(
+        tmp_path, 2000, embedder, embedder.embed(texts), texts, seed=3, settings=LongTermSettings()
+    )
     index = store.index
     assert isinstance(index, EdgeIndex)
     encoder = Bm25Encoder()

@@ -44,7 +44,7 @@ from rich.console import Console
 
 from memstrata.bench.stats import progress_bar, summary_ms, summary_us, timed
 from memstrata.clock import SystemClock
-from memstrata.config import Settings
+from memstrata.config import LongTermSettings, Settings
 from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.minilm import MiniLMEmbedder
 from memstrata.embed.protocol import Embedder
@@ -213,8 +213,8 @@ def _build_store(
     base_vecs: NDArray[np.float32],
     texts: list[str],
     seed: int,
+    settings: LongTermSettings,
 ) -> LongTermStore:
-    settings = Settings().longterm
     store = LongTermStore(
         EdgeIndex(path, search_threads=settings.search_threads), embedder, Bm25Encoder(), settings
     )
@@ -382,7 +382,7 @@ def bench_l3(
         if progress:
             progress.print(f"[bench] building L3 with {size} points ...")
         started = time.perf_counter()
-        store = _build_store(path, size, embedder, base_vecs, texts, size)
+        store = _build_store(path, size, embedder, base_vecs, texts, size, settings)
         build_s = time.perf_counter() - started
         index = store.index
         assert isinstance(index, EdgeIndex)  # built by _build_store
@@ -464,7 +464,7 @@ def route_calls(
 ) -> tuple[list[Callable[[], object]], list[Callable[[], object]]]:
     """Each query as route() and as the raw calls reading the same things."""
     spec = engine.router.intents.get(ROUTE_INTENT)
-    settings = Settings().longterm
+    settings = engine.settings.longterm  # the depths and ef route()'s searches use
     index = engine.longterm.index
     assert isinstance(index, EdgeIndex)  # the embedded default
     encoder = Bm25Encoder()
