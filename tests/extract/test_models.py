@@ -11,6 +11,7 @@ import pytest
 
 from memstrata.errors import BackendError, BackendUnavailableError, ValidationError
 from memstrata.extract import Candidate, ExtractionError, ExtractionUnavailableError, Turn
+from memstrata.memory.units import unit_from_candidate
 
 MakeTurn = Callable[..., Turn]
 OBSERVED_AT = datetime(2025, 3, 25, 10, 30, tzinfo=UTC)  # make_turn's default time
@@ -98,7 +99,7 @@ def test_to_unit_carries_source_and_times(make_turn: MakeTurn) -> None:
         extras=(("amount", "¥300"), ("date", "yesterday")),
         valid_from=happened,
     )
-    unit = candidate.to_unit(turn)
+    unit = unit_from_candidate(candidate, turn)
     assert (unit.subject, unit.attribute, unit.kind) == ("user", "payment", "event")
     assert unit.source.turn_id == "turn-9"
     assert unit.source.session_id == "s1"
@@ -109,7 +110,7 @@ def test_to_unit_carries_source_and_times(make_turn: MakeTurn) -> None:
     assert unit.extras == candidate.extras
     assert unit.active
     # without valid_from the unit starts when the turn was observed
-    assert _candidate().to_unit(turn).valid_from == turn.observed_at
+    assert unit_from_candidate(_candidate(), turn).valid_from == turn.observed_at
 
 
 def test_error_tree() -> None:

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstrata.extract import Candidate, Extractor, RuleExtractor, Turn
+from memstrata.memory.units import unit_from_candidate
 
 MakeTurn = Callable[..., Turn]
 OBSERVED_AT = datetime(2025, 3, 25, 10, 30, tzinfo=UTC)  # make_turn's default time
@@ -140,7 +141,10 @@ def test_move_writes_the_slot_of_the_old_city(make_turn: MakeTurn) -> None:
     ]:
         (old,) = extractor.extract(make_turn(before))
         (new,) = extractor.extract(make_turn(after))
-        old_unit, new_unit = old.to_unit(make_turn(before)), new.to_unit(make_turn(after))
+        old_unit, new_unit = (
+            unit_from_candidate(old, make_turn(before)),
+            unit_from_candidate(new, make_turn(after)),
+        )
         assert old_unit.slot == new_unit.slot
         assert old_unit.value != new_unit.value
 
@@ -232,7 +236,7 @@ def test_adversarial_text_is_fast_and_safe(text: str) -> None:
     turn = Turn(text[:32_000], "user", "t1", "u1", "s1", "turn-1", OBSERVED_AT)
     started = time.perf_counter()
     for candidate in RuleExtractor().extract(turn):
-        candidate.to_unit(turn)
+        unit_from_candidate(candidate, turn)
     assert time.perf_counter() - started < 2.0
 
 
@@ -302,7 +306,7 @@ _VOCAB = [
 def test_sentences_from_pattern_words_give_valid_candidates(text: str) -> None:
     turn = Turn(text, "user", "t1", "u1", "s1", "turn-1", OBSERVED_AT)
     for candidate in RuleExtractor().extract(turn):
-        unit = candidate.to_unit(turn)
+        unit = unit_from_candidate(candidate, turn)
         assert unit.source.turn_id == "turn-1"
         if candidate.kind == "fact":
             assert candidate.value in text or candidate.attribute == "contact_channel"
@@ -314,4 +318,4 @@ def test_any_text_gives_valid_candidates(text: str) -> None:
     turn = Turn(text, "user", "t1", "u1", "s1", "turn-1", OBSERVED_AT)
     for candidate in RuleExtractor().extract(turn):
         assert isinstance(candidate, Candidate)
-        candidate.to_unit(turn)  # always convertible
+        unit_from_candidate(candidate, turn)  # always convertible

@@ -3,7 +3,8 @@
 A :class:`Turn` goes through the :class:`WorthFilter` (small talk and repeats never
 reach L3), then an :class:`Extractor` (the deterministic :class:`RuleExtractor`, or an
 :class:`LLMExtractor` over any OpenAI-compatible endpoint) turns it into
-:class:`Candidate` values, which ``Candidate.to_unit`` makes into memory units.
+:class:`Candidate` values, which the write path
+(``memstrata.memory.units.unit_from_candidate``) makes into memory units.
 """
 
 from memstrata.extract.errors import ExtractionError, ExtractionUnavailableError

@@ -1,9 +1,9 @@
 """Values of the extraction stage: the turn read, and the candidates found in it.
 
 Both are frozen and validated on construction, so a malformed value can never reach the
-versioning stage. A :class:`Candidate` carries exactly what a
-:class:`~memstrata.memory.units.MemoryUnit` needs beyond its source; ``to_unit`` makes
-that conversion in one place.
+versioning stage. A :class:`Candidate` carries exactly what a memory unit needs beyond
+its source (``memstrata.memory.units.unit_from_candidate`` makes that conversion). This
+package is a leaf of the write path: it imports nothing of ``memstrata.memory``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from memstrata.errors import ValidationError
-from memstrata.memory.units import MAX_VALUE_CHARS, UNIT_KINDS, MemoryUnit, UnitKind, UnitSource
 from memstrata.validation import check_id, check_text
+
+UnitKind = Literal["fact", "event"]
+UNIT_KINDS: frozenset[str] = frozenset({"fact", "event"})
+MAX_VALUE_CHARS = 4_000
+"""The longest value a candidate (and so a memory unit) may carry."""
 
 Role = Literal["user", "assistant", "system", "tool"]
 ROLES: frozenset[str] = frozenset({"user", "assistant", "system", "tool"})
@@ -119,24 +123,3 @@ class Candidate:
         check_extras("extras", self.extras)
         if self.valid_from is not None:
             check_aware("valid_from", self.valid_from)
-
-    def to_unit(self, turn: Turn) -> MemoryUnit:
-        """The memory unit this candidate becomes, sourced from ``turn``."""
-        source = UnitSource(
-            tenant=turn.tenant,
-            user=turn.user,
-            session_id=turn.session_id,
-            turn_id=turn.turn_id,
-            confidence=self.confidence,
-        )
-        return MemoryUnit(
-            subject=self.subject,
-            attribute=self.attribute,
-            value=self.value,
-            kind=self.kind,
-            source=source,
-            observed_at=turn.observed_at,
-            valid_from=self.valid_from or turn.observed_at,
-            importance=self.importance,
-            extras=self.extras,
-        )

@@ -4,7 +4,7 @@
 :class:`~memstrata.ingest.QueueWorker` calls with a batch of entries. Per entry:
 
 * ``turn`` (from ``engine.observe``): worth-remembering filter, then the extractor,
-  then ``Candidate.to_unit``;
+  then ``unit_from_candidate``;
 * ``note`` (free text from ``engine.queue_memory``): the extractor without the filter
   (the caller asked for it to be kept); text with no recognizable fact becomes a
   ``note`` event so nothing the caller asked for is silently dropped;
@@ -43,7 +43,14 @@ from memstrata.extract.protocol import Extractor
 from memstrata.extract.rules import RuleExtractor
 from memstrata.hashing import sha256_hex
 from memstrata.ingest.entries import JSON, QueueEntry
-from memstrata.memory.units import MAX_VALUE_CHARS, UNIT_KINDS, MemoryUnit, UnitKind, UnitSource
+from memstrata.memory.units import (
+    MAX_VALUE_CHARS,
+    UNIT_KINDS,
+    MemoryUnit,
+    UnitKind,
+    UnitSource,
+    unit_from_candidate,
+)
 
 logger = logging.getLogger("memstrata.memory.handler")
 
@@ -252,7 +259,7 @@ def note_unit(turn: Turn) -> MemoryUnit:
         confidence=1.0,
         importance=0.5,
     )
-    return candidate.to_unit(turn)
+    return unit_from_candidate(candidate, turn)
 
 
 # --- the handler ------------------------------------------------------------------------
@@ -429,7 +436,7 @@ class IngestHandler:
     def _extract(self, entry: QueueEntry, turn: Turn) -> tuple[MemoryUnit, ...]:
         try:
             candidates = self._extractor.extract(turn)
-            units = tuple(candidate.to_unit(turn) for candidate in candidates)
+            units = tuple(unit_from_candidate(candidate, turn) for candidate in candidates)
         except (ExtractionError, ValidationError) as exc:
             # Never the text or the exception message (either may quote the turn).
             logger.warning(

@@ -10,15 +10,21 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from memstrata.errors import ValidationError
+from memstrata.extract.models import MAX_VALUE_CHARS, UNIT_KINDS, Candidate, Turn, UnitKind
 from memstrata.hashing import sha256_hex
 from memstrata.validation import check_id, check_text
 
-UnitKind = Literal["fact", "event"]
-UNIT_KINDS: frozenset[str] = frozenset({"fact", "event"})
-MAX_VALUE_CHARS = 4_000
+__all__ = [
+    "MAX_VALUE_CHARS",
+    "UNIT_KINDS",
+    "MemoryUnit",
+    "UnitKind",
+    "UnitSource",
+    "unit_from_candidate",
+]
 _NAME_MAX = 128
 
 
@@ -170,3 +176,28 @@ class MemoryUnit:
     def accessed(self, at: datetime) -> MemoryUnit:
         """This unit read or re-asserted at ``at`` (access stats bumped)."""
         return replace(self, last_accessed=at, access_count=self.access_count + 1)
+
+
+def unit_from_candidate(candidate: Candidate, turn: Turn) -> MemoryUnit:
+    """The memory unit ``candidate`` becomes, sourced from ``turn``.
+
+    Without its own ``valid_from`` the unit starts when the turn was observed.
+    """
+    source = UnitSource(
+        tenant=turn.tenant,
+        user=turn.user,
+        session_id=turn.session_id,
+        turn_id=turn.turn_id,
+        confidence=candidate.confidence,
+    )
+    return MemoryUnit(
+        subject=candidate.subject,
+        attribute=candidate.attribute,
+        value=candidate.value,
+        kind=candidate.kind,
+        source=source,
+        observed_at=turn.observed_at,
+        valid_from=candidate.valid_from or turn.observed_at,
+        importance=candidate.importance,
+        extras=candidate.extras,
+    )
