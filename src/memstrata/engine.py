@@ -42,12 +42,12 @@ from memstrata.extract.protocol import Extractor
 from memstrata.gateway import AuditSink, FieldPolicy, Sanitizer
 from memstrata.gateway.audit import InMemoryAuditLog, JsonlAuditLog, TeeAuditLog
 from memstrata.gateway.logging import install_global_log_redaction
-from memstrata.ingest import QueueWorker, WriteQueue
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import Hit
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.longterm.store import LongTermStore, NewItem
+from memstrata.memory.consumer import QueueWorker
 from memstrata.memory.handler import IngestHandler, note_payload
 from memstrata.memory.pipeline import (
     ACTIVE_MEMORY_TYPES,
@@ -58,6 +58,7 @@ from memstrata.memory.pipeline import (
     PipelineStats,
     active_only,
 )
+from memstrata.memory.queue import WriteQueue
 from memstrata.memory.settings import MemorySettings
 from memstrata.memory.store import MemoryStore
 from memstrata.memory.units import MAX_VALUE_CHARS, MemoryUnit

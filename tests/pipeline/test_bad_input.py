@@ -17,10 +17,10 @@ from memstrata.clock import FakeClock
 from memstrata.engine import ContextEngine
 from memstrata.errors import ValidationError
 from memstrata.extract import LLMExtractor, RuleExtractor, Turn
-from memstrata.ingest import WriteQueue
 from memstrata.longterm.models import Filter
 from memstrata.memory.handler import IngestHandler
 from memstrata.memory.pipeline import IngestPipeline, PipelineSettings, split_text
+from memstrata.memory.queue import WriteQueue
 from memstrata.memory.units import MemoryUnit, UnitSource
 from memstrata.working import RedisBackend
 

@@ -9,7 +9,7 @@ import pytest
 
 from memstrata.errors import ValidationError
 from memstrata.extract.models import Turn
-from memstrata.ingest import QueueEntry
+from memstrata.memory.entries import QueueEntry
 from memstrata.memory.handler import (
     KIND_TURN,
     KIND_UNIT,

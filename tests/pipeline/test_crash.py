@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from memstrata.extract.models import Turn
-from memstrata.ingest import WriteQueue
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import Filter
 from memstrata.memory.handler import KIND_TURN, turn_payload
+from memstrata.memory.queue import WriteQueue
 from memstrata.testing.processes import spawn_queue_worker, wait_for
 from memstrata.working import EmbeddedValkey, RedisBackend
 

@@ -1,7 +1,7 @@
 """The consumer side of the long-term write pipeline: queue entries in, memory units out.
 
-:class:`IngestHandler` is the :class:`~memstrata.ingest.Handler` a
-:class:`~memstrata.ingest.QueueWorker` calls with a batch of entries. Per entry:
+:class:`IngestHandler` is the :class:`~memstrata.memory.consumer.Handler` a
+:class:`~memstrata.memory.consumer.QueueWorker` calls with a batch of entries. Per entry:
 
 * ``turn`` (from ``engine.observe``): worth-remembering filter, then the extractor,
   then ``unit_from_candidate``;
@@ -42,7 +42,7 @@ from memstrata.extract.models import ROLES, Candidate, Role, Turn
 from memstrata.extract.protocol import Extractor
 from memstrata.extract.rules import RuleExtractor
 from memstrata.hashing import sha256_hex
-from memstrata.ingest.entries import JSON, QueueEntry
+from memstrata.memory.entries import JSON, QueueEntry
 from memstrata.memory.units import (
     MAX_VALUE_CHARS,
     UNIT_KINDS,
@@ -466,7 +466,7 @@ def worker_handler(
 
     ::
 
-        python -m memstrata.ingest.worker --redis-url unix:///data/valkey/valkey.sock \\
+        python -m memstrata.memory.worker --redis-url unix:///data/valkey/valkey.sock \\
             --queue memories --consumer w1 \\
             --handler-factory memstrata.memory.handler:worker_handler \\
             --handler-arg redis_url=unix:///data/valkey/valkey.sock \\

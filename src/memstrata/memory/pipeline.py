@@ -2,8 +2,8 @@
 
 ``engine.observe`` and ``engine.queue_memory`` turn what the agent saw into queue
 entries (:mod:`memstrata.memory.handler` defines their payloads) and return at once
-with an :class:`IngestReceipt`; a :class:`~memstrata.ingest.QueueWorker` (a thread
-the engine starts, or ``python -m memstrata.ingest.worker`` processes) drains them
+with an :class:`IngestReceipt`; a :class:`~memstrata.memory.consumer.QueueWorker` (a thread
+the engine starts, or ``python -m memstrata.memory.worker`` processes) drains them
 into the memory store. Two rules hold here:
 
 * the agent's step never fails because of the long-term path: a failure to
@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 
 from memstrata.errors import BackendError, ValidationError
 from memstrata.extract.models import Turn
-from memstrata.ingest import QueueStats, QueueWorker, WriteQueue
-from memstrata.ingest.entries import JSON
+from memstrata.memory.consumer import QueueWorker
+from memstrata.memory.entries import JSON, QueueStats
 from memstrata.memory.handler import (
     KIND_NOTE,
     KIND_TURN,
@@ -35,6 +35,7 @@ from memstrata.memory.handler import (
     turn_payload,
     unit_payload,
 )
+from memstrata.memory.queue import WriteQueue
 from memstrata.memory.units import MemoryUnit
 from memstrata.router.intents import IntentSpec
 from memstrata.validation import check_id, check_positive_float, check_positive_int
@@ -61,7 +62,7 @@ class PipelineSettings:
     """How the engine runs its write pipeline.
 
     ``background_worker=False`` leaves consuming to worker processes
-    (``python -m memstrata.ingest.worker --handler-factory
+    (``python -m memstrata.memory.worker --handler-factory
     memstrata.memory.handler:worker_handler``); the embedded qdrant-edge store can
     be opened by one process only, so that mode needs a Qdrant server.
     """

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import redis
 
-from memstrata.ingest import WriteQueue
+from memstrata.memory.queue import WriteQueue
 from memstrata.working import EmbeddedValkey, RedisBackend
 
 

@@ -12,8 +12,9 @@ import pytest
 import redis
 
 from memstrata.errors import ConfigError
-from memstrata.ingest import QueueWorker, WriteQueue
-from memstrata.ingest.worker import load_handler, main, parse_options
+from memstrata.memory.consumer import QueueWorker
+from memstrata.memory.queue import WriteQueue
+from memstrata.memory.worker import load_handler, main, parse_options
 from memstrata.testing.processes import spawn_queue_worker, wait_for
 from memstrata.working import EmbeddedValkey
 
@@ -26,7 +27,7 @@ BATCH = 50
 def spawn_worker(
     url: str, queue: str, consumer: str, log: Path, *, claim_idle_ms: int, sleep_s: float
 ) -> subprocess.Popen[bytes]:
-    """``python -m memstrata.ingest.worker`` with the crash sink as its handler."""
+    """``python -m memstrata.memory.worker`` with the crash sink as its handler."""
     args = [
         "--redis-url", url, "--queue", queue, "--consumer", consumer,
         "--handler-factory", "crash_sink:make_sink",

@@ -16,7 +16,9 @@ from redis.retry import Retry
 
 from memstrata.clock import FakeClock
 from memstrata.errors import BackendError, BackendUnavailableError, ValidationError
-from memstrata.ingest import FlushTimeoutError, QueueEntry, QueueWorker, WriteQueue
+from memstrata.memory.consumer import QueueWorker
+from memstrata.memory.entries import QueueEntry
+from memstrata.memory.queue import FlushTimeoutError, WriteQueue
 
 QueueFactory = Callable[..., WriteQueue]
 

@@ -1,7 +1,7 @@
 """The durable write queue: a Redis Stream read by one consumer group.
 
 Producers (``observe`` / ``remember``) call :meth:`WriteQueue.enqueue`, which is a
-single XADD and returns at once; :class:`~memstrata.ingest.consumer.QueueWorker`
+single XADD and returns at once; :class:`~memstrata.memory.consumer.QueueWorker`
 drains the stream. Delivery is at-least-once: an entry leaves the group's pending
 list only through XACK, which happens in the same MULTI that records its content
 hash in the done set, after the handler returned. All keys share the hash tag
@@ -24,7 +24,7 @@ from redis.cluster import RedisCluster
 
 from memstrata.clock import Clock, SystemClock
 from memstrata.errors import BackendError
-from memstrata.ingest.entries import (
+from memstrata.memory.entries import (
     JSON,
     DeadLetter,
     QueueKeys,

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from memstrata.ingest import QueueEntry, QueueWorker, WriteQueue
+from memstrata.memory.consumer import QueueWorker
+from memstrata.memory.entries import QueueEntry
+from memstrata.memory.queue import WriteQueue
 from memstrata.working import RedisBackend
 
 pytestmark = pytest.mark.cluster

@@ -2,7 +2,7 @@
 
 ::
 
-    python -m memstrata.ingest.worker --redis-url unix:///data/valkey.sock \\
+    python -m memstrata.memory.worker --redis-url unix:///data/valkey.sock \\
         --queue memories --handler mypkg.store:write_batch
 
 ``--handler module:callable`` names the handler itself; ``--handler-factory
@@ -11,7 +11,7 @@ pairs as keyword strings that returns the handler (for handlers that need a
 connection or a path). SIGTERM and SIGINT stop the loop after the current batch;
 the exit status is 0 after a clean stop and 2 for bad arguments.
 
-This module is deliberately not imported by :mod:`memstrata.ingest`, so that
+This module is deliberately not imported by :mod:`memstrata.memory.consumer`, so that
 ``python -m`` runs it without a double import.
 """
 
@@ -29,11 +29,11 @@ from types import FrameType
 from typing import Any, cast
 
 from memstrata.errors import ConfigError, MemstrataError
-from memstrata.ingest.consumer import Handler, QueueWorker
-from memstrata.ingest.queue import DEFAULT_GROUP, WriteQueue
+from memstrata.memory.consumer import Handler, QueueWorker
+from memstrata.memory.queue import DEFAULT_GROUP, WriteQueue
 from memstrata.working.redis_backend import RedisBackend
 
-logger = logging.getLogger("memstrata.ingest.worker")
+logger = logging.getLogger("memstrata.memory.worker")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ class WorkerOptions:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m memstrata.ingest.worker", description="Drain a memstrata write queue."
+        prog="python -m memstrata.memory.worker", description="Drain a memstrata write queue."
     )
     parser.add_argument("--redis-url", required=True, help="redis://, unix://, redis+cluster://")
     parser.add_argument("--queue", required=True, help="queue name")

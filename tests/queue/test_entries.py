@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 from redis.crc import key_slot
 
 from memstrata.errors import ValidationError
-from memstrata.ingest import MAX_PAYLOAD_BYTES, QueueKeys, content_hash
-from memstrata.ingest.entries import (
+from memstrata.memory.entries import (
+    MAX_PAYLOAD_BYTES,
     MalformedEntryError,
+    QueueKeys,
+    content_hash,
     decode_entry,
     encode_entry,
     next_stream_id,

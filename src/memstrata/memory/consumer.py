@@ -23,13 +23,13 @@ from types import TracebackType
 from typing import Protocol
 
 from memstrata.clock import Clock, SystemClock
-from memstrata.ingest.entries import (
+from memstrata.memory.entries import (
     MalformedEntryError,
     QueueEntry,
     decode_entry,
     parse_stream_id,
 )
-from memstrata.ingest.queue import RawEntry, WriteQueue
+from memstrata.memory.queue import RawEntry, WriteQueue
 from memstrata.validation import (
     check_id,
     check_non_negative_int,
