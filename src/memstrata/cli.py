@@ -326,7 +326,7 @@ def consolidate(
 
     with _engine(data_dir, as_json) as engine:
         engine.flush()
-        report = engine.memory.consolidate(tenants=tenant)
+        report = engine.consolidate(tenants=tenant)
         hot = HotKnowledge(
             engine.longterm,
             engine.sanitizer,
@@ -369,7 +369,7 @@ def restore(
 ) -> None:
     """Bring memory units back from cold storage."""
     with _engine(data_dir, as_json) as engine:
-        restored = engine.memory.restore(tenant, ids)
+        restored = engine.restore(ids, tenant=tenant)
     if as_json:
         _emit_json({"tenant": tenant, "restored": list(restored)})
     else:
@@ -571,6 +571,46 @@ def eval_longmemeval(
         _emit_json(report)
     else:
         _eval_tables(report)
+
+
+@eval_app.command("extraction")
+def eval_extraction(
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="Labeled statements (JSONL); default: the packaged set."),
+    ] = None,
+    split: Annotated[str, typer.Option("--split", help="Rows to score: dev | test | all.")] = "all",
+    llm_base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--llm-base-url",
+            help="Also score the LLM extractor at this OpenAI-compatible endpoint "
+            "(API key from MEMSTRATA_LLM_API_KEY).",
+        ),
+    ] = None,
+    llm_model: Annotated[
+        str | None, typer.Option("--llm-model", help="Model name for --llm-base-url.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Fact extraction precision / recall per split and attribute, and supersede accuracy."""
+    import os
+
+    from memstrata.eval.extraction import render_report, run_extraction_eval
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    with _eval_errors(as_json):
+        report = run_extraction_eval(
+            data,
+            split=split,
+            llm_base_url=llm_base_url,
+            llm_model=llm_model,
+            llm_api_key=os.environ.get("MEMSTRATA_LLM_API_KEY") or None,
+        )
+    if as_json:
+        _emit_json(report)
+    else:
+        render_report(report, out)
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -48,6 +48,14 @@ class FakeClock:
         with self._lock:
             return self._mono
 
+    def set(self, at: datetime) -> None:
+        """Jump to ``at``, forward or back (a replay of recorded data sets each
+        record's own time); the monotonic clock does not move."""
+        if not isinstance(at, datetime) or at.tzinfo is None:
+            raise ValueError("at: must be a timezone-aware datetime")
+        with self._lock:
+            self._now = at
+
     def advance(self, delta: timedelta | float) -> None:
         """Move time forward by a timedelta or a number of seconds."""
         seconds = delta.total_seconds() if isinstance(delta, timedelta) else float(delta)

@@ -1,17 +1,24 @@
 """Frozen, validated settings. Units live in the names.
 
-The library never reads the environment; :func:`settings_from_env` is for the CLI
-and the service only.
+The library never reads the environment; :func:`settings_from_env` is for the CLI,
+the service and worker processes only. :func:`load_settings` reads the same settings
+from a JSON file, so every process of a deployment runs with one configuration.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from memstrata.errors import ConfigError
+from memstrata.errors import ConfigError, ValidationError
+from memstrata.memory.settings import MemorySettings, PipelineSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,8 +201,27 @@ class RetrievalSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class ExtractorSettings:
+    """Which extractor turns episodes into facts: the rule-based one by default, or an
+    OpenAI-compatible chat endpoint (its key from ``MEMSTRATA_LLM_API_KEY`` only,
+    never a setting: it would show in files and process lists)."""
+
+    llm_base_url: str | None = None
+    llm_model: str = "default"
+    timeout_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.llm_base_url is not None and not self.llm_base_url.startswith(
+            ("http://", "https://")
+        ):
+            raise ConfigError("extractor.llm_base_url: must be an http(s) URL")
+        if not isinstance(self.timeout_s, int | float) or not self.timeout_s > 0:
+            raise ConfigError("extractor.timeout_s: must be a number > 0")
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
-    """Everything the engine needs to start."""
+    """Everything the engine (and a worker process) needs to start."""
 
     data_dir: Path = field(default_factory=lambda: Path(".memstrata"))
     redis_url: str | None = None
@@ -204,6 +230,9 @@ class Settings:
     working: WorkingMemorySettings = field(default_factory=WorkingMemorySettings)
     longterm: LongTermSettings = field(default_factory=LongTermSettings)
     retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    memory: MemorySettings = field(default_factory=MemorySettings)
+    pipeline: PipelineSettings = field(default_factory=PipelineSettings)
+    extractor: ExtractorSettings = field(default_factory=ExtractorSettings)
     redact_logs: bool = True
     """Sanitize every log record of the process (a record factory), not only ours."""
 
@@ -225,11 +254,69 @@ class Settings:
 def settings_from_env(
     env: Mapping[str, str] | None = None, *, data_dir: Path | None = None
 ) -> Settings:
-    """Build settings from ``MEMSTRATA_*`` variables (CLI and service only)."""
+    """Build settings from ``MEMSTRATA_*`` variables (CLI, service, workers only).
+
+    ``MEMSTRATA_SETTINGS`` names a JSON file (:func:`load_settings`) read first; the
+    other variables override what it says.
+    """
     source = os.environ if env is None else env
-    return Settings(
-        data_dir=data_dir or Path(source.get("MEMSTRATA_DATA_DIR", ".memstrata")),
-        redis_url=source.get("MEMSTRATA_REDIS_URL") or None,
-        qdrant_url=source.get("MEMSTRATA_QDRANT_URL") or None,
-        qdrant_api_key=source.get("MEMSTRATA_QDRANT_API_KEY") or None,
-    )
+    path = source.get("MEMSTRATA_SETTINGS")
+    base = load_settings(Path(path)) if path else Settings()
+    changes: dict[str, Any] = {}
+    if data_dir is not None or source.get("MEMSTRATA_DATA_DIR"):
+        changes["data_dir"] = data_dir or Path(source["MEMSTRATA_DATA_DIR"])
+    for name, variable in (
+        ("redis_url", "MEMSTRATA_REDIS_URL"),
+        ("qdrant_url", "MEMSTRATA_QDRANT_URL"),
+        ("qdrant_api_key", "MEMSTRATA_QDRANT_API_KEY"),
+    ):
+        if source.get(variable):
+            changes[name] = source[variable]
+    return dataclasses.replace(base, **changes) if changes else base
+
+
+def load_settings(path: Path) -> Settings:
+    """Settings from a JSON file: an object whose keys are :class:`Settings` fields,
+    sections as nested objects (``{"longterm": {"adjacent_blend": 0.1}}``); what it
+    leaves out keeps its default. Unknown keys and bad values raise ConfigError
+    naming the key."""
+    try:
+        raw = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"settings file {path}: {exc}") from exc
+    settings = _build(Settings, raw, "")
+    assert isinstance(settings, Settings)
+    return settings
+
+
+def _build(cls: type[Any], raw: Any, where: str) -> Any:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where or 'settings'}: must be a JSON object")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        name = f"{where}.{key}" if where else key
+        if key not in fields:
+            raise ConfigError(f"{name}: unknown setting")
+        values[key] = _value(hints[key], value, name)
+    try:
+        return cls(**values)
+    except ValidationError as exc:
+        raise ConfigError(f"{where + '.' if where else ''}{exc.field}: {exc.reason}") from exc
+
+
+def _value(hint: Any, value: Any, name: str) -> Any:
+    """A JSON value as the field's type wants it (sections, paths, tuples, sets)."""
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return _build(hint, value, name)
+    origin = typing.get_origin(hint)
+    if hint is Path or (
+        origin in (typing.Union, types.UnionType) and Path in typing.get_args(hint)
+    ):
+        return Path(value) if isinstance(value, str) else value
+    if origin is tuple and isinstance(value, list):
+        return tuple(tuple(v) if isinstance(v, list) else v for v in value)
+    if origin is frozenset and isinstance(value, list):
+        return frozenset(value)
+    return value

@@ -90,7 +90,9 @@ def run_demo(engine: ContextEngine) -> DemoResult:
     for text in MEMORIES:
         engine.remember(USER, text, tenant=TENANT)
     engine.flush()
-    engine.working_memory.set_preference(USER, "report_format", "pdf with charts", 0.92)
+    engine.working_memory.set_preference(
+        USER, "report_format", "pdf with charts", 0.92, tenant=TENANT
+    )
 
     state = engine.start_session(
         USER,

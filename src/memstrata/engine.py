@@ -9,10 +9,11 @@ constructor, which is what tests and services use.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -32,46 +33,64 @@ from memstrata.context import (
     from_bundle,
 )
 from memstrata.context import Turn as ContextTurn
-from memstrata.context.adapt import retrieved_item
-from memstrata.embed.cache import CachedEmbedder
+from memstrata.context.adapt import retrieved_items
 from memstrata.embed.defaults import default_embedder
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import ConfigError, NotFoundError, ValidationError
-from memstrata.extract.models import ROLES, Turn
+from memstrata.extract.models import ROLES
 from memstrata.extract.protocol import Extractor
 from memstrata.gateway import AuditSink, FieldPolicy, Sanitizer
 from memstrata.gateway.audit import InMemoryAuditLog, JsonlAuditLog, TeeAuditLog
 from memstrata.gateway.logging import install_global_log_redaction
-from memstrata.longterm.edge import EdgeIndex
-from memstrata.longterm.models import Hit
-from memstrata.longterm.protocol import VectorIndex
-from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.longterm.models import MEMORIES, Filter, Hit
 from memstrata.longterm.store import LongTermStore, NewItem
+from memstrata.memory.codec import UNIT_TYPES, from_payload, is_pending
+from memstrata.memory.consolidate import ConsolidationReport, consolidate, restore
 from memstrata.memory.consumer import QueueWorker
-from memstrata.memory.handler import IngestHandler, note_payload
+from memstrata.memory.episodes import (
+    MAX_SPEAKER_CHARS,
+    SOURCE_REMEMBER,
+    Episode,
+    episode_of_payload,
+    note_episode_id,
+    turn_episode_id,
+)
+from memstrata.memory.forget import ForgetReport, deletion_record, forget_memories, forget_user
+from memstrata.memory.handler import IngestHandler
 from memstrata.memory.pipeline import (
     ACTIVE_MEMORY_TYPES,
     HISTORY_MEMORY_TYPES,
     IngestPipeline,
     IngestReceipt,
-    PipelineSettings,
     PipelineStats,
     active_only,
 )
 from memstrata.memory.queue import WriteQueue
-from memstrata.memory.settings import MemorySettings
+from memstrata.memory.settings import MemorySettings, PipelineSettings
 from memstrata.memory.store import MemoryStore
-from memstrata.memory.units import MAX_VALUE_CHARS, MemoryUnit
+from memstrata.memory.units import MemoryUnit
 from memstrata.retrieval import RetrievalQuery, RetrievalResult, Retriever
 from memstrata.retrieval.rerank import Reranker
 from memstrata.router import SEED_INTENTS, ContextBundle, ContextRouter, IntentRegistry, IntentSpec
 from memstrata.session import SessionRegistry, SessionState
 from memstrata.validation import check_id, check_positive_int, check_text
+from memstrata.wiring import build_extractor, build_handler, open_index, open_longterm, open_memory
 from memstrata.working.embedded import EmbeddedValkey
 from memstrata.working.memory import SessionWorkingMemory, WorkingMemory
 from memstrata.working.redis_backend import RedisBackend
 
 log = logging.getLogger("memstrata")
+AUDIT_FILE = "audit.jsonl"
+"""The audit log under ``Settings.data_dir``: redactions, and deletions."""
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenMemory:
+    """What one ``observe`` / ``remember`` stored (see :meth:`ContextEngine.written`)."""
+
+    episodes: tuple[Episode, ...]
+    facts: tuple[MemoryUnit, ...]
+    """Every version extracted from the episodes, events included, by slot and time."""
 
 
 MAX_RETRIEVAL_QUERY_CHARS = 4_000
@@ -146,16 +165,21 @@ class ContextEngine:
     ) -> ContextEngine:
         """Start (or connect to) every backend named by ``settings``.
 
-        The long-term write pipeline (``pipeline``) runs a worker thread by default;
-        ``extractor`` replaces the rule-based extractor (e.g. an ``LLMExtractor``).
+        The long-term write pipeline (``settings.pipeline``) runs worker threads by
+        default; ``extractor`` replaces the one ``settings.extractor`` names (the
+        rule-based extractor unless an LLM endpoint is configured). ``pipeline`` and
+        ``memory`` replace those sections of ``settings``.
         """
-        pipeline_settings = pipeline or PipelineSettings()
         settings = settings or Settings()
+        if pipeline is not None:
+            settings = replace(settings, pipeline=pipeline)
+        if memory is not None:
+            settings = replace(settings, memory=memory)
         clock = clock or SystemClock()
         data_dir = Path(settings.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
         memory_audit = InMemoryAuditLog()
-        audit: AuditSink = TeeAuditLog((memory_audit, JsonlAuditLog(data_dir / "audit.jsonl")))
+        audit: AuditSink = TeeAuditLog((memory_audit, JsonlAuditLog(data_dir / AUDIT_FILE)))
         sanitizer = Sanitizer(policy, audit, clock)
         if settings.redact_logs:
             install_global_log_redaction(sanitizer)
@@ -164,16 +188,14 @@ class ContextEngine:
             backend, redis_url = _open_working_backend(settings, data_dir, closers)
             working = WorkingMemory(backend, settings.working, clock, sanitizer=sanitizer)
             closers.insert(0, working.close)
-            index = _open_index(settings, data_dir)
             embedder = embedder or default_embedder()
-            longterm = LongTermStore(
-                index, embedder, Bm25Encoder(), settings.longterm, clock=clock, sanitizer=sanitizer
+            longterm = open_longterm(
+                settings, open_index(settings), embedder, clock=clock, sanitizer=sanitizer
             )
             closers.insert(0, longterm.close)
-            memory_store = MemoryStore(longterm, backend.client, clock, settings=memory)
-            ingest = _open_pipeline(
-                pipeline_settings, redis_url, clock, memory_store, embedder, extractor, closers
-            )
+            memory_store = open_memory(settings, longterm, backend.client, clock)
+            handler = build_handler(memory_store, extractor=extractor or build_extractor(settings))
+            ingest = _open_pipeline(settings.pipeline, redis_url, clock, handler, closers)
         except BaseException:
             for close in closers:
                 with contextlib.suppress(Exception):
@@ -339,47 +361,71 @@ class ContextEngine:
 
     # -- write pipeline -------------------------------------------------------------
 
-    def observe(self, session_id: str, role: str, text: str) -> IngestReceipt:
-        """Record a conversation turn: L1 history now, long-term extraction queued.
+    def observe(
+        self, session_id: str, role: str, text: str, *, speaker: str | None = None
+    ) -> IngestReceipt:
+        """Record a conversation turn: L1 history now, the episode and its facts queued.
 
         The text passes the gateway first, so no secret reaches L1, the stream, L3
-        or a log. Returns at once; ``receipt.queued`` is False (and the failure is
-        logged and counted) when the queue could not take it - the agent's step
-        never fails because of the long-term path. The session must be open in this
-        process (NotFoundError otherwise). Texts over
-        ``pipeline.max_turn_chars`` are split into chunks; over
-        ``pipeline.max_observe_chars`` they are rejected (ValidationError, ``text``).
+        or a log. The turn is stored whole in L3 as an episode of the session's
+        thread (its position and the engine clock's time with it), and the
+        extractor's facts name it. Returns at once; ``receipt.queued`` is False (and
+        the failure is logged and counted) when the queue could not take it - the
+        agent's step never fails because of the long-term path. ``speaker`` names who
+        spoke when the role alone does not (a display name, sanitized like the text).
+        The session must be open in this process (NotFoundError otherwise). Texts
+        over ``pipeline.max_turn_chars`` are split into chunks, one episode each;
+        over ``pipeline.max_observe_chars`` they are rejected (ValidationError,
+        ``text``).
         """
         check_id("session_id", session_id)
         if role not in ROLES:
             raise ValidationError("role", f"must be one of {sorted(ROLES)}")
         check_text("text", text, max_chars=self.pipeline.settings.max_observe_chars)
+        if speaker is not None:
+            check_text("speaker", speaker, max_chars=MAX_SPEAKER_CHARS)
+            speaker = self._sanitizer.text(
+                speaker, location=f"l1:{session_id}:turn", field="speaker"
+            )
         clean = self._sanitizer.text(text, location=f"l1:{session_id}:turn", field="text")
-        self.pipeline.chunks(clean)  # size checks before L1 changes
+        chunks = self.pipeline.chunks(clean)  # size checks before L1 changes
         now = self._clock.now()
-        state = self._sessions.update(session_id, lambda s: s.record_turn(role, clean, now))
-        turn = Turn(
-            text=clean,
-            role=role,  # type: ignore[arg-type]  # checked against ROLES above
-            tenant=state.tenant,
-            user=state.user_id,
-            session_id=session_id,
-            turn_id=state.history[-1].turn_id,
-            observed_at=now,
+        state = self._sessions.update(
+            session_id, lambda s: s.record_turn(role, clean, now, parts=len(chunks))
         )
-        return self.pipeline.submit_turn(turn)
+        turn_id = state.history[-1].turn_id
+        first = state.episodes_observed - len(chunks) + 1
+        episodes = [
+            Episode(
+                id=turn_episode_id(state.tenant, state.thread, first + i),
+                tenant=state.tenant,
+                user=state.user_id,
+                text=chunk,
+                role=role,
+                observed_at=now,
+                source=f"turn:{session_id}/{turn_id}",
+                session_id=session_id,
+                # Each chunk is its own turn to the extractor; its id says which part.
+                turn_id=turn_id if len(chunks) == 1 else f"{turn_id}.{i + 1}",
+                thread=state.thread,
+                seq=first + i,
+                speaker=speaker,
+            )
+            for i, chunk in enumerate(chunks)
+        ]
+        return self.pipeline.submit_turn(episodes)
 
     def remember(
         self, user_id: str, text_or_unit: str | MemoryUnit, *, tenant: str = "default"
     ) -> IngestReceipt:
         """Queue a direct long-term write (no worth filter); returns without waiting.
 
-        ``flush()`` waits until it is written (versioned and deduplicated like
-        everything else).
-
-        Text goes through the extractor (a text with no recognizable fact is kept as
-        a ``note`` event); a :class:`MemoryUnit` is written as is, after the gateway.
-        Like :meth:`observe`, a queue failure is reported in the receipt, not raised.
+        Text is stored whole as an episode and read by the extractor, whose facts
+        name it (a text with no recognizable fact is still kept, as its episode); a
+        :class:`MemoryUnit` is written as is, after the gateway. ``flush()`` waits
+        until it is written, and :meth:`written` then reads back the episode and
+        each fact. Like :meth:`observe`, a queue failure is reported in the
+        receipt, not raised.
         """
         check_id("user_id", user_id)
         check_id("tenant", tenant)
@@ -391,11 +437,41 @@ class ContextEngine:
         check_text("text", text_or_unit, max_chars=self.pipeline.settings.max_observe_chars)
         clean = self._sanitizer.text(text_or_unit, location="L3:memories", field="text")
         now = self._clock.now()
-        # A note that finds no fact is stored verbatim as one unit value: chunk it to
-        # the unit's value limit so nothing is cut off.
-        chunks = self.pipeline.chunks(clean, max_chars=MAX_VALUE_CHARS)
-        payloads = [note_payload(tenant, user_id, chunk, now) for chunk in chunks]
-        return self.pipeline.submit_note(payloads)
+        episodes = [
+            Episode(
+                id=note_episode_id(tenant, user_id, chunk, now),
+                tenant=tenant,
+                user=user_id,
+                text=chunk,
+                role="user",
+                observed_at=now,
+                source=SOURCE_REMEMBER,
+            )
+            for chunk in self.pipeline.chunks(clean)
+        ]
+        return self.pipeline.submit_note(episodes)
+
+    def written(self, receipt: IngestReceipt, *, tenant: str) -> WrittenMemory:
+        """What a flushed ``observe`` / ``remember`` stored: its episodes, and every
+        fact and event extracted from them (each version, active or not)."""
+        if not isinstance(receipt, IngestReceipt):
+            raise ValidationError("receipt", "must be an IngestReceipt")
+        check_id("tenant", tenant)
+        ids = receipt.episode_ids
+        if not ids:
+            return WrittenMemory((), ())
+        episodes = tuple(
+            episode_of_payload(r.id, r.payload)
+            for r in self._longterm.get(MEMORIES, ids, tenant=tenant)
+        )
+        flt = Filter(tenant=tenant, types=UNIT_TYPES, extras=(("episodes", tuple(ids)),))
+        units = [
+            from_payload(r.id, r.payload)
+            for r in self._longterm.iter_records(MEMORIES, flt)
+            if not is_pending(r.payload)
+        ]
+        units.sort(key=lambda u: (u.subject, u.attribute, u.valid_from, u.version))
+        return WrittenMemory(episodes, tuple(units))
 
     def _sanitized_unit(self, unit: MemoryUnit) -> MemoryUnit:
         location = "L3:memories"
@@ -420,6 +496,80 @@ class ContextEngine:
     def ingest_stats(self) -> PipelineStats:
         """Counters of the write pipeline (enqueued, failures, filter drops, writes)."""
         return self.pipeline.stats()
+
+    def forget(self, user_id: str, *, tenant: str = "default") -> ForgetReport:
+        """Delete everything held of ``user_id`` in ``tenant``, everywhere: episodes,
+        facts with their history, cold copies (L3); slot records, preferences,
+        write-queue entries and this process's sessions of the user with their
+        working memory (L1, L2); then the files on disk - the embedded index is
+        rebuilt without them and the Valkey AOF rewritten. The audit log keeps one
+        line saying a deletion happened (:func:`memstrata.memory.forget.deletion_record`).
+
+        Waits for the write queue first, so nothing queued for the user lands after.
+        """
+        check_id("user_id", user_id)
+        check_id("tenant", tenant)
+        self.flush()
+        ended = [
+            self._sessions.end(sid)
+            for sid in self._sessions.session_ids()
+            if (state := self._sessions.get(sid)).user_id == user_id and state.tenant == tenant
+        ]
+        report = forget_user(
+            self._longterm,
+            self.memory.redis,
+            tenant,
+            user_id,
+            memory_prefix=self.memory.settings.redis_prefix,
+            queues=(self.pipeline.queue.name,),
+            sessions=[state.session_id for state in ended],
+        )
+        report = replace(report, sessions_ended=len(ended))
+        self._forgotten(report, user_id)
+        return report
+
+    def forget_memories(self, ids: Sequence[str], *, tenant: str = "default") -> ForgetReport:
+        """Delete chosen memories of ``tenant`` everywhere (disk included): a fact with
+        every version of its slot, an event, an episode with the facts extracted
+        from it. Ids ``tenant`` does not hold are ignored."""
+        check_id("tenant", tenant)
+        self.flush()
+        report = forget_memories(
+            self._longterm,
+            self.memory.redis,
+            tenant,
+            ids,
+            memory_prefix=self.memory.settings.redis_prefix,
+        )
+        self._forgotten(report, None)
+        return report
+
+    def _forgotten(self, report: ForgetReport, user: str | None) -> None:
+        # Caches in this process keep texts too; the next reads rebuild them.
+        self._longterm.clear_caches()
+        self._retriever.clear_caches()
+        self._sanitizer.clear_cache()
+        clear = getattr(self._embedder, "clear", None)
+        if callable(clear):
+            clear()
+        record = deletion_record(report, self._clock.now(), user=user)
+        with (Path(self._settings.data_dir) / AUDIT_FILE).open("a", encoding="utf-8") as out:
+            out.write(json.dumps(record, sort_keys=True) + "\n")
+
+    def consolidate(
+        self, *, tenants: Sequence[str] | None = None, now: datetime | None = None
+    ) -> ConsolidationReport:
+        """One consolidation pass over the facts and events of ``tenants`` (default:
+        every tenant that wrote one); episodes are never consolidated."""
+        if now is not None and (not isinstance(now, datetime) or now.tzinfo is None):
+            raise ValidationError("now", "must be a timezone-aware datetime")
+        return consolidate(self.memory, now or self._clock.now(), tenants=tenants)
+
+    def restore(self, ids: Sequence[str], *, tenant: str = "default") -> tuple[str, ...]:
+        """Bring units back from cold storage; returns the ids restored."""
+        if isinstance(ids, str):
+            raise ValidationError("ids", "must be a sequence of ids, not one string")
+        return restore(self.memory, check_id("tenant", tenant), ids)
 
     # -- routing ----------------------------------------------------------------
 
@@ -449,13 +599,29 @@ class ContextEngine:
         now: datetime | None = None,
         recent: Sequence[str] = (),
         collection: str = "memories",
+        include_history: bool = False,
+        as_of: datetime | None = None,
     ) -> RetrievalResult:
-        """Multi-route retrieval of the tenant's memories (active units) or knowledge.
+        """Multi-route retrieval of the tenant's memories or knowledge.
 
-        ``now`` (default: the engine clock) resolves "last week" and ages memories;
-        ``recent`` are the last conversation turns (the intent route).
+        Memories are the episodes (what was said) and the current facts and events,
+        ranked together: an episode carries the current facts extracted from it, and
+        one whose content a newer fact replaced is marked ``superseded_by`` it (see
+        :mod:`memstrata.retrieval.links`). Superseded fact versions come back only
+        with ``include_history`` (``is_history`` set) or ``as_of``, which reads the
+        memories as they stood at that instant. ``now`` (default: the engine clock)
+        resolves "last week" and ages memories; ``recent`` are the last conversation
+        turns (the intent route).
         """
-        types = ACTIVE_MEMORY_TYPES if collection == "memories" else None
+        if not isinstance(include_history, bool):
+            raise ValidationError("include_history", "must be a bool")
+        types = None
+        if collection == MEMORIES:
+            types = (
+                HISTORY_MEMORY_TYPES
+                if include_history or as_of is not None
+                else ACTIVE_MEMORY_TYPES
+            )
         return self._retriever.retrieve(
             RetrievalQuery(
                 text=query,
@@ -466,6 +632,7 @@ class ContextEngine:
                 recent=tuple(recent),
                 collection=collection,
                 types=types,
+                as_of=as_of,
             )
         )
 
@@ -507,11 +674,11 @@ class ContextEngine:
         # Retrieval scores are unbounded; L1/L2 items (live data) have relevance 1.0 and
         # must be admitted first, so retrieved memories rank within (0, 0.99].
         top = max((hit.score for hit in retrieved.items), default=0.0) or 1.0
-        memory.extend(
-            retrieved_item(hit, now, relevance=0.99 * max(0.0, hit.score) / top)
-            for hit in retrieved.items
-            if hit.id not in seen
-        )
+        for hit in retrieved.items:
+            for item in retrieved_items(hit, now, relevance=0.99 * max(0.0, hit.score) / top):
+                if item.ref not in seen:
+                    seen.add(item.ref)
+                    memory.append(item)
         request = ContextRequest(
             system_prompt=system_prompt,
             current_input=user_input,
@@ -575,9 +742,7 @@ def _open_pipeline(
     settings: PipelineSettings,
     redis_url: str,
     clock: Clock,
-    store: MemoryStore,
-    embedder: Embedder,
-    extractor: Extractor | None,
+    handler: IngestHandler,
     closers: list[Callable[[], None]],
 ) -> IngestPipeline:
     # Its own connection pool: the worker's blocking XREADGROUP must not hold a
@@ -589,10 +754,6 @@ def _open_pipeline(
     queue = WriteQueue(
         queue_backend.client, settings.queue_name, maxlen=settings.queue_maxlen, clock=clock
     )
-    # Warming a cache with the batch is what batches the embedding; warming an
-    # uncached embedder would embed everything twice.
-    warm = embedder if isinstance(embedder, CachedEmbedder) else None
-    handler = IngestHandler(store, extractor=extractor, embedder=warm)
     threads = settings.worker_threads if settings.background_worker else 0
     # Real time, not the engine clock: reclaiming abandoned entries is about how
     # long a consumer has really been silent.
@@ -621,15 +782,3 @@ def _valid_at(payload: Any, at: float) -> bool:
     if start is None or float(start) > at:
         return False
     return end is None or at < float(end)
-
-
-def _open_index(settings: Settings, data_dir: Path) -> VectorIndex:
-    if settings.qdrant_url:
-        from qdrant_client import QdrantClient
-
-        from memstrata.longterm.qdrant_server import QdrantServerIndex
-
-        return QdrantServerIndex(
-            QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key)
-        )
-    return EdgeIndex(data_dir / "qdrant", search_threads=settings.longterm.search_threads)

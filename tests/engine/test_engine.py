@@ -26,7 +26,7 @@ def test_route_loads_each_layer_with_provenance(engine: ContextEngine) -> None:
     )
     engine.remember("u1", "The user wants every report to include charts.", tenant="acme")
     engine.flush()
-    engine.working_memory.set_preference("u1", "report_format", "pdf", 0.9)
+    engine.working_memory.set_preference("u1", "report_format", "pdf", 0.9, tenant="acme")
     state = engine.start_session("u1", "write the D123 report", tenant="acme", session_id="s1")
     wm = engine.working("s1")
     wm.plan_steps(StepGraph((StepSpec("step5", 60), StepSpec("step7", 60, ("step5",)))))
@@ -44,7 +44,7 @@ def test_route_loads_each_layer_with_provenance(engine: ContextEngine) -> None:
     assert dict(result.content) == {"device": "D123", "delta": 1.7}
     assert result.provenance.freshness_hours is not None
     pref = bundle.item("report_preference")
-    assert pref.content["value"] == "pdf" and pref.provenance.ref == "pref:{u1}:report_format"
+    assert pref.content["value"] == "pdf" and pref.provenance.ref == "pref:{acme:u1}:report_format"
     template = bundle.item("report_template_0")
     assert template.provenance.layer == "L3" and template.provenance.source == "sop/report"
     assert 0.0 < template.provenance.relevance <= 1.0
@@ -132,12 +132,11 @@ def test_restart_keeps_l2_and_l3(engine_factory: Factory, tmp_path: Path) -> Non
         "temp_c": 18
     }
     assert second.working("keep").pending() == frozenset({"task_a"})
-    (fact,) = [
-        h
-        for h in second.search("u1", "where does the user live", k=3)
-        if "Chengdu" in h.payload["text"]
-    ]
-    assert fact.payload["user"] == "u1"
+    found = second.search("u1", "where does the user live", k=3)
+    # What was said (the episode) and the fact extracted from it both survived.
+    kept = sorted(h.payload["type"] for h in found if "Chengdu" in h.payload["text"])
+    assert kept == ["episode", "fact"]
+    assert {h.payload["user"] for h in found} == {"u1"}
     with pytest.raises(NotFoundError):
         second.session("keep")  # L1 is never persisted
 

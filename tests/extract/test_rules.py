@@ -47,11 +47,14 @@ TABLE: list[tuple[str, list[Row]]] = [
     ("You can call me Bob, by the way.", [("user", "name", "Bob", "fact")]),
     ("my name is irrelevant", []),
     # jobs
-    ("I work as a data engineer at Google.", [("user", "job", "data engineer", "fact")]),
+    (
+        "I work as a data engineer at Google.",
+        [("user", "job", "data engineer", "fact"), ("user", "employer", "Google", "fact")],
+    ),
     ("I'm a nurse.", [("user", "job", "nurse", "fact")]),
     ("我是一名程序员", [("user", "job", "程序员", "fact")]),
     ("我的工作是产品经理", [("user", "job", "产品经理", "fact")]),
-    ("I'm a vegetarian.", []),
+    ("I'm a vegetarian.", [("user", "diet", "vegetarian", "fact")]),  # a diet, not a job
     ("I'm a bit tired today.", []),
     # contact channel
     ("Please contact me by email.", [("user", "contact_channel", "email", "fact")]),
@@ -229,8 +232,24 @@ def test_hedge_factor_is_validated() -> None:
         "我" + "真的" * 8_000 + "喜欢",
         "$" + "1," * 15_000,
         "I like " * 4_000,
+        "我喜欢茶，" * 6_000,
+        "我，" * 15_000,
+        "I left " + "and joined Acme " * 2_000,
+        "I'm allergic to " + "dust, " * 5_000,
     ],
-    ids=["adverbs", "long-place", "long-name", "long-event", "cn-adverbs", "digits", "repeats"],
+    ids=[
+        "adverbs",
+        "long-place",
+        "long-name",
+        "long-event",
+        "cn-adverbs",
+        "digits",
+        "repeats",
+        "cn-clauses",
+        "cn-commas",
+        "and-carry",
+        "long-list",
+    ],
 )
 def test_adversarial_text_is_fast_and_safe(text: str) -> None:
     turn = Turn(text[:32_000], "user", "t1", "u1", "s1", "turn-1", OBSERVED_AT)
@@ -319,3 +338,130 @@ def test_any_text_gives_valid_candidates(text: str) -> None:
     for candidate in RuleExtractor().extract(turn):
         assert isinstance(candidate, Candidate)
         unit_from_candidate(candidate, turn)  # always convertible
+
+
+# --- the failures the labeled set was built to fix ---------------------------------------
+
+
+def _facts(make_turn: MakeTurn, text: str) -> list[tuple[str, str]]:
+    return [(c.attribute, c.value) for c in RuleExtractor().extract(make_turn(text))]
+
+
+def test_a_recognized_fact_does_not_hide_the_rest_of_the_sentence(make_turn: MakeTurn) -> None:
+    assert _facts(make_turn, "I live in Hangzhou and I'm allergic to peanuts.") == [
+        ("city", "Hangzhou"),
+        ("allergies", "peanuts"),
+    ]
+    assert _facts(make_turn, "我住在杭州，对花生过敏。") == [
+        ("city", "杭州"),
+        ("allergies", "花生"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm allergic to peanuts and shellfish.", ["peanuts", "shellfish"]),
+        ("I'm allergic to dust, pollen, and cats.", ["dust", "pollen", "cats"]),
+        ("我对花生和虾过敏。", ["花生", "虾"]),
+    ],
+)
+def test_a_list_of_allergies_gives_one_fact_per_item(
+    make_turn: MakeTurn, text: str, expected: list[str]
+) -> None:
+    assert _facts(make_turn, text) == [("allergies", item) for item in expected]
+
+
+@pytest.mark.parametrize(
+    ("text", "amount"),
+    [
+        ("My budget for the trip is 5000 yuan.", "5000 yuan"),
+        ("I have a budget of $300.", "$300"),
+        ("我这次旅行的预算是5000元。", "5000元"),
+        ("买电脑最多花1500欧元。", "1500欧元"),
+    ],
+)
+def test_a_budget_is_a_fact_not_a_payment(make_turn: MakeTurn, text: str, amount: str) -> None:
+    found = RuleExtractor().extract(make_turn(text))
+    assert [(c.attribute, c.value, c.kind) for c in found] == [("budget", amount, "fact")]
+    assert ("amount", amount) in found[0].extras
+
+
+@pytest.mark.parametrize(
+    "moved",
+    ["我现在搬去成都住了。", "我已经不在杭州了，现在住成都。", "上个月搬家到了成都。"],
+)
+def test_chinese_moves_phrased_differently_supersede_the_old_city(
+    make_turn: MakeTurn, moved: str
+) -> None:
+    extractor = RuleExtractor()
+    (old,) = extractor.extract(make_turn("我住在杭州。"))
+    found = extractor.extract(make_turn(moved))
+    assert [(c.attribute, c.value) for c in found] == [("city", "成都")]
+    old_unit = unit_from_candidate(old, make_turn("我住在杭州。"))
+    new_unit = unit_from_candidate(found[0], make_turn(moved))
+    assert old_unit.slot == new_unit.slot
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I no longer eat meat.", [("avoids", "eat meat")]),
+        ("I quit smoking two years ago.", [("avoids", "smoking")]),
+        ("我不再喝咖啡了。", [("avoids", "喝咖啡")]),
+        ("我戒烟两年了。", [("avoids", "烟")]),
+        # a retracted preference is a dislike, as before
+        ("我不再喜欢喝咖啡了。", [("dislikes", "喝咖啡")]),
+        # "no longer" with no new value says nothing positive
+        ("I'm no longer a student.", []),
+        ("I quit my job at the bank.", []),
+    ],
+)
+def test_retractions(make_turn: MakeTurn, text: str, expected: list[tuple[str, str]]) -> None:
+    assert _facts(make_turn, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the subject of a later clause is put back only when it was the speaker
+        ("我妹妹住在上海，在银行工作。", []),
+        ("我儿子叫乐乐，今年7岁。", [("children", "乐乐")]),
+        ("我女儿叫朵朵，儿子叫乐乐。", [("children", "朵朵"), ("children", "乐乐")]),
+        ("我养了一只猫，叫咪咪。", [("pets", "咪咪")]),
+        ("我以前是老师，现在是设计师。", [("job", "设计师")]),
+        ("他说他晚点给我打电话。", []),
+        ("I left Amazon and joined Microsoft last week.", [("employer", "Microsoft")]),
+        ("My wife left Amazon and joined Microsoft.", []),
+    ],
+)
+def test_clauses_carry_the_speaker_and_only_the_speaker(
+    make_turn: MakeTurn, text: str, expected: list[tuple[str, str]]
+) -> None:
+    assert _facts(make_turn, text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I love it, thanks!",
+        "I work on all kinds of cars at the shop.",
+        "We got a few fish and had a great time.",
+        "I'm interested in getting into it.",
+        "I think not, this is just a chance to work as a team.",
+        "My friend is allergic to peanuts.",
+        "我朋友对花生过敏。",
+        "我有两个孩子。",
+    ],
+)
+def test_lookalikes_give_no_health_work_or_preference_fact(make_turn: MakeTurn, text: str) -> None:
+    found = _facts(make_turn, text)
+    assert all(attribute == "children_count" for attribute, _value in found)
+
+
+def test_every_pattern_names_a_known_value_check() -> None:
+    from memstrata.extract.rules import ALL_FACT_PATTERNS
+    from memstrata.extract.values import CHECK_KINDS
+
+    assert {rule.check for rule in ALL_FACT_PATTERNS} <= CHECK_KINDS | {"channel"}
+    assert all(rule.pattern.groupindex for rule in ALL_FACT_PATTERNS)

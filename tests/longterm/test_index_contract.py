@@ -510,3 +510,87 @@ def _generations_move(index: VectorIndex, make_point: PointFactory) -> None:
     assert index.answer_generation(KNOWLEDGE) == other
     index.delete(MEMORIES, [point.id], "acme")
     assert index.answer_generation(MEMORIES) not in (None, after_upsert)
+
+
+# --- forget: delete by filter, purge --------------------------------------------------
+
+
+def test_delete_where_deletes_the_filters_points_only_and_counts_them(
+    index: VectorIndex, seeded: dict[str, Point]
+) -> None:
+    assert index.delete_where(MEMORIES, Filter(tenant="acme", user="u1")) == 2
+    assert ids(index.scroll(MEMORIES, Filter(tenant="acme"), limit=10)[0]) == [seeded["a_dog"].id]
+    assert index.count(MEMORIES, Filter(tenant="globex")) == 2  # same user id, other tenant
+    assert index.delete_where(MEMORIES, Filter(tenant="acme", user="u1")) == 0
+    # Every condition of the filter holds, the tenant first: another tenant's id is
+    # never deleted through it.
+    foreign = (seeded["b_cat"].id, seeded["a_dog"].id)
+    assert index.delete_where(MEMORIES, Filter(tenant="acme", ids=foreign)) == 1
+    assert index.delete_where(MEMORIES, Filter(tenant="globex", extras=(("lang", "en"),))) == 1
+    assert ids(index.scroll(MEMORIES, Filter(tenant="globex"), limit=10)[0]) == [seeded["b_cat"].id]
+    assert index.delete_where(KNOWLEDGE, Filter(tenant="globex")) == 0
+
+
+def test_delete_where_refuses_what_is_not_a_filter(index: VectorIndex) -> None:
+    for bad in (None, "acme", {"tenant": "acme"}):
+        with pytest.raises(ValidationError) as err:
+            index.delete_where(MEMORIES, bad)  # type: ignore[arg-type]
+        assert err.value.field == "filter"
+    with pytest.raises(NotFoundError):
+        index.delete_where("nope", Filter(tenant="acme"))
+
+
+def test_points_deleted_by_filter_are_gone_from_every_read_path(
+    index: VectorIndex, seeded: dict[str, Point], hash_embedder: Embedder
+) -> None:
+    # Read twice first, so the edge adapter's caches hold the point and the answers.
+    pid = seeded["a_cat"].id
+    query = hash_embedder.embed(["cat on a mat"])[0]
+    for _ in range(2):
+        assert _read_everything(index, pid, "acme", query)[2] is not None
+    generation = index.answer_generation(MEMORIES)
+    assert index.delete_where(MEMORIES, Filter(tenant="acme", created_before=50.0)) == 1
+    assert generation is None or index.answer_generation(MEMORIES) != generation
+    assert _read_everything(index, pid, "acme", query) == [None] * 3
+
+
+def test_purge_keeps_every_live_point_searchable(
+    index: VectorIndex, seeded: dict[str, Point], make_point: PointFactory, hash_embedder: Embedder
+) -> None:
+    query = hash_embedder.embed(["invoice cat"])[0]
+    sparse_query = BM25.encode_query("invoice zx81q cat")
+    globex = Filter(tenant="globex")
+    before_dense = index.search_dense(MEMORIES, query, globex, 10)
+    before_sparse = index.search_sparse(MEMORIES, sparse_query, globex, 10)
+    index.delete_where(MEMORIES, Filter(tenant="acme", user="u1"))
+    index.purge()
+    assert index.count(MEMORIES, Filter(tenant="acme")) == 1
+    assert [(p.id, dict(p.payload)) for p in index.search_dense(MEMORIES, query, globex, 10)] == [
+        (p.id, dict(p.payload)) for p in before_dense
+    ]
+    after_sparse = index.search_sparse(MEMORIES, sparse_query, globex, 10)
+    assert ids(after_sparse) == ids(before_sparse)
+    assert [p.score for p in after_sparse] == pytest.approx([p.score for p in before_sparse])
+    (record,) = index.retrieve(MEMORIES, [seeded["a_dog"].id], "acme", with_vectors=True)
+    assert record.dense is not None
+    np.testing.assert_allclose(record.dense, seeded["a_dog"].dense, atol=1e-6)
+    assert index.retrieve(MEMORIES, [seeded["a_cat"].id], "acme") == []
+    # Writes after a purge land as before, and a purge with nothing new to do is harmless.
+    index.upsert(MEMORIES, [make_point("the cat is back", "acme")])
+    index.purge()
+    index.purge()
+    assert index.count(MEMORIES, Filter(tenant="acme")) == 2
+
+
+@pytest.mark.parametrize("kind", ["edge", "server"])
+def test_delete_where_and_purge_after_close_raise(
+    kind: str, tmp_path: Path, make_index: IndexFactory
+) -> None:
+    idx = make_index(kind, tmp_path)
+    idx.purge()  # nothing opened yet: nothing to purge
+    idx.ensure_collections(32)
+    idx.close()
+    with pytest.raises(BackendUnavailableError):
+        idx.delete_where(MEMORIES, Filter(tenant="t"))
+    with pytest.raises(BackendUnavailableError):
+        idx.purge()

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from memstrata.config import LongTermSettings, Settings
-from memstrata.engine import _open_index
 from memstrata.errors import ConfigError, ValidationError
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import COLLECTIONS
+from memstrata.wiring import open_index
 
 TASKS = Path(f"/proc/{os.getpid()}/task")
 
@@ -72,10 +72,10 @@ def test_each_shard_gets_the_configured_pool_and_a_reopen_resets_it(tmp_path: Pa
 
 
 @needs_proc
-def test_the_engine_opens_its_index_with_the_settings_value(tmp_path: Path) -> None:
+def test_the_wiring_opens_its_index_with_the_settings_value(tmp_path: Path) -> None:
     before = settled_count()
     settings = Settings(data_dir=tmp_path, longterm=LongTermSettings(search_threads=2))
-    index = _open_index(settings, tmp_path)
+    index = open_index(settings)
     index.ensure_collections(16)
     try:
         assert search_pool_threads() - before == 2 * len(COLLECTIONS)

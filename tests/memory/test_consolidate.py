@@ -8,7 +8,7 @@ from typing import Any
 
 from memstrata.longterm.models import MEMORIES, MEMORIES_COLD, Filter
 from memstrata.memory.codec import to_item
-from memstrata.memory.consolidate import ConsolidationReport, summary_value
+from memstrata.memory.consolidate import ConsolidationReport, consolidate, restore, summary_value
 
 T0 = datetime(2025, 3, 1, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -64,7 +64,7 @@ def _script(env: Any, make_unit: Any, tenant: str) -> dict[str, str]:
 def test_consolidation_pass(env: Any, make_unit: Any) -> None:
     ids = _script(env, make_unit, env.tenant)
     store = env.store
-    report = store.consolidate(NOW, tenants=[env.tenant])
+    report = consolidate(store, NOW, tenants=[env.tenant])
 
     assert report.merged_duplicates == (ids["race_b"],)
     assert report.compressed == tuple(sorted([ids["order"], ids["ticket"]]))
@@ -90,12 +90,12 @@ def test_consolidation_pass(env: Any, make_unit: Any) -> None:
 
     # A later pass finds nothing new: a summary is never summarized again, even
     # when it has become old and unimportant itself.
-    later = store.consolidate(NOW + 60 * DAY, tenants=[env.tenant])
+    later = consolidate(store, NOW + 60 * DAY, tenants=[env.tenant])
     assert later.summaries == () and later.compressed == ()
     assert store.get(env.tenant, list(report.summaries))
 
     # Restore round trip: back in memories, gone from cold, active again if free.
-    restored = store.restore(env.tenant, [ids["stale"], ids["old_city"]])
+    restored = restore(store, env.tenant, [ids["stale"], ids["old_city"]])
     assert set(restored) == {ids["stale"], ids["old_city"]}
     assert store.active_fact(env.tenant, "u1", "user", "shoe_size").value == "42"
     old_city = store.get(env.tenant, [ids["old_city"]])[0]
@@ -109,7 +109,7 @@ def test_consolidation_is_deterministic(make_store: Any, make_unit: Any) -> None
     for name in ("copy-a", "copy-b"):
         env = make_store(name=name)  # same tenant, separate index and Redis prefix
         _script(env, make_unit, "t1")
-        reports.append(env.store.consolidate(NOW))
+        reports.append(consolidate(env.store, NOW))
     assert reports[0] == reports[1]
     assert reports[0].summaries and reports[0].cold_forgotten
 
@@ -135,11 +135,11 @@ def test_summaries_are_never_summarized_again(env: Any, fact: Any) -> None:
             store.write(
                 fact("browse", f"viewed item SKU-{month}{day}00", at, kind="event", importance=0.1)
             )
-    first = store.consolidate(NOW, tenants=[env.tenant])
+    first = consolidate(store, NOW, tenants=[env.tenant])
     assert len(first.summaries) == 2 and len(first.compressed) == 4
     # Both summaries are now old, unimportant events of one month: were they
     # ordinary events, this pass would fold them into one.
-    later = store.consolidate(NOW + 40 * DAY, tenants=[env.tenant])
+    later = consolidate(store, NOW + 40 * DAY, tenants=[env.tenant])
     assert later.summaries == () and later.compressed == ()
     kept = store.get(env.tenant, list(first.summaries))
     assert len(kept) == 2 and all(u.is_summary for u in kept)

@@ -8,6 +8,7 @@ from typing import Any
 
 from memstrata.longterm.models import MEMORIES
 from memstrata.memory.codec import slot_string, to_item, unit_id
+from memstrata.memory.consolidate import consolidate
 from memstrata.memory.versioning import active_fields
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
@@ -101,11 +102,11 @@ def test_consolidation_repairs_and_drops_orphans(env: Any, fact: Any) -> None:
     orphan = replace(fact("city", "Lhasa", T0 + 95 * DAY), id=unit_id(fact("city", "Lhasa", T0)))
     env.longterm.add(MEMORIES, [to_item(orphan, pending=True)])
 
-    report = store.consolidate(T0 + 91 * DAY, tenants=[env.tenant])
+    report = consolidate(store, T0 + 91 * DAY, tenants=[env.tenant])
     assert report.repaired_slots == (slot_string(env.tenant, ("u1", "user", "city")),)
     assert report.dropped_pending == (orphan.id,)
     assert store.get(env.tenant, [crashed])[0].active is True
     assert env.longterm.count(MEMORIES, tenant=env.tenant) == 2
     # Nothing left to do on a second pass.
-    again = store.consolidate(T0 + 91 * DAY, tenants=[env.tenant])
+    again = consolidate(store, T0 + 91 * DAY, tenants=[env.tenant])
     assert again.repaired_slots == () and again.dropped_pending == ()

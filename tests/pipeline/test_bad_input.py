@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -16,9 +16,12 @@ import pytest
 from memstrata.clock import FakeClock
 from memstrata.engine import ContextEngine
 from memstrata.errors import ValidationError
-from memstrata.extract import LLMExtractor, RuleExtractor, Turn
+from memstrata.extract import LLMExtractor, RuleExtractor
 from memstrata.longterm.models import Filter
-from memstrata.memory.handler import IngestHandler
+from memstrata.memory.codec import UNIT_TYPES
+from memstrata.memory.entries import QueueEntry
+from memstrata.memory.episodes import Episode, turn_episode_id
+from memstrata.memory.handler import HandlerStats
 from memstrata.memory.pipeline import IngestPipeline, PipelineSettings, split_text
 from memstrata.memory.queue import WriteQueue
 from memstrata.memory.units import MemoryUnit, UnitSource
@@ -87,9 +90,7 @@ def test_invalid_arguments_name_the_field(engine: ContextEngine, clock: FakeCloc
         engine.remember("u-bad", foreign)
 
 
-def test_queue_memory_writes_units_and_notes_directly(
-    engine: ContextEngine, clock: FakeClock
-) -> None:
+def test_remember_writes_units_and_texts_directly(engine: ContextEngine, clock: FakeClock) -> None:
     unit = MemoryUnit(
         subject="user",
         attribute="contact_channel",
@@ -105,8 +106,9 @@ def test_queue_memory_writes_units_and_notes_directly(
     engine.flush(30)
     contact = engine.memory.active_fact("default", "u-direct", "user", "contact_channel")
     assert contact is not None and "li.wei@example.com" not in contact.value
-    flt = Filter(tenant="default", user="u-direct", types=("event",))
-    notes = sorted(r.payload["value"] for r in engine.longterm.iter_records("memories", flt))
+    # A text is kept whole as an episode, whether or not a fact was found in it.
+    flt = Filter(tenant="default", user="u-direct", types=("episode",))
+    notes = sorted(r.payload["text"] for r in engine.longterm.iter_records("memories", flt))
     assert notes == ["Prefers invoices on the first Monday.", "ok"]
 
 
@@ -116,20 +118,24 @@ def test_a_queue_that_is_down_never_breaks_the_step(
     dead = RedisBackend.from_url(f"unix://{tmp_path}/no-such.sock", socket_timeout_s=0.5)
     pipeline = IngestPipeline(
         WriteQueue(dead.client, "memories"),
-        IngestHandler(_NeverCalled()),
+        _NeverCalled(),
         PipelineSettings(),
     )
-    turn = Turn(
+    turn = Episode(
+        id=turn_episode_id("default", "s#0", 1),
         text=TEXT,
         role="user",
         tenant="default",
         user="u",
+        source="turn:s/t1",
         session_id="s",
         turn_id="t1",
+        thread="s#0",
+        seq=1,
         observed_at=datetime(2025, 1, 1, tzinfo=UTC),
     )
     with caplog.at_level(logging.WARNING):
-        receipt = pipeline.submit_turn(turn)
+        receipt = pipeline.submit_turn([turn])
     assert not receipt.queued and receipt.entry_ids == ()
     assert receipt.error == "BackendUnavailableError"
     stats = pipeline.stats()
@@ -139,7 +145,12 @@ def test_a_queue_that_is_down_never_breaks_the_step(
 
 
 class _NeverCalled:
-    def write(self, unit: MemoryUnit) -> object:
+    extractor = RuleExtractor()
+
+    def stats(self) -> HandlerStats:
+        return HandlerStats()
+
+    def __call__(self, entries: Sequence[QueueEntry], /) -> None:
         raise AssertionError("nothing may be written")
 
 
@@ -184,7 +195,7 @@ def garbage_llm() -> Iterator[str]:
     server.server_close()
 
 
-def test_an_llm_answering_garbage_writes_nothing_and_logs_no_text(
+def test_an_llm_answering_garbage_writes_no_fact_and_logs_no_text(
     open_engine: OpenEngine, garbage_llm: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     extractor = LLMExtractor(garbage_llm, "test-model", max_retries=0, sleep=lambda s: None)
@@ -197,8 +208,12 @@ def test_an_llm_answering_garbage_writes_nothing_and_logs_no_text(
     stats = engine.ingest_stats().handler
     assert stats.turns_kept == 3 and stats.units_written == 1
     assert stats.extraction_failures == 2
-    # Only the valid candidate of the third answer became a unit; nothing corrupted.
-    assert engine.longterm.count("memories", tenant="default", user="u-llm") == 1
+    # Only the valid candidate of the third answer became a unit; nothing corrupted,
+    # and every turn is still kept as said.
+    assert engine.longterm.count("memories", tenant="default", user="u-llm", types=UNIT_TYPES) == 1
+    assert (
+        engine.longterm.count("memories", tenant="default", user="u-llm", types=("episode",)) == 3
+    )
     city = engine.memory.active_fact("default", "u-llm", "user", "city")
     assert city is not None and city.value == "Chengdu" and city.source.confidence == 0.9
     assert engine.memory.active_fact("default", "u-llm", "user", "job") is None

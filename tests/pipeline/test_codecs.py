@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime
 
 import pytest
 
 from memstrata.errors import ValidationError
 from memstrata.extract.models import Turn
-from memstrata.memory.entries import QueueEntry
-from memstrata.memory.handler import (
-    KIND_TURN,
-    KIND_UNIT,
-    IngestHandler,
+from memstrata.memory.episodes import Episode, turn_episode_id
+from memstrata.memory.payloads import (
+    extractor_turn,
+    note_episode,
     note_payload,
-    note_turn,
-    turn_from_payload,
+    turn_episode,
     turn_payload,
     unit_from_payload,
     unit_payload,
@@ -42,14 +39,55 @@ def make_unit() -> MemoryUnit:
     )
 
 
-def test_turns_and_units_survive_the_queue_payload() -> None:
-    turn = Turn("我搬到成都了。", "user", "acme", "u1", "s1", "t9", AT)
-    assert turn_from_payload(turn_payload(turn)) == turn
+def make_episode(**changes: object) -> Episode:
+    fields: dict[str, object] = {
+        "id": turn_episode_id("acme", "s1#0", 9),
+        "tenant": "acme",
+        "user": "u1",
+        "text": "我搬到成都了。",
+        "role": "user",
+        "observed_at": AT,
+        "source": "turn:s1/t9",
+        "session_id": "s1",
+        "turn_id": "t9",
+        "thread": "s1#0",
+        "seq": 9,
+    }
+    fields.update(changes)
+    return Episode(**fields)  # type: ignore[arg-type]
+
+
+def test_turns_notes_and_units_survive_the_queue_payload() -> None:
+    episode = make_episode()
+    assert turn_episode(turn_payload(episode)) == episode
+    spoken = make_episode(speaker="Caroline")
+    assert turn_episode(turn_payload(spoken)) == spoken
+    assert extractor_turn(episode) == Turn("我搬到成都了。", "user", "acme", "u1", "s1", "t9", AT)
     unit = make_unit()
     assert unit_from_payload(unit_payload(unit)) == unit
-    note = note_turn(note_payload("acme", "u1", "Call me after 6pm.", AT))
-    assert note == note_turn(note_payload("acme", "u1", "Call me after 6pm.", AT))
-    assert note.role == "user" and note.turn_id.startswith("n")
+    note = note_episode(note_payload("acme", "u1", "Call me after 6pm.", AT))
+    assert note == note_episode(note_payload("acme", "u1", "Call me after 6pm.", AT))
+    assert note.position is None and note.source == "remember"
+    read = extractor_turn(note)
+    assert read.role == "user" and read.turn_id.startswith("n") and read.session_id == "direct"
+
+
+def test_a_turn_enqueued_before_positions_still_decodes() -> None:
+    payload = dict(turn_payload(make_episode()))
+    del payload["thread"], payload["seq"]
+    episode = turn_episode(payload)
+    assert episode.position is None and episode.text == "我搬到成都了。"
+    assert episode.id == turn_episode(payload).id  # derived: a replay is the same point
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [({"role": "narrator"}, "role"), ({"seq": "nine"}, "seq"), ({"observed_at": 3}, "observed_at")],
+)
+def test_a_bad_turn_payload_names_the_field(change: dict[str, object], field: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        turn_episode({**turn_payload(make_episode()), **change})
+    assert info.value.field == field
 
 
 @pytest.mark.parametrize(
@@ -69,85 +107,8 @@ def test_a_bad_unit_payload_names_the_field(change: dict[str, object], field: st
     assert info.value.field == field
 
 
-class _Recorder:
-    def __init__(self) -> None:
-        self.units: list[MemoryUnit] = []
-
-    def write(self, unit: MemoryUnit) -> object:
-        self.units.append(unit)
-        return None
-
-
-def test_invalid_entries_are_skipped_without_a_write(caplog: pytest.LogCaptureFixture) -> None:
-    store = _Recorder()
-    handler = IngestHandler(store)
-    bad_turn = {**turn_payload(Turn("I live in Hangzhou.", "user", "a", "u", "s", "t1", AT))}
-    bad_turn["role"] = "narrator"
-    entries = [
-        QueueEntry("1-0", KIND_TURN, bad_turn, "h1", 1),
-        QueueEntry("2-0", KIND_UNIT, {**unit_payload(make_unit()), "value": ""}, "h2", 1),
-        QueueEntry("3-0", "mystery", {}, "h3", 1),
-        QueueEntry("4-0", KIND_UNIT, unit_payload(make_unit()), "h4", 1),
-    ]
-    handler(entries)
-    assert store.units == [make_unit()]
-    assert handler.stats().invalid_entries == 3
-    assert "Hangzhou" not in caplog.text
-
-
-def test_a_store_failure_is_retried_with_the_same_units() -> None:
-    class Flaky(_Recorder):
-        fail = True
-
-        def write(self, unit: MemoryUnit) -> object:
-            if self.fail:
-                self.fail = False
-                raise ConnectionError("store down")
-            return super().write(unit)
-
-    store = Flaky()
-    handler = IngestHandler(store)
-    turn = Turn("I live in Hangzhou.", "user", "a", "u", "s", "t1", AT)
-    entry = QueueEntry("1-0", KIND_TURN, turn_payload(turn), "h1", 1)
-    with pytest.raises(ConnectionError):
-        handler([entry])
-    # The redelivery is not mistaken for a repeated turn by the worth filter.
-    handler([QueueEntry("1-0", KIND_TURN, turn_payload(turn), "h1", 2)])
-    assert [u.value for u in store.units] == ["Hangzhou"]
-    assert handler.stats().store_failures == 1
-
-
 def test_settings_are_validated() -> None:
     with pytest.raises(ValidationError, match="max_observe_chars"):
         PipelineSettings(max_turn_chars=5_000, max_observe_chars=1_000)
     with pytest.raises(ValidationError, match="worker_threads"):
         PipelineSettings(worker_threads=0)
-
-
-def test_copies_in_flight_on_two_threads_are_written_after_each_other() -> None:
-    started, release = threading.Event(), threading.Event()
-
-    class Slow(_Recorder):
-        def write(self, unit: MemoryUnit) -> object:
-            started.set()
-            release.wait(5)
-            return super().write(unit)
-
-    store = Slow()
-    handler = IngestHandler(store)
-    turn = Turn("I live in Hangzhou.", "user", "a", "u", "s", "t1", AT)
-    first = threading.Thread(
-        target=handler, args=([QueueEntry("1-0", KIND_TURN, turn_payload(turn), "h1", 1)],)
-    )
-    first.start()
-    assert started.wait(5)
-    second = threading.Thread(
-        target=handler, args=([QueueEntry("2-0", KIND_TURN, turn_payload(turn), "h1", 1)],)
-    )
-    second.start()
-    second.join(0.2)
-    assert second.is_alive()  # waits for the first copy instead of racing it
-    release.set()
-    first.join(5)
-    second.join(5)
-    assert [u.value for u in store.units] == ["Hangzhou"]

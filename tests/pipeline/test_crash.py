@@ -7,16 +7,18 @@ store itself only after the last consumer stopped."""
 
 from __future__ import annotations
 
+import json
 import signal
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
-from memstrata.extract.models import Turn
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.models import Filter
-from memstrata.memory.handler import KIND_TURN, turn_payload
+from memstrata.memory.codec import UNIT_TYPES
+from memstrata.memory.episodes import Episode, turn_episode_id
+from memstrata.memory.payloads import KIND_TURN, turn_payload
 from memstrata.memory.queue import WriteQueue
 from memstrata.testing.processes import spawn_queue_worker, wait_for
 from memstrata.working import EmbeddedValkey, RedisBackend
@@ -27,13 +29,17 @@ BATCH = 10
 TENANT = "crash"
 
 
-def spawn(url: str, queue: str, consumer: str, store: Path, log: Path, claim_ms: int) -> Any:
+def spawn(url: str, queue: str, consumer: str, data: Path, log: Path, claim_ms: int) -> Any:
+    # The workers read the deployment's settings file, as every process of it does.
+    settings = data / "settings.json"
+    settings.write_text(
+        json.dumps({"data_dir": str(data), "memory": {"redis_prefix": f"mv{queue}"}})
+    )
     args = [
         "--redis-url", url, "--queue", queue, "--consumer", consumer,
-        "--handler-factory", "memstrata.memory.handler:worker_handler",
+        "--handler-factory", "memstrata.wiring:worker_handler",
         "--handler-arg", f"redis_url={url}",
-        "--handler-arg", f"qdrant_path={store}",
-        "--handler-arg", f"redis_prefix=mv{queue}",
+        "--handler-arg", f"settings={settings}",
         "--batch-size", str(BATCH), "--block-ms", "50", "--claim-idle-ms", str(claim_ms),
     ]  # fmt: skip
     return spawn_queue_worker(args, log, pythonpath=[SRC])
@@ -49,19 +55,25 @@ def test_sigkill_mid_batch_then_restart_writes_every_turn_once(
     queue = WriteQueue(client, name)
     start = datetime(2025, 1, 1, tzinfo=UTC)
     for i in range(TOTAL):
-        turn = Turn(
+        turn = Episode(
+            id=turn_episode_id(TENANT, f"s{i}#0", 1),
             text=f"I live in Townsville{i}.",
             role="user",
             tenant=TENANT,
             user=f"u{i}",
+            source=f"turn:s{i}/t1",
             session_id=f"s{i}",
             turn_id="t1",
+            thread=f"s{i}#0",
+            seq=1,
             observed_at=start + timedelta(seconds=i),
         )
         queue.enqueue(KIND_TURN, turn_payload(turn))
-    store, log = tmp_path / "qdrant", tmp_path / "workers.log"
+    data, log = tmp_path / "data", tmp_path / "workers.log"
+    data.mkdir()
+    store = data / "qdrant"
 
-    first = spawn(url, name, "c1", store, log, claim_ms=60_000)
+    first = spawn(url, name, "c1", data, log, claim_ms=60_000)
     try:
         # Kill once a few batches are acknowledged: the worker is then inside the next.
         def inside_a_batch() -> bool:
@@ -87,7 +99,7 @@ def test_sigkill_mid_batch_then_restart_writes_every_turn_once(
     acked_before = int(client.zcard(queue.keys.done))
     assert acked_before < TOTAL
 
-    second = spawn(url, name, "c2", store, log, claim_ms=300)
+    second = spawn(url, name, "c2", data, log, claim_ms=300)
     try:
         queue.flush(60.0)
         second.send_signal(signal.SIGTERM)
@@ -104,10 +116,14 @@ def test_sigkill_mid_batch_then_restart_writes_every_turn_once(
     index.ensure_collections(384)  # opens the collections the workers created
     try:
         for i in range(TOTAL):
-            records, _ = index.scroll("memories", Filter(tenant=TENANT, user=f"u{i}"), limit=10)
+            flt = Filter(tenant=TENANT, user=f"u{i}", types=UNIT_TYPES)
+            records, _ = index.scroll("memories", flt, limit=10)
             assert [
                 (r.payload["value"], r.payload["active"], r.payload["version"]) for r in records
             ] == [(f"Townsville{i}", True, 1)], f"user u{i}"
+            flt = Filter(tenant=TENANT, user=f"u{i}", types=("episode",))
+            episodes, _ = index.scroll("memories", flt, limit=10)
+            assert [r.payload["text"] for r in episodes] == [f"I live in Townsville{i}."]
     finally:
         index.close()
         backend.close()

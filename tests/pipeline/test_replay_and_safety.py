@@ -10,9 +10,10 @@ import pytest
 
 from memstrata.clock import FakeClock
 from memstrata.engine import ContextEngine
-from memstrata.extract.models import Turn
 from memstrata.longterm.models import Filter
-from memstrata.memory.handler import KIND_TURN, turn_payload
+from memstrata.memory.codec import UNIT_TYPES
+from memstrata.memory.episodes import Episode, turn_episode_id
+from memstrata.memory.payloads import KIND_TURN, turn_payload
 
 SECRETS = {
     "openai": "sk-proj-Zx81KqLmN0pQrStUvWxYz1234567890abcd",
@@ -26,21 +27,27 @@ SECRETS = {
 MARKER = "Hangzhou"
 
 
-def memories_of(engine: ContextEngine, user: str) -> list[dict[str, Any]]:
-    flt = Filter(tenant="default", user=user)
+def memories_of(
+    engine: ContextEngine, user: str, types: tuple[str, ...] = UNIT_TYPES
+) -> list[dict[str, Any]]:
+    flt = Filter(tenant="default", user=user, types=types)
     return [dict(r.payload) for r in engine.longterm.iter_records("memories", flt)]
 
 
 def test_the_same_turn_enqueued_twice_is_written_once(
     engine: ContextEngine, clock: FakeClock
 ) -> None:
-    turn = Turn(
+    turn = Episode(
+        id=turn_episode_id("default", "s-replay#0", 1),
         text="I work as a nurse.",
         role="user",
         tenant="default",
         user="u-replay",
+        source="turn:s-replay/t1",
         session_id="s-replay",
         turn_id="t1",
+        thread="s-replay#0",
+        seq=1,
         observed_at=clock.now(),
     )
     queue = engine.pipeline.queue
@@ -63,6 +70,7 @@ def test_the_same_turn_enqueued_twice_is_written_once(
     engine.flush(30)
     stored = memories_of(engine, "u-replay")
     assert len(stored) == 1 and stored[0]["active"] is True
+    assert len(memories_of(engine, "u-replay", ("episode",))) == 1
     assert engine.ingest_stats().handler.entries == handled + 1
 
 
@@ -76,6 +84,8 @@ def test_a_repeated_turn_is_dropped_by_the_filter(engine: ContextEngine) -> None
     assert stats.turns_kept == 1
     assert dict(stats.dropped) == {"repeat": 2, "thanks": 1}
     assert [m["value"] for m in memories_of(engine, "u-rep")] == ["Suzhou"]
+    # Every turn is kept as said, repeats and small talk included.
+    assert len(memories_of(engine, "u-rep", ("episode",))) == 4
 
 
 def test_secrets_and_pii_never_reach_the_stream_the_store_or_a_log(
@@ -101,7 +111,7 @@ def test_secrets_and_pii_never_reach_the_stream_the_store_or_a_log(
         f"{entry_id} {fields}"
         for entry_id, fields in client.xrange(engine.pipeline.queue.keys.stream, "-", "+")
     )
-    payloads = "\n".join(str(m) for m in memories_of(engine, "u-sec"))
+    payloads = "\n".join(str(m) for m in memories_of(engine, "u-sec", (*UNIT_TYPES, "episode")))
     l1 = repr(engine.session("s-sec").as_dict())
     for where, blob in {"stream": stream, "store": payloads, "logs": caplog.text}.items():
         assert MARKER in blob, f"the scan of {where} is blind"

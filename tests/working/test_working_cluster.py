@@ -39,18 +39,19 @@ def test_sessions_spread_over_nodes_and_each_stays_in_one_slot(
                 slot_of[key] = int(client.execute_command("CLUSTER KEYSLOT", key))
         finally:
             client.close()
-    per_session: dict[str, set[tuple[int, int]]] = defaultdict(set)
+    per_tag: dict[str, set[tuple[int, int]]] = defaultdict(set)
     for key, node in node_of.items():
-        sid = key.split("{", 1)[1].split("}", 1)[0]
-        per_session[sid].add((node, slot_of[key]))
-    assert set(per_session) == set(sessions)
+        tag = key.split("{", 1)[1].split("}", 1)[0]
+        per_tag[tag].add((node, slot_of[key]))
+    # A session's keys share {sid}; a user's preferences {tenant:user}.
+    assert set(per_tag) == {*sessions, *(f"default:{sid}" for sid in sessions)}
     # 6 wm keys per session (plan, its extension table, api, result, ts, pending) +
     # preference and its index.
     assert len(node_of) == 24 * 8
-    for sid, placements in per_session.items():
-        # Everything tagged {sid} (wm:{sid}:* and pref:{sid}:*) lives in one slot.
-        assert len(placements) == 1, f"{sid} split over {placements}"
-    used_nodes = {node for placements in per_session.values() for node, _ in placements}
+    for tag, placements in per_tag.items():
+        # Everything of one tag (wm:{sid}:*, or pref:{tenant:user}:*) lives in one slot.
+        assert len(placements) == 1, f"{tag} split over {placements}"
+    used_nodes = {node for placements in per_tag.values() for node, _ in placements}
     assert used_nodes == {0, 1, 2}
 
 

@@ -96,9 +96,16 @@ def test_preferences_round_trip_and_index(wm: WorkingMemory) -> None:
     assert wm.get_preference(user, "ui_color").value == "green"
     assert len(wm.list_preferences(user)) == 2
     assert wm.list_preferences(other) == ()
+    # Another tenant's user of the same id has preferences of their own.
+    assert wm.list_preferences(user, tenant="globex") == ()
+    with pytest.raises(ContextMissError):
+        wm.get_preference(user, "ui_color", tenant="globex")
+    wm.set_preference(user, "ui_color", "red", 0.4, tenant="globex")
+    assert wm.get_preference(user, "ui_color").value == "green"
+    assert wm.get_preference(user, "ui_color", tenant="globex").value == "red"
     with pytest.raises(ContextMissError) as err:
         wm.get_preference(other, "ui_color")
-    assert err.value.key == f"pref:{{{other}}}:ui_color"
+    assert err.value.key == f"pref:{{default:{other}}}:ui_color"
 
 
 def test_plan_is_stored_and_read_back(sess: SessionWorkingMemory) -> None:

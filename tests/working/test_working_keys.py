@@ -22,12 +22,16 @@ def test_session_keys_carry_the_hash_tag() -> None:
         assert key.startswith(K.session_prefix("s1"))
 
 
-def test_preference_keys_are_tagged_by_user() -> None:
-    assert K.pref_key("u_789", "ui_color") == "pref:{u_789}:ui_color"
-    assert K.pref_index_key("u_789") == "pref:{u_789}:_index"
+def test_preference_keys_are_tagged_by_tenant_and_user() -> None:
+    assert K.pref_key("acme", "u_789", "ui_color") == "pref:{acme:u_789}:ui_color"
+    assert K.pref_index_key("acme", "u_789") == "pref:{acme:u_789}:_index"
+    # Two tenants' users of one id never share a key.
+    assert K.pref_key("globex", "u_789", "ui_color") != K.pref_key("acme", "u_789", "ui_color")
     # No preference type can name the index key: ids must start with a letter/digit.
     with pytest.raises(ValidationError):
-        K.pref_key("u_789", "_index")
+        K.pref_key("acme", "u_789", "_index")
+    with pytest.raises(ValidationError):
+        K.pref_key("a:b", "u_789", "ui_color")  # a tenant cannot forge another's tag
 
 
 def test_endpoint_hash_ignores_param_order_but_not_values() -> None:

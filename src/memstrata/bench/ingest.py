@@ -33,7 +33,7 @@ from memstrata.embed.minilm import MiniLMEmbedder
 from memstrata.engine import ContextEngine
 from memstrata.longterm.models import Filter
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.memory.pipeline import PipelineSettings
+from memstrata.memory.settings import PipelineSettings
 from memstrata.validation import check_positive_int
 
 TENANT = "bench"

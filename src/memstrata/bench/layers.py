@@ -479,7 +479,7 @@ def route_calls(
         int(str(planned_ms)),
         K.seconds_to_ms("min_result_ttl_s", engine.settings.working.min_result_ttl_s),
     )
-    preference_key = K.pref_key(state.user_id, "report_format")
+    preference_key = K.pref_key(state.tenant, state.user_id, "report_format")
     ours: list[Callable[[], object]] = []
     raw: list[Callable[[], object]] = []
     for text, vector in zip(texts, vectors, strict=True):
@@ -541,7 +541,9 @@ def route_engine(
             "knowledge", [NewItem(text=t, tenant="bench", type="knowledge") for t in texts[:50]]
         )
         engine.longterm.optimize()
-        engine.working_memory.set_preference("u1", "report_format", "pdf with charts", 0.9)
+        engine.working_memory.set_preference(
+            "u1", "report_format", "pdf with charts", 0.9, tenant="bench"
+        )
         state = engine.start_session("u1", "write the device report", tenant="bench")
         wm = engine.working(state.session_id)
         wm.plan_steps(StepGraph((StepSpec("step5", 60), StepSpec("step7", 60, ("step5",)))))

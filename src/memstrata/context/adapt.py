@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from memstrata.context.models import MAX_REF_CHARS, MemoryItem
+from memstrata.context.models import MAX_REF_CHARS, MemoryItem, MemoryKind
 from memstrata.errors import ValidationError
 from memstrata.frozen import thaw
 from memstrata.hashing import canonical_json
@@ -32,8 +32,17 @@ def item_text(content: Any) -> str:
 
 
 def memory_item(item: ContextItem) -> MemoryItem:
-    """One bundle item as a builder :class:`MemoryItem` (its provenance carried over)."""
+    """One bundle item as a builder :class:`MemoryItem` (its provenance carried over;
+    an L3 memory's kind, and an episode's speaker, date and replacing fact)."""
     provenance = item.provenance
+    content = item.content if isinstance(item.content, Mapping) else {}
+    kind = memory_kind(content.get("type")) if provenance.layer == "L3" else ""
+    episode = kind == "episode"
+    said_at, said_by, replaced_by = (
+        content.get("said_at"),
+        content.get("said_by"),
+        content.get("replaced_by"),
+    )
     return MemoryItem(
         id=item.name,
         text=item_text(item.content),
@@ -43,7 +52,24 @@ def memory_item(item: ContextItem) -> MemoryItem:
         relevance=provenance.relevance,
         freshness_hours=provenance.freshness_hours,
         low_confidence=provenance.low_confidence,
+        kind=kind,
+        said_at=_when(said_at) if episode else None,
+        said_by=_source_label(said_by, "user") if episode else None,
+        replaced_by=replaced_by
+        if episode and isinstance(replaced_by, str) and replaced_by.strip()
+        else None,
     )
+
+
+def _when(value: Any) -> datetime | None:
+    """An ISO timestamp from a payload, None when absent or unreadable."""
+    if not isinstance(value, str):
+        return None
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return stamp if stamp.tzinfo is not None else None
 
 
 def from_bundle(bundle: ContextBundle) -> tuple[MemoryItem, ...]:
@@ -57,6 +83,21 @@ def from_bundle(bundle: ContextBundle) -> tuple[MemoryItem, ...]:
         except ValidationError as exc:
             raise ValidationError(f"bundle.items[{index}].{exc.field}", exc.reason) from exc
     return tuple(items)
+
+
+def memory_kind(payload_type: Any) -> MemoryKind:
+    """How the builder presents an L3 point of this payload ``type``."""
+    if payload_type in ("fact", "event", "preference", "profile"):
+        return "fact"
+    if payload_type in ("episode", "history"):
+        kind: MemoryKind = payload_type
+        return kind
+    return ""
+
+
+def l3_item_id(point_id: str) -> str:
+    """The memory item id of an L3 point (``l3-<point id>``)."""
+    return f"l3-{point_id}"
 
 
 def retrieved_item(
@@ -73,8 +114,10 @@ def retrieved_item(
     age_hours = None
     if observed is not None:
         age_hours = max(0.0, (now - observed).total_seconds() / 3600)
+    kind = memory_kind(item.payload.get("type"))
+    speaker = item.payload.get("speaker") or item.payload.get("role")
     return MemoryItem(
-        id=f"l3-{item.id}",
+        id=l3_item_id(item.id),
         text=item.text,
         layer="L3",
         ref=item.id,
@@ -82,6 +125,20 @@ def retrieved_item(
         relevance=max(0.0, item.score if relevance is None else relevance),
         freshness_hours=age_hours,
         low_confidence=item.low_confidence,
+        kind=kind,
+        said_at=observed if kind == "episode" else None,
+        said_by=_source_label(speaker, "user") if kind == "episode" else None,
+        replaced_by=next((f.text for f in item.facts if f.id == item.superseded_by), None),
+    )
+
+
+def retrieved_items(
+    item: RetrievedItem, now: datetime, *, relevance: float | None = None
+) -> tuple[MemoryItem, ...]:
+    """``item`` and the current facts it carries (facts first, at its relevance)."""
+    return (
+        *(retrieved_item(fact, now, relevance=relevance) for fact in item.facts),
+        retrieved_item(item, now, relevance=relevance),
     )
 
 

@@ -159,14 +159,15 @@ def _score_order(values: Sequence[Any], score: Callable[[Any], float]) -> list[i
 
 def _memory_pack(items: Sequence[MemoryItem], budget: int, counter: TokenCounter) -> _Pack:
     entries = [
-        # Live data first in the block.
+        # Live data first in the block, then current facts, then the rest (what was
+        # said, knowledge), each group best first.
         (
             item.id,
             memory_line(item),
             item.text,
             item.origin,
             item.relevance,
-            0 if item.layer in LIVE_LAYERS else 1,
+            0 if item.layer in LIVE_LAYERS else 1 if item.kind == "fact" else 2,
         )
         for item in items
     ]

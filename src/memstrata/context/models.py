@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 from memstrata.context.budget import SECTIONS, Section
@@ -92,11 +93,19 @@ class Origin:
         }
 
 
+MemoryKind = Literal["", "fact", "episode", "history"]
+MEMORY_KINDS: frozenset[str] = frozenset({"", "fact", "episode", "history"})
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryItem:
     """One retrieved piece of context for the memory section, with its provenance.
 
-    ``relevance`` is the admission score: higher is admitted first.
+    ``relevance`` is the admission score: higher is admitted first. ``kind`` says
+    what an L3 memory is: a current ``fact`` (or event), an ``episode`` (something
+    said, on ``said_at``, by ``said_by``), or ``history`` (a superseded fact
+    version); an episode whose content a newer fact replaced quotes that fact in
+    ``replaced_by`` and is shown as the past.
     """
 
     id: str
@@ -107,6 +116,10 @@ class MemoryItem:
     relevance: float
     freshness_hours: float | None = None
     low_confidence: bool = False
+    kind: MemoryKind = ""
+    said_at: datetime | None = None
+    said_by: str | None = None
+    replaced_by: str | None = None
 
     def __post_init__(self) -> None:
         check_id("id", self.id)
@@ -120,6 +133,16 @@ class MemoryItem:
             self, "freshness_hours", check_hours("freshness_hours", self.freshness_hours)
         )
         check_bool("low_confidence", self.low_confidence)
+        if self.kind not in MEMORY_KINDS:
+            raise ValidationError("kind", f"must be one of {sorted(MEMORY_KINDS)}")
+        if self.said_at is not None and (
+            not isinstance(self.said_at, datetime) or self.said_at.tzinfo is None
+        ):
+            raise ValidationError("said_at", "must be a timezone-aware datetime")
+        if self.said_by is not None:
+            check_label("said_by", self.said_by)
+        if self.replaced_by is not None:
+            check_content("replaced_by", self.replaced_by)
 
     @property
     def origin(self) -> Origin:

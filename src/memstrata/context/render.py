@@ -8,7 +8,9 @@ MEMORY_HEADER = (
     "## Retrieved context\n"
     "These items were retrieved automatically and may be irrelevant: use only those that "
     "bear on the current request and ignore the rest. Live data (L1 session state, L2 "
-    "working memory, tool results) outranks stored knowledge (L3). Items marked LOW "
+    "working memory, tool results) outranks stored knowledge (L3). Current facts are "
+    "what is true now; what was said is listed with its date, and an item marked PAST "
+    "was true then but has been replaced by the fact it names. Items marked LOW "
     "CONFIDENCE are weak matches: never prefer them over live data, and say so if you "
     "rely on one. Cite items by their [id]."
 )
@@ -23,10 +25,33 @@ def _hours(value: float) -> str:
     return f"{value:.1f} h old" if value < 48 else f"{value / 24:.1f} days old"
 
 
+def _label(item: MemoryItem) -> list[str]:
+    if item.layer in LIVE_LAYERS:
+        return [f"[{item.id}] {item.layer} live"]
+    if item.kind == "fact":
+        return [f"[{item.id}] {item.layer} current fact"]
+    if item.kind == "history":
+        return [f"[{item.id}] {item.layer} PAST fact (no longer true)"]
+    if item.kind == "episode":
+        said = "said"
+        if item.said_by:
+            said += f" by {item.said_by}"
+        if item.said_at is not None:
+            said += f" on {item.said_at.date().isoformat()}"
+        parts = [f"[{item.id}] {item.layer} {said}"]
+        if item.replaced_by:
+            parts.append(f"PAST, now replaced by: {' '.join(item.replaced_by.split())}")
+        return parts
+    return [f"[{item.id}] {item.layer} knowledge"]
+
+
 def memory_line(item: MemoryItem) -> str:
-    """One memory item as the model sees it: a label line, then the text verbatim."""
-    kind = "live" if item.layer in LIVE_LAYERS else "knowledge"
-    parts = [f"[{item.id}] {item.layer} {kind}"]
+    """One memory item as the model sees it: a label line, then the text verbatim.
+
+    Episodes say who said them and when; one a newer fact replaced is marked as the
+    past and quotes that fact.
+    """
+    parts = _label(item)
     if item.low_confidence:
         parts.append("LOW CONFIDENCE")
     parts.append(f"source {item.source}")

@@ -36,6 +36,12 @@ class CachedEmbedder:
         self.hits = 0
         self.misses = 0
 
+    def clear(self) -> None:
+        """Drop every remembered text (a forget leaves no copy of what it deleted)."""
+        with self._lock:
+            self._cache.clear()
+            self._tokens.clear()
+
     @property
     def name(self) -> str:
         """The wrapped model's name."""

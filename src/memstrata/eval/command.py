@@ -28,11 +28,14 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from memstrata.config import LongTermSettings, RetrievalSettings
+from memstrata.clock import FakeClock
+from memstrata.config import LongTermSettings, RetrievalSettings, Settings
 from memstrata.embed.protocol import Embedder
+from memstrata.engine import ContextEngine
 from memstrata.eval.datasets import load_locomo, load_longmemeval
 from memstrata.eval.locomo import evaluate_locomo
 from memstrata.eval.longmemeval import check_granularity, evaluate_longmemeval
+from memstrata.eval.product import EngineSystem
 from memstrata.eval.runner import ProgressSink, check_ks
 from memstrata.eval.systems import (
     EvalSystem,
@@ -163,6 +166,9 @@ def _config(
         "embedder": embedder.name,
         "dim": embedder.dim,
         "store": "qdrant-edge (embedded)",
+        "engine_dir": "temporary"
+        if data_dir is None
+        else str(Path(data_dir) / f"eval-{dataset}-engine"),
         "index_dir": "temporary" if data_dir is None else str(Path(data_dir) / f"eval-{dataset}"),
         "plain_index_dir": "temporary"
         if data_dir is None
@@ -177,13 +183,21 @@ def _config(
         },
         "turns_truncated": turns.truncated,
         "systems": {
-            "memstrata": "injected retrieval (default: multi-route Retriever, default settings)",
+            "memstrata": (
+                "the product: every turn through engine.observe() (one engine session per "
+                "data-set session, the clock at its date), questions through "
+                "engine.retrieve(); episodes and facts mapped back to turn ids"
+            ),
+            "memstrata_index": (
+                "turns written straight into the index a session at a time, searched by "
+                "the injected retrieval (default: the multi-route Retriever)"
+            ),
             "bm25": "store search, mode=sparse, on the plain index (turn text alone)",
             "dense": "store search, mode=dense, on the plain index (turn text alone)",
             "bm25_context": "store search, mode=sparse, on memstrata's index (context terms)",
             "dense_context": "store search, mode=dense, on memstrata's index (blended vectors)",
         },
-        "latency": "memstrata search call incl. query embedding, after one warm-up query",
+        "latency": "memstrata (engine.retrieve) incl. query embedding, after one warm-up query",
     }
 
 
@@ -267,21 +281,43 @@ def _run(
     settings: LongTermSettings | None,
     memstrata_search: MemstrataSearchFactory | None,
 ) -> dict[str, Any]:
-    """Open memstrata's store and the baselines' plain one, build the systems,
-    evaluate, add the run's config."""
+    """Open the product engine, memstrata's index and the baselines' plain one, build
+    the systems, evaluate, add the run's config."""
     model = embedder or default_embedder()
     cfg = settings or LongTermSettings()
     # The baselines index each turn's own text: blending and context terms are
     # memstrata's, a baseline with them would not be BM25 or MiniLM alone.
     plain_cfg = replace(cfg, adjacent_blend=0.0, context_terms=())
     with (
+        open_product(data_dir, dataset, model, cfg) as product,
         open_turn_store(data_dir, dataset, model, cfg) as turns,
         open_turn_store(data_dir, f"{dataset}-plain", model, plain_cfg) as plain,
     ):
         factory = memstrata_search or default_memstrata_search
-        systems = store_systems(turns, memstrata_search=factory(turns), plain=plain)
+        systems: list[EvalSystem] = [product]
+        systems.extend(store_systems(turns, memstrata_search=factory(turns), plain=plain))
         report = evaluate(systems, cfg.low_confidence_cosine)
         report["config"].update(
             _config(data, dataset, data_dir, model, cfg, turns, limit[0], limit[1])
         )
     return report
+
+
+@contextmanager
+def open_product(
+    data_dir: Path | None, dataset: str, embedder: Embedder, settings: LongTermSettings
+) -> Iterator[EngineSystem]:
+    """The ``memstrata`` row: an engine on the embedded defaults (its own Valkey and
+    index, under ``<data_dir>/eval-<dataset>-engine`` or a temporary directory) whose
+    clock the harness sets to each session's date."""
+    clock = FakeClock()
+    with _index_root(data_dir) as root:
+        engine = ContextEngine.open(
+            Settings(data_dir=root / f"eval-{dataset}-engine", longterm=settings),
+            clock=clock,
+            embedder=embedder,
+        )
+        try:
+            yield EngineSystem(engine, clock)
+        finally:
+            engine.close()

@@ -22,6 +22,7 @@ from memstrata.retrieval import RetrievalQuery, Retriever
 from memstrata.validation import MAX_TEXT_CHARS
 
 TURN_TYPE = "turn"
+INDEX_SYSTEM = "memstrata_index"
 # Point ids derive from (tenant, turn id), so indexing the same data again into a
 # kept --data-dir replaces the points instead of duplicating them.
 _ID_NAMESPACE = uuid.UUID("6f1d2a63-0c5e-4f1b-9a52-5d8e3c7b9a10")
@@ -248,10 +249,12 @@ def store_systems(
     memstrata_search: SearchFn | None = None,
     plain: TurnStore | None = None,
 ) -> tuple[StoreSystem, ...]:
-    """The systems over the stores: ``memstrata``, and the ``bm25`` and ``dense``
-    baselines.
+    """The systems over the stores: ``memstrata_index`` (memstrata's retrieval on turns
+    written straight into the index, as a batch), and the ``bm25`` and ``dense``
+    baselines. (The ``memstrata`` row, the product's own path through
+    ``engine.observe``, is :class:`memstrata.eval.product.EngineSystem`.)
 
-    ``memstrata_search`` replaces the memstrata system's retrieval (default: the
+    ``memstrata_search`` replaces the index system's retrieval (default: the
     store's hybrid search); the baselines always search one route alone. With
     ``plain`` (a store indexing each turn's own text alone: no adjacent blending, no
     context terms), the baselines search it - they are BM25 and MiniLM as anyone would
@@ -267,7 +270,7 @@ def store_systems(
 
     baseline = turns if plain is None else plain
     systems = [
-        StoreSystem("memstrata", turns, memstrata_search or hybrid_search(turns)),
+        StoreSystem(INDEX_SYSTEM, turns, memstrata_search or hybrid_search(turns)),
         StoreSystem("bm25", baseline, single(baseline, "sparse")),
         StoreSystem("dense", baseline, single(baseline, "dense")),
     ]

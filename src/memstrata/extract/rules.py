@@ -1,24 +1,36 @@
 """The deterministic, rule-based default extractor (English and Chinese).
 
-It reads one sentence at a time and finds:
+It reads one sentence at a time, cut into clauses by :func:`split_clauses` (which puts
+back the subject a Chinese clause or an English "and ..." leaves out), and finds:
 
-* facts about the user (role ``user`` only): ``name``, ``city`` (a move writes the same
-  attribute, so it supersedes the old city), ``job``, ``contact_channel`` and
-  preferences (``likes`` / ``dislikes`` / ``prefers``);
+* facts about the user (role ``user`` only; patterns in :mod:`.patterns` and
+  :mod:`.profile_patterns`): ``name``, ``age``, ``birthday``, ``hometown``, ``city``
+  (a move writes the same attribute, so it supersedes the old city), ``job``,
+  ``employer``, ``contact_channel``, preferences (``likes`` / ``dislikes`` /
+  ``prefers`` / ``interests``), health (``allergies``, ``health``, ``diet``,
+  ``avoids``), family (``spouse``, ``marital_status``, ``children``,
+  ``children_count``, ``pets``) and ``budget``. A list ("peanuts and shellfish",
+  花生和虾) gives one fact per item;
 * events: ``decision`` and ``commitment`` (subject ``user`` or ``assistant`` by role),
   and ``order`` / ``payment`` / ``refund`` for sentences with an order id or a paid
   amount (any role but ``system``: tool results carry them too).
 
-Every candidate of a sentence carries the verbatim ids, amounts and dates of that
-sentence. Negated facts are dropped (or flipped, for "I don't like X"), hedged ones
-("I think I like X") get a lower confidence, questions and hypotheticals give nothing.
+Negations and retractions: "I don't like X (anymore)" / 我不再喜欢X了 becomes a
+``dislikes`` fact; "I no longer eat meat", "I quit smoking", 我不再喝咖啡了, 我戒烟了
+become ``avoids`` facts (what is no longer done, as written); "I don't live in X
+anymore", "I'm no longer a teacher", "I used to ..." say nothing about today and give
+nothing (the new value, when stated, supersedes the old one). Hedged facts ("I think I
+like X") get a lower confidence; questions and hypotheticals give nothing. Every
+candidate of a sentence carries the verbatim ids, amounts and dates of that sentence.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime
 
+from memstrata.extract.clauses import Clause, split_clauses
 from memstrata.extract.models import Candidate, Turn
 from memstrata.extract.patterns import (
     CHANNELS,
@@ -28,181 +40,82 @@ from memstrata.extract.patterns import (
     FLIPPING_NEGATIONS,
     HEDGE,
     HYPOTHETICAL,
-    INTERROGATIVE_VALUE,
     LOW_INFO_COMMITMENTS,
     ORDER_WORDS,
     PAYMENT_WORDS,
+    PREFERENCE_ATTRIBUTES,
     PREFERENCE_VERBS,
     QUESTION_START,
     REFUND_WORDS,
     FactPattern,
 )
+from memstrata.extract.profile_patterns import PROFILE_PATTERNS
 from memstrata.extract.text import fold_quotes, normal_form, split_sentences
+from memstrata.extract.values import (
+    MAX_FACT_VALUE_CHARS,
+    PREFERENCE_CUT,
+    check_value,
+    split_items,
+    strip_tail,
+)
 from memstrata.extract.verbatim import find_extras, resolve_date
 
-MAX_FACT_VALUE_CHARS = 120
+__all__ = ["HEDGE_FACTOR", "MAX_EVENT_SENTENCE_CHARS", "MAX_FACT_VALUE_CHARS", "RuleExtractor"]
+
+ALL_FACT_PATTERNS: tuple[FactPattern, ...] = FACT_PATTERNS + PROFILE_PATTERNS
 # A longer run without sentence punctuation is pasted content, not something said.
 MAX_EVENT_SENTENCE_CHARS = 1_000
 HEDGE_FACTOR = 0.6
 """Confidence multiplier for hedged statements ("I think I like X", 可能喜欢)."""
-
-_FILLER_TAIL = re.compile(
-    r"\s+(?:now|anymore|any\s+more|these\s+days|nowadays|at\s+the\s+moment|right\s+now|"
-    r"for\s+now|too|as\s+well|though|actually|a\s+lot|very\s+much|so\s+much|more|either|"
-    r"again|currently|lately|already|instead|a\s+bit|btw|by\s+the\s+way)$",
-    re.IGNORECASE,
-)
-_PLACE_CUT = re.compile(
-    r"\s+(?:with|for|since|from|near|because|last|next|this|in|on|at|after|before|about|"
-    r"recently|yesterday|today|ago|two|three|a|an)\b.*$",
-    re.IGNORECASE,
-)
-_PREFERENCE_CUT = re.compile(r"\s+(?:over|rather\s+than|instead\s+of|than)\s+.*$", re.I)
-_JOB_CUT = re.compile(r"\s+(?:at|for|in|with|from|on|by)\b.*$", re.IGNORECASE)
-_CN_PARTICLES = re.compile(r"(?:了|啦|呀|啊|吧|呢|哦|喔)+$")
-_REFERENCE_START = re.compile(
-    r"^(?:it|that|this|these|those|them|you|your|him|her|me|us|one|so|very|too|to\s+say|"
-    r"when|whenever|how|why|if)\b",
-    re.IGNORECASE,
-)
-_DETERMINER_START = re.compile(r"^(?:a|an|my|our|his|her|their|some|this|that|your)\b", re.I)
-_CN_REFERENCES = frozenset({"你", "你们", "它", "它们", "这个", "那个", "这样", "那样", "他", "她"})
-_NAME_STOPWORDS = frozenset({"irrelevant", "unimportant", "secret", "private", "long", "hard"})
-# "I'm a X" only means a job when X looks like one: a known title or a job suffix.
-_JOB_WORDS = frozenset(
-    {
-        "nurse",
-        "chef",
-        "cook",
-        "clerk",
-        "pilot",
-        "student",
-        "doctor",
-        "lawyer",
-        "dentist",
-        "founder",
-        "ceo",
-        "cto",
-        "cfo",
-        "pm",
-        "surgeon",
-        "pharmacist",
-        "barista",
-        "mechanic",
-        "plumber",
-        "electrician",
-        "journalist",
-        "artist",
-        "scientist",
-        "accountant",
-        "architect",
-        "analyst",
-        "consultant",
-        "engineer",
-        "developer",
-        "programmer",
-        "designer",
-        "teacher",
-        "professor",
-        "lecturer",
-        "researcher",
-        "manager",
-        "director",
-        "freelancer",
-        "intern",
-        "secretary",
-        "cashier",
-        "driver",
-        "farmer",
-        "judge",
-        "police officer",
-        "soldier",
-    }
-)
-_JOB_SUFFIXES = ("er", "or", "ist", "ant", "eer", "ician", "ographer", "ect")
-_NOT_JOBS = frozenset(
-    {
-        "fan",
-        "lover",
-        "beginner",
-        "customer",
-        "user",
-        "member",
-        "subscriber",
-        "newbie",
-        "believer",
-        "follower",
-        "parent",
-        "mother",
-        "father",
-        "owner",
-        "vegetarian",
-        "vegan",
-        "person",
-        "winner",
-        "loser",
-        "reader",
-        "gamer",
-        "foodie",
-        "smoker",
-        "runner",
-        "player",
-    }
-)
+_VALUE_GROUPS = ("v", "v2", "v3", "v4")
+_NEVER = float("inf")
 
 
-def _strip_tail(value: str) -> str:
-    value = value.strip().strip("\"'")
-    while True:
-        trimmed = _FILLER_TAIL.sub("", value).strip()
-        if trimmed == value:
-            return value
-        value = trimmed
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """Where in a clause the first hypothetical and hedge words are, earlier clauses
+    included (an earlier "如果..." or "I think" scopes over what follows). Found once
+    per clause, so a long turn costs linear time however many matches it holds."""
+
+    text: str
+    index: int
+    hypothetical_at: float
+    hedge_end: float
+
+    def hypothetical(self, start: int) -> bool:
+        return self.hypothetical_at <= start
+
+    def hedged(self, end: int) -> bool:
+        return self.hedge_end <= end
 
 
-def _words(value: str) -> int:
-    return len(value.split())
-
-
-def _check_value(kind: str, raw: str) -> tuple[str, float] | None:
-    """The cleaned value and a confidence factor, or None when it is not a usable value."""
-    value = _strip_tail(raw)
-    if not value or len(value) > MAX_FACT_VALUE_CHARS or INTERROGATIVE_VALUE.search(value):
-        return None
-    if kind.startswith("cn_"):
-        value = _CN_PARTICLES.sub("", value)
-        if not value or value in _CN_REFERENCES or value.startswith("的"):
-            return None
-        return (value, 1.0) if len(value) <= (12 if kind == "cn_name" else 24) else None
-    if kind == "name":
-        first = value[0]
-        if _words(value) > 4 or value.casefold() in _NAME_STOPWORDS:
-            return None
-        return (value, 1.0) if not first.isascii() or first.isupper() else None
-    if kind == "place":
-        value = _PLACE_CUT.sub("", value).strip()
-        if not value or _DETERMINER_START.match(value) or _words(value) > 5:
-            return None
-        # A lowercase "place" is as often a state of mind ("I live in fear").
-        return value, (1.0 if not value[0].isascii() or value[0].isupper() else 0.6)
-    if kind in ("job", "job_noun"):
-        value = _JOB_CUT.sub("", value).strip()
-        if not value or _words(value) > 5 or _REFERENCE_START.match(value):
-            return None
-        if kind == "job_noun":
-            last = value.split()[-1].casefold()
-            looks_like_job = (
-                value.casefold() in _JOB_WORDS
-                or last in _JOB_WORDS
-                or (last.endswith(_JOB_SUFFIXES) and last not in _NOT_JOBS)
+def _scopes(clauses: tuple[Clause, ...]) -> list[_Scope]:
+    scopes: list[_Scope] = []
+    hypothetical_before = hedged_before = False
+    for index, clause in enumerate(clauses):
+        hypothetical = HYPOTHETICAL.search(clause.text)
+        hedge = HEDGE.search(clause.text)
+        scopes.append(
+            _Scope(
+                clause.text,
+                index,
+                -1 if hypothetical_before else (hypothetical.start() if hypothetical else _NEVER),
+                -1 if hedged_before else (hedge.end() if hedge else _NEVER),
             )
-            if not looks_like_job or value.split()[0].casefold() in ("bit", "little", "lot"):
-                return None
-        return value, 1.0
-    # a preference object
-    if _REFERENCE_START.match(value) or _words(value) > 8:
-        return None
-    return value, 1.0
+        )
+        hypothetical_before = hypothetical_before or hypothetical is not None
+        hedged_before = hedged_before or hedge is not None
+    return scopes
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """A candidate and where its match sits (to order them and settle overlaps)."""
+
+    position: int
+    clause: int
+    span: tuple[int, int]
+    candidate: Candidate
 
 
 def _is_question(sentence: str) -> bool:
@@ -211,6 +124,15 @@ def _is_question(sentence: str) -> bool:
         (QUESTION_START.match(stripped) and stripped.endswith(("?", "？")))
         or (CN_QUESTION_END.search(stripped) and not stripped.isascii())
     )
+
+
+def _negation(groups: dict[str, str | None]) -> str:
+    raw = groups.get("neg") or groups.get("neg2") or ""
+    return " ".join(raw.casefold().split())
+
+
+def _overlaps(one: tuple[int, int], other: tuple[int, int]) -> bool:
+    return one[0] < other[1] and other[0] < one[1]
 
 
 class RuleExtractor:
@@ -230,13 +152,12 @@ class RuleExtractor:
         if turn.role == "system":
             return ()  # instructions to the model, not things the user told us
         found: list[Candidate] = []
+        seen: set[tuple[str, str, str]] = set()
         for sentence in split_sentences(fold_quotes(turn.text)):
             for candidate in self._sentence(sentence, turn):
-                if all(
-                    (c.subject, c.attribute, c.value)
-                    != (candidate.subject, candidate.attribute, candidate.value)
-                    for c in found
-                ):
+                key = (candidate.subject, candidate.attribute, candidate.value)
+                if key not in seen:
+                    seen.add(key)
                     found.append(candidate)
         return tuple(found)
 
@@ -244,96 +165,144 @@ class RuleExtractor:
         if _is_question(sentence):
             return []
         extras = find_extras(sentence)
-        candidates = self._facts(sentence, extras) if turn.role == "user" else []
-        events = self._events(sentence, turn, extras)
-        if not events:
+        clauses = split_clauses(sentence)
+        facts = self._facts(sentence, clauses, extras) if turn.role == "user" else []
+        events = self._events(sentence, clauses, turn, extras)
+        # "My budget is 500 yuan" states a limit, not a payment.
+        if not events and all(fact.attribute != "budget" for fact in facts):
             events = self._transactions(sentence, turn, extras)
-        return candidates + events
+        return facts + events
 
-    def _confidence(self, sentence: str, end: int, base: float) -> float:
+    def _confidence(self, scope: _Scope, end: int, base: float) -> float:
         """``base``, lowered when a hedge ("I think", 可能) occurs before ``end``."""
-        hedged = HEDGE.search(sentence, 0, end) is not None
-        return round(base * (self._hedge_factor if hedged else 1.0), 4)
+        return round(base * (self._hedge_factor if scope.hedged(end) else 1.0), 4)
 
-    def _facts(self, sentence: str, extras: tuple[tuple[str, str], ...]) -> list[Candidate]:
-        found: list[tuple[int, Candidate]] = []
-        for rule in FACT_PATTERNS:
-            for match in rule.pattern.finditer(sentence):
-                if HYPOTHETICAL.search(sentence, 0, match.start() + 1):
-                    continue
-                made = self._fact(rule, match, sentence, extras)
-                if made is not None:
-                    found.append((match.start(), made))
-        found.sort(key=lambda pair: pair[0])
-        return [candidate for _start, candidate in found]
+    def _facts(
+        self, sentence: str, clauses: tuple[Clause, ...], extras: tuple[tuple[str, str], ...]
+    ) -> list[Candidate]:
+        found: list[_Found] = []
+        scopes = [s for s in _scopes(clauses) if clauses[s.index].subject != "pronoun"]
+        whole = _scopes((Clause(sentence, "speaker"),))[0]
+        offsets = [0]
+        for clause in clauses:
+            offsets.append(offsets[-1] + len(clause.text))
+        for rule in ALL_FACT_PATTERNS:
+            for scope in [whole] if rule.sentence else scopes:
+                for match in rule.pattern.finditer(scope.text):
+                    if scope.hypothetical(match.start()):
+                        continue
+                    position = (0 if rule.sentence else offsets[scope.index]) + match.start()
+                    for candidate in self._fact(rule, match, scope, extras):
+                        index = -1 if rule.sentence else scope.index
+                        found.append(_Found(position, index, match.span(), candidate))
+        # A specific pattern over the same words wins over a preference ("I prefer to be
+        # contacted by phone" is a contact channel, 我更喜欢用电话联系 too).
+        specific: dict[int, list[tuple[int, int]]] = {}
+        for f in found:
+            if f.candidate.attribute not in PREFERENCE_ATTRIBUTES:
+                specific.setdefault(f.clause, []).append(f.span)
+        kept = [
+            f
+            for f in found
+            if f.candidate.attribute not in PREFERENCE_ATTRIBUTES
+            or not any(_overlaps(span, f.span) for span in specific.get(f.clause, ()))
+        ]
+        kept.sort(key=lambda f: f.position)
+        return [f.candidate for f in kept]
 
     def _fact(
         self,
         rule: FactPattern,
         match: re.Match[str],
-        sentence: str,
+        scope: _Scope,
         extras: tuple[tuple[str, str], ...],
-    ) -> Candidate | None:
+    ) -> list[Candidate]:
         groups = match.groupdict()
-        negation = " ".join((groups.get("neg") or "").casefold().split())
+        negation = _negation(groups)
         attribute, base = rule.attribute, rule.confidence
         verb = groups.get("verb")
         if verb is not None:
             attribute, base, flipped = PREFERENCE_VERBS[" ".join(verb.casefold().split())]
             if negation:
                 if flipped is None or negation not in FLIPPING_NEGATIONS:
-                    return None
+                    return []
                 attribute, base = flipped, base * 0.9
         elif negation:
             if rule.negated is None:
-                return None  # "I don't live in X anymore" says nothing positive
+                return []  # "I don't live in X anymore" says nothing positive
             attribute = rule.negated
+        values: list[tuple[str, float, str | None]] = []
         if rule.check == "channel":
-            value, factor = CHANNELS[groups["ch"].casefold()], 1.0
+            word = groups.get("ch") or groups.get("ch2") or groups.get("ch3") or ""
+            channel = CHANNELS.get(" ".join(word.casefold().split()))
+            if channel is not None:
+                values.append((channel, 1.0, None))
         else:
-            checked = _check_value(rule.check, groups["v"])
-            if checked is None:
-                return None
-            value, factor = checked
+            raw = next((groups[g] for g in _VALUE_GROUPS if groups.get(g)), None)
+            if raw is None:
+                return []
             if attribute == "prefers":
                 # "tea over coffee": the preferred thing is the value, not the comparison
-                value = _PREFERENCE_CUT.sub("", value).strip() or value
-        return Candidate(
-            subject="user",
-            attribute=attribute,
-            value=value,
-            kind="fact",
-            confidence=self._confidence(sentence, match.end(), base * factor),
-            importance=rule.importance,
-            extras=extras,
-        )
+                raw = PREFERENCE_CUT.sub("", raw).strip() or raw
+            items = split_items(strip_tail(raw)) if rule.many else [raw]
+            for position, item in enumerate(items):
+                checked = check_value(rule.check, item, groups)
+                if checked is None and position == 0:
+                    return []  # "I love it, thanks": the head says what the list is about
+                if checked is not None:
+                    values.append(checked)
+        made: list[Candidate] = []
+        for value, factor, override in values:
+            name = override or attribute
+            channel = CHANNELS.get(value.casefold()) if name == "prefers" else None
+            if channel is not None:
+                name, value = "contact_channel", channel  # "I prefer email"
+            made.append(
+                Candidate(
+                    subject="user",
+                    attribute=name,
+                    value=value,
+                    kind="fact",
+                    confidence=self._confidence(scope, match.end(), base * factor),
+                    importance=rule.importance,
+                    extras=extras,
+                )
+            )
+        return made
 
     def _events(
-        self, sentence: str, turn: Turn, extras: tuple[tuple[str, str], ...]
+        self,
+        sentence: str,
+        clauses: tuple[Clause, ...],
+        turn: Turn,
+        extras: tuple[tuple[str, str], ...],
     ) -> list[Candidate]:
         if len(sentence) > MAX_EVENT_SENTENCE_CHARS or sentence.rstrip().endswith(("?", "？")):
             return []  # "let's go with X?" proposes; it does not decide
         subject = "assistant" if turn.role == "assistant" else "user"
         if turn.role == "tool":
             return []
-        for rule in EVENT_PATTERNS:
-            match = rule.pattern.search(sentence)
-            if match is None or HYPOTHETICAL.search(sentence, 0, match.start() + 1):
+        for scope in _scopes(clauses):
+            if clauses[scope.index].subject == "pronoun":
                 continue
-            rest = next((g for g in match.groups() if g), None)
-            if rest is not None and not _informative_rest(rest):
-                continue
-            return [
-                Candidate(
-                    subject=subject,
-                    attribute=rule.attribute,
-                    value=_event_value(sentence),
-                    kind="event",
-                    confidence=self._confidence(sentence, match.end(), rule.confidence),
-                    importance=rule.importance,
-                    extras=extras,
-                )
-            ]
+            for rule in EVENT_PATTERNS:
+                match = rule.pattern.search(scope.text)
+                if match is None or scope.hypothetical(match.start()):
+                    continue
+                rest = next((g for g in match.groups() if g), None)
+                if rest is not None and not _informative_rest(rest):
+                    continue
+                return [
+                    Candidate(
+                        subject=subject,
+                        attribute=rule.attribute,
+                        value=_event_value(sentence),
+                        kind="event",
+                        confidence=self._confidence(scope, match.end(), rule.confidence),
+                        importance=rule.importance,
+                        extras=extras,
+                    )
+                ]
         return []
 
     def _transactions(
@@ -342,12 +311,12 @@ class RuleExtractor:
         if len(sentence) > MAX_EVENT_SENTENCE_CHARS:
             return []
         labels = {label for label, _value in extras}
-        money = PAYMENT_WORDS.search(sentence) or REFUND_WORDS.search(sentence)
-        if "order_id" not in labels and not (
-            "amount" in labels and (money or ORDER_WORDS.search(sentence))
-        ):
+        refund = REFUND_WORDS.search(sentence)
+        money = PAYMENT_WORDS.search(sentence) or refund
+        has_id = "order_id" in labels or ("id" in labels and money)
+        if not has_id and not ("amount" in labels and (money or ORDER_WORDS.search(sentence))):
             return []
-        if REFUND_WORDS.search(sentence):
+        if refund:
             attribute = "refund"
         elif PAYMENT_WORDS.search(sentence):
             attribute = "payment"

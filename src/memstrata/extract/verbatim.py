@@ -16,17 +16,15 @@ _CURRENCY_WORD = (
     r"(?:USD|RMB|CNY|EUR|GBP|JPY|HKD|dollars?|bucks|euros?|pounds|yuan|"
     r"元|块钱|块|美元|欧元|英镑|人民币|港币|日元)"
 )
-_AMOUNT_RES = (
+_AMOUNT_SOURCES = (
     # ¥1,299.00  $3.5M  €20  USD 5k
-    re.compile(
-        rf"(?:[¥￥$€£]|\b(?:USD|RMB|CNY|EUR|GBP|JPY|HKD)\s?)"
-        rf"{_NUMBER}(?:\s?{_SCALE}(?![A-Za-z]))?"
-    ),
+    rf"(?:[¥￥$€£]|\b(?:USD|RMB|CNY|EUR|GBP|JPY|HKD)\s?){_NUMBER}(?:\s?{_SCALE}(?![A-Za-z]))?",
     # 300元  5k USD  3万元  1,200 dollars
-    re.compile(
-        rf"(?<![\dA-Za-z.,]){_NUMBER}\s?(?:{_SCALE}\s?)?{_CURRENCY_WORD}(?![A-Za-z])",
-    ),
+    rf"(?<![\dA-Za-z.,]){_NUMBER}\s?(?:{_SCALE}\s?)?{_CURRENCY_WORD}(?![A-Za-z])",
 )
+_AMOUNT_RES = tuple(re.compile(source) for source in _AMOUNT_SOURCES)
+AMOUNT_PATTERN = "(?:" + "|".join(_AMOUNT_SOURCES) + ")"
+"""An amount as the finder sees it, for patterns that capture one ("my budget is ...")."""
 
 _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
@@ -52,9 +50,14 @@ _DATE_RES = (
 
 _ORDER_ID_RES = (
     # ORD-2024-000123, INV-88812: an upper-case prefix and at least three digits.
-    re.compile(r"\b[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]+)+\b"),
-    re.compile(r"(?<![\w#])#\d{3,}\b"),
-    re.compile(r"(?:订单|单)(?:号|编号)\s*[:：]?\s*([A-Za-z0-9][A-Za-z0-9-]{3,})"),
+    # Bounded by non-alphanumerics rather than \b: in 发票INV-55310 a CJK character, a word
+    # character to \b, sits right before the id.
+    re.compile(r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]+)+(?![A-Za-z0-9_])"),
+    # 订单#77120: a CJK character before '#' is a word character but no part of the id.
+    re.compile(r"(?<![A-Za-z0-9_#])#\d{3,}\b"),
+    re.compile(
+        r"(?:订单(?:号|编号)?|单(?:号|编号))\s*(?:是|为)?\s*[:：]?\s*([A-Za-z0-9][A-Za-z0-9-]{3,})"
+    ),
     re.compile(
         r"\border\s*(?:number|no\.?|id|#)?\s*[:#]?\s*(\d[\d-]{3,}|[A-Z0-9]+-[A-Z0-9-]+)\b",
         re.IGNORECASE,

@@ -124,6 +124,11 @@ class Sanitizer:
         """The policy in force."""
         return self._policy
 
+    def clear_cache(self) -> None:
+        """Drop the texts remembered as clean (a forget leaves no copy behind)."""
+        with self._clean_lock:
+            self._clean.clear()
+
     # --- public API ------------------------------------------------------------
 
     def sanitize_text(self, text: str, *, location: str, field: str | None = None) -> SanitizedText:

@@ -14,7 +14,7 @@ import logging
 import threading
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from memstrata.config import DEFAULT_SEARCH_THREADS, MAX_SEARCH_THREADS
 from memstrata.errors import BackendError, BackendUnavailableError, MemstrataError, ValidationError
 from memstrata.frozen import thaw
+from memstrata.longterm.edge_purge import build_copy, recover, swap_in
 from memstrata.longterm.fusion import ENGINE_RRF_K
 from memstrata.longterm.layout import (
     FULL_SCAN_KB,
@@ -40,6 +41,7 @@ from memstrata.longterm.layout import (
     check_query_vector,
     tenant_term_ids,
 )
+from memstrata.longterm.leases import Lease, ShardLeases
 from memstrata.longterm.models import (
     COLLECTIONS,
     DENSE_VECTOR,
@@ -50,6 +52,7 @@ from memstrata.longterm.models import (
     Record,
     ScoredPoint,
     SparseVector,
+    check_filter,
     engine_payload,
     engine_vector,
 )
@@ -102,7 +105,8 @@ def _build_filter(flt: Filter, ids: Iterable[Any] | None) -> qe.Filter:
         before = None if flt.created_before is None else float(flt.created_before)
         must.append(qe.FieldCondition("created_at", range=qe.RangeFloat(gt=after, lt=before)))
     for key, value in flt.extras:
-        must.append(qe.FieldCondition(key, match=qe.MatchValue(value)))
+        match = qe.MatchAny(list(value)) if isinstance(value, tuple) else qe.MatchValue(value)
+        must.append(qe.FieldCondition(key, match=match))
     if ids is not None:
         must.append(qe.HasIdCondition(set(ids)))
     return qe.Filter(must=must)
@@ -237,6 +241,11 @@ class EdgeIndex:
             "search_threads", search_threads, maximum=MAX_SEARCH_THREADS
         )
         self._lock = threading.Lock()
+        # A purge swaps a shard, and close() closes it, only when no call uses it.
+        self._leases = ShardLeases(self._lock, COLLECTIONS)
+        # Collections that may hold deleted data on disk: every write since the
+        # shard was opened (an earlier process may have deleted too) or purged.
+        self._dirty: set[str] = set()
         self._payloads = (
             PayloadCache(payload_cache_entries)
             if check_non_negative_int("payload_cache_entries", payload_cache_entries)
@@ -265,11 +274,13 @@ class EdgeIndex:
             for name in COLLECTIONS:
                 if name not in self._shards:
                     self._shards[name] = self._open_shard(self._root / name, config, dim)
+                    self._dirty.add(name)
             self._dim = dim
 
     @staticmethod
     def _open_shard(path: Path, config: qe.EdgeConfig, dim: int) -> qe.EdgeShard:
         try:
+            recover(path)  # a purge a crash interrupted
             if (path / _CONFIG_FILE).exists():
                 _check_stored_config(path, dim)
                 shard = qe.EdgeShard.load(str(path), config)
@@ -312,33 +323,48 @@ class EdgeIndex:
         if self._closed:
             raise BackendUnavailableError("EdgeIndex is closed")
 
-    def _shard(self, collection: str) -> tuple[qe.EdgeShard, int]:
+    def _lease(self, collection: str) -> Lease[qe.EdgeShard]:
+        """The collection's shard for one call (``with``); waits while a purge swaps it."""
         with self._lock:
+            self._leases.wait_turn(collection)
             self._check_open()
             check_collection(collection, tuple(self._shards))
             assert self._dim is not None  # set together with the shards
-            return self._shards[collection], self._dim
+            return self._leases.grant(collection, self._shards[collection], self._dim)
+
+    def _writer(self, collection: str) -> threading.Lock:
+        """The collection's write lock: taken before its lease (see ``leases``)."""
+        lock = self._leases.writer(collection)
+        if lock is None:
+            check_collection(collection, COLLECTIONS)  # raises NotFoundError
+            raise AssertionError("unreachable: check_collection accepted an unknown name")
+        return lock
 
     def engine_shard(self, collection: str) -> qe.EdgeShard:
         """The collection's qdrant-edge shard itself, for benchmarks that time the
         engine alone. Reads through it skip validation, the tenant rule and the caches:
-        never serve a caller through it."""
-        return self._shard(collection)[0]
+        never serve a caller through it (nor keep it across a :meth:`purge`, which
+        closes it and opens a new one)."""
+        with self._lease(collection) as lease:
+            return lease.shard
 
     def upsert(self, collection: str, points: Sequence[Point]) -> None:
         """Insert or replace ``points`` in slices of ``UPSERT_BATCH``."""
-        shard, dim = self._shard(collection)
-        check_points(points, dim)
-        ids = [p.id for p in points]
-        try:
-            with _engine_errors("upsert"):
-                for start in range(0, len(points), UPSERT_BATCH):
-                    batch = [_edge_point(p) for p in points[start : start + UPSERT_BATCH]]
-                    shard.update(qe.UpdateOperation.upsert_points(batch))
-        finally:
-            self._invalidate(collection, ids)
-        if len(ids) <= _READ_BACK_MAX:
-            self._read_back(shard, collection, ids)
+        with self._writer(collection), self._lease(collection) as lease:
+            shard = lease.shard
+            check_points(points, lease.dim)
+            ids = [p.id for p in points]
+            try:
+                with _engine_errors("upsert"):
+                    for start in range(0, len(points), UPSERT_BATCH):
+                        batch = [_edge_point(p) for p in points[start : start + UPSERT_BATCH]]
+                        shard.update(qe.UpdateOperation.upsert_points(batch))
+            finally:
+                # A replaced payload stays on disk, like a deleted one.
+                self._dirty.add(collection)
+                self._invalidate(collection, ids)
+            if len(ids) <= _READ_BACK_MAX:
+                self._read_back(shard, collection, ids)
 
     def _read_back(self, shard: qe.EdgeShard, collection: str, ids: list[str]) -> None:
         """Cache the payloads just written, as the engine returns them: a memory is
@@ -360,16 +386,37 @@ class EdgeIndex:
         """Delete the tenant's points among ``ids`` (filter-scoped, never by id alone)."""
         point_ids = check_ids(ids)
         Filter(tenant=tenant)  # validates the tenant id
-        shard, _ = self._shard(collection)
-        if not point_ids:
-            return
-        try:
-            with _engine_errors("delete"):
-                shard.update(
-                    qe.UpdateOperation.delete_points_by_filter(ids_filter(point_ids, tenant))
-                )
-        finally:
-            self._invalidate(collection, point_ids)
+        with self._writer(collection), self._lease(collection) as lease:
+            if not point_ids:
+                return
+            try:
+                with _engine_errors("delete"):
+                    lease.shard.update(
+                        qe.UpdateOperation.delete_points_by_filter(ids_filter(point_ids, tenant))
+                    )
+            finally:
+                self._dirty.add(collection)
+                self._invalidate(collection, point_ids)
+
+    def delete_where(self, collection: str, filter: Filter) -> int:
+        """Delete every point matching ``filter`` (tenant first, in the engine's own
+        filter) and return how many. The matching ids are listed by the same filter
+        first, to drop exactly those from the payload cache; no write through this
+        index runs in between, so the count is exact."""
+        flt = check_filter(filter)
+        with self._writer(collection), self._lease(collection) as lease:
+            engine_filter = edge_filter(flt)
+            with _engine_errors("delete_where"):
+                ids = _matching_ids(lease.shard, engine_filter)
+            if not ids:
+                return 0
+            try:
+                with _engine_errors("delete_where"):
+                    lease.shard.update(qe.UpdateOperation.delete_points_by_filter(engine_filter))
+            finally:
+                self._dirty.add(collection)
+                self._invalidate(collection, ids)
+        return len(ids)
 
     def _engine_payload(self, collection: str, with_payload: bool, flt: Filter, limit: int) -> bool:
         """Whether the search should bring payloads from the engine itself.
@@ -454,36 +501,37 @@ class EdgeIndex:
         """
         point_ids = list(dict.fromkeys(check_ids(ids)))
         Filter(tenant=tenant)
-        shard, _ = self._shard(collection)
-        if not point_ids:
-            return []
-        cache = None if with_vectors else self._payloads
-        found: dict[str, Record] = {}
-        missing = point_ids
-        generation = 0
-        if cache is not None:
-            generation = cache.generation
-            cached, missing = cache.lookup(collection, point_ids)
-            found = {i: Record(i, p) for i, p in cached.items() if p.get("tenant") == tenant}
-        if missing:
-            request = qe.ScrollRequest(
-                limit=len(missing),
-                filter=ids_filter(missing, tenant),
-                with_payload=True,
-                with_vector=[DENSE_VECTOR] if with_vectors else False,
-            )
-            with _engine_errors("retrieve"):
-                records, _ = shard.scroll(request)
-            fresh = {
-                point_id_text(r.id): Record(
-                    point_id_text(r.id), engine_payload(r.payload), _dense_of(r.vector)
-                )
-                for r in records
-            }
+        with self._lease(collection) as lease:
+            shard = lease.shard
+            if not point_ids:
+                return []
+            cache = None if with_vectors else self._payloads
+            found: dict[str, Record] = {}
+            missing = point_ids
+            generation = 0
             if cache is not None:
-                cache.store(collection, {i: r.payload for i, r in fresh.items()}, generation)
-            found.update(fresh)
-        return [found[i] for i in point_ids if i in found]
+                generation = cache.generation
+                cached, missing = cache.lookup(collection, point_ids)
+                found = {i: Record(i, p) for i, p in cached.items() if p.get("tenant") == tenant}
+            if missing:
+                request = qe.ScrollRequest(
+                    limit=len(missing),
+                    filter=ids_filter(missing, tenant),
+                    with_payload=True,
+                    with_vector=[DENSE_VECTOR] if with_vectors else False,
+                )
+                with _engine_errors("retrieve"):
+                    records, _ = shard.scroll(request)
+                fresh = {
+                    point_id_text(r.id): Record(
+                        point_id_text(r.id), engine_payload(r.payload), _dense_of(r.vector)
+                    )
+                    for r in records
+                }
+                if cache is not None:
+                    cache.store(collection, {i: r.payload for i, r in fresh.items()}, generation)
+                found.update(fresh)
+            return [found[i] for i in point_ids if i in found]
 
     def search_dense(
         self,
@@ -497,24 +545,25 @@ class EdgeIndex:
         reuse: bool = True,
     ) -> list[ScoredPoint]:
         """Filtered HNSW search; ``ef`` trades latency for recall."""
-        shard, dim = self._shard(collection)
-        vector_key, query = self._query_values(vector, dim)
-        check_limit(limit)
+        with self._lease(collection) as lease:
+            shard, dim = lease.shard, lease.dim
+            vector_key, query = self._query_values(vector, dim)
+            check_limit(limit)
 
-        def run() -> list[ScoredPoint]:
-            engine_payloads = self._engine_payload(collection, with_payload, filter, limit)
-            request = qe.QueryRequest(
-                limit=limit,
-                query=qe.Query.Nearest(query, using=DENSE_VECTOR),
-                filter=edge_filter(filter, self._id_objects),
-                with_payload=engine_payloads,
-                params=dense_params(ef),
-            )
-            return self._query_scored(shard, collection, request, with_payload, engine_payloads)
+            def run() -> list[ScoredPoint]:
+                engine_payloads = self._engine_payload(collection, with_payload, filter, limit)
+                request = qe.QueryRequest(
+                    limit=limit,
+                    query=qe.Query.Nearest(query, using=DENSE_VECTOR),
+                    filter=edge_filter(filter, self._id_objects),
+                    with_payload=engine_payloads,
+                    params=dense_params(ef),
+                )
+                return self._query_scored(shard, collection, request, with_payload, engine_payloads)
 
-        key = ("dense", vector_key, filter, limit, ef, with_payload)
-        with _engine_errors("dense search"):
-            return self._answer(collection, key, run, reuse)
+            key = ("dense", vector_key, filter, limit, ef, with_payload)
+            with _engine_errors("dense search"):
+                return self._answer(collection, key, run, reuse)
 
     def search_sparse(
         self,
@@ -527,25 +576,26 @@ class EdgeIndex:
         reuse: bool = True,
     ) -> list[ScoredPoint]:
         """BM25 search; IDF statistics come from the tenant's own points only."""
-        shard, _ = self._shard(collection)
-        check_limit(limit)
-        if sparse.is_empty:
-            return []
+        with self._lease(collection) as lease:
+            shard = lease.shard
+            check_limit(limit)
+            if sparse.is_empty:
+                return []
 
-        def run() -> list[ScoredPoint]:
-            engine_payloads = self._engine_payload(collection, with_payload, filter, limit)
-            request = qe.QueryRequest(
-                limit=limit,
-                query=sparse_query(sparse, filter.tenant),
-                filter=edge_filter(filter),
-                with_payload=engine_payloads,
-                params=sparse_params(filter.tenant),
-            )
-            return self._query_scored(shard, collection, request, with_payload, engine_payloads)
+            def run() -> list[ScoredPoint]:
+                engine_payloads = self._engine_payload(collection, with_payload, filter, limit)
+                request = qe.QueryRequest(
+                    limit=limit,
+                    query=sparse_query(sparse, filter.tenant),
+                    filter=edge_filter(filter),
+                    with_payload=engine_payloads,
+                    params=sparse_params(filter.tenant),
+                )
+                return self._query_scored(shard, collection, request, with_payload, engine_payloads)
 
-        key = ("sparse", sparse.indices, sparse.values, filter, limit, with_payload)
-        with _engine_errors("sparse search"):
-            return self._answer(collection, key, run, reuse)
+            key = ("sparse", sparse.indices, sparse.values, filter, limit, with_payload)
+            with _engine_errors("sparse search"):
+                return self._answer(collection, key, run, reuse)
 
     def search_fused(
         self,
@@ -565,88 +615,91 @@ class EdgeIndex:
         Only the fused ids cross into Python (no payload): converting two full
         route lists of UUIDs cost more than both engine searches together.
         """
-        shard, dim = self._shard(collection)
-        vector_key, query = self._query_values(vector, dim)
-        for value in (dense_limit, sparse_limit, limit):
-            check_limit(value)
+        with self._lease(collection) as lease:
+            shard, dim = lease.shard, lease.dim
+            vector_key, query = self._query_values(vector, dim)
+            for value in (dense_limit, sparse_limit, limit):
+                check_limit(value)
 
-        def run() -> list[ScoredPoint]:
-            flt = edge_filter(filter)
-            prefetches = [
-                qe.Prefetch(
-                    limit=dense_limit,
-                    query=qe.Query.Nearest(query, using=DENSE_VECTOR),
-                    filter=flt,
-                    params=dense_params(ef),
-                )
-            ]
-            if not sparse.is_empty:
-                prefetches.append(
+            def run() -> list[ScoredPoint]:
+                flt = edge_filter(filter)
+                prefetches = [
                     qe.Prefetch(
-                        limit=sparse_limit,
-                        query=sparse_query(sparse, filter.tenant),
+                        limit=dense_limit,
+                        query=qe.Query.Nearest(query, using=DENSE_VECTOR),
                         filter=flt,
-                        params=sparse_params(filter.tenant),
+                        params=dense_params(ef),
                     )
+                ]
+                if not sparse.is_empty:
+                    prefetches.append(
+                        qe.Prefetch(
+                            limit=sparse_limit,
+                            query=sparse_query(sparse, filter.tenant),
+                            filter=flt,
+                            params=sparse_params(filter.tenant),
+                        )
+                    )
+                request = qe.QueryRequest(
+                    limit=limit,
+                    prefetches=prefetches,
+                    # The stubs type ``query`` as ``Fusion``; the engine takes its variants.
+                    query=qe.Fusion.Rrf(k=ENGINE_RRF_K),  # type: ignore[arg-type]
+                    # No filter here: fusion only ranks what the filtered routes found, and
+                    # an outer filter is merged into each route's, so every condition was
+                    # checked twice (route() memories search, tenant + user + types filter:
+                    # 2.2 -> 1.8 ms in the engine, same hits).
+                    with_payload=False,
                 )
-            request = qe.QueryRequest(
-                limit=limit,
-                prefetches=prefetches,
-                # The stubs type ``query`` as ``Fusion``; the engine takes its variants.
-                query=qe.Fusion.Rrf(k=ENGINE_RRF_K),  # type: ignore[arg-type]
-                # No filter here: fusion only ranks what the filtered routes found, and
-                # an outer filter is merged into each route's, so every condition was
-                # checked twice (route() memories search, tenant + user + types filter:
-                # 2.2 -> 1.8 ms in the engine, same hits).
-                with_payload=False,
-            )
-            hits: list[ScoredPoint] = []
-            objects: dict[str, Any] = {}
-            for point in shard.query(request):
-                engine_id = point.id
-                text = point_id_text(engine_id)
-                objects[text] = engine_id
-                hits.append(ScoredPoint(text, float(point.score), EMPTY_PAYLOAD))
-            # The next read by these ids (their cosines) passes the objects back.
-            self._id_objects = objects
-            return hits
+                hits: list[ScoredPoint] = []
+                objects: dict[str, Any] = {}
+                for point in shard.query(request):
+                    engine_id = point.id
+                    text = point_id_text(engine_id)
+                    objects[text] = engine_id
+                    hits.append(ScoredPoint(text, float(point.score), EMPTY_PAYLOAD))
+                # The next read by these ids (their cosines) passes the objects back.
+                self._id_objects = objects
+                return hits
 
-        key = (
-            "fused",
-            vector_key,
-            sparse.indices,
-            sparse.values,
-            filter,
-            dense_limit,
-            sparse_limit,
-            limit,
-            ef,
-        )
-        with _engine_errors("fused search"):
-            return self._answer(collection, key, run, reuse)
+            key = (
+                "fused",
+                vector_key,
+                sparse.indices,
+                sparse.values,
+                filter,
+                dense_limit,
+                sparse_limit,
+                limit,
+                ef,
+            )
+            with _engine_errors("fused search"):
+                return self._answer(collection, key, run, reuse)
 
     def scroll(
         self, collection: str, filter: Filter, *, limit: int, offset: str | None = None
     ) -> tuple[list[Record], str | None]:
         """Points matching ``filter`` (tenant pushed down), one page, in id order."""
-        shard, _ = self._shard(collection)
-        request = qe.ScrollRequest(
-            offset=None if offset is None else check_ids([offset])[0],
-            limit=limit,
-            filter=edge_filter(filter),
-            with_payload=True,
-            with_vector=False,
-        )
-        with _engine_errors("scroll"):
-            records, next_id = shard.scroll(request)
-        page = [Record(point_id_text(r.id), engine_payload(r.payload)) for r in records]
-        return page, None if next_id is None else str(next_id)
+        with self._lease(collection) as lease:
+            shard = lease.shard
+            request = qe.ScrollRequest(
+                offset=None if offset is None else check_ids([offset])[0],
+                limit=limit,
+                filter=edge_filter(filter),
+                with_payload=True,
+                with_vector=False,
+            )
+            with _engine_errors("scroll"):
+                records, next_id = shard.scroll(request)
+            page = [Record(point_id_text(r.id), engine_payload(r.payload)) for r in records]
+            return page, None if next_id is None else str(next_id)
 
     def count(self, collection: str, filter: Filter) -> int:
         """Exact count of the points matching ``filter``."""
-        shard, _ = self._shard(collection)
-        with _engine_errors("count"):
-            return int(shard.count(qe.CountRequest(exact=True, filter=edge_filter(filter))))
+        with self._lease(collection) as lease:
+            shard = lease.shard
+            with _engine_errors("count"):
+                return int(shard.count(qe.CountRequest(exact=True, filter=edge_filter(filter))))
 
     def answer_generation(self, collection: str) -> int | None:
         """The query cache's generation of ``collection`` (every write through this
@@ -659,32 +712,95 @@ class EdgeIndex:
         """Run the engine's optimizers on every shard (blocks until done)."""
         with self._lock:
             self._check_open()
-            shards = list(self._shards.values())
+            names = list(self._shards)
         with _engine_errors("optimize"):
-            for shard in shards:
-                shard.optimize()
+            for name in names:
+                with self._lease(name) as lease:
+                    lease.shard.optimize()
+
+    def purge(self) -> None:
+        """Leave no deleted (or replaced) point's data in any file under the index
+        directory: each collection written since it was opened or last purged is
+        rebuilt from its live points and swapped in (why nothing cheaper suffices:
+        :mod:`memstrata.longterm.edge_purge`). Writes to a collection wait for its
+        rebuild; reads go on against the old shard and wait only for the swap.
+        Costs a copy of the live points and an ``optimize()`` of the copy."""
+        with self._lock:
+            self._check_open()
+            if self._dim is None:
+                return  # nothing opened, nothing written
+            config = shard_config(self._dim, self._search_threads)
+            names = [name for name in COLLECTIONS if name in self._dirty]
+        for name in names:
+            self._purge_collection(name, config)
+
+    def _purge_collection(self, name: str, config: qe.EdgeConfig) -> None:
+        live = self._root / name
+        with self._writer(name):
+            with self._lease(name) as lease:
+                if name not in self._dirty:
+                    return  # purged by another caller meanwhile
+                dim = lease.dim
+                with _engine_errors("purge copy"):
+                    build_copy(lease.shard, live, lambda path: self._open_shard(path, config, dim))
+            with self._leases.drained([name]), _engine_errors("purge"):
+                old = self._shards[name]
+                old.flush()
+                old.close()
+                try:
+                    swap_in(live)
+                finally:
+                    # The old shard is closed: whatever the swap did, reopen what is
+                    # on disk (recover() first completes or undoes a failed swap).
+                    self._shards[name] = self._open_shard(live, config, dim)
+            self._dirty.discard(name)
+            # Same points, but another segment layout: answers kept may differ.
+            if self._queries is not None:
+                self._queries.invalidate(name)
 
     def close(self) -> None:
-        """Flush and close every shard; idempotent."""
-        with self._lock:
-            if self._closed:
-                return
-            self._closed = True
-            shards, self._shards = list(self._shards.values()), {}
+        """Flush and close every shard once the calls running on it (a purge too)
+        have ended; idempotent."""
+        with ExitStack() as writers:
+            for lock in self._leases.all_writers():
+                writers.enter_context(lock)
+            with self._lock:
+                if self._closed:
+                    return
+                self._closed = True
+                self._leases.wait_all_idle()
+                shards, self._shards = list(self._shards.values()), {}
             if self._payloads is not None:
                 self._payloads.clear()
             if self._queries is not None:
                 self._queries.clear()
-        with _engine_errors("close"):
-            for shard in shards:
-                shard.flush()
-                shard.close()
+            with _engine_errors("close"):
+                for shard in shards:
+                    shard.flush()
+                    shard.close()
 
     def __enter__(self) -> EdgeIndex:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _matching_ids(shard: qe.EdgeShard, flt: qe.Filter) -> list[str]:
+    """Ids of every point matching ``flt``, read a page at a time without payloads."""
+    ids: list[str] = []
+    offset: Any = None
+    while True:
+        request = qe.ScrollRequest(
+            offset=offset, limit=_ID_PAGE, filter=flt, with_payload=False, with_vector=False
+        )
+        records, offset = shard.scroll(request)
+        ids.extend(point_id_text(r.id) for r in records)
+        if offset is None:
+            return ids
+
+
+_ID_PAGE = 4096
 
 
 def _read_payloads(shard: qe.EdgeShard, ids: Sequence[str]) -> dict[str, Mapping[str, Any]]:

@@ -18,7 +18,9 @@ writes a marker into payload text, deletes, and scans every byte under the shard
 So the only sequence the public API offers that leaves nothing behind is the last
 resort: copy the live points (vectors and payloads, as stored) into a fresh shard
 in a sibling directory, optimize and flush it, then swap the directories and
-delete the old one. Its WAL then holds only the live points' upserts.
+delete the old one. Its WAL then holds only the live points' upserts. Measured
+here (2 CPUs, 384-d points): 20,000 live points take ~4.8 s (copy ~2 s, optimize
+~0.6 s, the rest opening and creating shards), an almost empty collection ~0.3 s.
 
 The swap is crash-safe: ``<name>.purge-new`` is built, then ``<name>.purge-ready``
 is written; the live directory moves to ``<name>.purge-old``, the new one takes
@@ -32,7 +34,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import qdrant_edge as qe
 
@@ -102,14 +106,18 @@ def copy_live_points(source: qe.EdgeShard, target: qe.EdgeShard) -> int:
     """Upsert every point of ``source`` into ``target`` as stored (all vectors and the
     payload; sparse term ids are already in their tenant's space); how many."""
     copied = 0
-    offset: object = None
+    offset: Any = None
     while True:
         request = qe.ScrollRequest(
             offset=offset, limit=COPY_PAGE, with_payload=True, with_vector=True
         )
         records, offset = source.scroll(request)
-        if records:
-            points = [qe.Point(r.id, r.vector, r.payload) for r in records]
+        points = []
+        for record in records:
+            if record.vector is None:  # asked for: a point that lost them is not copied blind
+                raise BackendError(f"qdrant-edge purge: point {record.id} came without vectors")
+            points.append(qe.Point(record.id, record.vector, record.payload))
+        if points:
             target.update(qe.UpdateOperation.upsert_points(points))
             copied += len(points)
         if offset is None:
@@ -122,6 +130,30 @@ def mark_ready(live: Path) -> None:
     with ready.open("wb") as marker:
         os.fsync(marker.fileno())
     _sync_dir(live.parent)
+
+
+def build_copy(
+    source: qe.EdgeShard, live: Path, open_fresh: Callable[[Path], qe.EdgeShard]
+) -> None:
+    """Build the purged copy of the shard at ``live`` (``source``, which nobody writes
+    meanwhile) beside it, optimized and flushed, and mark it complete.
+    ``open_fresh(path)`` creates an empty shard of the same layout at ``path``."""
+    discard_staging(live)  # a leftover of a failed attempt
+    try:
+        fresh = open_fresh(staging_dir(live))
+        try:
+            copied = copy_live_points(source, fresh)
+            expected = int(source.count(qe.CountRequest(exact=True)))
+            if copied != expected:
+                raise BackendError(f"qdrant-edge purge of {live}: copied {copied} of {expected}")
+            fresh.optimize()
+            fresh.flush()
+        finally:
+            fresh.close()
+        mark_ready(live)
+    except BaseException:
+        discard_staging(live)
+        raise
 
 
 def swap_in(live: Path) -> None:

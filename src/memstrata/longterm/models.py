@@ -43,7 +43,9 @@ RESERVED_KEYS = frozenset({"tenant", "user", "type", "text", "created_at", "upda
 
 # No bool: qdrant-edge-py 0.9.0 turns MatchValue(True) into the integer 1, which
 # matches no boolean payload, so a bool filter would silently find nothing there.
-ExtraValue = str | int
+ExtraValue = str | int | tuple[str, ...]
+"""A value to match exactly, or a tuple of strings any of which matches (an array
+payload field matches when any of its elements does)."""
 
 # Shared by every payload-less result: freezing an empty dict per hit showed up in
 # the hybrid search profile.
@@ -196,12 +198,25 @@ class Filter:
         for key, value in self.extras:
             if not isinstance(key, str) or not key or key in RESERVED_KEYS:
                 raise ValidationError("extras", f"key {key!r} is empty or reserved")
-            if isinstance(value, bool) or not isinstance(value, str | int):
+            if isinstance(value, tuple):
+                if not value or not all(isinstance(v, str) for v in value):
+                    raise ValidationError(
+                        "extras", f"a tuple for {key!r} must hold one or more strings"
+                    )
+            elif isinstance(value, bool) or not isinstance(value, str | int):
                 raise ValidationError(
                     "extras",
-                    f"value for {key!r} must be str or int (the embedded engine cannot "
-                    "match booleans)",
+                    f"value for {key!r} must be str, int or a tuple of str (the embedded "
+                    "engine cannot match booleans)",
                 )
+
+
+def check_filter(value: Any) -> Filter:
+    """Return ``value`` if it is a :class:`Filter` (whose tenant is then set): a bulk
+    delete must never run without one."""
+    if not isinstance(value, Filter):
+        raise ValidationError("filter", f"must be a Filter, got {type(value).__name__}")
+    return value
 
 
 class ScoredPoint(NamedTuple):

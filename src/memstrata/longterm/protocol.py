@@ -42,6 +42,17 @@ class VectorIndex(Protocol):
         """Delete those of ``ids`` that belong to ``tenant``; others are untouched."""
         ...
 
+    def delete_where(self, collection: str, filter: Filter) -> int:
+        """Delete every point matching ``filter`` (its tenant always, its user, types,
+        times, extras and ids when set) inside the engine; how many were deleted.
+        A forgotten user is ``Filter(tenant=..., user=...)``."""
+        ...
+
+    def purge(self) -> None:
+        """Make points deleted (or replaced) so far unrecoverable from the storage this
+        index controls; what that covers is the adapter's to say (its docstring)."""
+        ...
+
     def retrieve(
         self, collection: str, ids: Sequence[str], tenant: str, *, with_vectors: bool = False
     ) -> list[Record]:

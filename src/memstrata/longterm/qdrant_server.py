@@ -49,6 +49,7 @@ from memstrata.longterm.models import (
     Record,
     ScoredPoint,
     SparseVector,
+    check_filter,
     engine_payload,
     engine_vector,
 )
@@ -73,7 +74,10 @@ def client_filter(flt: Filter) -> qm.Filter:
         before = None if flt.created_before is None else float(flt.created_before)
         must.append(qm.FieldCondition(key="created_at", range=qm.Range(gt=after, lt=before)))
     for key, value in flt.extras:
-        must.append(qm.FieldCondition(key=key, match=qm.MatchValue(value=value)))
+        match: qm.MatchAny | qm.MatchValue = (
+            qm.MatchAny(any=list(value)) if isinstance(value, tuple) else qm.MatchValue(value=value)
+        )
+        must.append(qm.FieldCondition(key=key, match=match))
     if flt.ids is not None:
         must.append(qm.HasIdCondition(has_id=list(flt.ids)))
     return qm.Filter(must=must)
@@ -205,6 +209,31 @@ class QdrantServerIndex:
             self._client.delete(
                 collection, qm.FilterSelector(filter=ids_filter(point_ids, tenant)), wait=True
             )
+
+    def delete_where(self, collection: str, filter: Filter) -> int:
+        """Delete every point matching ``filter`` (tenant pushed down) with one
+        delete-by-filter request; returns the exact count taken just before it (other
+        clients writing meanwhile can make it differ from what the server removed)."""
+        flt = client_filter(check_filter(filter))
+        self._ready(collection)
+        with _engine_errors("delete_where"):
+            found = int(self._client.count(collection, count_filter=flt, exact=True).count)
+            if found:
+                self._client.delete(collection, qm.FilterSelector(filter=flt), wait=True)
+        return found
+
+    def purge(self) -> None:
+        """Nothing to do from a client: the server's storage is the operator's.
+
+        After a delete a Qdrant server still holds the points' data in its WAL
+        (until its segments are flushed and the WAL truncated), in segments until
+        the vacuum optimizer rewrites them (``optimizers_config.deleted_threshold``,
+        default 0.2, and ``vacuum_min_vector_number``, default 1000), and in any
+        snapshot or backup taken before. Erasing those is the operator's job
+        (optimizer settings, snapshot retention, disk encryption); this adapter only
+        checks that it is open. Local mode keeps points in memory or in its own file.
+        """
+        self._check_open()
 
     def retrieve(
         self, collection: str, ids: Sequence[str], tenant: str, *, with_vectors: bool = False

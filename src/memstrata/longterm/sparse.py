@@ -190,6 +190,10 @@ class Bm25Encoder:
         if not self.avg_doc_len > 0:
             raise ValidationError("avg_doc_len", "must be > 0")
 
+    def clear_cache(self) -> None:
+        """Drop the document encodings remembered (a process-wide cache of texts)."""
+        _encode_document.cache_clear()
+
     def encode_document(self, text: str) -> SparseVector:
         """BM25-saturated term frequencies of ``text``'s terms."""
         return _encode_document(text, self.k1, self.b, self.avg_doc_len)

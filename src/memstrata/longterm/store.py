@@ -91,6 +91,20 @@ class NewItem:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class IndexedItem:
+    """An item whose index vectors the caller built: ``dense`` (any non-zero length,
+    stored normalized) and ``sparse`` (BM25 terms; None: the item's own text's).
+
+    The write path builds them for episodes, whose vectors carry their neighbours'
+    context as the conversation streams in (:mod:`memstrata.memory.episodes`).
+    """
+
+    item: NewItem
+    dense: NDArray[np.float32]
+    sparse: SparseVector | None = None
+
+
 def _tenant_position(item: NewItem) -> tuple[str, str, int] | None:
     position = turn_position(item.extra)
     return None if position is None else (item.tenant, *position)
@@ -240,6 +254,49 @@ class LongTermStore:
             collection, clean, array / norms, [_tenant_position(item) for item in clean]
         )
 
+    def add_points(self, collection: str, points: Sequence[IndexedItem]) -> list[str]:
+        """Store items with the vectors their callers built, in one engine call.
+
+        The texts must already be clean: a vector computed from a secret leaks it as
+        much as the text would, so a text the gateway would still change is refused
+        (ValidationError naming it) and nothing is written.
+        """
+        _check_collection(collection)
+        for i, point in enumerate(points):
+            if not isinstance(point, IndexedItem):
+                raise ValidationError(f"points[{i}]", "must be an IndexedItem")
+            _check_item(i, point.item)
+        if not points:
+            return []
+        items = [point.item for point in points]
+        clean = self._sanitize(collection, items)
+        for i, (before, after) in enumerate(zip(items, clean, strict=True)):
+            if before.text != after.text:
+                raise ValidationError(
+                    f"points[{i}].text", "holds what the gateway redacts; sanitize first"
+                )
+        array = np.stack([np.asarray(p.dense, dtype=np.float32) for p in points])
+        if array.shape[1] != self._embedder.dim:
+            raise ValidationError("dense", f"must have {self._embedder.dim} dimensions")
+        norms = np.linalg.norm(array, axis=1, keepdims=True)
+        if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+            raise ValidationError("dense", "rows must be finite and non-zero")
+        sparse = [
+            p.sparse if p.sparse is not None else self._sparse.encode_document(item.text)
+            for p, item in zip(points, clean, strict=True)
+        ]
+        return self._upsert(collection, clean, array / norms, sparse)
+
+    def clear_caches(self) -> None:
+        """Drop every answer and document encoding kept (texts of deleted memories
+        among them): the next reads recompute them."""
+        self._answers.clear()
+        self._sparse.clear_cache()
+
+    def document_terms(self, text: str) -> SparseVector:
+        """The BM25 vector of ``text`` alone (no context terms), as documents get it."""
+        return self._sparse.encode_document(text)
+
     def _sanitize(self, collection: str, items: Sequence[NewItem]) -> list[NewItem]:
         location = f"L3:{collection}"
         clean: list[NewItem] = []
@@ -262,12 +319,21 @@ class LongTermStore:
         vectors: NDArray[np.float32],
         positions: Sequence[tuple[str, str, int] | None],
     ) -> list[str]:
-        now = self._clock.now().timestamp()
         sparse = add_context_terms(
             [self._sparse.encode_document(item.text) for item in items],
             positions,
             self._settings.context_terms,
         )
+        return self._upsert(collection, items, vectors, sparse)
+
+    def _upsert(
+        self,
+        collection: str,
+        items: Sequence[NewItem],
+        vectors: NDArray[np.float32],
+        sparse: Sequence[SparseVector],
+    ) -> list[str]:
+        now = self._clock.now().timestamp()
         points: list[Point] = []
         for item, vector, terms in zip(items, vectors, sparse, strict=True):
             created = now if item.created_at is None else float(item.created_at)

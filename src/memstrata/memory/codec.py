@@ -26,6 +26,8 @@ TYPE_HISTORY = "history"
 TYPE_PENDING = "pending"
 """Payload ``type`` of a point written before its version was committed."""
 ACTIVE_TYPES: tuple[str, ...] = ("fact", "event")
+UNIT_TYPES: tuple[str, ...] = (*ACTIVE_TYPES, TYPE_HISTORY, TYPE_PENDING)
+"""Every payload ``type`` a memory unit's point can have (episodes are ``episode``)."""
 
 _ID_NAMESPACE = uuid.UUID("5b0b7f8e-3c1a-4f43-9a55-0c2f1d6e8a11")
 
@@ -36,22 +38,26 @@ def slot_string(tenant: str, slot: tuple[str, str, str]) -> str:
 
 
 def unit_id(unit: MemoryUnit) -> str:
-    """The unit's own id, or one derived from what and when it observed.
+    """The unit's own id, or one derived from what it says (and, for a fact, when).
 
     Derived ids make writes idempotent (an at-least-once queue replaying a write
     finds the point already there) and make two stores fed the same input hold
-    the same ids, which consolidation's determinism relies on.
+    the same ids, which consolidation's determinism relies on. An event's id is its
+    content alone: the same event observed twice is one event (one point to find).
     """
     if unit.id is not None:
         return unit.id
-    key = "|".join(
-        [
-            unit.content_hash,
-            unit.valid_from.isoformat(),
-            unit.observed_at.isoformat(),
-            ",".join(unit.derived_from),
-        ]
-    )
+    if unit.kind == "event":
+        key = "|".join(["event", unit.content_hash, ",".join(unit.derived_from)])
+    else:
+        key = "|".join(
+            [
+                unit.content_hash,
+                unit.valid_from.isoformat(),
+                unit.observed_at.isoformat(),
+                ",".join(unit.derived_from),
+            ]
+        )
     return str(uuid.uuid5(_ID_NAMESPACE, key))
 
 
@@ -93,6 +99,10 @@ def to_payload(
         "access_count": unit.access_count,
         "extras": json.dumps([list(p) for p in unit.extras], ensure_ascii=False),
         "derived_from": json.dumps(list(unit.derived_from)),
+        # A list, not JSON text: the engine matches a filter on any element, which is
+        # how the facts of an episode are found.
+        "episodes": list(unit.episodes),
+        "superseded_by": unit.superseded_by,
         "summary": unit.is_summary,
         "slot": slot_string(source.tenant, unit.slot),
         "content_hash": unit.content_hash,
@@ -167,6 +177,8 @@ def from_payload(point_id: str, payload: Mapping[str, Any]) -> MemoryUnit:
         id=point_id,
         extras=extras,  # pairs re-checked by MemoryUnit
         derived_from=tuple(json.loads(str(payload.get("derived_from") or "[]"))),
+        episodes=tuple(str(i) for i in payload.get("episodes") or ()),
+        superseded_by=payload.get("superseded_by") or None,
     )
 
 

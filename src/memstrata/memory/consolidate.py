@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,14 +27,19 @@ from memstrata.errors import BackendError
 from memstrata.extract.verbatim import find_extras
 from memstrata.longterm.models import MEMORIES, MEMORIES_COLD, RESERVED_KEYS, Filter, Record
 from memstrata.longterm.store import NewItem
-from memstrata.memory.codec import from_payload, is_pending, slot_string, to_item, unit_id
+from memstrata.memory.codec import (
+    UNIT_TYPES,
+    from_payload,
+    is_pending,
+    slot_string,
+    to_item,
+    unit_id,
+)
 from memstrata.memory.forgetting import is_forgotten, retention_score
+from memstrata.memory.store import MemoryStore
 from memstrata.memory.units import MAX_VALUE_CHARS, MemoryUnit, UnitSource
 from memstrata.memory.versioning import active_fields
 from memstrata.validation import check_id
-
-if TYPE_CHECKING:
-    from memstrata.memory.store import MemoryStore
 
 SUMMARY_SUBJECT = "events"
 PENDING_GRACE = timedelta(hours=1)
@@ -82,7 +87,9 @@ class _Loaded:
 
 
 def _load(store: MemoryStore, tenant: str) -> list[_Loaded]:
-    records = store.longterm.iter_records(MEMORIES, Filter(tenant=tenant))
+    # Units only: episodes share the collection and are never consolidated (only
+    # forget removes what a user said).
+    records = store.longterm.iter_records(MEMORIES, Filter(tenant=tenant, types=UNIT_TYPES))
     loaded = [
         _Loaded(from_payload(r.id, r.payload), bool(r.payload.get("invalidated", False)))
         for r in records

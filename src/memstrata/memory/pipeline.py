@@ -1,10 +1,24 @@
-"""The producer side of the long-term write pipeline, as the engine uses it.
+"""The write path, step 1: what ``observe`` and ``remember`` hand to the queue.
 
-``engine.observe`` and ``engine.queue_memory`` turn what the agent saw into queue
-entries (:mod:`memstrata.memory.handler` defines their payloads) and return at once
-with an :class:`IngestReceipt`; a :class:`~memstrata.memory.consumer.QueueWorker` (a thread
-the engine starts, or ``python -m memstrata.memory.worker`` processes) drains them
-into the memory store. Two rules hold here:
+The write path of this package, in the order a turn flows:
+
+1. :mod:`~memstrata.memory.pipeline` (here): ``engine.observe`` / ``engine.remember``
+   turn what was said into episodes and queue entries (payloads:
+   :mod:`~memstrata.memory.payloads`) and return at once with an
+   :class:`IngestReceipt`;
+2. :mod:`~memstrata.memory.queue` (with :mod:`~memstrata.memory.entries`): the
+   durable Redis Stream;
+3. :mod:`~memstrata.memory.consumer`: a :class:`QueueWorker` (a thread the engine
+   starts, or ``python -m memstrata.memory.worker`` processes) takes batches;
+4. :mod:`~memstrata.memory.handler`: per batch, the episodes and the units the
+   extractor (:mod:`memstrata.extract`) finds in them, embedded in one call;
+5. :mod:`~memstrata.memory.facts` and :mod:`~memstrata.memory.store`: versioned facts
+   (:mod:`~memstrata.memory.versioning`, slot records in
+   :mod:`~memstrata.memory.slots`, payloads in :mod:`~memstrata.memory.codec`);
+6. :mod:`~memstrata.memory.episodes`: episode vectors with their conversation's
+   context, written with the facts to L3 (:mod:`memstrata.longterm`) in one upsert.
+
+Two rules hold here:
 
 * the agent's step never fails because of the long-term path: a failure to
   enqueue (Redis down, a failover) is logged by type, counted, and reported in the
@@ -21,30 +35,34 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from memstrata.errors import BackendError, ValidationError
-from memstrata.extract.models import Turn
+from memstrata.extract.protocol import Extractor
 from memstrata.memory.consumer import QueueWorker
-from memstrata.memory.entries import JSON, QueueStats
-from memstrata.memory.handler import (
+from memstrata.memory.entries import JSON, QueueEntry, QueueStats
+from memstrata.memory.episodes import Episode
+from memstrata.memory.handler import HandlerStats
+from memstrata.memory.payloads import (
     KIND_NOTE,
     KIND_TURN,
     KIND_UNIT,
-    HandlerStats,
-    IngestHandler,
+    note_payload,
     turn_payload,
     unit_payload,
 )
 from memstrata.memory.queue import WriteQueue
+from memstrata.memory.settings import PipelineSettings
 from memstrata.memory.units import MemoryUnit
 from memstrata.router.intents import IntentSpec
-from memstrata.validation import check_id, check_positive_float, check_positive_int
+from memstrata.validation import check_positive_float, check_positive_int
 
 logger = logging.getLogger("memstrata.memory.pipeline")
 
-ACTIVE_MEMORY_TYPES: tuple[str, ...] = ("fact", "event", "preference", "profile")
-"""Payload types of memories a read sees by default: never ``history`` (superseded
-versions) or ``pending`` (a version being committed)."""
+ACTIVE_MEMORY_TYPES: tuple[str, ...] = ("episode", "fact", "event", "preference", "profile")
+"""Payload types of memories a read sees by default: what was said (episodes) and the
+current facts and events - never ``history`` (superseded versions) or ``pending`` (a
+version being committed)."""
 HISTORY_MEMORY_TYPES: tuple[str, ...] = (*ACTIVE_MEMORY_TYPES, "history")
 
 # Break points, strongest first: a blank line, a line end, a sentence end (English
@@ -57,60 +75,33 @@ _BREAKS: tuple[re.Pattern[str], ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class PipelineSettings:
-    """How the engine runs its write pipeline.
+class PipelineHandler(Protocol):
+    """The handler role the pipeline owns (:class:`~memstrata.memory.handler.IngestHandler`)."""
 
-    ``background_worker=False`` leaves consuming to worker processes
-    (``python -m memstrata.memory.worker --handler-factory
-    memstrata.memory.handler:worker_handler``); the embedded qdrant-edge store can
-    be opened by one process only, so that mode needs a Qdrant server.
-    """
+    @property
+    def extractor(self) -> Extractor:
+        """The extractor it runs."""
+        ...
 
-    queue_name: str = "memories"
-    background_worker: bool = True
-    worker_threads: int = 2
-    """Consumer threads of the in-process worker. Two let one thread's store writes
-    overlap the other's embedding (the model runs one batch at a time anyway); the
-    store orders a slot's versions by their own timestamps, not by arrival."""
-    batch_size: int = 100
-    block_ms: int = 200
-    claim_idle_ms: int = 30_000
-    max_deliveries: int = 5
-    max_turn_chars: int = 8_000
-    """A longer observed text is split into chunks of at most this many chars."""
-    max_observe_chars: int = 200_000
-    """A longer observed text is rejected (ValidationError naming ``text``)."""
-    queue_maxlen: int | None = 100_000
-    """Acknowledged entries beyond this are trimmed from the stream."""
+    def stats(self) -> HandlerStats:
+        """Its counters."""
+        ...
 
-    def __post_init__(self) -> None:
-        check_id("queue_name", self.queue_name)
-        check_positive_int("batch_size", self.batch_size, maximum=10_000)
-        check_positive_int("worker_threads", self.worker_threads, maximum=64)
-        if isinstance(self.block_ms, bool) or not isinstance(self.block_ms, int):
-            raise ValidationError("block_ms", "must be an integer")
-        if self.block_ms < 0:
-            raise ValidationError("block_ms", "must be >= 0")
-        check_positive_int("claim_idle_ms", self.claim_idle_ms)
-        check_positive_int("max_deliveries", self.max_deliveries)
-        # A chunk of 8k chars of Chinese is 24 KB of UTF-8: far below the 256 KiB
-        # payload limit, and short enough for an LLM extractor's context.
-        check_positive_int("max_turn_chars", self.max_turn_chars, maximum=32_000)
-        check_positive_int("max_observe_chars", self.max_observe_chars)
-        if self.max_observe_chars < self.max_turn_chars:
-            raise ValidationError("max_observe_chars", "must be >= max_turn_chars")
-        if self.queue_maxlen is not None:
-            check_positive_int("queue_maxlen", self.queue_maxlen)
+    def __call__(self, entries: Sequence[QueueEntry], /) -> None:
+        """Write one batch."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
 class IngestReceipt:
-    """What ``observe`` / ``queue_memory`` did; ``queued`` is False when enqueueing failed.
+    """What ``observe`` / ``remember`` did; ``queued`` is False when enqueueing failed.
 
     ``entry_ids`` are the stream ids of the entries written (one per chunk), which
     may be fewer than ``chunks`` when the queue failed midway; ``error`` is the
     exception type name of that failure (never its message: it may quote content).
+    ``episode_ids`` are the L3 ids the text's episodes get once written (one per
+    chunk; none for a structured unit): ``engine.written(receipt)`` reads them back
+    with the facts extracted from them.
     """
 
     queued: bool
@@ -119,6 +110,7 @@ class IngestReceipt:
     session_id: str | None = None
     turn_id: str | None = None
     error: str | None = None
+    episode_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +170,7 @@ class IngestPipeline:
     def __init__(
         self,
         queue: WriteQueue,
-        handler: IngestHandler,
+        handler: PipelineHandler,
         settings: PipelineSettings,
         *,
         workers: Sequence[QueueWorker] = (),
@@ -197,8 +189,8 @@ class IngestPipeline:
         return self._queue
 
     @property
-    def handler(self) -> IngestHandler:
-        """The handler the worker thread runs (also what worker processes build)."""
+    def handler(self) -> PipelineHandler:
+        """The handler the worker threads run (worker processes build the same one)."""
         return self._handler
 
     @property
@@ -212,23 +204,23 @@ class IngestPipeline:
 
     # -- producing --------------------------------------------------------------------
 
-    def submit_turn(self, turn: Turn) -> IngestReceipt:
-        """Enqueue ``turn`` (text already sanitized), split into chunks if long."""
-        chunks = self.chunks(turn.text)
-        if len(chunks) == 1:
-            payloads = [turn_payload(replace(turn, text=chunks[0]))]
-        else:
-            # Each chunk is its own turn to the extractor; its id says which part it is.
-            payloads = [
-                turn_payload(replace(turn, text=chunk, turn_id=f"{turn.turn_id}.{i}"))
-                for i, chunk in enumerate(chunks, 1)
-            ]
-        receipt = self._enqueue_all(KIND_TURN, payloads)
-        return replace(receipt, session_id=turn.session_id, turn_id=turn.turn_id)
+    def submit_turn(self, episodes: Sequence[Episode]) -> IngestReceipt:
+        """Enqueue the episodes of one observed turn (one per chunk, text sanitized)."""
+        receipt = self._enqueue_all(KIND_TURN, [turn_payload(e) for e in episodes])
+        first = episodes[0]
+        turn_id = first.turn_id.partition(".")[0] if first.turn_id else None
+        return replace(
+            receipt,
+            session_id=first.session_id,
+            turn_id=turn_id,
+            episode_ids=tuple(e.id for e in episodes),
+        )
 
-    def submit_note(self, payloads: Sequence[dict[str, JSON]]) -> IngestReceipt:
-        """Enqueue direct free-text memories (already chunked and sanitized)."""
-        return self._enqueue_all(KIND_NOTE, payloads)
+    def submit_note(self, episodes: Sequence[Episode]) -> IngestReceipt:
+        """Enqueue remembered texts (already chunked and sanitized), one episode each."""
+        payloads = [note_payload(e.tenant, e.user, e.text, e.observed_at) for e in episodes]
+        receipt = self._enqueue_all(KIND_NOTE, payloads)
+        return replace(receipt, episode_ids=tuple(e.id for e in episodes))
 
     def submit_unit(self, unit: MemoryUnit) -> IngestReceipt:
         """Enqueue one structured unit for a direct write."""

@@ -9,19 +9,56 @@ say what the writer meant, so any reader or the next writer can finish its work.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
 
 from memstrata.longterm.models import MEMORIES, Filter
+from memstrata.longterm.store import LongTermStore
 from memstrata.memory.codec import from_payload, is_pending
+from memstrata.memory.slots import SlotRecords
 from memstrata.memory.units import MemoryUnit
 from memstrata.memory.versioning import SlotState, active_fields
 
-if TYPE_CHECKING:
-    from memstrata.memory.store import MemoryStore
+
+class SlotStore(Protocol):
+    """What a repair reads and rewrites (``memstrata.memory.store.MemoryStore``)."""
+
+    @property
+    def slots(self) -> SlotRecords:
+        """The Redis slot records."""
+        ...
+
+    @property
+    def longterm(self) -> LongTermStore:
+        """The L3 facade."""
+        ...
+
+    def find(
+        self, tenant: str, user: str, *, types: tuple[str, ...] | None = None, **extras: str
+    ) -> list[MemoryUnit]:
+        """Committed units of one user matching exact payload fields."""
+        ...
+
+    def vectors(self, tenant: str, ids: Sequence[str]) -> dict[str, NDArray[np.float32]]:
+        """Stored dense vectors of ``ids``."""
+        ...
+
+    def put(
+        self,
+        units: Sequence[MemoryUnit],
+        vectors: Sequence[NDArray[np.float32]],
+        *,
+        invalidated: bool = False,
+    ) -> None:
+        """Rewrite units whose vectors are known."""
+        ...
 
 
-def repair_slot(store: MemoryStore, tenant: str, user: str, slot: str) -> bool:
+def repair_slot(store: SlotStore, tenant: str, user: str, slot: str) -> bool:
     """Rewrite the slot's points that disagree with its record; True if any did."""
     state = store.slots.read(tenant, user, slot)
     flt = Filter(tenant=tenant, user=user, extras=(("slot", slot),))
@@ -49,7 +86,7 @@ def repair_slot(store: MemoryStore, tenant: str, user: str, slot: str) -> bool:
     return bool(fixes)
 
 
-def rebuild_slot(store: MemoryStore, tenant: str, user: str, slot: str) -> SlotState:
+def rebuild_slot(store: SlotStore, tenant: str, user: str, slot: str) -> SlotState:
     """Recreate a lost slot record from L3 (the latest-starting active unit wins)."""
     units = store.find(tenant, user, slot=slot)
     if not units:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
+
+from redis.cluster import RedisCluster
 
 from memstrata.errors import BackendError
 from memstrata.memory.versioning import CAS_SCRIPT, SlotState, active_fields, slot_key, tenants_key
@@ -44,15 +46,43 @@ class SlotRecords:
             raw: Mapping[Any, Any] = self._client.hgetall(self.key(tenant, user, slot))
         return SlotState.parse(raw)
 
+    def read_many(self, slots: Sequence[tuple[str, str, str]]) -> list[SlotState]:
+        """The records of ``(tenant, user, slot)`` triples, in one pipelined round."""
+        if not slots:
+            return []
+        with _translated("HGETALL"):
+            pipe = self._client.pipeline(transaction=False)
+            for tenant, user, slot in slots:
+                pipe.hgetall(self.key(tenant, user, slot))
+            replies: list[Mapping[Any, Any]] = pipe.execute()
+        return [SlotState.parse(raw) for raw in replies]
+
+    def swap_many(
+        self, swaps: Sequence[tuple[tuple[str, str, str], int, Mapping[str, str]]]
+    ) -> list[bool]:
+        """Several :meth:`swap` calls (``((tenant, user, slot), expected rev, fields)``),
+        each atomic on its own, in one pipelined round; which ones won."""
+        if not swaps:
+            return []
+        if isinstance(self._client, RedisCluster):
+            # A cluster pipeline cannot load a script on the nodes it fans out to.
+            return [self.swap(*slot, rev, fields) for slot, rev, fields in swaps]
+        with _translated("EVALSHA"):
+            pipe = self._client.pipeline(transaction=False)
+            for (tenant, user, slot), rev, fields in swaps:
+                self._cas(
+                    keys=[self.key(tenant, user, slot)], args=_cas_args(rev, fields), client=pipe
+                )
+            return [bool(won) for won in pipe.execute()]
+
     def swap(
         self, tenant: str, user: str, slot: str, expected_rev: int, fields: Mapping[str, str]
     ) -> bool:
         """Apply ``fields`` (empty value: delete) iff ``rev`` is still ``expected_rev``."""
-        args: list[str] = [str(expected_rev)]
-        for name, value in fields.items():
-            args.extend((name, value))
         with _translated("EVALSHA"):
-            return bool(self._cas(keys=[self.key(tenant, user, slot)], args=args))
+            return bool(
+                self._cas(keys=[self.key(tenant, user, slot)], args=_cas_args(expected_rev, fields))
+            )
 
     def clear_active(self, tenant: str, user: str, slot: str, point_id: str) -> bool:
         """Drop ``point_id`` as the slot's active version (if it still is); True if done."""
@@ -89,3 +119,10 @@ class SlotRecords:
         with _translated("SMEMBERS"):
             members = self._client.smembers(tenants_key(self._prefix))
         return tuple(sorted(m.decode() if isinstance(m, bytes) else str(m) for m in members))
+
+
+def _cas_args(expected_rev: int, fields: Mapping[str, str]) -> list[str]:
+    args: list[str] = [str(expected_rev)]
+    for name, value in fields.items():
+        args.extend((name, value))
+    return args

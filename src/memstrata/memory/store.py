@@ -30,7 +30,6 @@ from memstrata.memory.codec import (
     to_item,
     unit_id,
 )
-from memstrata.memory.consolidate import ConsolidationReport, consolidate, restore
 from memstrata.memory.forgetting import bumped_importance
 from memstrata.memory.repair import rebuild_slot, repair_slot
 from memstrata.memory.settings import MemorySettings
@@ -82,6 +81,7 @@ class MemoryStore:
         self._lt = longterm
         self._clock = clock
         self._settings = settings or MemorySettings()
+        self._redis = redis_client
         self._slots = SlotRecords(redis_client, self._settings.redis_prefix)
         # Jitter only spreads retries; a seeded generator keeps runs reproducible.
         self._rng = random.Random(0)
@@ -95,6 +95,11 @@ class MemoryStore:
     def longterm(self) -> LongTermStore:
         """The L3 facade (consolidation and maintenance tools)."""
         return self._lt
+
+    @property
+    def redis(self) -> Any:
+        """The Redis client of the slot records (a server or a cluster)."""
+        return self._redis
 
     @property
     def slots(self) -> SlotRecords:
@@ -114,7 +119,7 @@ class MemoryStore:
             raise ValidationError("unit", f"must be a MemoryUnit, got {type(unit).__name__}")
         if not isinstance(merge, bool):
             raise ValidationError("merge", "must be a bool")
-        unit = replace(unit, id=unit_id(unit), version=1, active=True, valid_to=None)
+        unit = fresh(unit)
         assert unit.id is not None
         self._slots.register_tenant(unit.source.tenant)
         if unit.kind == "event":
@@ -206,7 +211,7 @@ class MemoryStore:
         # Close the old version first: a crash in between leaves the new one pending,
         # which the next reader or writer sees and finishes (see repair_slot).
         if decision.becomes_active and active is not None and active_vec is not None:
-            self.put([active.superseded(final.valid_from)], [active_vec])
+            self.put([active.superseded(final.valid_from, by=final.id)], [active_vec])
         self.put([final], [vector])
 
     def _backoff(self, attempt: int) -> None:
@@ -216,11 +221,7 @@ class MemoryStore:
     def _touch(self, stored: MemoryUnit, seen: MemoryUnit | None = None) -> MemoryUnit:
         """Record a use (or a repeated observation) of ``stored``."""
         assert stored.id is not None
-        step = self._settings.access_importance_step
-        importance = bumped_importance(stored.importance, step=step)
-        if seen is not None:
-            importance = max(importance, seen.importance)
-        bumped = replace(stored.accessed(self._clock.now()), importance=importance)
+        bumped = self.touched(stored, seen)
         tenant, user = stored.source.tenant, stored.source.user
         vec = self.vectors(tenant, [stored.id]).get(stored.id)
         if vec is not None:
@@ -232,6 +233,16 @@ class MemoryStore:
             if self._slots.read(tenant, user, slot).active_id != stored.id:
                 self.repair_slot(tenant, user, slot)
         return bumped
+
+    def touched(self, stored: MemoryUnit, seen: MemoryUnit | None = None) -> MemoryUnit:
+        """``stored`` as a use (or a repeated observation ``seen``) leaves it: access
+        stats and importance up, and the episodes that said it again (pure)."""
+        step = self._settings.access_importance_step
+        importance = bumped_importance(stored.importance, step=step)
+        if seen is not None:
+            importance = max(importance, seen.importance)
+            stored = stored.with_episodes(seen.episodes)
+        return replace(stored.accessed(self._clock.now()), importance=importance)
 
     def _touch_id(self, tenant: str, point_id: str, seen: MemoryUnit) -> MemoryUnit | None:
         found = self.get(tenant, [point_id])
@@ -336,18 +347,6 @@ class MemoryStore:
         """Recreate a lost slot record from L3 (the latest-starting active unit wins)."""
         return rebuild_slot(self, tenant, user, slot)
 
-    def consolidate(
-        self, now: datetime | None = None, *, tenants: Sequence[str] | None = None
-    ) -> ConsolidationReport:
-        """Run one consolidation pass (see :mod:`memstrata.memory.consolidate`)."""
-        if now is not None and (not isinstance(now, datetime) or now.tzinfo is None):
-            raise ValidationError("now", "must be a timezone-aware datetime")
-        return consolidate(self, now or self._clock.now(), tenants=tenants)
-
-    def restore(self, tenant: str, ids: Sequence[str]) -> tuple[str, ...]:
-        """Bring units back from ``memories_cold``; returns the restored ids."""
-        return restore(self, tenant, ids)
-
     # --- helpers shared with consolidation -------------------------------------------
 
     def put(
@@ -392,6 +391,14 @@ class MemoryStore:
             if not isinstance(value, str) or not value.strip():
                 raise ValidationError(name, "must be a non-empty string")
         return slot_string(tenant, (user, subject.casefold(), attribute.casefold()))
+
+
+def fresh(unit: MemoryUnit) -> MemoryUnit:
+    """``unit`` as a write receives it: its id derived if unset, and version, activity,
+    end and successor cleared (the store assigns them when it versions the unit)."""
+    return replace(
+        unit, id=unit_id(unit), version=1, active=True, valid_to=None, superseded_by=None
+    )
 
 
 def _flt(tenant: str, user: str, *, types: tuple[str, ...] | None = None, **extras: str) -> Filter:

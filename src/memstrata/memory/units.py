@@ -26,6 +26,8 @@ __all__ = [
     "unit_from_candidate",
 ]
 _NAME_MAX = 128
+MAX_EPISODES = 16
+"""A fact re-asserted in many turns keeps its first and latest episodes only."""
 
 
 def _check_name(field_name: str, value: Any) -> str:
@@ -105,6 +107,11 @@ class MemoryUnit:
     derived_from: tuple[str, ...] = field(default=())
     """Ids of the units a summary compresses; non-empty marks a summary, which
     consolidation never summarizes again (seed 003 §3.2: no nested summaries)."""
+    episodes: tuple[str, ...] = field(default=())
+    """Ids of the episodes (the stored turns or remembered texts) this unit was
+    extracted from, oldest first: a fact never replaces what the user said."""
+    superseded_by: str | None = None
+    """The id of the version that closed this one (history only)."""
 
     def __post_init__(self) -> None:
         _check_name("subject", self.subject)
@@ -142,6 +149,14 @@ class MemoryUnit:
             not isinstance(i, str) or not i for i in self.derived_from
         ):
             raise ValidationError("derived_from", "must be a tuple of non-empty id strings")
+        if not isinstance(self.episodes, tuple) or any(
+            not isinstance(i, str) or not i for i in self.episodes
+        ):
+            raise ValidationError("episodes", "must be a tuple of non-empty id strings")
+        if self.superseded_by is not None and (
+            not isinstance(self.superseded_by, str) or not self.superseded_by
+        ):
+            raise ValidationError("superseded_by", "must be a non-empty id string or None")
         if self.id is not None and (not isinstance(self.id, str) or not self.id):
             raise ValidationError("id", "must be a non-empty string or None")
         if self.active and self.valid_to is not None:
@@ -164,9 +179,22 @@ class MemoryUnit:
         """The sentence indexed for retrieval."""
         return f"{self.subject} {self.attribute}: {self.value}"
 
-    def superseded(self, at: datetime) -> MemoryUnit:
-        """This version closed at ``at`` (kept as history)."""
-        return replace(self, active=False, valid_to=max(at, self.valid_from))
+    def superseded(self, at: datetime, by: str | None = None) -> MemoryUnit:
+        """This version closed at ``at`` (kept as history), by version ``by`` if known."""
+        return replace(
+            self,
+            active=False,
+            valid_to=max(at, self.valid_from),
+            superseded_by=by if by is not None else self.superseded_by,
+        )
+
+    def with_episodes(self, ids: tuple[str, ...]) -> MemoryUnit:
+        """This unit also sourced from ``ids`` (kept in order, no repeats, bounded:
+        the first and the latest ``MAX_EPISODES - 1`` stay)."""
+        merged = tuple(dict.fromkeys((*self.episodes, *ids)))
+        if len(merged) > MAX_EPISODES:
+            merged = (merged[0], *merged[-(MAX_EPISODES - 1) :])
+        return self if merged == self.episodes else replace(self, episodes=merged)
 
     @property
     def is_summary(self) -> bool:
@@ -178,8 +206,11 @@ class MemoryUnit:
         return replace(self, last_accessed=at, access_count=self.access_count + 1)
 
 
-def unit_from_candidate(candidate: Candidate, turn: Turn) -> MemoryUnit:
-    """The memory unit ``candidate`` becomes, sourced from ``turn``.
+def unit_from_candidate(
+    candidate: Candidate, turn: Turn, *, episodes: tuple[str, ...] = ()
+) -> MemoryUnit:
+    """The memory unit ``candidate`` becomes, sourced from ``turn`` (stored as the
+    episodes ``episodes``).
 
     Without its own ``valid_from`` the unit starts when the turn was observed.
     """
@@ -200,4 +231,5 @@ def unit_from_candidate(candidate: Candidate, turn: Turn) -> MemoryUnit:
         valid_from=candidate.valid_from or turn.observed_at,
         importance=candidate.importance,
         extras=candidate.extras,
+        episodes=episodes,
     )

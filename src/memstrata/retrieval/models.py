@@ -23,7 +23,9 @@ class RetrievalQuery:
 
     ``now`` (timezone-aware) resolves relative dates in the question and ages the
     memories for time decay; ``recent`` are the last conversation turns (the intent
-    route). Validated on construction; errors name the field.
+    route); ``as_of`` (timezone-aware) reads memories as they stood then: what had
+    been said by then, and the fact versions valid at that instant (``types`` must
+    then admit ``history``). Validated on construction; errors name the field.
     """
 
     text: str
@@ -34,6 +36,7 @@ class RetrievalQuery:
     recent: tuple[str, ...] = ()
     collection: str = "memories"
     types: tuple[str, ...] | None = None
+    as_of: datetime | None = None
 
     def __post_init__(self) -> None:
         check_text("text", self.text)
@@ -55,6 +58,10 @@ class RetrievalQuery:
                 raise ValidationError("types", "must be a non-empty tuple or None")
             for name in self.types:
                 check_id("types", name)
+        if self.as_of is not None and (
+            not isinstance(self.as_of, datetime) or self.as_of.tzinfo is None
+        ):
+            raise ValidationError("as_of", "must be a timezone-aware datetime")
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -62,9 +69,13 @@ class RetrievedItem:
     """One retrieved memory with the evidence for its rank.
 
     ``score`` is the final score (comparable within one result); ``cosine`` the
-    dense similarity to the raw query (the confidence signal); ``routes`` the query
-    routes that found it; ``in_time_window`` whether it was observed inside the
-    question's time window (None when the question names no time).
+    dense similarity to the raw query (the confidence signal; for a fact brought in by
+    the episode it was said in, the better of its own and the episode's); ``routes``
+    the query routes that found it (``episode`` for a fact reached through its
+    episode); ``in_time_window`` whether it was observed inside the question's time
+    window (None when the question names no time). ``superseded_by`` is set on an
+    episode whose content a newer fact has replaced (the fact's id: the episode is
+    the past) and on a superseded fact version.
     """
 
     id: str
@@ -75,11 +86,26 @@ class RetrievedItem:
     payload: Mapping[str, Any]
     observed_at: datetime | None
     in_time_window: bool | None
+    superseded_by: str | None = None
+    facts: tuple[RetrievedItem, ...] = ()
+    """For an episode: the current facts extracted from it (or that replaced what it
+    said), best first."""
 
     @property
     def text(self) -> str:
         """The stored text."""
         return str(self.payload.get("text", ""))
+
+    @property
+    def kind(self) -> str:
+        """The payload type: ``episode``, ``fact``, ``event``, ``history`` (a closed
+        fact version), ``knowledge``..."""
+        return str(self.payload.get("type", ""))
+
+    @property
+    def is_history(self) -> bool:
+        """A closed fact version (returned only with history or ``as_of`` reads)."""
+        return self.kind == "history"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,3 +122,13 @@ class RetrievalResult:
     l3_skipped: bool
     time_window: TimeWindow | None
     routes: tuple[Route, ...]
+
+    def current_facts(self) -> tuple[RetrievedItem, ...]:
+        """Every current fact or event in ``items``, found on its own or carried by
+        an episode, once each, in rank order."""
+        seen: dict[str, RetrievedItem] = {}
+        for item in self.items:
+            for found in (item, *item.facts):
+                if found.kind in ("fact", "event") and found.id not in seen:
+                    seen[found.id] = found
+        return tuple(seen.values())

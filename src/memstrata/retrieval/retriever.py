@@ -37,9 +37,10 @@ from memstrata.embed.protocol import Embedder, TokenEmbedder
 from memstrata.errors import BackendError
 from memstrata.extract.filter import is_pure_question
 from memstrata.longterm.adjacent import Position, turn_position
-from memstrata.longterm.models import Filter, ScoredPoint
+from memstrata.longterm.models import MEMORIES, Filter, ScoredPoint
 from memstrata.longterm.store import LongTermStore
 from memstrata.memo import remember
+from memstrata.retrieval.links import EPISODE, follow
 from memstrata.retrieval.models import RetrievalQuery, RetrievalResult, RetrievedItem
 from memstrata.retrieval.rerank import Reranker
 from memstrata.retrieval.routes import Route, build_routes, entities, entity_spans
@@ -83,6 +84,11 @@ class Retriever:
         """The retrieval parameters in use."""
         return self._settings
 
+    def clear_caches(self) -> None:
+        """Drop what scoring remembers of payloads (texts of deleted memories among them)."""
+        self._factors.clear()
+        self._feature_cache.clear()
+
     def retrieve(self, query: RetrievalQuery) -> RetrievalResult:
         """The best ``query.k`` items of the tenant, with provenance and confidence."""
         if not isinstance(query, RetrievalQuery):
@@ -109,15 +115,59 @@ class Retriever:
         )
         reranking = self._reranker is not None and cfg.rerank_weight > 0
         named_lower = frozenset(e.lower() for e in named)
-        ranked = self._adjust(
-            query, pool, points, window, named_lower, None if reranking else query.k
-        )
+        linking = query.collection == MEMORIES and query.as_of is None
+        # Linking folds facts into their episodes: rank twice k so the list is still
+        # k long after the folds.
+        keep = None if reranking else (2 * query.k if linking else query.k)
+        ranked = self._adjust(query, pool, points, window, named_lower, keep)
+        if query.as_of is not None:
+            at = query.as_of.timestamp()
+            ranked = [item for item in ranked if _valid_at(item.payload, at)]
         if reranking and ranked:
             ranked = self._rerank(query, vectors[0], ranked)
-        top = ranked[: query.k]
-        if top and all(item.cosine < self._longterm.skip_below_cosine for item in top):
+        top = self._linked(query, vectors[0], ranked) if linking else ranked[: query.k]
+        floor = self._longterm.skip_below_cosine
+        if top and all(_best_cosine(item) < floor for item in top):
             return RetrievalResult((), tuple(top), True, window, routes)
         return RetrievalResult(tuple(top), (), False, window, routes)
+
+    def _linked(
+        self,
+        query: RetrievalQuery,
+        query_vector: NDArray[np.float32],
+        ranked: Sequence[RetrievedItem],
+    ) -> list[RetrievedItem]:
+        """The best ``k`` after following episode links (:mod:`memstrata.retrieval.links`):
+        an episode carries its current facts (a fact found on its own but said in a
+        listed episode is folded into it, the pair ranked by the better score) and,
+        when a newer fact replaced what it said, is marked ``superseded_by`` it."""
+        candidates = ranked[: 2 * query.k]
+        links = follow(
+            self._store,
+            query.tenant,
+            query_vector,
+            [(item.id, item.payload) for item in candidates if item.kind == EPISODE],
+        )
+        attached = {p.id for points in links.facts.values() for p in points}
+        listed = {item.id: item for item in candidates}
+        floor = self._longterm.low_confidence_cosine
+        grouped: list[RetrievedItem] = []
+        for item in candidates:
+            if item.kind != EPISODE:
+                if item.id not in attached:
+                    grouped.append(item)
+                continue
+            facts = tuple(
+                _linked_fact(point, item, listed.get(point.id), floor)
+                for point in links.facts.get(item.id, ())
+            )
+            score = max([item.score, *(f.score for f in facts if f.id in listed)])
+            grouped.append(
+                replace(item, score=score, facts=facts, superseded_by=links.superseded.get(item.id))
+            )
+        # Stable: equal scores keep the ranked order (itself deterministic).
+        grouped.sort(key=lambda item: -item.score)
+        return grouped[: query.k]
 
     def _route_vectors(self, routes: Sequence[Route], named: Sequence[str]) -> NDArray[np.float32]:
         """One vector per route. The entity route's is pooled from the query's own
@@ -144,6 +194,9 @@ class Retriever:
             slack = timedelta(days=self._settings.time_slack_days)
             after = (window.start - slack).timestamp()
             before = (window.end + slack).timestamp()
+        if query.as_of is not None:
+            stamp = query.as_of.timestamp()
+            before = stamp if before is None else min(before, stamp)
         return Filter(
             tenant=query.tenant,
             user=query.user,
@@ -333,6 +386,42 @@ class _Features(NamedTuple):
     entity_values: tuple[str, ...]
     """The lowercased values of the ``entity_fields`` the payload has (a tuple of
     strings: the collector stops tracking it, where it would walk a frozenset)."""
+
+
+def _linked_fact(
+    point: ScoredPoint, episode: RetrievedItem, listed: RetrievedItem | None, floor: float
+) -> RetrievedItem:
+    """A current fact that comes with ``episode``: its own rank when it was found on
+    its own, else the episode's; its confidence the better of its own cosine and the
+    episode's (a fact is only as far from the question as the words it was said in)."""
+    cosine = max(point.score, episode.cosine)
+    observed = _observed_seconds(point.payload)
+    return RetrievedItem(
+        id=point.id,
+        score=listed.score if listed is not None else episode.score,
+        cosine=cosine,
+        low_confidence=cosine < floor,
+        routes=listed.routes if listed is not None else ("episode",),
+        payload=point.payload,
+        observed_at=None if observed is None else datetime.fromtimestamp(observed, tz=UTC),
+        in_time_window=None,
+    )
+
+
+def _best_cosine(item: RetrievedItem) -> float:
+    return max([item.cosine, *(fact.cosine for fact in item.facts)])
+
+
+def _valid_at(payload: Mapping[str, Any], at: float) -> bool:
+    """Whether a point read "as of" epoch ``at`` counts: said by then, and for a fact
+    version, valid then (``[valid_from, valid_to)``)."""
+    created = _number(payload.get("created_at"))
+    if created is not None and created > at:
+        return False
+    start, end = _number(payload.get("valid_from_ts")), _number(payload.get("valid_to_ts"))
+    if start is not None and start > at:
+        return False
+    return end is None or at < end
 
 
 def _observed_seconds(payload: Mapping[str, Any]) -> float | None:

@@ -8,9 +8,9 @@ skipped altogether (the bundle says so).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,8 +18,9 @@ from numpy.typing import NDArray
 from memstrata.clock import Clock
 from memstrata.config import LongTermSettings
 from memstrata.errors import ContextMissError, ValidationError
-from memstrata.longterm.models import Hit
+from memstrata.longterm.models import MEMORIES, Hit
 from memstrata.longterm.store import LongTermStore
+from memstrata.retrieval.links import EPISODE, follow
 from memstrata.router.bundle import ContextBundle, ContextItem, MissingContext, Provenance
 from memstrata.router.intents import (
     IntentRegistry,
@@ -185,8 +186,8 @@ class ContextRouter:
                     sorted(wm.pending()),
                     Provenance("L2", ref, "pending_tasks", 1.0, 0.0),
                 )
-            ref = pref_key(session.user_id, need.name)
-            pref = self._working.get_preference(session.user_id, need.name)
+            ref = pref_key(session.tenant, session.user_id, need.name)
+            pref = self._working.get_preference(session.user_id, need.name, tenant=session.tenant)
             return ContextItem.of(
                 need.item_name,
                 {"value": pref.value, "confidence": pref.confidence},
@@ -215,7 +216,7 @@ class ContextRouter:
         l1_values: dict[str, Any],
         now: datetime,
     ) -> tuple[list[ContextItem], list[MissingContext], bool]:
-        found: list[tuple[L3Need, Hit]] = []
+        found: list[tuple[L3Need, _Found]] = []
         missing: list[MissingContext] = []
         vectors: dict[str, NDArray[np.float32]] = {}
         if query is not None and query_vector is not None:
@@ -238,43 +239,94 @@ class ContextRouter:
             )
             if not hits:
                 missing.append(MissingContext(need.item_prefix, "L3", need.collection, "no match"))
-            found.extend((need, hit) for hit in hits)
+            entries = (
+                self._linked(session.tenant, vectors[text], hits)
+                if need.collection == MEMORIES
+                else [_Found(h.id, h.cosine, h.payload, None) for h in hits]
+            )
+            found.extend((need, entry) for entry in entries)
         floor = self._settings.skip_below_cosine
-        skipped = bool(found) and all(hit.cosine < floor for _, hit in found)
+        skipped = bool(found) and all(entry.cosine < floor for _, entry in found)
         items = []
         counters: dict[str, int] = {}
-        for need, hit in found:
-            if hit.cosine < floor:
+        for need, entry in found:
+            if entry.cosine < floor:
                 # Noise costs tokens and misleads the model (seed 000 §4.3): below the
                 # floor an item is reported, never served.
-                reason = f"cosine {hit.cosine:.3f} below {floor}" + (
+                reason = f"cosine {entry.cosine:.3f} below {floor}" + (
                     ": L3 skipped" if skipped else ""
                 )
-                missing.append(MissingContext(need.item_prefix, "L3", hit.id, reason))
+                missing.append(MissingContext(need.item_prefix, "L3", entry.id, reason))
                 continue
             rank = counters.get(need.item_prefix, 0)
             counters[need.item_prefix] = rank + 1
-            items.append(self._l3_item(need, hit, rank, now))
+            items.append(self._l3_item(need, entry, rank, now))
         return items, missing, skipped
 
-    def _l3_item(self, need: L3Need, hit: Hit, rank: int, now: datetime) -> ContextItem:
-        payload = hit.payload
+    def _linked(
+        self, tenant: str, vector: NDArray[np.float32], hits: Sequence[Hit]
+    ) -> list[_Found]:
+        """Memories with their episode links followed (:mod:`memstrata.retrieval.links`):
+        an episode's current facts come right before it (a fact found on its own and
+        also carried comes once), and an episode whose fact was superseded names the
+        current one."""
+        links = follow(
+            self._longterm, tenant, vector, [(h.id, h.payload) for h in hits if _is_episode(h)]
+        )
+        carried = {p.id for points in links.facts.values() for p in points}
+        out: list[_Found] = []
+        emitted: set[str] = set()
+        for hit in hits:
+            if hit.id in emitted or (not _is_episode(hit) and hit.id in carried):
+                continue
+            replaced_by = None
+            for point in links.facts.get(hit.id, ()):
+                if point.id == links.superseded.get(hit.id):
+                    replaced_by = str(point.payload.get("text", ""))
+                if point.id not in emitted:
+                    emitted.add(point.id)
+                    out.append(_Found(point.id, max(point.score, hit.cosine), point.payload, None))
+            emitted.add(hit.id)
+            out.append(_Found(hit.id, hit.cosine, hit.payload, replaced_by))
+        return out
+
+    def _l3_item(self, need: L3Need, found: _Found, rank: int, now: datetime) -> ContextItem:
+        payload = found.payload
         stamp = payload.get("updated_at") or payload.get("created_at")
         freshness = None if stamp is None else max(0.0, (now.timestamp() - float(stamp)) / 3600)
-        content = {
+        content: dict[str, Any] = {
             "text": payload.get("text", ""),
             "type": payload.get("type"),
             **{k: payload[k] for k in ("section", "title") if k in payload},
         }
+        if payload.get("type") == EPISODE:
+            content["said_at"] = payload.get("observed_at")
+            content["said_by"] = payload.get("speaker") or payload.get("role")
+            if found.replaced_by:
+                content["replaced_by"] = found.replaced_by
         return ContextItem.of(
             f"{need.item_prefix}_{rank}",
             content,
             Provenance(
                 "L3",
-                hit.id,
+                found.id,
                 str(payload.get("source") or need.collection),
-                hit.cosine,
+                found.cosine,
                 freshness,
-                low_confidence=hit.cosine < self._settings.low_confidence_cosine,
+                low_confidence=found.cosine < self._settings.low_confidence_cosine,
             ),
         )
+
+
+class _Found(NamedTuple):
+    """One L3 point a need found: its cosine to the query, its payload and, for an
+    episode a newer fact replaced, that fact's text."""
+
+    id: str
+    cosine: float
+    payload: Mapping[str, Any]
+    replaced_by: str | None
+
+
+def _is_episode(hit: Hit) -> bool:
+    return hit.payload.get("type") == EPISODE

@@ -90,6 +90,9 @@ class SessionState:
     # Observed turns (ids and hashes), newest last; bounded like the action trace.
     history: tuple[TurnRef, ...] = ()
     turns_observed: int = 0
+    episodes_observed: int = 0
+    """Episodes stored for this session: one per turn, or one per chunk of a turn
+    split for length. Each episode's ``seq`` in :attr:`thread` is its number."""
 
     def __post_init__(self) -> None:
         check_id("session_id", self.session_id)
@@ -109,6 +112,13 @@ class SessionState:
     @property
     def tenant(self) -> str:
         return self.auth_context.tenant
+
+    @property
+    def thread(self) -> str:
+        """The conversation this session's episodes belong to in L3: the session id
+        and its start, so a session id reused later starts a new thread instead of
+        numbering its turns over the old ones."""
+        return f"{self.session_id}#{int(self.started_at.timestamp() * 1000)}"
 
     def advance(self, steps: int = 1) -> SessionState:
         """Move to a later step."""
@@ -145,8 +155,9 @@ class SessionState:
         trace = (*self.action_trace, entry)[-MAX_TRACE_ENTRIES:]
         return replace(self, action_trace=trace)
 
-    def record_turn(self, role: str, text: str, at: datetime) -> SessionState:
-        """Append an observed turn (its id and a hash of ``text``, never the text).
+    def record_turn(self, role: str, text: str, at: datetime, *, parts: int = 1) -> SessionState:
+        """Append an observed turn (its id and a hash of ``text``, never the text),
+        stored as ``parts`` episodes (a long text is split into chunks).
 
         Turn ids are ``t<n>``, numbered per session from 1. The history is bounded:
         the oldest entries fall off after MAX_HISTORY_ENTRIES.
@@ -154,10 +165,17 @@ class SessionState:
         check_id("role", role)
         if at.tzinfo is None:
             raise ValidationError("at", "must be timezone-aware")
+        if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
+            raise ValidationError("parts", "must be a positive integer")
         number = self.turns_observed + 1
         ref = TurnRef(f"t{number}", role, sha256_hex(text), len(text), at)
         history = (*self.history, ref)[-MAX_HISTORY_ENTRIES:]
-        return replace(self, history=history, turns_observed=number)
+        return replace(
+            self,
+            history=history,
+            turns_observed=number,
+            episodes_observed=self.episodes_observed + parts,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready view (auth context reported apart, scopes sorted)."""

@@ -138,15 +138,20 @@ def extension_field(step_id: str, reader_step: str) -> str:
     return f"{step_id}>{reader_step}"
 
 
-def pref_key(user_id: str, pref_type: str) -> str:
+def pref_owner(tenant: str, user_id: str) -> str:
+    """``pref:{<tenant>:<user>}:`` - every preference key of one user of one tenant
+    starts with it (two tenants' users of the same id never share one)."""
+    return f"{PREF_PREFIX}:{{{check_id('tenant', tenant)}:{check_id('user_id', user_id)}}}:"
+
+
+def pref_key(tenant: str, user_id: str, pref_type: str) -> str:
     """Hash key of one structured user preference."""
-    uid = check_id("user_id", user_id)
-    return f"{PREF_PREFIX}:{{{uid}}}:{check_id('pref_type', pref_type)}"
+    return f"{pref_owner(tenant, user_id)}{check_id('pref_type', pref_type)}"
 
 
-def pref_index_key(user_id: str) -> str:
+def pref_index_key(tenant: str, user_id: str) -> str:
     """Set key listing a user's preference types; same slot as the preferences."""
-    return f"{PREF_PREFIX}:{{{check_id('user_id', user_id)}}}:{_PREF_INDEX_SUFFIX}"
+    return f"{pref_owner(tenant, user_id)}{_PREF_INDEX_SUFFIX}"
 
 
 def seconds_to_ms(field: str, seconds: float) -> int:

@@ -112,9 +112,12 @@ class WorkingMemory:
         value: Any,
         confidence: float,
         updated_at: datetime | None = None,
+        *,
+        tenant: str = "default",
     ) -> Preference:
-        """Store a preference (replacing any previous one) and index its type."""
-        key = K.pref_key(user_id, pref_type)
+        """Store a preference of ``tenant``'s user (replacing any previous one) and
+        index its type."""
+        key = K.pref_key(tenant, user_id, pref_type)
         if isinstance(confidence, bool) or not isinstance(confidence, int | float):
             raise ValidationError(
                 "confidence", f"must be a number, got {type(confidence).__name__}"
@@ -132,24 +135,26 @@ class WorkingMemory:
         }
         # The index set shares the user's hash tag, so hash and index change together.
         self._backend.write_hash(
-            key, fields, None, replace=True, index=(K.pref_index_key(user_id), pref_type)
+            key, fields, None, replace=True, index=(K.pref_index_key(tenant, user_id), pref_type)
         )
         return Preference(user_id, pref_type, json.loads(fields["value"]), float(confidence), when)
 
-    def get_preference(self, user_id: str, pref_type: str) -> Preference:
-        """Read one preference; ContextMissError when absent."""
-        key = K.pref_key(user_id, pref_type)
+    def get_preference(
+        self, user_id: str, pref_type: str, *, tenant: str = "default"
+    ) -> Preference:
+        """Read one preference of ``tenant``'s user; ContextMissError when absent."""
+        key = K.pref_key(tenant, user_id, pref_type)
         found = self._backend.read_fields(key)  # preferences never expire: no TTL read
         if found is None:
             raise ContextMissError(key)
         return _decode_preference(key, user_id, pref_type, found)
 
-    def list_preferences(self, user_id: str) -> tuple[Preference, ...]:
-        """Every preference of ``user_id``, ordered by type."""
-        index = K.pref_index_key(user_id)
+    def list_preferences(self, user_id: str, *, tenant: str = "default") -> tuple[Preference, ...]:
+        """Every preference of ``tenant``'s user ``user_id``, ordered by type."""
+        index = K.pref_index_key(tenant, user_id)
         out = []
         for pref_type in sorted(self._backend.set_members(index)):
-            key = K.pref_key(user_id, pref_type)
+            key = K.pref_key(tenant, user_id, pref_type)
             found = self._backend.read_fields(key)
             if found is not None:
                 out.append(_decode_preference(key, user_id, pref_type, found))

@@ -1,0 +1,108 @@
+"""Links between episodes and the facts extracted from them, followed at read time.
+
+An episode names the facts extracted from it (payload ``facts``); a fact names its
+episodes and its slot (``slot``: one active version per user, subject and attribute).
+A read that finds episodes follows those links (:func:`follow`):
+
+* an episode's facts that are still current come with it: a fact is what was said,
+  distilled, and ranks with the episode that says it even when its own short text
+  ("user city: Chengdu") embeds far from the question;
+* an episode whose fact has been superseded since is the past: it is marked with the
+  current fact of that slot, which comes with it instead, so the current value is
+  always read next to (and above) the old one.
+
+Resolved at read time, so a mark is never stale: a later correction, a forget or a
+restore changes what the next read sees without rewriting any episode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memstrata.longterm.models import MEMORIES, Filter, ScoredPoint
+from memstrata.longterm.store import LongTermStore
+
+EPISODE = "episode"
+CURRENT_TYPES: tuple[str, ...] = ("fact", "event")
+HISTORY = "history"
+# A slot holds one active version; more hops than this is a corrupt chain.
+_MAX_LINKS_PER_EPISODE = 16
+
+
+@dataclass(frozen=True, slots=True)
+class Links:
+    """What :func:`follow` found: per episode, the current facts that come with it
+    (best first), and the episodes whose content a newer fact superseded."""
+
+    facts: Mapping[str, tuple[ScoredPoint, ...]] = field(default_factory=dict)
+    """Episode id -> current fact points (payload and cosine to the query)."""
+    superseded: Mapping[str, str] = field(default_factory=dict)
+    """Episode id -> the id of the current fact that replaced what it said."""
+
+
+def fact_ids(payload: Mapping[str, Any]) -> tuple[str, ...]:
+    """The ids of the facts an episode payload names (none for any other point)."""
+    if payload.get("type") != EPISODE:
+        return ()
+    ids = payload.get("facts") or ()
+    if not isinstance(ids, Sequence) or isinstance(ids, str):
+        return ()
+    return tuple(str(i) for i in ids[:_MAX_LINKS_PER_EPISODE])
+
+
+def follow(
+    store: LongTermStore,
+    tenant: str,
+    query_vector: NDArray[np.float32],
+    episodes: Sequence[tuple[str, Mapping[str, Any]]],
+) -> Links:
+    """The links of ``episodes`` (``(id, payload)``), in at most three engine calls:
+    the facts they name, and - only when one was superseded - the current versions
+    of those slots."""
+    named = {episode_id: fact_ids(payload) for episode_id, payload in episodes}
+    wanted = list(dict.fromkeys(i for ids in named.values() for i in ids))
+    if not wanted:
+        return Links()
+    points = store.read_scored(MEMORIES, wanted, query_vector, tenant=tenant)
+    closed_slots = {
+        str(p.payload["slot"])
+        for p in points.values()
+        if p.payload.get("type") == HISTORY and isinstance(p.payload.get("slot"), str)
+    }
+    current_of_slot: dict[str, ScoredPoint] = {}
+    if closed_slots:
+        flt = Filter(
+            tenant=tenant, types=("fact",), extras=(("slot", tuple(sorted(closed_slots))),)
+        )
+        active_ids = [r.id for r in store.iter_records(MEMORIES, flt)]
+        current = (
+            store.read_scored(MEMORIES, active_ids, query_vector, tenant=tenant)
+            if active_ids
+            else {}
+        )
+        for point in current.values():
+            current_of_slot[str(point.payload["slot"])] = point
+    facts: dict[str, tuple[ScoredPoint, ...]] = {}
+    superseded: dict[str, str] = {}
+    for episode_id, ids in named.items():
+        found: dict[str, ScoredPoint] = {}
+        for point_id in ids:
+            named_point = points.get(point_id)
+            if named_point is None:
+                continue
+            kind = named_point.payload.get("type")
+            if kind in CURRENT_TYPES:
+                found[named_point.id] = named_point
+            elif kind == HISTORY:
+                now = current_of_slot.get(str(named_point.payload.get("slot")))
+                if now is not None:
+                    superseded.setdefault(episode_id, now.id)
+                    found[now.id] = now
+        if found:
+            facts[episode_id] = tuple(sorted(found.values(), key=lambda p: (-p.score, p.id)))
+    return Links(facts, superseded)

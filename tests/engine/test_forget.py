@@ -1,0 +1,156 @@
+"""Forget, for real: what a user said is gone from L3, from Redis and from every file
+under the data dir; another user's and another tenant's memories stay."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memstrata.engine import ContextEngine
+from memstrata.errors import ValidationError
+from memstrata.longterm.models import MEMORIES, Filter
+from memstrata.memory.forget import deletion_record
+
+Factory = Callable[..., ContextEngine]
+
+
+def files_holding(root: Path, needle: str) -> list[str]:
+    """Files under ``root`` whose bytes hold ``needle`` (sockets skipped)."""
+    raw = needle.encode()
+    found = []
+    for folder, _, names in os.walk(root):
+        for name in names:
+            path = Path(folder) / name
+            if path.is_socket():
+                continue
+            try:
+                if raw in path.read_bytes():
+                    found.append(str(path.relative_to(root)))
+            except FileNotFoundError:  # a file the server replaced meanwhile
+                continue
+    return found
+
+
+def redis_holding(client: Any, needle: str) -> list[str]:
+    """Keys whose value, read by type, holds ``needle``."""
+    hits = []
+    for key in client.scan_iter(count=500):
+        kind = client.type(key)
+        if kind == "string":
+            blob: Any = client.get(key)
+        elif kind == "hash":
+            blob = client.hgetall(key)
+        elif kind == "set":
+            blob = client.smembers(key)
+        elif kind == "zset":
+            blob = client.zrange(key, 0, -1)
+        elif kind == "list":
+            blob = client.lrange(key, 0, -1)
+        elif kind == "stream":
+            blob = client.xrange(key)
+        else:
+            blob = ""
+        if needle in f"{key} {blob}":
+            hits.append(key)
+    return hits
+
+
+def say(engine: ContextEngine, tenant: str, user: str, marker: str) -> None:
+    session = engine.start_session(user, f"plan a trip {marker}", tenant=tenant)
+    engine.observe(session.session_id, "user", f"I live in {marker}ville and love {marker}.")
+    engine.observe(session.session_id, "user", "I moved to Chengdu last month.")
+    engine.remember(user, f"My code word is {marker}.", tenant=tenant)
+    engine.working_memory.set_preference(user, "food", f"{marker} noodles", 0.9, tenant=tenant)
+    engine.working(session.session_id).put_api_response("/weather", {"q": marker}, {"t": 1})
+
+
+def test_a_forgotten_user_is_gone_from_l3_redis_and_every_file(
+    engine_factory: Factory, tmp_path: Path
+) -> None:
+    data = tmp_path / "forget"
+    engine = engine_factory(data)
+    client = engine.memory.redis
+    # RDB-format files (the AOF's base) compress strings; a byte scan needs them plain.
+    client.config_set("rdbcompression", "no")
+    gone, kept, other_tenant = (f"zq{uuid.uuid4().hex[:10]}" for _ in range(3))
+    say(engine, "acme", "bob", gone)
+    say(engine, "acme", "alice", kept)
+    say(engine, "globex", "bob", other_tenant)  # another tenant's bob
+    engine.flush()
+    engine.longterm.optimize()
+    assert engine.retrieve(f"{gone}ville", tenant="acme", user="bob").items
+    assert files_holding(data, gone), "the scan of the files is blind"
+    assert redis_holding(client, gone), "the scan of Redis is blind"
+
+    report = engine.forget("bob", tenant="acme")
+
+    assert report.points_deleted >= 5  # 3 episodes, their facts and history
+    assert report.keys_deleted >= 3 and report.sessions_ended == 1
+    assert files_holding(data, gone) == []
+    assert redis_holding(client, gone) == []
+    flt = Filter(tenant="acme", user="bob")
+    assert engine.longterm.count(MEMORIES, tenant="acme", user="bob") == 0
+    assert list(engine.longterm.iter_records(MEMORIES, flt)) == []
+    result = engine.retrieve(f"{gone}ville", tenant="acme", user="bob")
+    assert not result.items and not result.below_threshold
+    # The others' memories are all still there, on disk and in Redis.
+    for marker, tenant, user in ((kept, "acme", "alice"), (other_tenant, "globex", "bob")):
+        assert files_holding(data, marker) and redis_holding(client, marker)
+        found = engine.retrieve(f"{marker}ville", tenant=tenant, user=user).items
+        assert any(marker in item.text for item in found)
+        assert engine.working_memory.get_preference(user, "food", tenant=tenant).value
+    # The audit keeps that a deletion happened: no name, no content.
+    lines = (data / "audit.jsonl").read_text().splitlines()
+    (record,) = [json.loads(line) for line in lines if '"forget"' in line]
+    expected = deletion_record(report, engine.clock.now(), user="bob")
+    assert {k: v for k, v in record.items() if k != "at"} == {
+        k: v for k, v in expected.items() if k != "at"
+    }
+    assert "bob" not in json.dumps(record)
+
+
+def test_forgetting_one_memory_takes_its_versions_and_what_it_said(
+    engine_factory: Factory, tmp_path: Path
+) -> None:
+    engine = engine_factory(tmp_path / "one")
+    session = engine.start_session("u1", "hi", tenant="acme")
+    engine.observe(session.session_id, "user", "I live in Hangzhou.")
+    engine.observe(session.session_id, "user", "I moved to Chengdu.")
+    engine.observe(session.session_id, "user", "I'm allergic to peanuts.")
+    engine.flush()
+    city = engine.memory.active_fact("acme", "u1", "user", "city")
+    assert city is not None and city.value == "Chengdu"
+    engine.forget_memories([city.id or ""], tenant="acme")
+    assert engine.memory.history("acme", "u1", "user", "city") == ()
+    assert engine.memory.active_fact("acme", "u1", "user", "city") is None
+    texts = {
+        r.payload["text"]
+        for r in engine.longterm.iter_records(MEMORIES, Filter(tenant="acme", user="u1"))
+    }
+    # The facts of other slots and what was said stay: only the city's versions went.
+    assert "I'm allergic to peanuts." in texts and "I live in Hangzhou." in texts
+    # An episode takes the facts extracted from it.
+    (episode,) = [
+        r.id
+        for r in engine.longterm.iter_records(
+            MEMORIES, Filter(tenant="acme", user="u1", types=("episode",))
+        )
+        if r.payload["text"] == "I'm allergic to peanuts."
+    ]
+    engine.forget_memories([episode], tenant="acme")
+    left = {
+        r.payload["text"]
+        for r in engine.longterm.iter_records(MEMORIES, Filter(tenant="acme", user="u1"))
+    }
+    assert not any("peanut" in text for text in left)
+    # Another tenant's id is not there to delete; bad input is refused.
+    assert engine.forget_memories([episode], tenant="globex").points_deleted == 0
+    with pytest.raises(ValidationError) as info:
+        engine.forget_memories([], tenant="acme")
+    assert info.value.field == "ids"
