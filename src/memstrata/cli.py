@@ -22,7 +22,8 @@ from rich.table import Table
 from memstrata.config import settings_from_env
 from memstrata.context import BuiltContext
 from memstrata.engine import ContextEngine
-from memstrata.errors import MemstrataError, error_code
+from memstrata.errors import MemstrataError, ValidationError, error_code
+from memstrata.memory.units import MemoryUnit
 from memstrata.router import ContextBundle
 
 app = typer.Typer(
@@ -185,29 +186,58 @@ def remember(
     data_dir: DataDir = DEFAULT_DATA_DIR,
     as_json: JsonFlag = False,
 ) -> None:
-    """Store a memory for a user in long-term memory (extracted, versioned, deduplicated)."""
+    """Store a text for a user: kept whole as an episode, with the facts extracted from
+    it (versioned, deduplicated); prints what was stored."""
     with _engine(data_dir, as_json) as engine:
         receipt = engine.remember(user, text, tenant=tenant)
+        stored = None
         if receipt.queued:
             engine.flush()
+            stored = engine.written(receipt, tenant=tenant)
         queued_text = engine.sanitizer.text(text, location="cli")
+    episodes = [] if stored is None else [{"id": e.id, "text": e.text} for e in stored.episodes]
+    facts = [] if stored is None else [_fact_row(u) for u in stored.facts]
     document = {
         "user": user,
         "tenant": tenant,
         "queued": receipt.queued,
-        "written": receipt.queued,
+        "written": bool(episodes),
         "entry_ids": list(receipt.entry_ids),
         "text": queued_text,
+        "episodes": episodes,
+        "facts": facts,
         "error": receipt.error,
     }
     if as_json:
         _emit_json(document)
     elif receipt.queued:
         out.print(f"remembered for [bold]{user}[/bold]: {queued_text}")
+        for episode in episodes:
+            out.print(f"  episode {episode['id']}")
+        for fact in facts:
+            state = "current" if fact["active"] else "history"
+            out.print(
+                f"  {fact['kind']} {fact['subject']} {fact['attribute']} = {fact['value']} "
+                f"(v{fact['version']}, {state})"
+            )
+        if not facts:
+            out.print("  no fact recognized: the text is kept as said")
     else:
         err.print(f"[red]not queued[/red] ({receipt.error}); nothing was written")
     if not receipt.queued:
         raise typer.Exit(1)
+
+
+def _fact_row(unit: MemoryUnit) -> dict[str, Any]:
+    return {
+        "id": unit.id,
+        "kind": unit.kind,
+        "subject": unit.subject,
+        "attribute": unit.attribute,
+        "value": unit.value,
+        "version": unit.version,
+        "active": unit.active,
+    }
 
 
 @app.command()
@@ -219,39 +249,88 @@ def search(
     data_dir: DataDir = DEFAULT_DATA_DIR,
     as_json: JsonFlag = False,
 ) -> None:
-    """Hybrid (dense + BM25) search of a user's memories."""
+    """Retrieve a user's memories as an agent gets them (``engine.retrieve``): what was
+    said and the current facts, the past marked as such."""
     with _engine(data_dir, as_json) as engine:
-        hits = engine.search(user, query, tenant=tenant, k=k, explain=True)
-        low = engine.settings.longterm.low_confidence_cosine
-    rows = [
+        result = engine.retrieve(query, tenant=tenant, user=user, k=k)
+    rows: list[dict[str, Any]] = [
         {
-            "id": h.id,
-            "text": h.payload.get("text"),
-            "score": round(h.score, 6),
-            "cosine": round(h.cosine, 4),
-            "low_confidence": h.cosine < low,
-            "dense_rank": h.dense_rank,
-            "sparse_rank": h.sparse_rank,
-            "created_at": h.payload.get("created_at"),
+            "id": item.id,
+            "kind": item.kind,
+            "text": item.text,
+            "score": round(item.score, 6),
+            "cosine": round(item.cosine, 4),
+            "low_confidence": item.low_confidence,
+            "superseded_by": item.superseded_by,
+            "facts": [{"id": f.id, "text": f.text} for f in item.facts],
+            "observed_at": None if item.observed_at is None else item.observed_at.isoformat(),
         }
-        for h in hits
+        for item in result.items or result.below_threshold
     ]
     if as_json:
-        _emit_json({"user": user, "tenant": tenant, "query": query, "results": rows})
+        _emit_json(
+            {
+                "user": user,
+                "tenant": tenant,
+                "query": query,
+                "l3_skipped": result.l3_skipped,
+                "results": rows,
+            }
+        )
         return
-    table = Table(title=f"memories of {user} for {query!r}")
-    for column in ("#", "text", "score", "cosine", "dense", "bm25"):
+    title = f"memories of {user} for {query!r}" + (
+        " (all below the confidence floor)" if result.l3_skipped else ""
+    )
+    table = Table(title=title)
+    for column in ("#", "kind", "text", "score", "cosine"):
         table.add_column(column, overflow="fold")
     for i, row in enumerate(rows, 1):
+        text = str(row["text"])
+        if row["superseded_by"]:
+            text += "  [past]"
+        for fact in row["facts"]:
+            text += f"\n  -> {fact['text']}"
         table.add_row(
             str(i),
-            str(row["text"]),
+            str(row["kind"]),
+            text,
             f"{row['score']:.4f}",
             f"{row['cosine']:.3f}" + (" (low)" if row["low_confidence"] else ""),
-            str(row["dense_rank"] or "-"),
-            str(row["sparse_rank"] or "-"),
         )
     out.print(table)
+
+
+@app.command()
+def forget(
+    user: Annotated[
+        str | None, typer.Option("--user", help="Forget everything held of this user.")
+    ] = None,
+    memory_id: Annotated[
+        list[str] | None,
+        typer.Option("--id", help="Forget this memory (repeatable): a fact with its history."),
+    ] = None,
+    tenant: Annotated[str, typer.Option("--tenant")] = "default",
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    as_json: JsonFlag = False,
+) -> None:
+    """Delete a user's memories (or chosen ones) everywhere, the files on disk included;
+    the audit log keeps only that a deletion happened."""
+    with _engine(data_dir, as_json) as engine:
+        if (user is None) == (not memory_id):
+            raise ValidationError("user", "give exactly one of --user and --id")
+        if user is not None:
+            report = engine.forget(user, tenant=tenant)
+        else:
+            report = engine.forget_memories(memory_id or [], tenant=tenant)
+    document = report.as_dict()
+    if as_json:
+        _emit_json(document)
+        return
+    who = f"user {user}" if user is not None else f"{len(memory_id or [])} memories"
+    out.print(
+        f"forgot {who} in tenant {tenant}: {report.points_deleted} memories, "
+        f"{report.keys_deleted} keys, {report.queue_entries_deleted} queued entries"
+    )
 
 
 @app.command()
@@ -525,17 +604,38 @@ def eval_locomo(
         "../shared/data/locomo/locomo10.json"
     ),
     limit: LimitOption = None,
+    conversations: Annotated[
+        str | None,
+        typer.Option(
+            "--conversations",
+            help=(
+                "Only these conversations of the file, 1-based: numbers and ranges, "
+                "comma-separated (1-5, 6-10, 1,3,7-9). Choose a parameter on one half "
+                "and report it on the other. Not with --limit."
+            ),
+        ),
+    ] = None,
     k: KsOption = None,
     data_dir: EvalDataDir = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Turn-level evidence retrieval per category; --limit N: the first N conversations."""
+    """Turn-level evidence retrieval per category; --limit N: the first N conversations,
+    --conversations 6-10: those conversations of the file."""
     from memstrata.eval.command import RichProgress, run_locomo
+    from memstrata.eval.locomo import parse_conversations
 
     ks = _parse_ks(k)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     with _eval_errors(as_json), RichProgress(err) as progress:
-        report = run_locomo(data, limit=limit, ks=ks, data_dir=data_dir, progress=progress)
+        positions = None if conversations is None else parse_conversations(conversations)
+        report = run_locomo(
+            data,
+            limit=limit,
+            conversations=positions,
+            ks=ks,
+            data_dir=data_dir,
+            progress=progress,
+        )
     if as_json:
         _emit_json(report)
     else:

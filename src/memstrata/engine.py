@@ -71,7 +71,14 @@ from memstrata.memory.store import MemoryStore
 from memstrata.memory.units import MemoryUnit
 from memstrata.retrieval import RetrievalQuery, RetrievalResult, Retriever
 from memstrata.retrieval.rerank import Reranker
-from memstrata.router import SEED_INTENTS, ContextBundle, ContextRouter, IntentRegistry, IntentSpec
+from memstrata.router import (
+    DEFAULT_INTENTS,
+    SEED_INTENTS,
+    ContextBundle,
+    ContextRouter,
+    IntentRegistry,
+    IntentSpec,
+)
 from memstrata.session import SessionRegistry, SessionState
 from memstrata.validation import check_id, check_positive_int, check_text
 from memstrata.wiring import build_extractor, build_handler, open_index, open_longterm, open_memory
@@ -131,11 +138,15 @@ class ContextEngine:
         )
         # Reads of the memories collection see active units only unless an intent
         # asks for other types; superseded versions stay out of the agent's context.
-        registry = (
-            IntentRegistry(active_only(intents.get(name)) for name in intents.names())
+        specs = (
+            [intents.get(name) for name in intents.names()]
             if intents is not None
-            else IntentRegistry(active_only(s) for s in SEED_INTENTS)
+            else list(SEED_INTENTS)
         )
+        # The general-purpose intents come with every engine unless the caller's
+        # registry defines its own of the same name.
+        specs += [d for d in DEFAULT_INTENTS if d.name not in {s.name for s in specs}]
+        registry = IntentRegistry(active_only(spec) for spec in specs)
         self._router = ContextRouter(
             registry,
             working,

@@ -138,3 +138,21 @@ def test_consolidate_and_restore_report_as_json(tmp_path: Path) -> None:
     assert report["hot_knowledge"]["default"] == {"merged": 0, "duplicates": 0, "expired": 0}
     missing = "00000000-0000-4000-8000-000000000000"
     assert run_json("restore", missing, "--data-dir", data)["restored"] == []
+
+
+def test_forget_a_user_and_a_memory(tmp_path: Path) -> None:
+    data = str(tmp_path / "f")
+    stored = run_json("remember", "--user", "u1", "--text", "I live in Lhasa.", "--data-dir", data)
+    run_json("remember", "--user", "u2", "--text", "I live in Lhasa too.", "--data-dir", data)
+    (fact,) = [f for f in stored["facts"] if f["attribute"] == "city"]
+    one = run_json("forget", "--id", fact["id"], "--data-dir", data)
+    assert one["points_deleted"] >= 1 and one["keys_deleted"] == 1
+    report = run_json("forget", "--user", "u1", "--data-dir", data)
+    assert report["tenant"] == "default" and report["points_deleted"] >= 1
+    found = run_json("search", "--user", "u1", "--query", "Lhasa", "--data-dir", data)
+    assert found["results"] == []
+    kept = run_json("search", "--user", "u2", "--query", "Lhasa", "--data-dir", data)
+    assert any("Lhasa" in r["text"] for r in kept["results"])
+    both = runner.invoke(app, ["forget", "--json", "--data-dir", data])
+    assert both.exit_code == 2
+    assert json.loads(both.stdout)["error"]["type"] == "ValidationError"

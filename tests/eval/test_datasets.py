@@ -18,6 +18,7 @@ from memstrata.eval.datasets import (
     parse_lme_date,
     parse_locomo_date,
 )
+from memstrata.eval.longmemeval import data_summary
 from memstrata.testing.synthetic_longmemeval import records as synthetic_records
 
 
@@ -170,6 +171,40 @@ def test_longmemeval_errors_name_the_record(tmp_path: Path) -> None:
         load_longmemeval(_write(tmp_path, [_lme_record(question_date="yesterday")]))
     with pytest.raises(DatasetError, match=r"record 0: question_id: must be a string, got int"):
         load_longmemeval(_write(tmp_path, [_lme_record(question_id=7)]))
+
+
+def _with_repeat(record: dict[str, Any], source: int) -> dict[str, Any]:
+    """``record`` with its session ``source`` appended again (id, date, turns)."""
+    record["haystack_session_ids"].append(record["haystack_session_ids"][source])
+    record["haystack_dates"].append(record["haystack_dates"][source])
+    record["haystack_sessions"].append(json.loads(json.dumps(record["haystack_sessions"][source])))
+    return record
+
+
+def test_longmemeval_identical_repeated_session_is_kept_once(tmp_path: Path) -> None:
+    plain = load_longmemeval(_write(tmp_path, [_lme_record()], "plain.json"))[0]
+    repeated = _with_repeat(_lme_record(), 1)
+    question = load_longmemeval(_write(tmp_path, [repeated], "repeat.json"))[0]
+    assert question.session_ids == plain.session_ids
+    assert question.turns == plain.turns
+    assert question.repeated_sessions == 1 and plain.repeated_sessions == 0
+    assert data_summary([question, plain], "turn")["repeated_sessions_dropped"] == 1
+
+
+def test_longmemeval_repeated_session_id_with_other_content_is_refused(tmp_path: Path) -> None:
+    changed = _with_repeat(_lme_record(), 1)
+    changed["haystack_sessions"][-1][0]["content"] = "something else entirely"
+    last = len(changed["haystack_session_ids"]) - 1
+    with pytest.raises(
+        DatasetError,
+        match=rf"haystack_sessions\[{last}\]: haystack_session_ids\[{last}\] repeats "
+        r"session id 'ssu02_b' of haystack_session_ids\[1\] with different content",
+    ):
+        load_longmemeval(_write(tmp_path, [changed]))
+    moved = _with_repeat(_lme_record(), 1)
+    moved["haystack_dates"][-1] = "2023/01/01 (Sun) 10:00"
+    with pytest.raises(DatasetError, match=rf"haystack_dates\[{last}\]: .* another date"):
+        load_longmemeval(_write(tmp_path, [moved]))
 
 
 def test_locomo_errors_name_the_record(tmp_path: Path) -> None:

@@ -18,9 +18,10 @@ from typer.testing import CliRunner
 
 from memstrata.cli import app
 from memstrata.config import LongTermSettings
+from memstrata.errors import ValidationError
 from memstrata.eval.command import RichProgress, open_turn_store, run_locomo
 from memstrata.eval.datasets import Turn, load_locomo, load_longmemeval
-from memstrata.eval.locomo import evaluate_locomo
+from memstrata.eval.locomo import evaluate_locomo, parse_conversations, select_conversations
 from memstrata.eval.longmemeval import evaluate_longmemeval
 from memstrata.eval.systems import Retrieved, session_batches, store_systems
 from memstrata.testing.embedders import HashEmbedder
@@ -437,6 +438,53 @@ def test_cli_locomo_json(hash_embedder: None, locomo_subset_file: Path) -> None:
     assert set(document["latency_ms"]) >= {"p50", "p99"}
     assert set(document["cer"]) == {"cer", "loaded_rate", "used_rate", "steps"}
     assert document["config"]["ks"] == [3, 5, 10] and document["config"]["limit"] == 1
+
+
+def test_conversation_selection() -> None:
+    assert parse_conversations("1-5") == (1, 2, 3, 4, 5)
+    assert parse_conversations(" 6 - 7 ,9,7") == (6, 7, 9)
+    for bad, reason in (
+        ("", "at least one"),
+        ("0-3", "1-based"),
+        ("5-1", "ascending"),
+        ("1-", "not a number or a range"),
+        ("a", "not a number or a range"),
+        ("1;2", "not a number or a range"),
+    ):
+        with pytest.raises(ValidationError, match=reason) as info:
+            parse_conversations(bad)
+        assert info.value.field == "conversations"
+    with pytest.raises(ValidationError, match="the file has conversations 1-2; asked for 3"):
+        select_conversations([object(), object()], (2, 3))  # type: ignore[list-item]
+
+
+def test_cli_locomo_conversations(
+    hash_embedder: None, locomo_subset_file: Path, tmp_path: Path
+) -> None:
+    two = tmp_path / "two.json"
+    sample = json.loads(locomo_subset_file.read_text(encoding="utf-8"))[0]
+    two.write_text(json.dumps([sample, {**sample, "sample_id": "conv-copy"}]), encoding="utf-8")
+    result = runner.invoke(
+        app, ["eval", "locomo", "--data", str(two), "--conversations", "2", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert document["data"]["conversations"] == 1
+    assert document["config"]["conversations"] == {
+        "positions": [2],
+        "sample_ids": ["conv-copy"],
+    }
+    for args, message in (
+        (["--conversations", "3"], "the file has conversations 1-2; asked for 3"),
+        (["--conversations", "2-1"], "ascending"),
+        (["--conversations", "1", "--limit", "1"], "not both"),
+    ):
+        failed = runner.invoke(app, ["eval", "locomo", "--data", str(two), *args, "--json"])
+        assert failed.exit_code == 2, failed.output
+        error = json.loads(failed.stdout)["error"]
+        assert error["type"] == "ValidationError" and message in error["message"]
+    helped = runner.invoke(app, ["eval", "locomo", "--help"])
+    assert "--conversations" in helped.stdout
 
 
 def test_cli_longmemeval_json(hash_embedder: None, synthetic_lme: Path) -> None:

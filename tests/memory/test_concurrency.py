@@ -13,6 +13,7 @@ import pytest
 
 from memstrata.errors import ConflictError
 from memstrata.longterm.models import MEMORIES, Filter
+from memstrata.memory.facts import FactBatch
 from memstrata.memory.settings import MemorySettings
 from memstrata.memory.store import MemoryStore, WriteOutcome
 
@@ -108,3 +109,45 @@ def test_concurrent_copies_of_one_write_keep_the_winner(env: Any, fact: Any) -> 
     active = store.active_fact(env.tenant, "u1", "user", "pet")
     assert active is not None and active.value == "a grey cat named Miso"
     assert len(store.history(env.tenant, "u1", "user", "pet")) == 1
+
+
+def test_batches_of_one_slot_committed_concurrently_keep_every_version(env: Any, fact: Any) -> None:
+    """The handler's batched commit (several units of a slot per batch, batches on
+    concurrent threads, lost swaps finished by the unit-by-unit path): versions 1..N,
+    one active version, the history in the order the values were observed."""
+    batch_commit = FactBatch(env.store)
+    embedder = env.longterm.embedder
+    per_batch, batches = 5, 20
+    order = list(range(batches))
+    random.Random(11).shuffle(order)
+    units = {
+        b: [
+            fact("home", _value(b * per_batch + j), T0 + timedelta(minutes=b * per_batch + j))
+            for j in range(per_batch)
+        ]
+        for b in order
+    }
+    barrier = threading.Barrier(batches)
+
+    def run(b: int) -> list[WriteOutcome]:
+        batch = units[b]
+        vectors = list(embedder.embed([u.text for u in batch]))
+        barrier.wait()
+        staged = batch_commit.stage(batch, vectors)
+        env.longterm.add_points(MEMORIES, list(staged.points))
+        batch_commit.settle(staged)
+        return list(staged.outcomes)
+
+    with ThreadPoolExecutor(max_workers=batches) as pool:
+        outcomes = [o for found in pool.map(run, order) for o in found]
+
+    total = batches * per_batch
+    assert sorted(o.version for o in outcomes) == list(range(1, total + 1))
+    history = env.store.history(env.tenant, "u1", "user", "home")
+    assert [u.value for u in history] == [_value(i) for i in range(total)]
+    assert [u.value for u in history if u.active] == [_value(total - 1)]
+    assert env.longterm.count(MEMORIES, tenant=env.tenant, types=("fact",)) == 1
+    pending = list(
+        env.longterm.iter_records(MEMORIES, Filter(tenant=env.tenant, types=("pending",)))
+    )
+    assert pending == []

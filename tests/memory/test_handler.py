@@ -167,3 +167,17 @@ def test_copies_in_flight_on_two_threads_are_written_after_each_other(
     second.join(5)
     assert [p["value"] for p in points(env, "fact")] == ["Hangzhou"]
     assert len(points(env, "episode")) == 1
+
+
+def test_a_long_turn_gets_window_keys_in_the_same_batch(make_store: StoreFactory) -> None:
+    env = make_store()
+    handler = IngestHandler(env.store)
+    words = [f"w{i}" for i in range(400)]
+    long_text = " ".join(words)
+    handler([entry(1, KIND_TURN, turn_payload(episode(long_text, 1)))])
+    (stored,) = points(env, "episode")
+    windows = points(env, "episode_window")
+    assert windows and {w["episode"] for w in windows} == {stored["id"]}
+    # Every window reads a part of the turn past what its own vector covers.
+    assert all(w["text"] in long_text and w["text"] != long_text for w in windows)
+    assert any(w["text"].endswith("w399") for w in windows)

@@ -4,34 +4,44 @@ One run measures, on the embedded defaults (Valkey + qdrant-edge + MiniLM on CPU
 
 * ``turns_per_s``: ``observe`` of N varied English and Chinese turns (facts that
   supersede each other, preferences, decisions, orders and payments with ids and
-  amounts) until every extracted unit is searchable - the clock stops after
-  ``flush()`` returned and a search found the last user's newest fact;
-* ``embedder_per_s``: the same model embedding the texts of the units that run
-  stored, batched like the handler batches them, in the same process right after;
-* ``ratio`` = turns_per_s / embedder_per_s: the embedder is the bound of the
-  pipeline, so anything far below 1 is overhead of our own code;
+  amounts) until every turn's episode and every extracted unit is searchable - the
+  clock stops after ``flush()`` returned and a search found the last user's newest
+  fact;
+* ``embedder_per_s``: the same model embedding, in the same process right after,
+  exactly the texts the run's model embedded (every episode and fact), call by call
+  in the same batches - recorded as the run made them;
+* ``ratio`` = turns_per_s / (embedder texts/s ÷ texts per turn): the run's end-to-end
+  time against the raw embedder's time for the same work. The embedder is the
+  bound of the pipeline, so anything far below 1 is overhead of our own code;
+* ``stage_s``: where the write path's time went (the handler's stage clocks:
+  extraction, the embedding call, fact commits, the episode upsert), and
+  ``observe_us_per_turn``, the caller's side;
 * ``rss_mb_per_10k``: the resident-memory growth of the process over the run (read
-  from /proc/self/status, VmRSS), per 10k stored units.
+  from /proc/self/status, VmRSS), per 10k stored points.
 
-The data directory is wiped first: the numbers are for an empty store.
+The run writes into a new directory under ``--data-dir`` (numbers for an empty
+store); nothing that was there before is touched.
 """
 
 from __future__ import annotations
 
 import random
-import shutil
+import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
 from rich.console import Console
 
 from memstrata.bench.stats import progress_bar
 from memstrata.config import Settings
 from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.minilm import MiniLMEmbedder
+from memstrata.embed.protocol import Embedder
 from memstrata.engine import ContextEngine
-from memstrata.longterm.models import Filter
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.memory.settings import PipelineSettings
 from memstrata.validation import check_positive_int
@@ -103,6 +113,45 @@ def generate_turns(turns: int, seed: int = 7) -> list[tuple[str, str]]:
     ]
 
 
+class RecordingEmbedder:
+    """An embedder that keeps the batches it was asked for (to replay them raw)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self.calls: list[list[str]] = []
+        self.recording = True
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        if self.recording:
+            with self._lock:
+                self.calls.append(list(texts))
+        return self._inner.embed(texts)
+
+
+def fresh_run_dir(root: Path) -> Path:
+    """A new directory under ``root`` for one run (``ingest-1``, ``ingest-2``...):
+    a benchmark never deletes, or writes into, what it did not create."""
+    root.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        path = root / f"ingest-{n}"
+        try:
+            path.mkdir()
+        except FileExistsError:
+            n += 1
+            continue
+        return path
+
+
 def rss_mb() -> float:
     """Resident set size of this process in MiB (VmRSS of /proc/self/status)."""
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -125,21 +174,21 @@ def run_ingest_bench(
     """
     check_positive_int("turns", turns)
     check_positive_int("batch_size", batch_size, maximum=4096)
-    data_dir = Path(data_dir)
-    shutil.rmtree(data_dir, ignore_errors=True)
-    data_dir.mkdir(parents=True)
+    run_dir = fresh_run_dir(Path(data_dir))
     model = MiniLMEmbedder()
-    # The cache must hold a whole batch, or the store's embeds would miss it.
-    embedder = CachedEmbedder(model, max_entries=max(4096, 4 * batch_size))
+    recorder = RecordingEmbedder(model)
+    # The cache must hold a whole batch; the recorder below it sees what the model
+    # really embeds (cache misses), in the batches the handler made.
+    embedder = CachedEmbedder(recorder, max_entries=max(4096, 4 * batch_size))
     work = generate_turns(turns)
     users = sorted({user for user, _ in work})
     settings = PipelineSettings(
         batch_size=batch_size, queue_maxlen=max(turns, 1000), worker_threads=threads
     )
     with ContextEngine.open(
-        Settings(data_dir=data_dir), embedder=embedder, pipeline=settings
+        Settings(data_dir=run_dir), embedder=embedder, pipeline=settings
     ) as engine:
-        # Load the model and let torch's allocator reach its steady size for a full
+        # Load the model and let its allocator reach its steady size for a full
         # batch, and load jieba's dictionary (~1 s, once per process): none of it is
         # ingest time, nor memory that grows with the stored units.
         model.embed([text for _, text in generate_turns(batch_size, seed=1)])
@@ -147,6 +196,7 @@ def run_ingest_bench(
         for user in users:
             engine.start_session(user, "bench", tenant=TENANT, session_id=f"s-{user}")
         rss_before = rss_mb()
+        recorder.calls.clear()
         with progress_bar(progress or Console(stderr=True)) as bar:
             task = bar.add_task("observe", total=len(work))
             started = time.perf_counter()
@@ -159,46 +209,53 @@ def run_ingest_bench(
             observed = time.perf_counter() - started
             bar.update(task, description="flush", completed=len(work), refresh=True)
             engine.flush(timeout_s=max(600.0, turns / 10))
+            recorder.recording = False
             last = engine.search(users[-1], "which city does the user live in", tenant=TENANT)
             elapsed = time.perf_counter() - started
         rss_after = rss_mb()
-        units = engine.longterm.count("memories", tenant=TENANT)
-        texts = [
-            str(record.payload["text"])
-            for record in engine.longterm.iter_records(
-                "memories", Filter(tenant=TENANT), page_size=2048
-            )
-        ]
+        points = engine.longterm.count("memories", tenant=TENANT)
+        episodes = engine.longterm.count("memories", tenant=TENANT, types=("episode",))
         stats = engine.ingest_stats()
+    calls = [batch for batch in recorder.calls if batch]
     embed_started = time.perf_counter()
-    for start in range(0, len(texts), batch_size):
-        model.embed(texts[start : start + batch_size])
+    for batch in calls:
+        model.embed(batch)
     embed_s = time.perf_counter() - embed_started
+    texts = sum(len(batch) for batch in calls)
     turns_per_s = turns / elapsed
-    embedder_per_s = len(texts) / embed_s if embed_s > 0 else 0.0
+    embedder_per_s = texts / embed_s if embed_s > 0 else 0.0
+    # The raw embedder's throughput in turns: its time for the same texts.
+    embedder_turns_per_s = turns / embed_s if embed_s > 0 else 0.0
     handler = stats.handler
     return {
         "turns": turns,
         "users": len(users),
-        "units_stored": units,
+        "points_stored": points,
+        "episodes_stored": episodes,
+        "episodes_written": handler.episodes_written,
         "units_written": handler.units_written,
-        "turns_dropped": dict(handler.dropped),
+        "turns_dropped_by_filter": dict(handler.dropped),
         "extraction_failures": handler.extraction_failures,
         "not_queued": not_queued,
         "observe_s": round(observed, 3),
         "observe_us_per_turn": round(observed / turns * 1e6, 1),
         "end_to_end_s": round(elapsed, 3),
         "turns_per_s": round(turns_per_s, 1),
-        "units_per_s": round(handler.units_written / elapsed, 1),
-        "embedder_per_s": round(embedder_per_s, 1),
-        "embedder_texts": len(texts),
-        "ratio": round(turns_per_s / embedder_per_s, 3) if embedder_per_s else None,
+        "embedder_s": round(embed_s, 3),
+        "embedder_texts": texts,
+        "embedder_calls": len(calls),
+        "embedder_texts_per_s": round(embedder_per_s, 1),
+        "embedder_turns_per_s": round(embedder_turns_per_s, 1),
+        "ratio": round(turns_per_s / embedder_turns_per_s, 3) if embedder_turns_per_s else None,
+        "stage_s": dict(handler.seconds),
+        "stage_ms_per_turn": {k: round(v / turns * 1e3, 3) for k, v in handler.seconds.items()},
         "rss_mb_before": round(rss_before, 1),
         "rss_mb_after": round(rss_after, 1),
-        "rss_mb_per_10k": round((rss_after - rss_before) / max(units, 1) * 10_000, 1),
+        "rss_mb_per_10k": round((rss_after - rss_before) / max(points, 1) * 10_000, 1),
         "search_found_last_user": bool(last),
         "batch_size": batch_size,
         "worker_threads": threads,
         "embedder": model.name,
+        "data_dir": str(run_dir),
         "target_ratio_min": TARGET_RATIO,
     }

@@ -32,8 +32,9 @@ from memstrata.clock import FakeClock
 from memstrata.config import LongTermSettings, RetrievalSettings, Settings
 from memstrata.embed.protocol import Embedder
 from memstrata.engine import ContextEngine
+from memstrata.errors import ValidationError
 from memstrata.eval.datasets import load_locomo, load_longmemeval
-from memstrata.eval.locomo import evaluate_locomo
+from memstrata.eval.locomo import evaluate_locomo, select_conversations
 from memstrata.eval.longmemeval import check_granularity, evaluate_longmemeval
 from memstrata.eval.product import EngineSystem
 from memstrata.eval.runner import ProgressSink, check_ks
@@ -182,6 +183,11 @@ def _config(
             for name in RetrievalSettings.__dataclass_fields__
         },
         "turns_truncated": turns.truncated,
+        "window_keys": {
+            "window_words": settings.window_words,
+            "window_stride_words": settings.window_stride_words,
+            "written_to_index": turns.windows,
+        },
         "systems": {
             "memstrata": (
                 "the product: every turn through engine.observe() (one engine session per "
@@ -205,6 +211,7 @@ def run_locomo(
     data: Path,
     *,
     limit: int | None = None,
+    conversations: Sequence[int] | None = None,
     ks: Sequence[int] = (5, 10),
     data_dir: Path | None = None,
     embedder: Embedder | None = None,
@@ -214,15 +221,21 @@ def run_locomo(
 ) -> dict[str, Any]:
     """``memstrata eval locomo``: the report as one JSON-ready dict.
 
-    ``limit`` keeps the first N conversations (with all their QAs).
+    ``limit`` keeps the first N conversations (with all their QAs);
+    ``conversations`` keeps those at the given 1-based positions of the file (e.g.
+    1-5 to choose a parameter on and 6-10 to report it on). Not both.
     """
     cutoffs = check_ks(ks)
-    conversations = load_locomo(data, limit=limit)
-    return _run(
+    if limit is not None and conversations is not None:
+        raise ValidationError("conversations", "give --limit or --conversations, not both")
+    selected = load_locomo(data, limit=limit)
+    if conversations is not None:
+        selected = select_conversations(selected, conversations)
+    report = _run(
         data,
         "locomo",
         lambda systems, threshold: evaluate_locomo(
-            conversations, systems, ks=cutoffs, threshold=threshold, progress=progress
+            selected, systems, ks=cutoffs, threshold=threshold, progress=progress
         ),
         limit=(limit, "conversations (first N)"),
         data_dir=data_dir,
@@ -230,6 +243,15 @@ def run_locomo(
         settings=settings,
         memstrata_search=memstrata_search,
     )
+    report["config"]["conversations"] = (
+        None
+        if conversations is None
+        else {
+            "positions": sorted(set(conversations)),
+            "sample_ids": [c.sample_id for c in selected],
+        }
+    )
+    return report
 
 
 def run_longmemeval(
@@ -287,7 +309,7 @@ def _run(
     cfg = settings or LongTermSettings()
     # The baselines index each turn's own text: blending and context terms are
     # memstrata's, a baseline with them would not be BM25 or MiniLM alone.
-    plain_cfg = replace(cfg, adjacent_blend=0.0, context_terms=())
+    plain_cfg = replace(cfg, adjacent_blend=0.0, context_terms=(), window_words=0)
     with (
         open_product(data_dir, dataset, model, cfg) as product,
         open_turn_store(data_dir, dataset, model, cfg) as turns,

@@ -110,6 +110,9 @@ class LmeQuestion:
     answer_session_ids: tuple[str, ...]
     skipped_turns: int
     """Turns left out because their content was blank (nothing to index)."""
+    repeated_sessions: int = 0
+    """Haystack sessions left out because they repeat an earlier session id with the
+    same date and content (the official LongMemEval_S file has some)."""
 
     @property
     def abstention(self) -> bool:
@@ -425,14 +428,20 @@ def _lme_record(path: Path, index: int, record: Any) -> LmeQuestion:
             f"haystack_session_ids ({len(session_ids)}), haystack_dates ({len(dates)}) and "
             f"haystack_sessions ({len(sessions)}) must have the same length",
         )
-    if len(set(session_ids)) != len(session_ids):
-        raise rec.fail("haystack_session_ids", "contains duplicates")
     answer_sessions = rec.strings(record, "answer_session_ids", "")
     turns: list[LmeTurn] = []
     skipped = 0
+    first_at: dict[str, int] = {}
+    kept_ids: list[str] = []
     for s, (session_id, session_date, session) in enumerate(
         zip(session_ids, dates, sessions, strict=True)
     ):
+        earlier = first_at.get(session_id)
+        if earlier is not None:
+            _check_repeat(rec, session_id, earlier, s, dates, sessions)
+            continue  # the same session again: indexed once
+        first_at[session_id] = s
+        kept_ids.append(session_id)
         try:
             at = parse_lme_date(session_date)
         except ValueError as exc:
@@ -463,7 +472,33 @@ def _lme_record(path: Path, index: int, record: Any) -> LmeQuestion:
         question_date=question_date,
         answer=_answer_text(answer),
         turns=tuple(turns),
-        session_ids=session_ids,
+        session_ids=tuple(kept_ids),
         answer_session_ids=answer_sessions,
         skipped_turns=skipped,
+        repeated_sessions=len(session_ids) - len(kept_ids),
     )
+
+
+def _check_repeat(
+    rec: _Record,
+    session_id: str,
+    first: int,
+    again: int,
+    dates: Sequence[str],
+    sessions: Sequence[Any],
+) -> None:
+    """A repeated haystack session id is accepted only as an exact copy of the first
+    session with that id: same date, same turns (else its turns would be ambiguous)."""
+    where = f"haystack_session_ids[{again}]"
+    if dates[again] != dates[first]:
+        raise rec.fail(
+            f"haystack_dates[{again}]",
+            f"{where} repeats session id {session_id!r} of haystack_session_ids[{first}] "
+            f"with another date ({dates[again]!r}, not {dates[first]!r})",
+        )
+    if sessions[again] != sessions[first]:
+        raise rec.fail(
+            f"haystack_sessions[{again}]",
+            f"{where} repeats session id {session_id!r} of haystack_session_ids[{first}] "
+            "with different content",
+        )

@@ -9,9 +9,11 @@ Categories 1-4 make up ``overall``; category 5 (adversarial) is reported apart.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
+from memstrata.errors import ValidationError
 from memstrata.eval.calibrate import ScoredList, calibrate
 from memstrata.eval.cer import StepOutcome, cer_summary
 from memstrata.eval.datasets import (
@@ -36,6 +38,46 @@ from memstrata.eval.systems import EvalSystem, Retrieved
 
 DEFAULT_KS = (5, 10)
 MAX_ISSUE_EXAMPLES = 20
+_SELECTION_PART = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+
+
+def parse_conversations(spec: str) -> tuple[int, ...]:
+    """The 1-based conversation positions a ``--conversations`` value names: numbers
+    and inclusive ranges, comma-separated (``"1-5"``, ``"6-10"``, ``"1,3,7-9"``),
+    sorted and without repeats. ValidationError for anything else."""
+    positions: set[int] = set()
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValidationError("conversations", "must name at least one conversation")
+    for part in spec.split(","):
+        match = _SELECTION_PART.match(part)
+        if match is None:
+            raise ValidationError(
+                "conversations",
+                f"{part.strip()!r} is not a number or a range like 1-5 (1-based)",
+            )
+        first = int(match.group(1))
+        last = first if match.group(2) is None else int(match.group(2))
+        if first < 1 or last < first:
+            raise ValidationError(
+                "conversations", f"{part.strip()!r}: ranges are 1-based and ascending"
+            )
+        positions.update(range(first, last + 1))
+    return tuple(sorted(positions))
+
+
+def select_conversations(
+    conversations: Sequence[LocomoConversation], positions: Sequence[int]
+) -> tuple[LocomoConversation, ...]:
+    """The conversations at the 1-based ``positions`` of the file, in file order;
+    ValidationError naming a position the file does not have."""
+    missing = [p for p in positions if not 1 <= p <= len(conversations)]
+    if missing or not positions:
+        raise ValidationError(
+            "conversations",
+            f"the file has conversations 1-{len(conversations)}; "
+            f"asked for {', '.join(map(str, missing)) or 'none'}",
+        )
+    return tuple(conversations[p - 1] for p in sorted(set(positions)))
 
 
 def tenant_of(position: int) -> str:

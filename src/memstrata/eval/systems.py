@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from memstrata.eval.datasets import Turn
 from memstrata.longterm.models import MEMORIES
 from memstrata.longterm.store import LongTermStore, NewItem
+from memstrata.memory.episodes import window_points
 from memstrata.retrieval import RetrievalQuery, Retriever
 from memstrata.validation import MAX_TEXT_CHARS
 
@@ -102,6 +103,8 @@ class TurnStore:
         self._dirty = False
         self.truncated = 0
         """Turns longer than the store's text limit, indexed cut to it."""
+        self.windows = 0
+        """Dense window keys written for long turns (``LongTermSettings.window_words``)."""
 
     def ensure_indexed(self, tenant: str, turns: Sequence[Turn]) -> None:
         """Index ``turns`` for ``tenant`` unless this tenant was indexed already.
@@ -118,10 +121,13 @@ class TurnStore:
         for start, stop in session_batches(turns, self._batch):
             # One store.add per batch: one embedder call for the whole batch, and
             # whole sessions, so every turn's vector is blended with both neighbors.
-            self.store.add(
-                self.collection,
-                [self._item(tenant, turns[i], i) for i in range(start, stop)],
-            )
+            items = [self._item(tenant, turns[i], i) for i in range(start, stop)]
+            self.store.add(self.collection, items)
+            # Long turns' dense window keys, as the product's episode index writes them.
+            windows = window_points(items, self.store.settings, self.store.embedder.embed)
+            if windows:
+                self.store.add_points(self.collection, windows)
+                self.windows += len(windows)
             if self._on_indexed is not None:
                 self._on_indexed(stop - start)
         self._indexed[tenant] = ids
@@ -158,8 +164,13 @@ class TurnStore:
             self._dirty = False
 
     def search(self, tenant: str, query: str, k: int, mode: str) -> list[HitLike]:
-        """The store's own search in ``mode`` ('hybrid', 'dense' or 'sparse')."""
-        return list(self.store.search(self.collection, query, tenant=tenant, k=k, mode=mode))
+        """The store's own search in ``mode`` ('hybrid', 'dense' or 'sparse') over the
+        turns (window keys are memstrata's retrieval's, not a baseline's)."""
+        return list(
+            self.store.search(
+                self.collection, query, tenant=tenant, k=k, mode=mode, types=(TURN_TYPE,)
+            )
+        )
 
 
 def session_batches(turns: Sequence[Turn], size: int) -> list[tuple[int, int]]:

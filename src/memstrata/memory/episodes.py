@@ -16,6 +16,16 @@ the last few episodes of each thread and, when a turn arrives, rewrites the
 vectors of the (up to two) turns on each side of it that it changes: once a
 thread's turns have all arrived, every episode holds exactly the vectors the batch
 index would have given it, in whatever order and batches they came.
+
+A long episode (more than ``LongTermSettings.window_words`` words: an assistant's
+answer, a pasted document) also gets dense-only window keys (:func:`window_points`),
+points of type ``episode_window`` naming their episode (payload ``episode``): the
+dense model reads only a text's first ~256 word pieces, so without them the rest of
+a long turn is invisible to the dense route. They carry the episode's tenant and
+user (a user's forget deletes them with the rest), no BM25 terms (the episode's own
+BM25 vector holds every word already) and are never returned: the retriever scores
+an episode by the best of its own vector and its windows
+(:mod:`memstrata.retrieval.retriever`).
 """
 
 from __future__ import annotations
@@ -42,6 +52,8 @@ from memstrata.validation import check_id, check_text
 
 EPISODE_TYPE = "episode"
 """Payload ``type`` of an episode point."""
+EPISODE_WINDOW_TYPE = "episode_window"
+"""Payload ``type`` of a long episode's dense window key (payload ``episode``: its id)."""
 SOURCE_REMEMBER = "remember"
 MAX_SPEAKER_CHARS = 128
 # Turns on each side whose vectors a new turn changes (the BM25 context reaches two
@@ -182,12 +194,18 @@ class _Known:
     terms: SparseVector
 
 
+Fetch = Callable[[Sequence[tuple[str, str]]], Sequence[tuple[NewItem, Vector]]]
+"""Reads back stored episodes by ``(tenant, id)``: their items and own dense vectors."""
+
+
 class EpisodeIndex:
     """The vectors of episodes with their neighbours' context, as turns stream in.
 
-    Thread-safe. Hold :meth:`writing` around :meth:`index` and the upsert of what
-    it returns: the last write of a turn's vectors must be the one computed with
-    the most neighbours known, so computing and writing are one step per thread.
+    Thread-safe, and one per process: every worker thread's batch goes through the
+    same index, so a turn that arrives after later ones (another thread's batch)
+    still finds them. Computing and writing are one step (:meth:`writing`): the
+    last write of a turn's vectors is the one computed with the most neighbours
+    known.
     """
 
     def __init__(
@@ -210,46 +228,21 @@ class EpisodeIndex:
         with self._lock:
             yield
 
-    def missing(self, episodes: Sequence[Episode]) -> list[tuple[str, str]]:
-        """``(tenant, id)`` of earlier turns these episodes need that this index does
-        not hold (the first turns after a restart): read them back from L3."""
-        batch = {e.position for e in episodes if e.position is not None}
-        wanted: dict[str, str] = {}
-        with self._lock:
-            for episode in episodes:
-                position = episode.position
-                if position is None:
-                    continue
-                tenant, thread, seq = position
-                known = self._threads.get((tenant, thread), {})
-                if seq - 1 < 1 or seq - 1 in known or (tenant, thread, seq - 1) in batch:
-                    continue
-                # The previous turn is not here: bring back the reach of context the
-                # turns it changes need (two turns, and two before them).
-                for back in range(1, 2 * _REACH + 1):
-                    before = seq - back
-                    if (
-                        before >= 1
-                        and before not in known
-                        and (tenant, thread, before) not in batch
-                    ):
-                        wanted[turn_episode_id(tenant, thread, before)] = tenant
-        return [(tenant, point_id) for point_id, tenant in wanted.items()]
-
     def index(
-        self,
-        new: Sequence[tuple[NewItem, Vector]],
-        known: Sequence[tuple[NewItem, Vector]] = (),
+        self, new: Sequence[tuple[NewItem, Vector]], fetch: Fetch | None = None
     ) -> list[IndexedItem]:
-        """The points to write for ``new`` episodes (item and own dense vector),
-        with ``known`` ones read back from L3: every new episode, and every nearby
-        earlier or later episode whose vectors it changes, with context vectors.
-
-        Call under :meth:`writing`.
+        """The points to write for ``new`` episodes (item and own dense vector): every
+        new episode, and every nearby earlier or later one whose vectors it changes,
+        with context vectors. Turns within reach that the index does not hold
+        (written by another process, before a restart, or trimmed) are read back
+        with ``fetch``. Call under :meth:`writing` and write what it returns before
+        leaving it.
         """
         with self._lock:
-            for item, dense in known:
-                self._learn(item, dense, keep_existing=True)
+            wanted = self._wanted([item for item, _ in new])
+            if wanted and fetch is not None:
+                for item, dense in fetch(wanted):
+                    self._learn(item, dense, keep_existing=True)
             dirty: dict[str, tuple[str, str]] = {}
             loose: list[IndexedItem] = []
             for item, dense in new:
@@ -264,19 +257,37 @@ class EpisodeIndex:
                     if near is not None and near.item.id is not None:
                         dirty[near.item.id] = key
             points = loose + self._rebuilt(dirty)
-            # Trimmed only now: a turn that arrives after later ones (another worker
-            # thread's batch) is still written with the neighbours held.
+            # Trimmed only now: a turn that arrives after later ones is still written
+            # with the neighbours held (and, once trimmed, read back by ``fetch``).
             for key in set(dirty.values()):
                 self._trim(key)
             return points
 
+    def _wanted(self, items: Sequence[NewItem]) -> list[tuple[str, str]]:
+        """``(tenant, id)`` of the turns within reach of these new ones that the index
+        does not hold: the turns whose vectors a new one changes (two steps each way)
+        and the turns those are built from (two more)."""
+        batch: set[tuple[str, str, int]] = set()
+        for item in items:
+            position = _position(item)
+            if position is not None:
+                batch.add((item.tenant, *position))
+        wanted: dict[str, str] = {}
+        for tenant, thread, seq in batch:
+            known = self._threads.get((tenant, thread), {})
+            for step in range(-2 * _REACH, 2 * _REACH + 1):
+                near = seq + step
+                if near >= 1 and near not in known and (tenant, thread, near) not in batch:
+                    wanted[turn_episode_id(tenant, thread, near)] = tenant
+        return [(tenant, point_id) for point_id, tenant in sorted(wanted.items())]
+
     def _learn(
         self, item: NewItem, dense: Vector, *, keep_existing: bool
     ) -> tuple[str, str] | None:
-        thread, seq = item.extra.get("thread"), item.extra.get("seq")
-        if thread is None or isinstance(seq, bool) or not isinstance(seq, int):
+        position = _position(item)
+        if position is None:
             return None
-        key = (item.tenant, str(thread))
+        key, seq = (item.tenant, position[0]), position[1]
         known = self._threads.get(key)
         if known is None:
             known = self._threads[key] = {}
@@ -315,6 +326,13 @@ class EpisodeIndex:
         return out
 
 
+def _position(item: NewItem) -> tuple[str, int] | None:
+    thread, seq = item.extra.get("thread"), item.extra.get("seq")
+    if thread is None or isinstance(seq, bool) or not isinstance(seq, int):
+        return None
+    return str(thread), seq
+
+
 def episode_of_payload(point_id: str, payload: Mapping[str, Any]) -> Episode:
     """The episode stored under ``point_id`` (ValidationError when it is not one)."""
     if payload.get("type") != EPISODE_TYPE:
@@ -344,3 +362,70 @@ def episode_of_payload(point_id: str, payload: Mapping[str, Any]) -> Episode:
 
 def _optional(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+# --- window keys of long episodes ------------------------------------------------------
+
+NO_TERMS = SparseVector((), ())
+"""The BM25 vector of a window key: dense only (its episode carries the words)."""
+
+
+def text_windows(text: str, words: int, stride: int, limit: int) -> list[str]:
+    """The windows of ``text`` past what its own vector reads (pure): none for a text
+    of at most ``words`` words, else windows of ``words`` words starting every
+    ``stride`` words after the first (the last one moved back to end where the text
+    ends), at most ``limit``. Words are split on whitespace and joined by a space."""
+    tokens = text.split()
+    if words <= 0 or len(tokens) <= words:
+        return []
+    windows: list[str] = []
+    start = stride
+    while len(windows) < limit and start - stride + words < len(tokens):
+        begin = min(start, len(tokens) - words)
+        windows.append(" ".join(tokens[begin : begin + words]))
+        start += stride
+    return windows
+
+
+def window_id(episode_id: str, n: int) -> str:
+    """The id of window ``n`` of an episode (derived: a replay rewrites its windows)."""
+    return str(uuid.uuid5(_ID_NAMESPACE, f"window\x1f{episode_id}\x1f{n}"))
+
+
+def window_items(item: NewItem, settings: LongTermSettings) -> list[NewItem]:
+    """The window keys of an episode item (none for a short text or an item without an
+    id): its tenant, user, source and dates, payload ``episode`` and ``window`` (1..)."""
+    if item.id is None:
+        return []
+    texts = text_windows(
+        item.text, settings.window_words, settings.window_stride_words, settings.max_windows
+    )
+    return [
+        NewItem(
+            text=window,
+            tenant=item.tenant,
+            user=item.user,
+            type=EPISODE_WINDOW_TYPE,
+            source=item.source,
+            id=window_id(item.id, n),
+            created_at=item.created_at,
+            updated_at=item.updated_at,
+            extra={"episode": item.id, "window": n},
+        )
+        for n, window in enumerate(texts, start=1)
+    ]
+
+
+def window_points(
+    items: Sequence[NewItem],
+    settings: LongTermSettings,
+    embed: Callable[[Sequence[str]], Vector],
+) -> list[IndexedItem]:
+    """The window keys of the long ``items`` (episodes), embedded in one call, with no
+    BM25 terms: write them with the episodes. Independent of the thread state, so
+    computed outside :meth:`EpisodeIndex.writing`."""
+    windows = [window for item in items for window in window_items(item, settings)]
+    if not windows:
+        return []
+    vectors = np.asarray(embed([w.text for w in windows]), dtype=np.float32)
+    return [IndexedItem(w, vectors[i], NO_TERMS) for i, w in enumerate(windows)]

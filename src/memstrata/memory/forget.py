@@ -26,7 +26,7 @@ from memstrata.hashing import sha256_hex
 from memstrata.longterm.models import MEMORIES, MEMORIES_COLD, Filter
 from memstrata.longterm.store import LongTermStore
 from memstrata.memory.codec import UNIT_TYPES
-from memstrata.memory.episodes import EPISODE_TYPE
+from memstrata.memory.episodes import EPISODE_TYPE, EPISODE_WINDOW_TYPE
 from memstrata.memory.erase import delete_user_keys
 from memstrata.memory.versioning import slot_key
 from memstrata.validation import check_id
@@ -121,6 +121,11 @@ def forget_memories(
     points += len(found)
     for collection in USER_COLLECTIONS:
         longterm.delete(collection, [r.id for r in found], tenant=tenant)
+        if episodes:  # a long episode's window keys hold its text too
+            windows = Filter(
+                tenant=tenant, types=(EPISODE_WINDOW_TYPE,), extras=(("episode", episodes),)
+            )
+            points += longterm.index.delete_where(collection, windows)
         for user, slot in sorted(slots):
             versions = Filter(tenant=tenant, user=user, extras=(("slot", slot),))
             points += longterm.index.delete_where(collection, versions)

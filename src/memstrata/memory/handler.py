@@ -13,11 +13,11 @@
    * ``unit`` (``engine.remember`` with a :class:`MemoryUnit`): written as is;
 
    each extracted unit names its episode (``MemoryUnit.episodes``);
-2. one embedding call for every episode and unit text of the batch (and for the
-   earlier turns the context index needs back after a restart);
+2. one embedding call for every episode and unit text of the batch;
 3. the facts and events committed together (:class:`~memstrata.memory.facts.FactBatch`);
 4. one upsert of the episodes, indexed with their conversation's context
-   (:class:`~memstrata.memory.episodes.EpisodeIndex`) and naming the facts
+   (:class:`~memstrata.memory.episodes.EpisodeIndex`; the turns within reach it
+   does not hold are read back and embedded again) and naming the facts
    extracted from them, with the final fact and event points.
 
 Failure policy, which the queue's at-least-once delivery relies on:
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -40,6 +41,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 import numpy as np
+from numpy.typing import NDArray
 
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import ValidationError
@@ -47,9 +49,16 @@ from memstrata.extract.errors import ExtractionError
 from memstrata.extract.filter import WorthFilter
 from memstrata.extract.protocol import Extractor
 from memstrata.extract.rules import RuleExtractor
-from memstrata.longterm.models import MEMORIES, Record
+from memstrata.longterm.models import MEMORIES
+from memstrata.longterm.store import IndexedItem, NewItem
 from memstrata.memory.entries import QueueEntry
-from memstrata.memory.episodes import Episode, EpisodeIndex, item_of_record
+from memstrata.memory.episodes import (
+    NO_TERMS,
+    Episode,
+    EpisodeIndex,
+    item_of_record,
+    window_items,
+)
 from memstrata.memory.facts import FactBatch
 from memstrata.memory.payloads import (
     ENTRY_KINDS,
@@ -69,6 +78,19 @@ logger = logging.getLogger("memstrata.memory.handler")
 # Entries prepared but not yet written (a failed store write) are kept so a retry
 # neither re-asks an LLM nor trips the filter's repeat detection.
 MAX_PREPARED = 4096
+
+
+class _StageClock:
+    """Wall time per stage of one batch (perf_counter laps)."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.laps[stage] = self.laps.get(stage, 0.0) + now - self._last
+        self._last = now
 
 
 class TextSanitizer(Protocol):
@@ -103,6 +125,11 @@ class HandlerStats:
     episodes_written: int = 0
     units_written: int = 0
     store_failures: int = 0
+    seconds: Mapping[str, float] = field(default_factory=dict)
+    """Wall time spent per stage of a batch, summed over the worker threads:
+    ``extract`` (decoding, filter, extractor), ``embed`` (the one model call),
+    ``facts`` (slot reads, decisions, pending points, swaps), ``write`` (episode
+    vectors and the final upsert) and ``settle``."""
 
 
 class IngestHandler:
@@ -127,6 +154,7 @@ class IngestHandler:
         self._extractor: Extractor = extractor or RuleExtractor()
         self._worth = worth or WorthFilter()
         self._embedder = embedder or store.longterm.embedder
+        self._settings = store.longterm.settings
         self._episodes = episodes or EpisodeIndex(
             store.longterm.document_terms, store.longterm.settings
         )
@@ -138,16 +166,23 @@ class IngestHandler:
         self._inflight: dict[str, threading.Event] = {}
         self._counts: Counter[str] = Counter()
         self._dropped: Counter[str] = Counter()
+        self._seconds: dict[str, float] = {}
 
     @property
     def extractor(self) -> Extractor:
         """The extractor in use (rule-based unless configured otherwise)."""
         return self._extractor
 
+    @property
+    def store(self) -> MemoryStore:
+        """The memory store it writes (and, through it, the L3 store)."""
+        return self._store
+
     def stats(self) -> HandlerStats:
         """Counters since start."""
         with self._lock:
             counts, dropped = dict(self._counts), dict(self._dropped)
+            seconds = {k: round(v, 6) for k, v in self._seconds.items()}
         return HandlerStats(
             entries=counts.get("entries", 0),
             turns_kept=counts.get("turns_kept", 0),
@@ -157,6 +192,7 @@ class IngestHandler:
             episodes_written=counts.get("episodes_written", 0),
             units_written=counts.get("units_written", 0),
             store_failures=counts.get("store_failures", 0),
+            seconds=MappingProxyType(seconds),
         )
 
     def _count(self, name: str, n: int = 1) -> None:
@@ -202,48 +238,77 @@ class IngestHandler:
     # --- the batch -----------------------------------------------------------------------
 
     def _write(self, entries: Sequence[QueueEntry]) -> None:
+        clock = _StageClock()
         plan = [(entry, self._prepared_of(entry)) for entry in entries]
         episodes = [p.episode for _, p in plan if p.episode is not None]
         units = [unit for _, p in plan for unit in p.units]
+        clock.lap("extract")
         if not episodes and not units:
+            self._add_seconds(clock)
             return
         try:
-            known = self._known_neighbours(episodes)
+            # A long episode's window keys (what MiniLM cannot read of it in one vector)
+            # are embedded in the same call.
+            windows = [w for e in episodes for w in window_items(e.item(), self._settings)]
             texts = [e.text for e in episodes] + [u.text for u in units]
-            texts += [str(r.payload.get("text", "")) for r in known]
+            texts += [w.text for w in windows]
             vectors = np.asarray(self._embedder.embed(texts), dtype=np.float32)
+            clock.lap("embed")
             n_ep, n_units = len(episodes), len(units)
+            window_points = [
+                IndexedItem(w, vectors[n_ep + n_units + i], NO_TERMS) for i, w in enumerate(windows)
+            ]
             staged = self._facts.stage(units, list(vectors[n_ep : n_ep + n_units]))
+            clock.lap("facts")
             fact_ids: dict[str, list[str]] = {}
             for unit, outcome in zip(units, staged.outcomes, strict=True):
                 for episode_id in unit.episodes:
                     fact_ids.setdefault(episode_id, []).append(outcome.unit_id)
             new = [(e.item(fact_ids.get(e.id, ())), vectors[i]) for i, e in enumerate(episodes)]
-            old = [(item_of_record(r), vectors[n_ep + n_units + i]) for i, r in enumerate(known)]
             with self._episodes.writing():
-                points = [*staged.points, *self._episodes.index(new, old)]
+                points = [
+                    *staged.points,
+                    *self._episodes.index(new, self._read_back),
+                    *window_points,
+                ]
                 if points:
                     self._store.longterm.add_points(MEMORIES, points)
+            clock.lap("write")
             self._facts.settle(staged)
+            clock.lap("settle")
         except Exception:
             self._count("store_failures")
             raise
+        finally:
+            self._add_seconds(clock)
         self._count("episodes_written", len(episodes))
         self._count("units_written", len(units))
         with self._lock:
             for entry, _ in plan:
                 self._prepared.pop(entry.content_hash, None)
 
-    def _known_neighbours(self, episodes: Sequence[Episode]) -> list[Record]:
-        """Earlier turns of these episodes' threads that the index lost (a restart)."""
+    def _add_seconds(self, clock: _StageClock) -> None:
+        with self._lock:
+            for stage, seconds in clock.laps.items():
+                self._seconds[stage] = self._seconds.get(stage, 0.0) + seconds
+
+    def _read_back(
+        self, wanted: Sequence[tuple[str, str]]
+    ) -> list[tuple[NewItem, NDArray[np.float32]]]:
+        """Stored episodes the context index needs back (written by another process,
+        before a restart, or trimmed), with their own vectors embedded again."""
         by_tenant: dict[str, list[str]] = {}
-        for tenant, point_id in self._episodes.missing(episodes):
+        for tenant, point_id in wanted:
             by_tenant.setdefault(tenant, []).append(point_id)
-        return [
+        records = [
             record
             for tenant, ids in by_tenant.items()
             for record in self._store.longterm.get(MEMORIES, ids, tenant=tenant)
         ]
+        if not records:
+            return []
+        vectors = self._embedder.embed([str(r.payload.get("text", "")) for r in records])
+        return [(item_of_record(r), vectors[i]) for i, r in enumerate(records)]
 
     # --- one entry -----------------------------------------------------------------------
 

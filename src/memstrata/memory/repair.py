@@ -75,10 +75,16 @@ def repair_slot(store: SlotStore, tenant: str, user: str, slot: str) -> bool:
             if pending or not typed_active or unit.version != version:
                 fixes.append(replace(unit, active=True, valid_to=None, version=version))
         elif pending or typed_active:
-            # Closed where the active version starts (when it started later).
+            # Closed where the active version starts (when it started later), by the
+            # version committed after it.
             end = state.active_from if typed_active and state.active_from else unit.valid_to
             valid_to = None if end is None else max(end, unit.valid_from)
-            fixes.append(replace(unit, active=False, version=version, valid_to=valid_to))
+            by = unit.superseded_by or next(
+                (point_id for v, point_id in state.log if v > version), None
+            )
+            fixes.append(
+                replace(unit, active=False, version=version, valid_to=valid_to, superseded_by=by)
+            )
     if fixes:
         ids = [u.id or "" for u in fixes]
         vectors = store.vectors(tenant, ids)

@@ -176,11 +176,11 @@ class MemoryStore:
                 return WriteOutcome("deduplicated", kept.id or "", kept.version)
             final = replace(decision.final, version=state.version + 1)
             if decision.action == "ignored_older":
-                later = [
-                    u.valid_from for u in self.history(tenant, user, unit.subject, unit.attribute)
-                ]
-                end = older_valid_to(final.valid_from, later)
-                final = replace(final, valid_to=end)
+                versions = self.history(tenant, user, unit.subject, unit.attribute)
+                end = older_valid_to(final.valid_from, [u.valid_from for u in versions])
+                # Closed by the first version that began after it.
+                by = next((u.id for u in versions if u.valid_from == end), None)
+                final = replace(final, valid_to=end, superseded_by=by)
             if final.value != pending.value:
                 # The pending point always holds what this write commits (a merge
                 # changes the text), so a repair after a crash finishes it exactly.

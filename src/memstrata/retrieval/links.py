@@ -28,6 +28,8 @@ from memstrata.longterm.models import MEMORIES, Filter, ScoredPoint
 from memstrata.longterm.store import LongTermStore
 
 EPISODE = "episode"
+EPISODE_WINDOW = "episode_window"
+"""A long episode's dense window key (``memstrata.memory.episodes``), never an item."""
 CURRENT_TYPES: tuple[str, ...] = ("fact", "event")
 HISTORY = "history"
 # A slot holds one active version; more hops than this is a corrupt chain.

@@ -5,7 +5,9 @@ For one :class:`RetrievalQuery`:
 1. routes - the raw query, its entities, the recent conversation - embedded (the
    entities' vector pooled from the query's own token vectors when the embedder has
    them: one forward pass for both); each route searched hybrid (dense + BM25,
-   tenant filter in the engine);
+   tenant filter in the engine); the raw query's dense route also searches the window
+   keys of long episodes, each lending its cosine to its episode (the dense model
+   reads only a text's beginning);
 2. per route, normalized-score fusion; across routes, duplicates merged keeping the
    best score;
 3. the best ``pool_size`` candidates get their payload and exact cosine to the raw
@@ -40,7 +42,7 @@ from memstrata.longterm.adjacent import Position, turn_position
 from memstrata.longterm.models import MEMORIES, Filter, ScoredPoint
 from memstrata.longterm.store import LongTermStore
 from memstrata.memo import remember
-from memstrata.retrieval.links import EPISODE, follow
+from memstrata.retrieval.links import EPISODE, EPISODE_WINDOW, follow
 from memstrata.retrieval.models import RetrievalQuery, RetrievalResult, RetrievedItem
 from memstrata.retrieval.rerank import Reranker
 from memstrata.retrieval.routes import Route, build_routes, entities, entity_spans
@@ -230,12 +232,47 @@ class Retriever:
                 sparse_depth=depth,
             )
             if not per_route:
+                dense = self._with_windows(query, dense, vector, flt)
                 cosines = dict(dense)
             fused = fuse_route(
                 dense, sparse, dense_weight=cfg.dense_weight, sparse_weight=cfg.sparse_weight
             )
             per_route.append((route.name, route.weight, fused))
         return merge_routes(per_route, limit), cosines
+
+    def _with_windows(
+        self,
+        query: RetrievalQuery,
+        dense: list[tuple[str, float]],
+        vector: NDArray[np.float32],
+        flt: Filter,
+    ) -> list[tuple[str, float]]:
+        """The raw query's dense list with each long episode at the best cosine of its
+        own vector and its window keys (:mod:`memstrata.memory.episodes`): the dense
+        model reads only a text's beginning, a window the rest. Best first."""
+        depth = self._settings.window_depth
+        if (
+            depth == 0
+            or query.collection != MEMORIES
+            or (query.types is not None and EPISODE not in query.types)
+        ):
+            return dense
+        found = self._store.index.search_dense(
+            query.collection,
+            vector,
+            replace(flt, types=(EPISODE_WINDOW,)),
+            depth,
+            self._longterm.hnsw_ef,
+            with_payload=True,
+        )
+        if not found:
+            return dense
+        best = dict(dense)
+        for point in found:
+            episode = point.payload.get("episode")
+            if isinstance(episode, str) and point.score > best.get(episode, -math.inf):
+                best[episode] = point.score
+        return sorted(best.items(), key=lambda entry: (-entry[1], entry[0]))
 
     def _adjust(
         self,
@@ -249,7 +286,11 @@ class Retriever:
         """The pool rescored, best first; only the best ``keep`` (all when None)
         become :class:`RetrievedItem` values - scoring stays on plain floats."""
         cfg = self._settings
-        live = [c for c in pool if c.id in points]  # a point deleted since the route query
+        # A point deleted since the route query is gone; a window key (an unfiltered
+        # read can meet one) counts through its episode only.
+        live = [
+            c for c in pool if c.id in points and points[c.id].payload.get("type") != EPISODE_WINDOW
+        ]
         base = {c.id: c.score for c in live}
         features = {c.id: self._features(c.id, points[c.id].payload) for c in live}
         context = _context_bonus(

@@ -1,10 +1,20 @@
 """Per-step context routing: intents, bundles with provenance, and the router."""
 
 from memstrata.router.bundle import ContextBundle, ContextItem, MissingContext, Provenance
-from memstrata.router.intents import SEED_INTENTS, IntentRegistry, IntentSpec, L2Need, L3Need
+from memstrata.router.intents import (
+    DEFAULT_INTENTS,
+    RESPOND,
+    SEED_INTENTS,
+    IntentRegistry,
+    IntentSpec,
+    L2Need,
+    L3Need,
+)
 from memstrata.router.router import ContextRouter
 
 __all__ = [
+    "DEFAULT_INTENTS",
+    "RESPOND",
     "SEED_INTENTS",
     "ContextBundle",
     "ContextItem",

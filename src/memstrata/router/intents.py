@@ -168,6 +168,17 @@ SEED_INTENTS: tuple[IntentSpec, ...] = (
 )
 
 
+RESPOND = IntentSpec(
+    name="respond",
+    l1=("session_id", "user_id", "initial_query", "current_step"),
+    l3=(L3Need("memories", k=8, label="memory"),),
+    description="a chat reply: the session and the user's memories for their input",
+)
+"""The general-purpose intent every engine registers: a plain chat agent calls
+``route(session, "respond", user_input)`` without writing an intent first."""
+DEFAULT_INTENTS: tuple[IntentSpec, ...] = (RESPOND,)
+
+
 def resolve_placeholders(template: str, values: Mapping[str, object]) -> str:
     """Replace ``$field`` with the L1 value (empty string when unset)."""
     return _PLACEHOLDER.sub(
