@@ -113,6 +113,7 @@ NEUTRAL = RetrievalSettings(
     question_penalty=0.0,
     short_penalty=0.0,
     entity_field_boost=0.0,
+    redundancy_penalty=0.0,
 )
 
 
@@ -949,3 +950,26 @@ def test_the_entity_route_falls_back_to_its_own_embedding(
     retriever.retrieve(query("where did Zorblax hike", tenant, recent=("we spoke",)))
     assert embedder.token_calls == ["where did Zorblax hike"]
     assert embedder.calls == [("we spoke",)]
+
+
+def test_a_restatement_gives_way_to_a_different_memory(store: LongTermStore, tenant: str) -> None:
+    ids = put(
+        store,
+        tenant,
+        [
+            Spec("went to Rome", at_cosine(0.9, 1)),
+            Spec("went to Rome, really", at_cosine(0.89, 1)),  # the same thing again
+            Spec("went to Oslo", at_cosine(0.85, 2)),
+        ],
+    )
+    embedder = FixedEmbedder(QVEC)
+    plain = Retriever(store, embedder, NEUTRAL).retrieve(query(Q, tenant, k=2))
+    assert order(plain, ids) == [0, 1]
+    diverse = Retriever(store, embedder, only(redundancy_penalty=0.2)).retrieve(
+        query(Q, tenant, k=2)
+    )
+    assert order(diverse, ids) == [0, 2]
+    # Scores are the marginal ones, in order; the first keeps its own.
+    first, second = diverse.items
+    assert first.score == pytest.approx(plain.items[0].score)
+    assert second.score == pytest.approx(0.85 * (1 - 0.2 * 0.9 * 0.85), rel=1e-3)

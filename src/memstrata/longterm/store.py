@@ -613,6 +613,16 @@ class LongTermStore:
         normalized: NDArray[np.float32] = array / np.float32(math.sqrt(square))
         return normalized
 
+    def dense_vectors(
+        self, collection: str, ids: Sequence[str], *, tenant: str
+    ) -> dict[str, NDArray[np.float32]]:
+        """The stored dense vectors of the tenant's points among ``ids``."""
+        _check_collection(collection)
+        records = self._index.retrieve(
+            collection, check_ids(ids), check_id("tenant", tenant), with_vectors=True
+        )
+        return {r.id: r.dense for r in records if r.dense is not None}
+
     def get(self, collection: str, ids: Sequence[str], *, tenant: str) -> list[Record]:
         """The tenant's items among ``ids`` (another tenant's id yields nothing)."""
         _check_collection(collection)

@@ -127,11 +127,46 @@ class Retriever:
             ranked = [item for item in ranked if _valid_at(item.payload, at)]
         if reranking and ranked:
             ranked = self._rerank(query, vectors[0], ranked)
+        ranked = self._diversified(query, ranked)
         top = self._linked(query, vectors[0], ranked) if linking else ranked[: query.k]
         floor = self._longterm.skip_below_cosine
         if top and all(_best_cosine(item) < floor for item in top):
             return RetrievalResult((), tuple(top), True, window, routes)
         return RetrievalResult(tuple(top), (), False, window, routes)
+
+    def _diversified(
+        self, query: RetrievalQuery, ranked: Sequence[RetrievedItem]
+    ) -> list[RetrievedItem]:
+        """Maximal marginal relevance over the best ``2k``: each next item is the one
+        whose score, less ``redundancy_penalty`` times its cosine to the closest item
+        already chosen, is highest. Ten restatements of one thing are one memory and
+        nine missing ones; the penalty lets a different memory through. Scores become
+        those marginal scores (never above the one before, so the order holds)."""
+        penalty = self._settings.redundancy_penalty
+        depth = min(len(ranked), 2 * query.k)
+        if penalty <= 0 or depth < 2:
+            return list(ranked)
+        head = ranked[:depth]
+        found = self._store.dense_vectors(
+            query.collection, [item.id for item in head], tenant=query.tenant
+        )
+        dim = self._embedder.dim
+        rows = np.stack([found.get(item.id, np.zeros(dim, dtype=np.float32)) for item in head])
+        similarity = np.clip(rows @ rows.T, 0.0, 1.0)
+        scores = np.array([item.score for item in head])
+        closest = np.zeros(depth)
+        left = list(range(depth))
+        chosen: list[RetrievedItem] = []
+        ceiling = float("inf")
+        while left:
+            margins = scores[left] * (1.0 - penalty * closest[left])
+            pick = left[int(np.argmax(margins))]  # ties: the better-ranked one
+            ceiling = min(ceiling, float(margins.max()))
+            chosen.append(replace(head[pick], score=ceiling))
+            closest = np.maximum(closest, similarity[pick])
+            left.remove(pick)
+        rest = [replace(item, score=min(item.score, ceiling)) for item in ranked[depth:]]
+        return chosen + rest
 
     def _linked(
         self,
