@@ -74,6 +74,18 @@ class SanitizedValue:
         return bool(self.redactions)
 
 
+_KEY_PLANS_MAX = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class _KeyPlan:
+    """What the policy does with a clean mapping key's value."""
+
+    secret: Kind | None
+    whole: bool
+    governing: str | None
+
+
 def _child_path(path: str, key: str) -> str:
     if _IDENT_RE.fullmatch(key):
         return f"{path}.{key}"
@@ -118,6 +130,9 @@ class Sanitizer:
         self._max_depth = max_depth
         self._clean_lock = threading.Lock()
         self._clean: dict[tuple[str | None, str], None] = {}
+        # What the policy says of a mapping key, by key: payloads repeat a few keys
+        # millions of times (every L3 point of a kind has the same ones).
+        self._key_plans: dict[tuple[str, str | None], _KeyPlan] = {}
 
     @property
     def policy(self) -> FieldPolicy:
@@ -128,6 +143,7 @@ class Sanitizer:
         """Drop the texts remembered as clean (a forget leaves no copy behind)."""
         with self._clean_lock:
             self._clean.clear()
+            self._key_plans.clear()
 
     # --- public API ------------------------------------------------------------
 
@@ -147,8 +163,9 @@ class Sanitizer:
         return SanitizedText(result, tuple(out))
 
     def _known_clean(self, field: str | None, text: str) -> bool:
-        with self._clean_lock:
-            return (field, text) in self._clean
+        # A membership read needs no lock (one dict operation under the GIL); a miss
+        # racing an eviction only costs a scan.
+        return (field, text) in self._clean
 
     def _remember_clean(self, field: str | None, text: str) -> None:
         # The same strings pass the gateway several times on their way (observe, queue,
@@ -243,6 +260,42 @@ class Sanitizer:
             return tuple(items) if isinstance(obj, tuple) else items
         raise ValidationError(path, f"unsupported type {type(obj).__name__} in a JSON-like value")
 
+    def _key_plan(self, key: str, rule_field: str | None) -> _KeyPlan | None:
+        """The policy's verdict on a clean key (None: the key itself holds a finding,
+        so it takes the full walk and is reported)."""
+        plan = self._key_plans.get((key, rule_field))
+        if plan is not None:
+            return plan
+        if not self._known_clean(rule_field, key) and find_matches(key):
+            return None
+        self._remember_clean(rule_field, key)
+        plan = _KeyPlan(
+            secret=key_kind(key),
+            whole=self._policy.redacts_whole(key),
+            governing=key if self._policy.has_rules_for(key) else rule_field,
+        )
+        if len(self._key_plans) < _KEY_PLANS_MAX:
+            self._key_plans[(key, rule_field)] = plan
+        return plan
+
+    def _clean_leaf(self, item: Any, governing: str | None) -> bool:
+        """Whether ``item`` is a scalar, or a flat list or tuple of them, already known
+        clean under ``governing`` (what the full walk would return unchanged)."""
+        if item is None or isinstance(item, bool | float):
+            return True
+        if isinstance(item, str):
+            return self._known_clean(governing, item)
+        if isinstance(item, int):
+            return self._known_clean(governing, str(item))
+        if isinstance(item, list | tuple):
+            return all(
+                (isinstance(x, str) and self._known_clean(governing, x))
+                or x is None
+                or isinstance(x, bool | float)
+                for x in item
+            )
+        return False
+
     def _walk_mapping(
         self,
         obj: Mapping[Any, Any],
@@ -253,6 +306,17 @@ class Sanitizer:
     ) -> Any:
         result: dict[Any, Any] = {}
         for key, item in obj.items():
+            plan = self._key_plan(key, rule_field) if isinstance(key, str) else None
+            if (
+                plan is not None
+                and plan.secret is None
+                and not plan.whole
+                and key not in result
+                and self._clean_leaf(item, plan.governing)
+            ):
+                # The common case: a clean key holding a value already known clean.
+                result[key] = list(item) if isinstance(item, list) else item
+                continue
             if isinstance(key, str):
                 # Keys can carry PII too ({"alice@example.com": ...}); their redactions
                 # are reported at the path $...["<key>"].
