@@ -49,10 +49,8 @@ from memstrata.memory.consolidate import ConsolidationReport, consolidate, resto
 from memstrata.memory.consumer import QueueWorker
 from memstrata.memory.episodes import (
     MAX_SPEAKER_CHARS,
-    SOURCE_REMEMBER,
     Episode,
     episode_of_payload,
-    note_episode_id,
     turn_episode_id,
 )
 from memstrata.memory.forget import ForgetReport, deletion_record, forget_memories, forget_user
@@ -340,11 +338,14 @@ class ContextEngine:
         as_of: datetime | None = None,
         explain: bool = False,
     ) -> list[Hit]:
-        """Hybrid search of one user's memories (or the tenant's knowledge).
+        """One hybrid search of a user's memories (or the tenant's knowledge): the plain
+        store search, without the multi-route ranking and the episode links of
+        :meth:`retrieve` (which agents use).
 
-        Memories are the active units only, unless ``include_history`` (every version)
-        or ``as_of`` (the versions valid at that instant; it implies the history) asks
-        for more. ``explain`` fills each hit's rank in the dense and the BM25 route.
+        Memories are the episodes and the active units only, unless ``include_history``
+        (every version) or ``as_of`` (the versions valid at that instant; it implies the
+        history) asks for more. ``explain`` fills each hit's rank in the dense and the
+        BM25 route.
         """
         check_id("user_id", user_id)
         check_positive_int("k", k, maximum=100)
@@ -449,16 +450,7 @@ class ContextEngine:
         clean = self._sanitizer.text(text_or_unit, location="L3:memories", field="text")
         now = self._clock.now()
         episodes = [
-            Episode(
-                id=note_episode_id(tenant, user_id, chunk, now),
-                tenant=tenant,
-                user=user_id,
-                text=chunk,
-                role="user",
-                observed_at=now,
-                source=SOURCE_REMEMBER,
-            )
-            for chunk in self.pipeline.chunks(clean)
+            Episode.remembered(tenant, user_id, chunk, now) for chunk in self.pipeline.chunks(clean)
         ]
         return self.pipeline.submit_note(episodes)
 

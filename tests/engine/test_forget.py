@@ -4,7 +4,6 @@ under the data dir; another user's and another tenant's memories stay."""
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -16,25 +15,9 @@ from memstrata.engine import ContextEngine
 from memstrata.errors import ValidationError
 from memstrata.longterm.models import MEMORIES, Filter
 from memstrata.memory.forget import deletion_record
+from memstrata.testing.disk import files_holding
 
 Factory = Callable[..., ContextEngine]
-
-
-def files_holding(root: Path, needle: str) -> list[str]:
-    """Files under ``root`` whose bytes hold ``needle`` (sockets skipped)."""
-    raw = needle.encode()
-    found = []
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = Path(folder) / name
-            if path.is_socket():
-                continue
-            try:
-                if raw in path.read_bytes():
-                    found.append(str(path.relative_to(root)))
-            except FileNotFoundError:  # a file the server replaced meanwhile
-                continue
-    return found
 
 
 def redis_holding(client: Any, needle: str) -> list[str]:

@@ -26,22 +26,10 @@ from memstrata.longterm.edge_purge import (
 )
 from memstrata.longterm.models import KNOWLEDGE, MEMORIES, Filter, Point
 from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.testing.disk import files_holding
 
 PointFactory = Callable[..., Point]
 BM25 = Bm25Encoder()
-
-
-def files_holding(root: Path, marker: str) -> dict[str, int]:
-    """Every file under ``root`` whose bytes hold ``marker``, with the count."""
-    needle = marker.encode()
-    found = {}
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = Path(folder) / name
-            hits = path.read_bytes().count(needle)
-            if hits:
-                found[str(path.relative_to(root))] = hits
-    return found
 
 
 def _marker() -> str:
@@ -87,7 +75,7 @@ def test_purge_leaves_no_deleted_text_in_any_file(
     assert any("/wal/" in path for path in left), left
     assert any("payload_storage" in path for path in left), left
     edge.purge()
-    assert files_holding(root, marker) == {}
+    assert files_holding(root, marker) == []
     assert files_holding(root, "kept note 7")  # the scan does read what is there
     assert not [p for p in os.listdir(root) if ".purge" in p]  # no copy left beside
     assert edge.count(MEMORIES, Filter(tenant="acme")) == len(kept) - 5
@@ -96,7 +84,7 @@ def test_purge_leaves_no_deleted_text_in_any_file(
     hits = edge.search_sparse(MEMORIES, BM25.encode_query("kept note 7"), Filter(tenant="acme"), 1)
     assert hits[0].id == kept[7].id
     edge.close()
-    assert files_holding(root, marker) == {}
+    assert files_holding(root, marker) == []
     reopened = EdgeIndex(root)
     reopened.ensure_collections(32)
     assert reopened.count(MEMORIES, Filter(tenant="acme")) == len(kept) - 5
@@ -113,7 +101,7 @@ def test_a_replaced_payload_is_purged_too(
     edge.upsert(MEMORIES, [make_point("new value", "acme", point_id=point.id)])
     assert files_holding(tmp_path / "edge", marker)
     edge.purge()
-    assert files_holding(tmp_path / "edge", marker) == {}
+    assert files_holding(tmp_path / "edge", marker) == []
     (record,) = edge.retrieve(MEMORIES, [point.id], "acme")
     assert record.payload["text"] == "new value"
     edge.close()

@@ -4,7 +4,6 @@ user's keys and queue entries go, another user's and another tenant's stay."""
 from __future__ import annotations
 
 import fnmatch
-import os
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from memstrata.memory.erase import ErasureReport, delete_user_keys, entry_owner,
 from memstrata.memory.queue import WriteQueue
 from memstrata.memory.slots import SlotRecords
 from memstrata.memory.versioning import slot_key, tenants_key
+from memstrata.testing.disk import files_holding
 from memstrata.working import EmbeddedValkey, RedisBackend, WorkingMemory
 from memstrata.working.compaction import compact_persistence
 from memstrata.working.keys import pref_index_key, pref_key, result_key
@@ -214,17 +214,6 @@ def test_the_queue_works_on_after_its_stream_is_rebuilt(backend: RedisBackend) -
     delivered = client.xreadgroup("workers", "w2", {stream: ">"}, count=100)
     assert delivered[0][1][-1][0] == new_id
     assert len(delivered[0][1]) == 9
-
-
-def files_holding(root: Path, marker: str) -> list[str]:
-    needle = marker.encode()
-    found = []
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = Path(folder) / name
-            if not path.is_socket() and needle in path.read_bytes():
-                found.append(str(path.relative_to(root)))
-    return found
 
 
 def test_a_forgotten_users_words_leave_the_valkey_directory(tmp_path: Path) -> None:

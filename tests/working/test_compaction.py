@@ -7,7 +7,6 @@ after the delete: without the compaction these tests fail.
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from redis.cluster import RedisCluster
 
 from memstrata.errors import ValidationError
 from memstrata.testing import ValkeyCluster
+from memstrata.testing.disk import files_holding
 from memstrata.working import EmbeddedValkey
 from memstrata.working.compaction import (
     CompactionTimeoutError,
@@ -25,20 +25,6 @@ from memstrata.working.compaction import (
     compact_persistence,
     snapshot_wanted,
 )
-
-
-def files_holding(root: Path, marker: str) -> list[str]:
-    """Every file under ``root`` whose bytes hold ``marker``."""
-    needle = marker.encode()
-    found = []
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = Path(folder) / name
-            if path.is_socket():
-                continue
-            if needle in path.read_bytes():
-                found.append(str(path.relative_to(root)))
-    return found
 
 
 def _marker() -> str:

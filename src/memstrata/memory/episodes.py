@@ -118,6 +118,20 @@ class Episode:
         if self.speaker is not None:
             check_text("speaker", self.speaker, max_chars=MAX_SPEAKER_CHARS)
 
+    @classmethod
+    def remembered(cls, tenant: str, user: str, text: str, observed_at: datetime) -> Episode:
+        """The episode of a text remembered directly (``engine.remember``): a user's
+        words of no conversation, its id derived from what and when."""
+        return cls(
+            id=note_episode_id(tenant, user, text, observed_at),
+            tenant=tenant,
+            user=user,
+            text=text,
+            role="user",
+            observed_at=observed_at,
+            source=SOURCE_REMEMBER,
+        )
+
     @property
     def position(self) -> tuple[str, str, int] | None:
         """``(tenant, thread, seq)`` for a conversation turn, None otherwise."""

@@ -20,7 +20,7 @@ from memstrata.errors import ValidationError
 from memstrata.extract.models import ROLES, Role, Turn
 from memstrata.hashing import sha256_hex
 from memstrata.memory.entries import JSON
-from memstrata.memory.episodes import SOURCE_REMEMBER, Episode, note_episode_id, turn_episode_id
+from memstrata.memory.episodes import Episode, note_episode_id, turn_episode_id
 from memstrata.memory.units import UNIT_KINDS, MemoryUnit, UnitKind, UnitSource
 
 KIND_TURN = "turn"
@@ -134,17 +134,11 @@ def note_payload(tenant: str, user: str, text: str, observed_at: datetime) -> di
 def note_episode(payload: Mapping[str, Any]) -> Episode:
     """The episode of a ``note`` payload; its id is derived from the content, so a
     replayed note is the same episode."""
-    text = _string(payload, "text")
-    tenant, user = _string(payload, "tenant"), _string(payload, "user")
-    observed_at = _when(payload, "observed_at")
-    return Episode(
-        id=note_episode_id(tenant, user, text, observed_at),
-        tenant=tenant,
-        user=user,
-        text=text,
-        role="user",
-        observed_at=observed_at,
-        source=SOURCE_REMEMBER,
+    return Episode.remembered(
+        _string(payload, "tenant"),
+        _string(payload, "user"),
+        _string(payload, "text"),
+        _when(payload, "observed_at"),
     )
 
 
