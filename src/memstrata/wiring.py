@@ -10,6 +10,7 @@ engine that enqueued its work.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from memstrata.clock import Clock, SystemClock
@@ -114,9 +115,9 @@ def worker_handler(
         env["MEMSTRATA_SETTINGS"] = settings
     config = settings_from_env(env, data_dir=Path(data_dir) if data_dir else None)
     if redis_url:
-        config = _replace(config, redis_url=redis_url)
+        config = replace(config, redis_url=redis_url)
     if qdrant_url:
-        config = _replace(config, qdrant_url=qdrant_url)
+        config = replace(config, qdrant_url=qdrant_url)
     if not config.redis_url:
         raise ConfigError("worker_handler: redis_url is required (argument or settings)")
     from memstrata.embed.defaults import default_embedder
@@ -128,9 +129,3 @@ def worker_handler(
     )
     store = open_memory(config, longterm, RedisBackend.from_url(config.redis_url).client, clock)
     return build_handler(store, extractor=build_extractor(config), sanitizer=sanitizer)
-
-
-def _replace(settings: Settings, **changes: object) -> Settings:
-    from dataclasses import replace
-
-    return replace(settings, **changes)  # type: ignore[arg-type]

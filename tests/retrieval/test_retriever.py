@@ -37,6 +37,7 @@ from memstrata.retrieval import (
     resolve,
 )
 from memstrata.testing.embedders import HashEmbedder
+from memstrata.testing.settings import NEUTRAL_RETRIEVAL
 
 DIM = 64
 DEFAULT_AXIS = DIM - 1  # unknown texts embed here: orthogonal to every stored vector
@@ -102,19 +103,7 @@ class FakeReranker:
 
 
 # Every adjustment off: the score is the fused dense cosine of the best route.
-NEUTRAL = RetrievalSettings(
-    sparse_weight=0.0,
-    decay_weight=0.0,
-    importance_weight=0.0,
-    type_weights=(),
-    neighbor_weight=0.0,
-    thread_weight=0.0,
-    time_boost=0.0,
-    question_penalty=0.0,
-    short_penalty=0.0,
-    entity_field_boost=0.0,
-    redundancy_penalty=0.0,
-)
+NEUTRAL = NEUTRAL_RETRIEVAL
 
 
 def only(**changes: Any) -> RetrievalSettings:

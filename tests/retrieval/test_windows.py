@@ -16,29 +16,20 @@ from memstrata.errors import ConfigError
 from memstrata.longterm.models import Filter
 from memstrata.longterm.store import IndexedItem, LongTermStore, NewItem
 from memstrata.memory.episodes import EPISODE_TYPE, EPISODE_WINDOW_TYPE, window_points
+from memstrata.memory.pipeline import ACTIVE_MEMORY_TYPES
 from memstrata.retrieval import RetrievalQuery, RetrievedItem, Retriever
 from memstrata.retrieval.links import EPISODE_WINDOW
+from memstrata.testing.settings import NEUTRAL_RETRIEVAL
 
 DIM = 64
 NOW = datetime(2023, 8, 20, 15, 0, tzinfo=UTC)
 Q = "which stations does the night train stop at"
 FAR = " ".join(f"filler{i}" for i in range(300))
 LONG = f"{FAR} the night train stops at Lyon and Turin"  # the answer past word 300
-ACTIVE = ("episode", "fact", "event", "preference", "profile")
+ACTIVE = ACTIVE_MEMORY_TYPES
 
 # Only the adjustments off: the score is the dense cosine (BM25 weight 0).
-PLAIN = RetrievalSettings(
-    sparse_weight=0.0,
-    decay_weight=0.0,
-    importance_weight=0.0,
-    type_weights=(),
-    neighbor_weight=0.0,
-    thread_weight=0.0,
-    time_boost=0.0,
-    question_penalty=0.0,
-    short_penalty=0.0,
-    entity_field_boost=0.0,
-)
+PLAIN = NEUTRAL_RETRIEVAL
 
 
 def unit(values: Mapping[int, float]) -> NDArray[np.float32]:
