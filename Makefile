@@ -7,7 +7,7 @@ DATA_DIR ?= .memstrata-demo
 # The ONNX export of the bundled MiniLM (made once, on first use) stays in the clone.
 export MEMSTRATA_MODEL_CACHE ?= $(CURDIR)/.memstrata-models
 
-.PHONY: install demo test lint typecheck unit bench clean
+.PHONY: install demo test lint typecheck unit bench clean generate
 
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml requirements.lock
 install: $(STAMP)
 
 demo: install
-	$(BIN)/memstrata demo --data-dir $(DATA_DIR)
+	$(BIN)/memstrata serve-demo --data-dir $(DATA_DIR)
 
 lint: install
 	$(BIN)/ruff check src tests
@@ -38,3 +38,9 @@ bench: install
 
 clean:
 	rm -rf $(VENV) $(DATA_DIR) .memstrata-bench .memstrata-models .pytest_cache .mypy_cache .ruff_cache
+
+# The gRPC schema and the client's methods come from the service's capability table;
+# tests fail when these files are stale.
+generate: install
+	$(BIN)/python -m memstrata.service.proto > proto/memstrata/v1/memstrata.proto
+	$(BIN)/python -m memstrata.service.codegen

@@ -4,26 +4,62 @@ L1 session state (in process, immutable), L2 working memory (Redis/Valkey with
 TTLs), L3 long-term memory and knowledge (Qdrant, hybrid dense + BM25), a
 sanitizing gateway in front of every write, and a router that builds each step's
 context with provenance.
+
+:class:`ContextEngine` is the API: every capability is one of its methods, and
+every type in their signatures, with every error memstrata raises, is importable
+from here.
 """
 
 from memstrata.clock import Clock, FakeClock, SystemClock
 from memstrata.config import LongTermSettings, Settings, WorkingMemorySettings
-from memstrata.engine import ContextEngine
+from memstrata.context import BudgetShares, BuiltContext, ContextBudget, ToolResult, Turn
+from memstrata.embed.protocol import Embedder
+from memstrata.engine import (
+    ConsolidationResult,
+    ContextEngine,
+    EngineParts,
+    WrittenMemory,
+)
 from memstrata.errors import (
+    AuthenticationError,
     BackendError,
     BackendUnavailableError,
+    BudgetError,
+    CompactionTimeoutError,
     ConfigError,
     ConflictError,
     ContextMissError,
+    DatasetError,
+    ExtractionError,
+    ExtractionUnavailableError,
+    FlushTimeoutError,
     IsolationError,
     MemstrataError,
     NotFoundError,
+    PermissionDeniedError,
+    RateLimitedError,
     UnknownIntentError,
     ValidationError,
 )
+from memstrata.extract.protocol import Extractor
+from memstrata.gateway.audit import AuditEvent
+from memstrata.gateway.policy import FieldPolicy
+from memstrata.knowledge.documents import Document, DocumentFormat
+from memstrata.knowledge.hot import MergeReport
+from memstrata.knowledge.ingest import FileError, IngestProgress, IngestReport
+from memstrata.longterm.models import Hit
+from memstrata.memory.consolidate import ConsolidationReport
+from memstrata.memory.episodes import Episode
+from memstrata.memory.forget import ForgetReport
+from memstrata.memory.pipeline import IngestReceipt, PipelineStats
+from memstrata.memory.settings import MemorySettings, PipelineSettings
+from memstrata.memory.units import MemoryUnit, UnitSource
+from memstrata.namespaces import AccessRequest, Namespace, SharedItem
+from memstrata.retrieval.models import RetrievalResult, RetrievedItem
 from memstrata.router import (
     ContextBundle,
     ContextItem,
+    IntentRegistry,
     IntentSpec,
     L2Need,
     L3Need,
@@ -31,38 +67,91 @@ from memstrata.router import (
     Provenance,
 )
 from memstrata.session import AuthContext, SessionState
+from memstrata.store import StoreItem
+from memstrata.working.memory import SessionWorkingMemory
 from memstrata.working.stepgraph import StepGraph, StepSpec
+from memstrata.working.values import Preference, SeriesPoint, StoredPlan, WorkingItem, WorkingKey
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "AccessRequest",
+    "AuditEvent",
     "AuthContext",
+    "AuthenticationError",
     "BackendError",
     "BackendUnavailableError",
+    "BudgetError",
+    "BudgetShares",
+    "BuiltContext",
     "Clock",
+    "CompactionTimeoutError",
     "ConfigError",
     "ConflictError",
+    "ConsolidationReport",
+    "ConsolidationResult",
+    "ContextBudget",
     "ContextBundle",
     "ContextEngine",
     "ContextItem",
     "ContextMissError",
+    "DatasetError",
+    "Document",
+    "DocumentFormat",
+    "Embedder",
+    "EngineParts",
+    "Episode",
+    "ExtractionError",
+    "ExtractionUnavailableError",
+    "Extractor",
     "FakeClock",
+    "FieldPolicy",
+    "FileError",
+    "FlushTimeoutError",
+    "ForgetReport",
+    "Hit",
+    "IngestProgress",
+    "IngestReceipt",
+    "IngestReport",
+    "IntentRegistry",
     "IntentSpec",
     "IsolationError",
     "L2Need",
     "L3Need",
     "LongTermSettings",
+    "MemorySettings",
+    "MemoryUnit",
     "MemstrataError",
+    "MergeReport",
     "MissingContext",
+    "Namespace",
     "NotFoundError",
+    "PermissionDeniedError",
+    "PipelineSettings",
+    "PipelineStats",
+    "Preference",
     "Provenance",
+    "RateLimitedError",
+    "RetrievalResult",
+    "RetrievedItem",
+    "SeriesPoint",
     "SessionState",
+    "SessionWorkingMemory",
     "Settings",
+    "SharedItem",
     "StepGraph",
     "StepSpec",
+    "StoreItem",
+    "StoredPlan",
     "SystemClock",
+    "ToolResult",
+    "Turn",
+    "UnitSource",
     "UnknownIntentError",
     "ValidationError",
+    "WorkingItem",
+    "WorkingKey",
     "WorkingMemorySettings",
+    "WrittenMemory",
     "__version__",
 ]

@@ -19,12 +19,15 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from memstrata.client import Client
 from memstrata.config import settings_from_env
 from memstrata.context import BuiltContext
 from memstrata.engine import ContextEngine
 from memstrata.errors import MemstrataError, ValidationError, error_code
-from memstrata.memory.units import MemoryUnit
 from memstrata.router import ContextBundle
+from memstrata.service import convert
+from memstrata.service import models as wire
+from memstrata.service.commands import register as register_service_commands
 
 app = typer.Typer(
     name="memstrata",
@@ -68,14 +71,29 @@ def _engine(data_dir: Path, as_json: bool) -> Iterator[ContextEngine]:
         with ContextEngine.open(settings_from_env(data_dir=data_dir)) as engine:
             yield engine
     except MemstrataError as exc:
-        code = error_code(exc)
-        if as_json:
-            _emit_json(
-                {"error": {"type": type(exc).__name__, "message": str(exc), "http": code.http}}
-            )
-        else:
-            err.print(f"[red]error[/red] ({type(exc).__name__}): {exc}")
-        raise typer.Exit(2) from exc
+        raise _exit_with(exc, as_json) from exc
+
+
+BUSY_HINT = (
+    "The data directory is owned by another process, such as a running `memstrata serve`. "
+    "Talk to it instead: add --url http://HOST:PORT (or set MEMSTRATA_URL) and put an API "
+    "key in MEMSTRATA_API_KEY (`memstrata keys create --url ...`; the first admin key is in "
+    "<data-dir>/admin.key)."
+)
+
+
+def _exit_with(exc: MemstrataError, as_json: bool) -> typer.Exit:
+    """Report ``exc`` (one JSON document with --json) and the exit to raise."""
+    code = error_code(exc)
+    hint = BUSY_HINT if "already served by a live embedded Valkey" in str(exc) else None
+    if as_json:
+        error = {"type": type(exc).__name__, "message": str(exc), "http": code.http}
+        _emit_json({"error": error | ({"hint": hint} if hint else {})})
+    else:
+        err.print(f"[red]error[/red] ({type(exc).__name__}): {exc}")
+        if hint:
+            err.print(hint)
+    return typer.Exit(2)
 
 
 def _bundle_table(title: str, bundle: ContextBundle) -> Table:
@@ -178,32 +196,72 @@ def _print_built_context(context: BuiltContext) -> None:
         out.print(f"  dropped {dropped.id}: {dropped.reason} ({dropped.detail})")
 
 
+UrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--url",
+        envvar="MEMSTRATA_URL",
+        help="Talk to a running `memstrata serve` (API key in MEMSTRATA_API_KEY; the tenant "
+        "is the key's) instead of opening the data directory.",
+    ),
+]
+
+
+@contextmanager
+def _remote(url: str, tenant: str, as_json: bool) -> Iterator[Client]:
+    """A client of the service at ``url``; errors reported like the local path's."""
+    if tenant != "default":
+        raise _exit_with(
+            ValidationError("tenant", "with --url the tenant is the API key's; drop --tenant"),
+            as_json,
+        )
+    try:
+        with Client(url) as client:
+            yield client
+    except MemstrataError as exc:
+        raise _exit_with(exc, as_json) from exc
+
+
 @app.command()
 def remember(
     user: Annotated[str, typer.Option("--user", help="User id.")],
     text: Annotated[str, typer.Option("--text", help="What to remember.")],
     tenant: Annotated[str, typer.Option("--tenant")] = "default",
     data_dir: DataDir = DEFAULT_DATA_DIR,
+    url: UrlOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Store a text for a user: kept whole as an episode, with the facts extracted from
     it (versioned, deduplicated); prints what was stored."""
-    with _engine(data_dir, as_json) as engine:
-        receipt = engine.remember(user, text, tenant=tenant)
-        stored = None
-        if receipt.queued:
-            engine.flush()
-            stored = engine.written(receipt, tenant=tenant)
-        queued_text = engine.sanitizer.text(text, location="cli")
-    episodes = [] if stored is None else [{"id": e.id, "text": e.text} for e in stored.episodes]
-    facts = [] if stored is None else [_fact_row(u) for u in stored.facts]
+    if url:
+        with _remote(url, tenant, as_json) as client:
+            receipt = client.remember(user, text, wait=True)
+    else:
+        with _engine(data_dir, as_json) as engine:
+            queued = engine.remember(user, text, tenant=tenant)
+            receipt = wire.Receipt(
+                queued=queued.queued, episode_ids=list(queued.episode_ids), error=queued.error
+            )
+            if queued.queued:
+                engine.flush()
+                stored = engine.written(queued, tenant=tenant)
+                receipt = receipt.model_copy(
+                    update={
+                        "episodes": [convert.episode_out(e) for e in stored.episodes],
+                        "facts": [convert.fact_out(u) for u in stored.facts],
+                    }
+                )
+    episodes = [{"id": e.id, "text": e.text} for e in receipt.episodes]
+    # What was stored, after the gateway: the text's episodes (one per chunk).
+    stored_text = "\n\n".join(str(e["text"]) for e in episodes) or None
+    facts = [f.model_dump(mode="json", exclude={"episodes", "valid_from"}) for f in receipt.facts]
     document = {
         "user": user,
         "tenant": tenant,
         "queued": receipt.queued,
         "written": bool(episodes),
-        "entry_ids": list(receipt.entry_ids),
-        "text": queued_text,
+        "episode_ids": receipt.episode_ids,
+        "text": stored_text,
         "episodes": episodes,
         "facts": facts,
         "error": receipt.error,
@@ -211,7 +269,7 @@ def remember(
     if as_json:
         _emit_json(document)
     elif receipt.queued:
-        out.print(f"remembered for [bold]{user}[/bold]: {queued_text}")
+        out.print(f"remembered for [bold]{user}[/bold]: {stored_text}")
         for episode in episodes:
             out.print(f"  episode {episode['id']}")
         for fact in facts:
@@ -228,18 +286,6 @@ def remember(
         raise typer.Exit(1)
 
 
-def _fact_row(unit: MemoryUnit) -> dict[str, Any]:
-    return {
-        "id": unit.id,
-        "kind": unit.kind,
-        "subject": unit.subject,
-        "attribute": unit.attribute,
-        "value": unit.value,
-        "version": unit.version,
-        "active": unit.active,
-    }
-
-
 @app.command()
 def search(
     user: Annotated[str, typer.Option("--user", help="User id.")],
@@ -247,12 +293,17 @@ def search(
     k: Annotated[int, typer.Option("--k", help="How many results.")] = 5,
     tenant: Annotated[str, typer.Option("--tenant")] = "default",
     data_dir: DataDir = DEFAULT_DATA_DIR,
+    url: UrlOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Retrieve a user's memories as an agent gets them (``engine.retrieve``): what was
     said and the current facts, the past marked as such."""
-    with _engine(data_dir, as_json) as engine:
-        result = engine.retrieve(query, tenant=tenant, user=user, k=k)
+    if url:
+        with _remote(url, tenant, as_json) as client:
+            result = client.retrieve(query, user_id=user, k=k)
+    else:
+        with _engine(data_dir, as_json) as engine:
+            result = convert.retrieval_out(engine.retrieve(query, tenant=tenant, user=user, k=k))
     rows: list[dict[str, Any]] = [
         {
             "id": item.id,
@@ -311,25 +362,37 @@ def forget(
     ] = None,
     tenant: Annotated[str, typer.Option("--tenant")] = "default",
     data_dir: DataDir = DEFAULT_DATA_DIR,
+    url: UrlOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Delete a user's memories (or chosen ones) everywhere, the files on disk included;
     the audit log keeps only that a deletion happened."""
-    with _engine(data_dir, as_json) as engine:
-        if (user is None) == (not memory_id):
-            raise ValidationError("user", "give exactly one of --user and --id")
-        if user is not None:
-            report = engine.forget(user, tenant=tenant)
-        else:
-            report = engine.forget_memories(memory_id or [], tenant=tenant)
-    document = report.as_dict()
+    if (user is None) == (not memory_id):
+        raise _exit_with(ValidationError("user", "give exactly one of --user and --id"), as_json)
+    if url:
+        with _remote(url, tenant, as_json) as client:
+            result = client.forget(user_id=user, ids=memory_id or None)
+    else:
+        with _engine(data_dir, as_json) as engine:
+            report = (
+                engine.forget(user, tenant=tenant)
+                if user is not None
+                else engine.forget_memories(memory_id or [], tenant=tenant)
+            )
+        result = wire.ForgetResult(
+            points_deleted=report.points_deleted,
+            keys_deleted=report.keys_deleted,
+            queue_entries_deleted=report.queue_entries_deleted,
+            sessions_ended=report.sessions_ended,
+        )
+    document = {"tenant": tenant, **result.model_dump()}
     if as_json:
         _emit_json(document)
         return
     who = f"user {user}" if user is not None else f"{len(memory_id or [])} memories"
     out.print(
-        f"forgot {who} in tenant {tenant}: {report.points_deleted} memories, "
-        f"{report.keys_deleted} keys, {report.queue_entries_deleted} queued entries"
+        f"forgot {who}: {result.points_deleted} memories, "
+        f"{result.keys_deleted} keys, {result.queue_entries_deleted} queued entries"
     )
 
 
@@ -374,12 +437,7 @@ def ingest(
 
     with _engine(data_dir, as_json) as engine:
         report = run_ingest_command(
-            engine.longterm,
-            engine.sanitizer,
-            engine.clock,
-            paths,
-            tenant,
-            Path(data_dir),
+            lambda progress: engine.ingest_files(paths, tenant=tenant, progress=progress),
             err if as_json else out,
         )
     if as_json:
@@ -400,42 +458,20 @@ def consolidate(
 ) -> None:
     """Merge duplicates, compress old events, move stale units to cold storage,
     expire hot knowledge and merge what survives into `knowledge`."""
-    from memstrata.knowledge.hot import HotKnowledge
-    from memstrata.longterm.sparse import Bm25Encoder
-
     with _engine(data_dir, as_json) as engine:
         engine.flush()
-        report = engine.consolidate(tenants=tenant)
-        hot = HotKnowledge(
-            engine.longterm,
-            engine.sanitizer,
-            engine.clock,
-            embedder=engine.embedder,
-            sparse_encoder=Bm25Encoder(),
-            settings=engine.settings.longterm,
-        )
-        tenants = tenant or sorted({*engine.memory.slots.tenants(), "default"})
-        merges = {t: dataclasses.asdict(hot.merge_into_knowledge(t)) for t in tenants}
-    document = {
-        "memories": dict(report.counts),
-        "memory_ids": {
-            name: list(getattr(report, name))
-            for name in report.counts
-            if isinstance(getattr(report, name, None), tuple)
-        },
-        "hot_knowledge": merges,
-    }
+        result = engine.consolidate(tenants=tenant)
     if as_json:
-        _emit_json(document)
+        _emit_json(result.as_dict())
         return
     table = Table(title="consolidation")
     table.add_column("action")
     table.add_column("count", justify="right")
-    for name, count in report.counts.items():
+    for name, count in result.memories.counts.items():
         table.add_row(name.replace("_", " "), str(count))
-    for name, merge in merges.items():
-        table.add_row(f"hot knowledge merged ({name})", str(merge["merged"]))
-        table.add_row(f"hot knowledge expired ({name})", str(merge["expired"]))
+    for name, merge in result.hot_knowledge.items():
+        table.add_row(f"hot knowledge merged ({name})", str(merge.merged))
+        table.add_row(f"hot knowledge expired ({name})", str(merge.expired))
     out.print(table)
 
 
@@ -472,6 +508,64 @@ def bench_layers(
     except ValueError as exc:
         raise typer.BadParameter("must be comma-separated integers", param_hint="--sizes") from exc
     report = run_layers_bench(data_dir, sizes=size_list, queries=queries, progress=err)
+    _emit_report(report, as_json)
+
+
+@bench_app.command("serve")
+def bench_serve(
+    as_json: JsonFlag = False,
+    clients: Annotated[
+        int, typer.Option("--clients", help="Concurrent callers per transport.", min=1)
+    ] = 32,
+    seconds: Annotated[
+        float, typer.Option("--seconds", help="Seconds per operation and transport.", min=0.1)
+    ] = 10.0,
+    rate: Annotated[
+        str | None,
+        typer.Option(
+            "--rate",
+            help=(
+                "Also run an open loop at this many requests per second in total, or "
+                "'auto' for half the REST closed-loop req/s of each operation."
+            ),
+        ),
+    ] = None,
+    open_only: Annotated[
+        bool, typer.Option("--open-only", help="With --rate N: skip the closed loop.")
+    ] = False,
+    client_processes: Annotated[
+        int,
+        typer.Option(
+            "--client-processes", help="Processes running the REST and gRPC callers.", min=1
+        ),
+    ] = 2,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Data directory (default: a fresh temporary one)."),
+    ] = None,
+) -> None:
+    """route and build_context in process vs REST vs gRPC on loopback: req/s, p50/p99."""
+    from memstrata.bench.serve import run_serve_bench
+
+    parsed: float | str | None = rate
+    if rate is not None and rate != "auto":
+        try:
+            parsed = float(rate)
+        except ValueError as exc:
+            raise typer.BadParameter("must be 'auto' or a number", param_hint="--rate") from exc
+        if not parsed > 0:
+            raise typer.BadParameter("must be positive", param_hint="--rate")
+    if open_only and (rate is None or rate == "auto"):
+        raise typer.BadParameter("needs --rate N (a number)", param_hint="--open-only")
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    report = run_serve_bench(
+        clients=clients,
+        seconds=seconds,
+        data_dir=data_dir,
+        rate=parsed,
+        client_processes=client_processes,
+        closed_loop=not open_only,
+    )
     _emit_report(report, as_json)
 
 
@@ -711,6 +805,9 @@ def eval_extraction(
         _emit_json(report)
     else:
         render_report(report, out)
+
+
+register_service_commands(app)
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -15,7 +15,6 @@ from typing import Any
 from memstrata.context import BuiltContext, ToolResult, Turn, item_text
 from memstrata.engine import ContextEngine
 from memstrata.eval.cer import StepOutcome, cer_summary, context_loaded, context_used
-from memstrata.longterm.models import Filter
 from memstrata.router import ContextBundle
 from memstrata.working.stepgraph import StepGraph, StepSpec
 
@@ -87,12 +86,9 @@ def run_demo(engine: ContextEngine) -> DemoResult:
     """Run the scripted session on ``engine`` and return what each step saw."""
     for section, text in KNOWLEDGE:
         engine.add_knowledge([text], tenant=TENANT, source=f"sop/{section}", section=section)
-    for text in MEMORIES:
-        engine.remember(USER, text, tenant=TENANT)
+    receipts = [engine.remember(USER, text, tenant=TENANT) for text in MEMORIES]
     engine.flush()
-    engine.working_memory.set_preference(
-        USER, "report_format", "pdf with charts", 0.92, tenant=TENANT
-    )
+    engine.set_preference(USER, "report_format", "pdf with charts", 0.92, tenant=TENANT)
 
     state = engine.start_session(
         USER,
@@ -127,7 +123,7 @@ def run_demo(engine: ContextEngine) -> DemoResult:
     }
     wm.put_api_response("sensor_api", {"device_id": "D123"}, response)
     state = engine.update_session(sid, lambda s: s.with_api_result("success", response))
-    base = engine.clock.now().timestamp() - 1500
+    base = state.started_at.timestamp() - 1500
     wm.append_series("temperature", [(base + i, 30 + (i % 40) * 0.4) for i in range(1500)])
     threshold = engine.settings.longterm.low_confidence_cosine
     bundle = engine.route(sid, "fetch_sensor_data")
@@ -176,11 +172,13 @@ def run_demo(engine: ContextEngine) -> DemoResult:
         ),
     )
 
-    audit = engine.audit
-    redactions = tuple(e.to_dict() for e in audit.events()) if audit is not None else ()
+    redactions = tuple(e.to_dict() for e in engine.audit_events())
+    # What L3 holds of the remembered texts: each episode and the facts read from it.
+    written = [engine.written(receipt, tenant=TENANT) for receipt in receipts]
     stored = tuple(
-        str(r.payload.get("text", ""))
-        for r in engine.longterm.iter_records("memories", Filter(tenant=TENANT, user=USER))
+        text
+        for memory in written
+        for text in (*(e.text for e in memory.episodes), *(u.text for u in memory.facts))
     )
     return DemoResult(
         steps=tuple(steps),

@@ -4,18 +4,26 @@
 unix socket and qdrant-edge, both under ``settings.data_dir``) or connects to the
 servers named in the settings. Everything is also injectable through the
 constructor, which is what tests and services use.
+
+The engine is the API: every capability the CLI, the demo or a service offers is
+one of its methods, and the types in their signatures are exported from
+``memstrata``. Its parts (stores, router, gateway...) are private; benchmarks,
+evaluations and tests that must reach them use :attr:`ContextEngine.parts`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -40,9 +48,13 @@ from memstrata.errors import ConfigError, NotFoundError, ValidationError
 from memstrata.extract.models import ROLES
 from memstrata.extract.protocol import Extractor
 from memstrata.gateway import AuditSink, FieldPolicy, Sanitizer
-from memstrata.gateway.audit import InMemoryAuditLog, JsonlAuditLog, TeeAuditLog
+from memstrata.gateway.audit import AuditEvent, InMemoryAuditLog, JsonlAuditLog, TeeAuditLog
 from memstrata.gateway.logging import install_global_log_redaction
+from memstrata.knowledge.documents import Document
+from memstrata.knowledge.hot import HotKnowledge, MergeReport
+from memstrata.knowledge.ingest import IngestProgress, IngestReport, KnowledgeIngestor
 from memstrata.longterm.models import MEMORIES, Filter, Hit
+from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.longterm.store import LongTermStore, NewItem
 from memstrata.memory.codec import UNIT_TYPES, from_payload, is_pending
 from memstrata.memory.consolidate import ConsolidationReport, consolidate, restore
@@ -67,6 +79,14 @@ from memstrata.memory.queue import WriteQueue
 from memstrata.memory.settings import MemorySettings, PipelineSettings
 from memstrata.memory.store import MemoryStore
 from memstrata.memory.units import MemoryUnit
+from memstrata.namespaces import (
+    AccessRequest,
+    Namespace,
+    NamespaceStore,
+    SharedItem,
+    shared_context_items,
+)
+from memstrata.permissions import Level, check_level, cleared, level_of_payload
 from memstrata.retrieval import RetrievalQuery, RetrievalResult, Retriever
 from memstrata.retrieval.rerank import Reranker
 from memstrata.router import (
@@ -78,11 +98,13 @@ from memstrata.router import (
     IntentSpec,
 )
 from memstrata.session import SessionRegistry, SessionState
+from memstrata.store import ItemStore, StoreItem
 from memstrata.validation import check_id, check_positive_int, check_text
 from memstrata.wiring import build_extractor, build_handler, open_index, open_longterm, open_memory
 from memstrata.working.embedded import EmbeddedValkey
 from memstrata.working.memory import SessionWorkingMemory, WorkingMemory
 from memstrata.working.redis_backend import RedisBackend
+from memstrata.working.values import Preference
 
 log = logging.getLogger("memstrata")
 AUDIT_FILE = "audit.jsonl"
@@ -98,11 +120,64 @@ class WrittenMemory:
     """Every version extracted from the episodes, events included, by slot and time."""
 
 
+@dataclass(frozen=True, slots=True)
+class ConsolidationResult:
+    """What one :meth:`ContextEngine.consolidate` pass did: the memories' report, and
+    per tenant what the hot-knowledge merge expired and moved into ``knowledge``."""
+
+    memories: ConsolidationReport
+    hot_knowledge: Mapping[str, MergeReport]
+
+    def __post_init__(self) -> None:
+        frozen = dict(sorted(self.hot_knowledge.items()))
+        object.__setattr__(self, "hot_knowledge", MappingProxyType(frozen))
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary: counts and ids per memory action, merges per tenant."""
+        report = self.memories
+        return {
+            "memories": dict(report.counts),
+            "memory_ids": {name: list(getattr(report, name)) for name in report.counts},
+            "hot_knowledge": {
+                tenant: {"merged": m.merged, "duplicates": m.duplicates, "expired": m.expired}
+                for tenant, m in self.hot_knowledge.items()
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class EngineParts:
+    """The engine's internals, for benchmarks, evaluations, tests and extensions.
+
+    Not a stable API: these objects, their names and their methods change without
+    notice. Application code (and the CLI, the demo and the service) uses the
+    engine's methods; something reached only through here is a capability the engine
+    does not offer yet. ``memory`` and ``pipeline`` are None for an engine built
+    without a memory store or a write pipeline.
+    """
+
+    settings: Settings
+    clock: Clock
+    embedder: Embedder
+    sanitizer: Sanitizer
+    sessions: SessionRegistry
+    working_memory: WorkingMemory
+    longterm: LongTermStore
+    router: ContextRouter
+    retriever: Retriever
+    hot_knowledge: HotKnowledge
+    knowledge_ingestor: KnowledgeIngestor
+    audit: InMemoryAuditLog | None
+    memory: MemoryStore | None
+    pipeline: IngestPipeline | None
+
+
 MAX_RETRIEVAL_QUERY_CHARS = 4_000
 
 
 class ContextEngine:
-    """The one object most users touch."""
+    """The one object most users touch: sessions (L1), working memory (L2), long-term
+    memory and knowledge (L3), routing and context building, all behind the gateway."""
 
     def __init__(
         self,
@@ -119,8 +194,10 @@ class ContextEngine:
         memory: MemoryStore | None = None,
         pipeline: IngestPipeline | None = None,
         reranker: Reranker | None = None,
+        namespaces: NamespaceStore | None = None,
     ) -> None:
         self._settings = settings
+        self._namespaces = namespaces
         self._clock = clock
         self._sanitizer = sanitizer
         self._working = working
@@ -155,6 +232,38 @@ class ContextEngine:
         )
         self._retriever = Retriever(
             longterm, embedder, settings.retrieval, settings.longterm, reranker=reranker
+        )
+        self._hot = HotKnowledge(
+            longterm,
+            sanitizer,
+            clock,
+            embedder=embedder,
+            sparse_encoder=Bm25Encoder(),
+            settings=settings.longterm,
+        )
+        # The manifest is read and saved whole by each run: one run at a time.
+        self._ingestor = KnowledgeIngestor(
+            longterm, sanitizer, clock, manifest_dir=Path(settings.data_dir)
+        )
+        self._ingest_lock = threading.Lock()
+        # Tenants that confirmed knowledge in this process: consolidate merges them too.
+        self._hot_tenants: set[str] = set()
+        self._hot_lock = threading.Lock()
+        self._parts = EngineParts(
+            settings=settings,
+            clock=clock,
+            embedder=embedder,
+            sanitizer=sanitizer,
+            sessions=self._sessions,
+            working_memory=working,
+            longterm=longterm,
+            router=self._router,
+            retriever=self._retriever,
+            hot_knowledge=self._hot,
+            knowledge_ingestor=self._ingestor,
+            audit=audit,
+            memory=memory,
+            pipeline=pipeline,
         )
 
     # -- construction ---------------------------------------------------------
@@ -203,6 +312,10 @@ class ContextEngine:
             )
             closers.insert(0, longterm.close)
             memory_store = open_memory(settings, longterm, backend.client, clock)
+            audit_file = data_dir / AUDIT_FILE
+            namespaces = NamespaceStore(
+                backend.client, clock, audit=lambda record: _append_audit(audit_file, record)
+            )
             handler = build_handler(memory_store, extractor=extractor or build_extractor(settings))
             ingest = _open_pipeline(settings.pipeline, redis_url, clock, handler, closers)
         except BaseException:
@@ -222,56 +335,28 @@ class ContextEngine:
             on_close=closers,
             memory=memory_store,
             pipeline=ingest,
+            namespaces=namespaces,
         )
 
-    # -- parts ------------------------------------------------------------------
+    # -- settings and parts ---------------------------------------------------------
 
     @property
     def settings(self) -> Settings:
+        """The settings this engine runs with (an immutable value)."""
         return self._settings
 
     @property
-    def embedder(self) -> Embedder:
-        return self._embedder
+    def parts(self) -> EngineParts:
+        """The engine's internals, for benchmarks, evaluations and tests (not a stable
+        API; see :class:`EngineParts`)."""
+        return self._parts
 
-    @property
-    def clock(self) -> Clock:
-        return self._clock
-
-    @property
-    def sanitizer(self) -> Sanitizer:
-        return self._sanitizer
-
-    @property
-    def sessions(self) -> SessionRegistry:
-        return self._sessions
-
-    @property
-    def longterm(self) -> LongTermStore:
-        return self._longterm
-
-    @property
-    def working_memory(self) -> WorkingMemory:
-        return self._working
-
-    @property
-    def router(self) -> ContextRouter:
-        return self._router
-
-    @property
-    def audit(self) -> InMemoryAuditLog | None:
-        return self._audit
-
-    @property
-    def memory(self) -> MemoryStore:
-        """The versioned memory store (active facts, history, consolidation)."""
+    def _memory_store(self) -> MemoryStore:
         if self._memory is None:
             raise ConfigError("this engine was built without a memory store")
         return self._memory
 
-    @property
-    def pipeline(self) -> IngestPipeline:
-        """The long-term write pipeline (queue, handler, worker)."""
+    def _write_pipeline(self) -> IngestPipeline:
         if self._pipeline is None:
             raise ConfigError("this engine was built without a write pipeline")
         return self._pipeline
@@ -298,11 +383,44 @@ class ContextEngine:
         """Apply a pure change to a session's state without losing concurrent updates."""
         return self._sessions.update(session_id, change)
 
+    def end_session(self, session_id: str) -> SessionState:
+        """Close a session open in this process and return its last state
+        (NotFoundError when it is not open here). Its L2 keys stay until their TTLs
+        (``working(session_id).clear()`` drops them now); what it wrote to L3 stays.
+        """
+        return self._sessions.end(session_id)
+
     # -- L2 ---------------------------------------------------------------------
 
     def working(self, session_id: str) -> SessionWorkingMemory:
         """The session's working memory (every write passes the gateway)."""
         return self._working.session(session_id)
+
+    def set_preference(
+        self,
+        user_id: str,
+        pref_type: str,
+        value: Any,
+        confidence: float,
+        updated_at: datetime | None = None,
+        *,
+        tenant: str = "default",
+    ) -> Preference:
+        """Store a long-lived preference of ``tenant``'s user (replacing any previous
+        one of ``pref_type``); ``value`` passes the gateway, ``confidence`` is in [0, 1]."""
+        return self._working.set_preference(
+            user_id, pref_type, value, confidence, updated_at, tenant=tenant
+        )
+
+    def get_preference(
+        self, user_id: str, pref_type: str, *, tenant: str = "default"
+    ) -> Preference:
+        """One preference of ``tenant``'s user; ContextMissError when there is none."""
+        return self._working.get_preference(user_id, pref_type, tenant=tenant)
+
+    def list_preferences(self, user_id: str, *, tenant: str = "default") -> tuple[Preference, ...]:
+        """Every preference of ``tenant``'s user, ordered by type."""
+        return self._working.list_preferences(user_id, tenant=tenant)
 
     # -- L3 ---------------------------------------------------------------------
 
@@ -325,6 +443,61 @@ class ContextEngine:
                 for t in texts
             ],
         )
+
+    def ingest_files(
+        self,
+        paths: Sequence[Path],
+        *,
+        tenant: str = "default",
+        progress: IngestProgress | None = None,
+    ) -> IngestReport:
+        """Cold path: Markdown, HTML and text files (folders are walked) chunked along
+        their sections into the tenant's ``knowledge``, incrementally.
+
+        The manifest under the data directory remembers each file's hash: a re-run
+        skips unchanged files, replaces the chunks that changed and deletes those of
+        files gone from a re-ingested folder. A failing file is reported in the
+        report's ``errors`` and the others are still ingested. ``progress`` is
+        called as ``progress(name, done, total)`` as the files go.
+        """
+        with self._ingest_lock:
+            return self._ingestor.ingest(paths, tenant=tenant, progress=progress)
+
+    def ingest_documents(
+        self, documents: Sequence[Document], *, tenant: str = "default", level: Level = "low"
+    ) -> IngestReport:
+        """:meth:`ingest_files` for documents given as text (e.g. sent over a network).
+
+        Each :class:`Document` is keyed by (tenant, name) as a file is by its path:
+        the same chunking and sanitizing, a changed text replaces the chunks that
+        changed, an unchanged one is skipped, and a failing document is reported by
+        name in ``errors``. A document is never removed by a later call. Names must
+        be unique within one call (ValidationError naming ``documents[i].name``).
+        ``level`` is the permission level their chunks carry (:mod:`memstrata.permissions`).
+        """
+        with self._ingest_lock:
+            return self._ingestor.ingest_documents(documents, tenant=tenant, level=level)
+
+    def confirm_knowledge(
+        self,
+        query: str,
+        response: str,
+        *,
+        tenant: str = "default",
+        source: str,
+        feedback: str = "user_confirmed",
+    ) -> str:
+        """Hot path: learn an answer the user confirmed; returns its id.
+
+        Both texts pass the gateway; the pair is searchable in ``hot_knowledge`` at
+        once, kept 72 h, and merged into ``knowledge`` by :meth:`consolidate`.
+        Learning the same pair again restarts its TTL. Only ``user_confirmed``
+        feedback is learned (ValidationError naming ``feedback`` otherwise).
+        """
+        pair_id = self._hot.learn(tenant, query, response, feedback=feedback, source=source)
+        with self._hot_lock:
+            self._hot_tenants.add(tenant)
+        return pair_id
 
     def search(
         self,
@@ -393,14 +566,15 @@ class ContextEngine:
         check_id("session_id", session_id)
         if role not in ROLES:
             raise ValidationError("role", f"must be one of {sorted(ROLES)}")
-        check_text("text", text, max_chars=self.pipeline.settings.max_observe_chars)
+        pipeline = self._write_pipeline()
+        check_text("text", text, max_chars=pipeline.settings.max_observe_chars)
         if speaker is not None:
             check_text("speaker", speaker, max_chars=MAX_SPEAKER_CHARS)
             speaker = self._sanitizer.text(
                 speaker, location=f"l1:{session_id}:turn", field="speaker"
             )
         clean = self._sanitizer.text(text, location=f"l1:{session_id}:turn", field="text")
-        chunks = self.pipeline.chunks(clean)  # size checks before L1 changes
+        chunks = pipeline.chunks(clean)  # size checks before L1 changes
         now = self._clock.now()
         state = self._sessions.update(
             session_id, lambda s: s.record_turn(role, clean, now, parts=len(chunks))
@@ -425,7 +599,7 @@ class ContextEngine:
             )
             for i, chunk in enumerate(chunks)
         ]
-        return self.pipeline.submit_turn(episodes)
+        return pipeline.submit_turn(episodes)
 
     def remember(
         self, user_id: str, text_or_unit: str | MemoryUnit, *, tenant: str = "default"
@@ -441,18 +615,19 @@ class ContextEngine:
         """
         check_id("user_id", user_id)
         check_id("tenant", tenant)
+        pipeline = self._write_pipeline()
         if isinstance(text_or_unit, MemoryUnit):
             unit = text_or_unit
             if (unit.source.tenant, unit.source.user) != (tenant, user_id):
                 raise ValidationError("unit.source", "must name the same tenant and user")
-            return self.pipeline.submit_unit(self._sanitized_unit(unit))
-        check_text("text", text_or_unit, max_chars=self.pipeline.settings.max_observe_chars)
+            return pipeline.submit_unit(self._sanitized_unit(unit))
+        check_text("text", text_or_unit, max_chars=pipeline.settings.max_observe_chars)
         clean = self._sanitizer.text(text_or_unit, location="L3:memories", field="text")
         now = self._clock.now()
         episodes = [
-            Episode.remembered(tenant, user_id, chunk, now) for chunk in self.pipeline.chunks(clean)
+            Episode.remembered(tenant, user_id, chunk, now) for chunk in pipeline.chunks(clean)
         ]
-        return self.pipeline.submit_note(episodes)
+        return pipeline.submit_note(episodes)
 
     def written(self, receipt: IngestReceipt, *, tenant: str) -> WrittenMemory:
         """What a flushed ``observe`` / ``remember`` stored: its episodes, and every
@@ -494,11 +669,30 @@ class ContextEngine:
 
         Raises FlushTimeoutError (a BackendError) when ``timeout_s`` passes first.
         """
-        self.pipeline.flush(timeout_s)
+        self._write_pipeline().flush(timeout_s)
 
     def ingest_stats(self) -> PipelineStats:
         """Counters of the write pipeline (enqueued, failures, filter drops, writes)."""
-        return self.pipeline.stats()
+        return self._write_pipeline().stats()
+
+    def count_memories(
+        self,
+        tenant: str = "default",
+        *,
+        user: str | None = None,
+        types: Sequence[str] | None = None,
+    ) -> int:
+        """How many points the tenant's memories hold (one user's, some types:
+        ``episode``, ``fact``, ``event``, ``history``...), every version included."""
+        if isinstance(types, str):
+            raise ValidationError("types", "must be a sequence of types, not one string")
+        return self._longterm.count(MEMORIES, tenant=tenant, user=user, types=types)
+
+    def audit_events(self) -> tuple[AuditEvent, ...]:
+        """The redactions and maskings the gateway recorded in this process, oldest
+        first (kind, location and span, never the value); bounded, the oldest are
+        dropped first. The audit file under the data directory keeps them all."""
+        return self._audit.events() if self._audit is not None else ()
 
     def forget(self, user_id: str, *, tenant: str = "default") -> ForgetReport:
         """Delete everything held of ``user_id`` in ``tenant``, everywhere: episodes,
@@ -518,13 +712,14 @@ class ContextEngine:
             for sid in self._sessions.session_ids()
             if (state := self._sessions.get(sid)).user_id == user_id and state.tenant == tenant
         ]
+        memory = self._memory_store()
         report = forget_user(
             self._longterm,
-            self.memory.redis,
+            memory.redis,
             tenant,
             user_id,
-            memory_prefix=self.memory.settings.redis_prefix,
-            queues=(self.pipeline.queue.name,),
+            memory_prefix=memory.settings.redis_prefix,
+            queues=(self._write_pipeline().queue.name,),
             sessions=[state.session_id for state in ended],
         )
         report = replace(report, sessions_ended=len(ended))
@@ -537,12 +732,13 @@ class ContextEngine:
         from it. Ids ``tenant`` does not hold are ignored."""
         check_id("tenant", tenant)
         self.flush()
+        memory = self._memory_store()
         report = forget_memories(
             self._longterm,
-            self.memory.redis,
+            memory.redis,
             tenant,
             ids,
-            memory_prefix=self.memory.settings.redis_prefix,
+            memory_prefix=memory.settings.redis_prefix,
         )
         self._forgotten(report, None)
         return report
@@ -556,23 +752,184 @@ class ContextEngine:
         if callable(clear):
             clear()
         record = deletion_record(report, self._clock.now(), user=user)
-        with (Path(self._settings.data_dir) / AUDIT_FILE).open("a", encoding="utf-8") as out:
-            out.write(json.dumps(record, sort_keys=True) + "\n")
+        _append_audit(Path(self._settings.data_dir) / AUDIT_FILE, record)
 
     def consolidate(
         self, *, tenants: Sequence[str] | None = None, now: datetime | None = None
-    ) -> ConsolidationReport:
-        """One consolidation pass over the facts and events of ``tenants`` (default:
-        every tenant that wrote one); episodes are never consolidated."""
+    ) -> ConsolidationResult:
+        """One consolidation pass (the daily job) over ``tenants``.
+
+        Memories: duplicates merged, old events compressed, stale units moved to
+        cold storage (episodes are never consolidated). Hot knowledge: expired items
+        deleted, the survivors merged into ``knowledge``. Default tenants: every
+        tenant that wrote a memory, ``default``, and those that confirmed knowledge
+        in this process. Call :meth:`flush` first to include what is still queued.
+        """
         if now is not None and (not isinstance(now, datetime) or now.tzinfo is None):
             raise ValidationError("now", "must be a timezone-aware datetime")
-        return consolidate(self.memory, now or self._clock.now(), tenants=tenants)
+        if isinstance(tenants, str):
+            raise ValidationError("tenants", "must be a sequence of tenants, not one string")
+        memory = self._memory_store()
+        at = now or self._clock.now()
+        report = consolidate(memory, at, tenants=tenants)
+        if tenants is None:
+            with self._hot_lock:
+                names = {*memory.slots.tenants(), "default", *self._hot_tenants}
+        else:
+            names = {check_id("tenants", t) for t in tenants}
+        merges = {t: self._hot.merge_into_knowledge(t, now=at) for t in sorted(names)}
+        return ConsolidationResult(memories=report, hot_knowledge=merges)
 
     def restore(self, ids: Sequence[str], *, tenant: str = "default") -> tuple[str, ...]:
         """Bring units back from cold storage; returns the ids restored."""
         if isinstance(ids, str):
             raise ValidationError("ids", "must be a sequence of ids, not one string")
-        return restore(self.memory, check_id("tenant", tenant), ids)
+        return restore(self._memory_store(), check_id("tenant", tenant), ids)
+
+    # -- shared namespaces (seed 000 §6.3) -------------------------------------------
+
+    def _namespace_store(self) -> NamespaceStore:
+        if self._namespaces is None:
+            raise ConfigError("this engine was built without shared namespaces")
+        return self._namespaces
+
+    def create_namespace(
+        self, name: str, *, tenant: str = "default", owner: str, purpose: str, ttl_s: float
+    ) -> Namespace:
+        """A shared namespace of ``tenant``: its purpose, its items' TTL, and ``owner``
+        (who reads, writes and grants access). Audited."""
+        return self._namespace_store().create(
+            tenant, name, owner=owner, purpose=purpose, ttl_s=ttl_s
+        )
+
+    def namespace(self, name: str, *, tenant: str = "default", agent: str) -> Namespace:
+        """A namespace ``agent`` may read (NotFoundError otherwise, as for no namespace)."""
+        return self._namespace_store().get(tenant, name, agent)
+
+    def namespaces(self, *, tenant: str = "default", agent: str) -> tuple[Namespace, ...]:
+        """The namespaces ``agent`` may read."""
+        return self._namespace_store().readable(tenant, agent)
+
+    def request_namespace_access(
+        self, name: str, *, tenant: str = "default", agent: str, purpose: str, mode: str = "read"
+    ) -> AccessRequest:
+        """Ask for access, stating the purpose (audited; the same answer whether or not
+        the namespace exists)."""
+        return self._namespace_store().request_access(
+            tenant, name, agent, purpose=purpose, mode=mode
+        )
+
+    def namespace_access_requests(
+        self, name: str, *, tenant: str = "default", by: str
+    ) -> tuple[AccessRequest, ...]:
+        """The pending requests of a namespace ``by`` owns."""
+        return self._namespace_store().requests(tenant, name, by)
+
+    def grant_namespace_access(
+        self,
+        name: str,
+        agent: str,
+        *,
+        tenant: str = "default",
+        mode: str = "read",
+        by: str,
+        admin: bool = False,
+    ) -> None:
+        """Give ``agent`` read or write access; ``by`` is the owner unless ``admin``."""
+        self._namespace_store().grant(tenant, name, agent, mode=mode, by=by, admin=admin)
+
+    def revoke_namespace_access(
+        self, name: str, agent: str, *, tenant: str = "default", by: str, admin: bool = False
+    ) -> None:
+        self._namespace_store().revoke(tenant, name, agent, by=by, admin=admin)
+
+    def put_shared(
+        self,
+        name: str,
+        item_id: str,
+        value: Any,
+        *,
+        tenant: str = "default",
+        agent: str,
+        level: Level = "medium",
+    ) -> SharedItem:
+        """Write an item of shared context (after the gateway); it lives the
+        namespace's TTL. ``agent`` needs write access."""
+        clean = self._sanitizer.value(value, location=f"ns:{tenant}:{name}")
+        return self._namespace_store().put(tenant, name, agent, item_id, clean, level=level)
+
+    def shared_items(
+        self, *, tenant: str = "default", agent: str, clearance: Level = "high"
+    ) -> tuple[SharedItem, ...]:
+        """The live items of every namespace ``agent`` may read, within ``clearance``."""
+        check_level("clearance", clearance)
+        return tuple(i for i in self._shared(tenant, agent) if cleared(i.level, clearance))
+
+    def _shared(self, tenant: str, agent: str) -> tuple[SharedItem, ...]:
+        if self._namespaces is None:
+            return ()
+        return self._namespaces.items(tenant, agent)
+
+    # -- item store (LangGraph's BaseStore; memstrata.store) ---------------------------
+
+    @functools.cached_property
+    def _items(self) -> ItemStore:
+        return ItemStore(self._longterm, self._sanitizer, self._clock)
+
+    def store_put(
+        self,
+        namespace: Sequence[str],
+        key: str,
+        value: Mapping[str, Any],
+        *,
+        tenant: str = "default",
+        index: Sequence[str] | bool | None = None,
+    ) -> StoreItem:
+        """Store a JSON object under ``(namespace, key)`` (after the gateway), replacing
+        the item there; ``index`` names the fields embedded for search (None: the
+        whole value; False: not searchable by query). Persistent, in L3."""
+        return self._items.put(tenant, namespace, key, value, index=index)
+
+    def store_get(
+        self, namespace: Sequence[str], key: str, *, tenant: str = "default"
+    ) -> StoreItem | None:
+        """The item at ``(namespace, key)``, or None."""
+        return self._items.get(tenant, namespace, key)
+
+    def store_delete(self, namespace: Sequence[str], key: str, *, tenant: str = "default") -> bool:
+        """Delete the item at ``(namespace, key)``; whether there was one."""
+        return self._items.delete(tenant, namespace, key)
+
+    def store_search(
+        self,
+        namespace_prefix: Sequence[str] = (),
+        *,
+        tenant: str = "default",
+        query: str | None = None,
+        filter: Mapping[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+    ) -> list[StoreItem]:
+        """Items under a namespace prefix matching ``filter``; with ``query``, ranked by
+        hybrid search (``score``: cosine), else the most recently updated first."""
+        return self._items.search(
+            tenant, namespace_prefix, query=query, filter=filter, limit=limit, offset=offset
+        )
+
+    def store_list_namespaces(
+        self,
+        *,
+        tenant: str = "default",
+        prefix: Sequence[str] | None = None,
+        suffix: Sequence[str] | None = None,
+        max_depth: int | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> list[tuple[str, ...]]:
+        """The namespaces holding items (``*`` is a wildcard in prefix and suffix)."""
+        return self._items.list_namespaces(
+            tenant, prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset
+        )
 
     # -- routing ----------------------------------------------------------------
 
@@ -581,16 +938,27 @@ class ContextEngine:
         self._router.intents.register(active_only(spec), replace=replace)
 
     def route(
-        self, session: SessionState | str, step_intent: str, query: str | None = None
+        self,
+        session: SessionState | str,
+        step_intent: str,
+        query: str | None = None,
+        *,
+        agent: str | None = None,
+        clearance: Level = "high",
     ) -> ContextBundle:
-        """The context bundle for the session's current step."""
-        state = self._sessions.get(session) if isinstance(session, str) else session
-        return self._router.route(state, step_intent, query)
+        """The context bundle for the session's current step.
 
-    @property
-    def retriever(self) -> Retriever:
-        """Multi-route retrieval over L3 (used by :meth:`retrieve` and :meth:`build_context`)."""
-        return self._retriever
+        With ``agent``, the items of every shared namespace the agent may read are
+        merged in (provenance source ``namespace:<name>``). Items above ``clearance``
+        (:mod:`memstrata.permissions`) are left out.
+        """
+        check_level("clearance", clearance)
+        state = self._sessions.get(session) if isinstance(session, str) else session
+        bundle = self._router.route(state, step_intent, query)
+        if agent is not None:
+            shared = shared_context_items(self._shared(state.tenant, agent), self._clock.now())
+            bundle = replace(bundle, items=bundle.items + shared)
+        return bundle.cleared_for(clearance)
 
     def retrieve(
         self,
@@ -651,6 +1019,8 @@ class ContextEngine:
         tool_results: Sequence[ToolResult] = (),
         budget: ContextBudget | None = None,
         k: int = 10,
+        agent: str | None = None,
+        clearance: Level = "high",
     ) -> BuiltContext:
         """The step's model call, assembled within the token budget of ``model``.
 
@@ -661,10 +1031,12 @@ class ContextEngine:
         otherwise; ``budget`` overrides the model's default window and shares.
         History is the caller's: when older turns were compressed, ``result.summary``
         (a ``Turn`` with ``summary=True``) replaces the turns in ``summary.covers`` in
-        the history passed next time, and is never summarized again.
+        the history passed next time, and is never summarized again. ``agent`` and
+        ``clearance`` are :meth:`route`'s: shared namespaces merged in, and nothing
+        above the clearance in the messages.
         """
         state = self._sessions.get(session) if isinstance(session, str) else session
-        bundle = self._router.route(state, step_intent, user_input)
+        bundle = self.route(state, step_intent, user_input, agent=agent, clearance=clearance)
         recent = tuple(t.content for t in history if t.role == "user")[-3:]
         now = self._clock.now()
         # A pasted document as the input: retrieve with its end (the ask is usually last).
@@ -676,8 +1048,15 @@ class ContextEngine:
         seen = {item.ref for item in memory}
         # Retrieval scores are unbounded; L1/L2 items (live data) have relevance 1.0 and
         # must be admitted first, so retrieved memories rank within (0, 0.99].
-        top = max((hit.score for hit in retrieved.items), default=0.0) or 1.0
-        for hit in retrieved.items:
+        hits = [h for h in retrieved.items if cleared(level_of_payload(h.payload), clearance)]
+        top = max((hit.score for hit in hits), default=0.0) or 1.0
+        for hit in hits:
+            hit = replace(
+                hit,
+                facts=tuple(
+                    f for f in hit.facts if cleared(level_of_payload(f.payload), clearance)
+                ),
+            )
             for item in retrieved_items(hit, now, relevance=0.99 * max(0.0, hit.score) / top):
                 if item.ref not in seen:
                     seen.add(item.ref)
@@ -785,3 +1164,9 @@ def _valid_at(payload: Any, at: float) -> bool:
     if start is None or float(start) > at:
         return False
     return end is None or at < float(end)
+
+
+def _append_audit(path: Path, record: Mapping[str, Any]) -> None:
+    """One JSON line in the audit log (appends are atomic for lines this short)."""
+    with path.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(dict(record), sort_keys=True) + "\n")

@@ -11,9 +11,21 @@
     │   └── ContextMissError     an L2 key missed or expired (names the key)
     ├── IsolationError           an attempt to address another session's / tenant's data
     ├── ConflictError            an optimistic version check lost
-    ├── BackendError             the Redis / Qdrant / embedder backend failed
-    │   └── BackendUnavailableError   it could not be reached or started
-    └── ConfigError              invalid configuration
+    ├── BackendError             the Redis / Qdrant / embedder / extractor backend failed
+    │   ├── BackendUnavailableError   it could not be reached or started
+    │   ├── ExtractionError           the extractor's endpoint failed or answered unusably
+    │   │   └── ExtractionUnavailableError   ... and could not be reached (also a
+    │   │                                    BackendUnavailableError)
+    │   ├── FlushTimeoutError         the write queue did not drain in time (a TimeoutError)
+    │   └── CompactionTimeoutError    a persistence rewrite did not finish in time
+    │                                 (a TimeoutError)
+    ├── ConfigError              invalid configuration
+    ├── AuthenticationError      no valid API key (missing, unknown, expired, revoked)
+    ├── PermissionDeniedError    the key's role or access does not allow the operation
+    └── RateLimitedError         the key is over its request rate
+
+Every exception class memstrata defines lives here (a test walks the package to
+keep it so), and each has its own row in ``ERROR_CODES``.
 
 Every adapter translates library exceptions into these with ``raise ... from``;
 ``ERROR_CODES`` is the single table the HTTP / gRPC / MCP layers use.
@@ -102,8 +114,64 @@ class BackendUnavailableError(BackendError):
     """A backend could not be reached or started."""
 
 
+class ExtractionError(BackendError):
+    """The extractor's infrastructure failed (endpoint error, unusable answer).
+
+    Never raised for a turn that simply holds nothing worth remembering: that is an
+    empty result.
+    """
+
+
+class ExtractionUnavailableError(ExtractionError, BackendUnavailableError):
+    """The extraction endpoint could not be reached, even after retries."""
+
+
+class FlushTimeoutError(BackendError, TimeoutError):
+    """The write queue's consumers did not catch up before the flush timeout."""
+
+    def __init__(self, queue: str, timeout_s: float, outstanding: int) -> None:
+        self.queue = queue
+        self.timeout_s = timeout_s
+        self.outstanding = outstanding
+        super().__init__(
+            f"write queue {queue!r}: {outstanding} entries still unacknowledged "
+            f"after {timeout_s:g}s"
+        )
+
+
+class CompactionTimeoutError(BackendError, TimeoutError):
+    """A background rewrite or save did not finish within the timeout."""
+
+    def __init__(self, node: str, operation: str, timeout_s: float) -> None:
+        self.node = node
+        self.operation = operation
+        self.timeout_s = timeout_s
+        super().__init__(f"{node}: {operation} still running after {timeout_s:g}s")
+
+
 class ConfigError(MemstrataError, ValueError):
     """The configuration is invalid."""
+
+
+class AuthenticationError(MemstrataError):
+    """No valid credential: a missing, malformed, unknown, expired or revoked API key."""
+
+
+class PermissionDeniedError(MemstrataError, PermissionError):
+    """The caller is known but its role or access does not allow the operation."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}")
+
+
+class RateLimitedError(MemstrataError):
+    """The caller's key is over its request rate; retry after ``retry_after_s``."""
+
+    def __init__(self, message: str, *, retry_after_s: float) -> None:
+        self.retry_after_s = retry_after_s
+        super().__init__(message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,8 +183,10 @@ class ErrorCode:
     mcp: int
 
 
-# Most specific class first: lookup walks the MRO of the raised error.
+# One row per class, most specific class first: lookup walks the MRO of the
+# raised error, and a test checks that no class comes after one of its bases.
 ERROR_CODES: dict[type[MemstrataError], ErrorCode] = {
+    UnknownIntentError: ErrorCode(422, "INVALID_ARGUMENT", -32602),
     DatasetError: ErrorCode(422, "INVALID_ARGUMENT", -32602),
     BudgetError: ErrorCode(422, "INVALID_ARGUMENT", -32602),
     ValidationError: ErrorCode(422, "INVALID_ARGUMENT", -32602),
@@ -124,16 +194,28 @@ ERROR_CODES: dict[type[MemstrataError], ErrorCode] = {
     NotFoundError: ErrorCode(404, "NOT_FOUND", -32004),
     IsolationError: ErrorCode(403, "PERMISSION_DENIED", -32003),
     ConflictError: ErrorCode(409, "ABORTED", -32009),
+    ExtractionUnavailableError: ErrorCode(503, "UNAVAILABLE", -32001),
+    ExtractionError: ErrorCode(502, "INTERNAL", -32603),
+    FlushTimeoutError: ErrorCode(504, "DEADLINE_EXCEEDED", -32001),
+    CompactionTimeoutError: ErrorCode(504, "DEADLINE_EXCEEDED", -32001),
     BackendUnavailableError: ErrorCode(503, "UNAVAILABLE", -32001),
     BackendError: ErrorCode(502, "INTERNAL", -32603),
     ConfigError: ErrorCode(500, "FAILED_PRECONDITION", -32603),
+    AuthenticationError: ErrorCode(401, "UNAUTHENTICATED", -32011),
+    PermissionDeniedError: ErrorCode(403, "PERMISSION_DENIED", -32003),
+    RateLimitedError: ErrorCode(429, "RESOURCE_EXHAUSTED", -32029),
     MemstrataError: ErrorCode(500, "INTERNAL", -32603),
 }
 
 
 def error_code(error: MemstrataError) -> ErrorCode:
     """Return the transport codes for ``error`` (its most specific registered class)."""
-    for cls in type(error).__mro__:
+    return error_code_of(type(error))
+
+
+def error_code_of(error_class: type[MemstrataError]) -> ErrorCode:
+    """The transport codes of an error class (its most specific registered base)."""
+    for cls in error_class.__mro__:
         if cls in ERROR_CODES:
             return ERROR_CODES[cls]
     return ERROR_CODES[MemstrataError]

@@ -188,11 +188,11 @@ def test_the_raw_route_reads_what_route_reads(tmp_path: Path) -> None:
         queries = _texts(random.Random(13), 6)
         # Another user's memories with the queries' very texts: a raw memories search
         # without the user scope would rank them first.
-        engine.longterm.add(
+        engine.parts.longterm.add(
             "memories", [NewItem(text=q, tenant="bench", user="u2", source="x") for q in queries]
         )
         ours, raw = route_calls(engine, state, client, queries, embedder.embed(queries))
-        needs = engine.router.intents.get("generate_report").l3
+        needs = engine.parts.router.intents.get("generate_report").l3
         compared = 0
         for query, route, raw_route in zip(queries, ours, raw, strict=True):
             bundle = route()
@@ -201,7 +201,7 @@ def test_the_raw_route_reads_what_route_reads(tmp_path: Path) -> None:
             assert preference["value"] == '"pdf with charts"'
             for need, found in zip(needs, searches, strict=True):
                 text = need.query or query
-                hits = engine.longterm.search(
+                hits = engine.parts.longterm.search(
                     need.collection,
                     text,
                     tenant="bench",

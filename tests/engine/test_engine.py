@@ -26,7 +26,7 @@ def test_route_loads_each_layer_with_provenance(engine: ContextEngine) -> None:
     )
     engine.remember("u1", "The user wants every report to include charts.", tenant="acme")
     engine.flush()
-    engine.working_memory.set_preference("u1", "report_format", "pdf", 0.9, tenant="acme")
+    engine.set_preference("u1", "report_format", "pdf", 0.9, tenant="acme")
     state = engine.start_session("u1", "write the D123 report", tenant="acme", session_id="s1")
     wm = engine.working("s1")
     wm.plan_steps(StepGraph((StepSpec("step5", 60), StepSpec("step7", 60, ("step5",)))))
@@ -114,7 +114,7 @@ def test_bad_input_is_typed_and_names_the_field(engine: ContextEngine) -> None:
         engine.search("u1", "x", k=0)
     with pytest.raises(NotFoundError):
         engine.route("no_such_session", "call_api")
-    assert engine.longterm.count("memories", tenant="default") == 0
+    assert engine.count_memories("default") == 0
 
 
 def test_restart_keeps_l2_and_l3(engine_factory: Factory, tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ def say(engine: ContextEngine, tenant: str, user: str, marker: str) -> None:
     engine.observe(session.session_id, "user", f"I live in {marker}ville and love {marker}.")
     engine.observe(session.session_id, "user", "I moved to Chengdu last month.")
     engine.remember(user, f"My code word is {marker}.", tenant=tenant)
-    engine.working_memory.set_preference(user, "food", f"{marker} noodles", 0.9, tenant=tenant)
+    engine.set_preference(user, "food", f"{marker} noodles", 0.9, tenant=tenant)
     engine.working(session.session_id).put_api_response("/weather", {"q": marker}, {"t": 1})
 
 
@@ -58,7 +58,7 @@ def test_a_forgotten_user_is_gone_from_l3_redis_and_every_file(
 ) -> None:
     data = tmp_path / "forget"
     engine = engine_factory(data)
-    client = engine.memory.redis
+    client = engine.parts.memory.redis
     # RDB-format files (the AOF's base) compress strings; a byte scan needs them plain.
     client.config_set("rdbcompression", "no")
     gone, kept, other_tenant = (f"zq{uuid.uuid4().hex[:10]}" for _ in range(3))
@@ -66,7 +66,7 @@ def test_a_forgotten_user_is_gone_from_l3_redis_and_every_file(
     say(engine, "acme", "alice", kept)
     say(engine, "globex", "bob", other_tenant)  # another tenant's bob
     engine.flush()
-    engine.longterm.optimize()
+    engine.parts.longterm.optimize()
     assert engine.retrieve(f"{gone}ville", tenant="acme", user="bob").items
     assert files_holding(data, gone), "the scan of the files is blind"
     assert redis_holding(client, gone), "the scan of Redis is blind"
@@ -78,8 +78,8 @@ def test_a_forgotten_user_is_gone_from_l3_redis_and_every_file(
     assert files_holding(data, gone) == []
     assert redis_holding(client, gone) == []
     flt = Filter(tenant="acme", user="bob")
-    assert engine.longterm.count(MEMORIES, tenant="acme", user="bob") == 0
-    assert list(engine.longterm.iter_records(MEMORIES, flt)) == []
+    assert engine.count_memories("acme", user="bob") == 0
+    assert list(engine.parts.longterm.iter_records(MEMORIES, flt)) == []
     result = engine.retrieve(f"{gone}ville", tenant="acme", user="bob")
     assert not result.items and not result.below_threshold
     # The others' memories are all still there, on disk and in Redis.
@@ -87,11 +87,11 @@ def test_a_forgotten_user_is_gone_from_l3_redis_and_every_file(
         assert files_holding(data, marker) and redis_holding(client, marker)
         found = engine.retrieve(f"{marker}ville", tenant=tenant, user=user).items
         assert any(marker in item.text for item in found)
-        assert engine.working_memory.get_preference(user, "food", tenant=tenant).value
+        assert engine.get_preference(user, "food", tenant=tenant).value
     # The audit keeps that a deletion happened: no name, no content.
     lines = (data / "audit.jsonl").read_text().splitlines()
     (record,) = [json.loads(line) for line in lines if '"forget"' in line]
-    expected = deletion_record(report, engine.clock.now(), user="bob")
+    expected = deletion_record(report, engine.parts.clock.now(), user="bob")
     assert {k: v for k, v in record.items() if k != "at"} == {
         k: v for k, v in expected.items() if k != "at"
     }
@@ -107,21 +107,21 @@ def test_forgetting_one_memory_takes_its_versions_and_what_it_said(
     engine.observe(session.session_id, "user", "I moved to Chengdu.")
     engine.observe(session.session_id, "user", "I'm allergic to peanuts.")
     engine.flush()
-    city = engine.memory.active_fact("acme", "u1", "user", "city")
+    city = engine.parts.memory.active_fact("acme", "u1", "user", "city")
     assert city is not None and city.value == "Chengdu"
     engine.forget_memories([city.id or ""], tenant="acme")
-    assert engine.memory.history("acme", "u1", "user", "city") == ()
-    assert engine.memory.active_fact("acme", "u1", "user", "city") is None
+    assert engine.parts.memory.history("acme", "u1", "user", "city") == ()
+    assert engine.parts.memory.active_fact("acme", "u1", "user", "city") is None
     texts = {
         r.payload["text"]
-        for r in engine.longterm.iter_records(MEMORIES, Filter(tenant="acme", user="u1"))
+        for r in engine.parts.longterm.iter_records(MEMORIES, Filter(tenant="acme", user="u1"))
     }
     # The facts of other slots and what was said stay: only the city's versions went.
     assert "I'm allergic to peanuts." in texts and "I live in Hangzhou." in texts
     # An episode takes the facts extracted from it.
     (episode,) = [
         r.id
-        for r in engine.longterm.iter_records(
+        for r in engine.parts.longterm.iter_records(
             MEMORIES, Filter(tenant="acme", user="u1", types=("episode",))
         )
         if r.payload["text"] == "I'm allergic to peanuts."
@@ -129,7 +129,7 @@ def test_forgetting_one_memory_takes_its_versions_and_what_it_said(
     engine.forget_memories([episode], tenant="acme")
     left = {
         r.payload["text"]
-        for r in engine.longterm.iter_records(MEMORIES, Filter(tenant="acme", user="u1"))
+        for r in engine.parts.longterm.iter_records(MEMORIES, Filter(tenant="acme", user="u1"))
     }
     assert not any("peanut" in text for text in left)
     # Another tenant's id is not there to delete; bad input is refused.

@@ -71,8 +71,17 @@ def test_the_four_turn_session_answers_from_the_top_three(four_turns: ContextEng
                 assert any(f.id == item.superseded_by and "Chengdu" in f.text for f in item.facts)
 
 
+def test_only_a_later_episode_makes_an_earlier_one_the_past(four_turns: ContextEngine) -> None:
+    """The move supersedes "I live in Hangzhou."; the allergy sentence, whose two items
+    became one current fact in two versions, stays current."""
+    result = four_turns.retrieve("my allergies and my home", tenant="acme", user="u1", k=10)
+    marks = {item.text: item.superseded_by for item in result.items if item.kind == "episode"}
+    assert marks["I'm allergic to peanuts and shellfish."] is None
+    assert marks["I live in Hangzhou."] is not None
+
+
 def test_every_turn_is_kept_and_each_fact_names_its_episode(four_turns: ContextEngine) -> None:
-    memory = four_turns.memory
+    memory = four_turns.parts.memory
     city = memory.active_fact("acme", "u1", "user", "city")
     assert city is not None and city.value == "Chengdu" and city.version == 2
     history = memory.history("acme", "u1", "user", "city")
@@ -123,7 +132,7 @@ def test_a_chinese_move_phrased_its_own_way_supersedes(engine_factory: Factory) 
     clock.advance(timedelta(days=30))
     engine.observe(state.session_id, "user", "我已经不在杭州了，现在住成都。")
     engine.flush()
-    city = engine.memory.active_fact("acme", "u2", "user", "city")
+    city = engine.parts.memory.active_fact("acme", "u2", "user", "city")
     assert city is not None and city.value == "成都"
 
 

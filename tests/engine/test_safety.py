@@ -33,7 +33,7 @@ MARKER = "harmless-marker-7f3a"
 
 
 def _raw_redis_dump(engine: ContextEngine) -> str:
-    client = engine.working_memory.backend.client  # type: ignore[attr-defined]
+    client = engine.parts.working_memory.backend.client  # type: ignore[attr-defined]
     parts: list[str] = []
     for key in client.scan_iter(count=1000):
         parts.append(key)
@@ -67,7 +67,7 @@ def _write_everywhere(engine: ContextEngine, secret: str, sid: str) -> None:
     wm.put_api_response("crm", {"q": "lookup"}, {"note": text, "nested": [{"password": secret}]})
     wm.put_step_result("step1", {"summary": text, "token": secret})
     wm.append_series("log", [(1.0, text), (2.0, {"v": secret})])
-    engine.working_memory.set_preference("u1", "contact", text, 0.9)
+    engine.set_preference("u1", "contact", text, 0.9)
     engine.remember("u1", text)
     engine.flush()
     engine.add_knowledge([text], source="kb", section="s")
@@ -90,9 +90,9 @@ def test_no_secret_reaches_any_store_or_log(
     payloads = "\n".join(
         str(dict(r.payload))
         for coll in ("memories", "knowledge")
-        for r in engine.longterm.iter_records(coll, Filter(tenant="default"))
+        for r in engine.parts.longterm.iter_records(coll, Filter(tenant="default"))
     )
-    audit_events = engine.audit.events() if engine.audit else ()
+    audit_events = engine.audit_events()
     engine.close()
     disk_redis = _files_text(data_dir / "valkey")
     disk_qdrant = _files_text(data_dir / "qdrant")
@@ -146,7 +146,8 @@ def test_generated_keys_never_reach_redis_or_qdrant(
     engine.flush()
     assert secret not in _raw_redis_dump(engine)
     payloads = [
-        dict(r.payload) for r in engine.longterm.iter_records("memories", Filter(tenant="default"))
+        dict(r.payload)
+        for r in engine.parts.longterm.iter_records("memories", Filter(tenant="default"))
     ]
     assert payloads and secret not in str(payloads)
     assert secret not in engine.session(sid).initial_query

@@ -22,6 +22,7 @@ from memstrata.knowledge import (
     JsonManifestStore,
     KnowledgeIngestor,
     Manifest,
+    rich_progress,
     run_ingest_command,
 )
 from memstrata.longterm.models import KNOWLEDGE, Filter, Record
@@ -274,15 +275,22 @@ def test_progress_bar_and_cli_glue(
 ) -> None:
     console = Console(file=io.StringIO(), width=120, record=True)
     (docs / "wide.txt").write_bytes("Wide notes\n\nStored as UTF-16.".encode("utf-16"))
-    report = run_ingest_command(store, sanitizer, clock, [docs], tenant, tmp_path / "d", console)
+    ingestor = KnowledgeIngestor(store, sanitizer, clock, manifest_dir=tmp_path / "d")
+    report = run_ingest_command(
+        lambda progress: ingestor.ingest([docs], tenant=tenant, progress=progress), console
+    )
     assert isinstance(report, IngestReport) and report.files_added == 4
     out = console.export_text()
     assert "files added" in out and "chunks added" in out
     progress = Progress(console=Console(file=io.StringIO()))
     ingestor = KnowledgeIngestor(store, sanitizer, clock, manifest_dir=tmp_path / "p")
-    ingestor.ingest([docs], tenant=f"{tenant}-o", progress=progress)
+    ingestor.ingest([docs], tenant=f"{tenant}-o", progress=rich_progress(progress))
     (task,) = progress.tasks
     assert task.total == task.completed == 4
+    calls: list[tuple[str, int, int]] = []
+    ingestor.ingest([docs], tenant=f"{tenant}-o", progress=lambda *call: calls.append(call))
+    assert [done for _, done, _ in calls] == [0, 1, 2, 3, 4]
+    assert {total for _, _, total in calls} == {4} and calls[-1][0] == ""
 
 
 def test_cli_glue_prints_errors(
@@ -295,7 +303,10 @@ def test_cli_glue_prints_errors(
 ) -> None:
     console = Console(file=io.StringIO(), width=200, record=True)
     (docs / "broken [v2].txt").write_bytes(b"ok\x00\x01")
-    report = run_ingest_command(store, sanitizer, clock, [docs], tenant, tmp_path / "d", console)
+    ingestor = KnowledgeIngestor(store, sanitizer, clock, manifest_dir=tmp_path / "d")
+    report = run_ingest_command(
+        lambda progress: ingestor.ingest([docs], tenant=tenant, progress=progress), console
+    )
     assert [e.path for e in report.errors] == ["broken [v2].txt"]
     assert "error: broken [v2].txt: binary file" in console.export_text()
 

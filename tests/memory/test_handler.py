@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memstrata.extract.errors import ExtractionError
+from memstrata.errors import ExtractionError
 from memstrata.extract.models import Candidate, Turn
 from memstrata.longterm.models import MEMORIES, Filter
 from memstrata.memory.entries import QueueEntry

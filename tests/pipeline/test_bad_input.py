@@ -39,7 +39,7 @@ def test_long_turns_are_chunked_and_huge_ones_rejected(open_engine: OpenEngine) 
     receipt = engine.observe("s-big", "user", f"{filler}\n\nI live in Ningbo.")
     assert receipt.queued and receipt.chunks == 3 and len(receipt.entry_ids) == 3
     engine.flush(30)
-    city = engine.memory.active_fact("default", "u-big", "user", "city")
+    city = engine.parts.memory.active_fact("default", "u-big", "user", "city")
     assert city is not None and city.value == "Ningbo" and city.source.turn_id == "t1.3"
     with pytest.raises(ValidationError) as info:
         engine.observe("s-big", "user", "x" * 20_001)
@@ -104,11 +104,11 @@ def test_remember_writes_units_and_texts_directly(engine: ContextEngine, clock: 
     assert engine.remember("u-direct", "Prefers invoices on the first Monday.").queued
     assert engine.remember("u-direct", "ok").queued  # no filter on direct writes
     engine.flush(30)
-    contact = engine.memory.active_fact("default", "u-direct", "user", "contact_channel")
+    contact = engine.parts.memory.active_fact("default", "u-direct", "user", "contact_channel")
     assert contact is not None and "li.wei@example.com" not in contact.value
     # A text is kept whole as an episode, whether or not a fact was found in it.
     flt = Filter(tenant="default", user="u-direct", types=("episode",))
-    notes = sorted(r.payload["text"] for r in engine.longterm.iter_records("memories", flt))
+    notes = sorted(r.payload["text"] for r in engine.parts.longterm.iter_records("memories", flt))
     assert notes == ["Prefers invoices on the first Monday.", "ok"]
 
 
@@ -210,13 +210,11 @@ def test_an_llm_answering_garbage_writes_no_fact_and_logs_no_text(
     assert stats.extraction_failures == 2
     # Only the valid candidate of the third answer became a unit; nothing corrupted,
     # and every turn is still kept as said.
-    assert engine.longterm.count("memories", tenant="default", user="u-llm", types=UNIT_TYPES) == 1
-    assert (
-        engine.longterm.count("memories", tenant="default", user="u-llm", types=("episode",)) == 3
-    )
-    city = engine.memory.active_fact("default", "u-llm", "user", "city")
+    assert engine.count_memories("default", user="u-llm", types=UNIT_TYPES) == 1
+    assert engine.count_memories("default", user="u-llm", types=("episode",)) == 3
+    city = engine.parts.memory.active_fact("default", "u-llm", "user", "city")
     assert city is not None and city.value == "Chengdu" and city.source.confidence == 0.9
-    assert engine.memory.active_fact("default", "u-llm", "user", "job") is None
+    assert engine.parts.memory.active_fact("default", "u-llm", "user", "job") is None
     failures = [r for r in caplog.records if "extraction failed" in r.getMessage()]
     assert len(failures) == 2 and all("ExtractionError" in r.getMessage() for r in failures)
     logged = "\n".join(r.getMessage() for r in caplog.records)
@@ -226,4 +224,4 @@ def test_an_llm_answering_garbage_writes_no_fact_and_logs_no_text(
 
 
 def test_the_rule_extractor_is_the_default(engine: ContextEngine) -> None:
-    assert isinstance(engine.pipeline.handler.extractor, RuleExtractor)
+    assert isinstance(engine.parts.pipeline.handler.extractor, RuleExtractor)

@@ -31,7 +31,7 @@ def memories_of(
     engine: ContextEngine, user: str, types: tuple[str, ...] = UNIT_TYPES
 ) -> list[dict[str, Any]]:
     flt = Filter(tenant="default", user=user, types=types)
-    return [dict(r.payload) for r in engine.longterm.iter_records("memories", flt)]
+    return [dict(r.payload) for r in engine.parts.longterm.iter_records("memories", flt)]
 
 
 def test_the_same_turn_enqueued_twice_is_written_once(
@@ -50,7 +50,7 @@ def test_the_same_turn_enqueued_twice_is_written_once(
         seq=1,
         observed_at=clock.now(),
     )
-    queue = engine.pipeline.queue
+    queue = engine.parts.pipeline.queue
     # Back to back: the two consumer threads may each take a copy at once.
     queue.enqueue(KIND_TURN, turn_payload(turn))
     queue.enqueue(KIND_TURN, turn_payload(turn))
@@ -106,10 +106,10 @@ def test_secrets_and_pii_never_reach_the_stream_the_store_or_a_log(
     engine.flush(30)
     logging.getLogger("memstrata.test").warning("observed %s", texts[0])
 
-    client = cast(Any, engine.working_memory.backend).client
+    client = cast(Any, engine.parts.working_memory.backend).client
     stream = "\n".join(
         f"{entry_id} {fields}"
-        for entry_id, fields in client.xrange(engine.pipeline.queue.keys.stream, "-", "+")
+        for entry_id, fields in client.xrange(engine.parts.pipeline.queue.keys.stream, "-", "+")
     )
     payloads = "\n".join(str(m) for m in memories_of(engine, "u-sec", (*UNIT_TYPES, "episode")))
     l1 = repr(engine.session("s-sec").as_dict())

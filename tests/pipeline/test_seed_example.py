@@ -51,7 +51,7 @@ def test_a_move_supersedes_the_old_city(
     engine.flush(30)
 
     # Exact read of the slot, no vector search.
-    active = engine.memory.active_fact("default", "u1", "user", "city")
+    active = engine.parts.memory.active_fact("default", "u1", "user", "city")
     assert active is not None and active.value == new and active.version == 2
 
     # A later question: the new city is the current fact; what the user said of the
@@ -69,7 +69,7 @@ def test_a_move_supersedes_the_old_city(
     assert [h.payload["value"] for h in hits if h.payload.get("attribute") == "city"] == [new]
 
     # History on request: both versions, the old one closed when the new one began.
-    history = engine.memory.history("default", "u1", "user", "city")
+    history = engine.parts.memory.history("default", "u1", "user", "city")
     assert [(u.value, u.version, u.active) for u in history] == [(old, 1, False), (new, 2, True)]
     assert history[0].valid_to == history[1].valid_from == start + timedelta(days=90)
     every = engine.search("u1", question, k=10, include_history=True)
@@ -77,7 +77,7 @@ def test_a_move_supersedes_the_old_city(
 
     # "As of" the earlier date the old city answers, through the store and the search.
     january = start + timedelta(days=30)
-    then = engine.memory.as_of("default", "u1", "user", "city", january)
+    then = engine.parts.memory.as_of("default", "u1", "user", "city", january)
     assert then is not None and then.value == old
     past = engine.search("u1", question, k=10, as_of=january)
     assert [h.payload["value"] for h in past if h.payload.get("attribute") == "city"] == [old]
@@ -92,5 +92,7 @@ def test_observe_keeps_only_ids_and_hashes_in_l1(engine: ContextEngine) -> None:
     assert state.turns_observed == 2
     assert "green tea" not in repr(state.as_dict())
     engine.flush(30)
-    (unit,) = [u for u in [engine.memory.active_fact("default", "u2", "user", "prefers")] if u]
+    (unit,) = [
+        u for u in [engine.parts.memory.active_fact("default", "u2", "user", "prefers")] if u
+    ]
     assert unit.value == "green tea" and unit.source.turn_id == "t1"

@@ -15,10 +15,15 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from memstrata.clock import FakeClock
-from memstrata.errors import BackendError, BackendUnavailableError, ValidationError
+from memstrata.errors import (
+    BackendError,
+    BackendUnavailableError,
+    FlushTimeoutError,
+    ValidationError,
+)
 from memstrata.memory.consumer import QueueWorker
 from memstrata.memory.entries import QueueEntry
-from memstrata.memory.queue import FlushTimeoutError, WriteQueue
+from memstrata.memory.queue import WriteQueue
 
 QueueFactory = Callable[..., WriteQueue]
 

@@ -15,12 +15,11 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from memstrata.errors import ValidationError
+from memstrata.errors import CompactionTimeoutError, ValidationError
 from memstrata.testing import ValkeyCluster
 from memstrata.testing.disk import files_holding
 from memstrata.working import EmbeddedValkey
 from memstrata.working.compaction import (
-    CompactionTimeoutError,
     NodeCompaction,
     compact_persistence,
     snapshot_wanted,

@@ -213,8 +213,8 @@ def run_ingest_bench(
             last = engine.search(users[-1], "which city does the user live in", tenant=TENANT)
             elapsed = time.perf_counter() - started
         rss_after = rss_mb()
-        points = engine.longterm.count("memories", tenant=TENANT)
-        episodes = engine.longterm.count("memories", tenant=TENANT, types=("episode",))
+        points = engine.count_memories(TENANT)
+        episodes = engine.count_memories(TENANT, types=("episode",))
         stats = engine.ingest_stats()
     calls = [batch for batch in recorder.calls if batch]
     embed_started = time.perf_counter()

@@ -463,12 +463,13 @@ def route_calls(
     vectors: NDArray[np.float32],
 ) -> tuple[list[Callable[[], object]], list[Callable[[], object]]]:
     """Each query as route() and as the raw calls reading the same things."""
-    spec = engine.router.intents.get(ROUTE_INTENT)
+    parts = engine.parts  # route() without the query embedding is reached raw
+    spec = parts.router.intents.get(ROUTE_INTENT)
     settings = engine.settings.longterm  # the depths and ef route()'s searches use
-    index = engine.longterm.index
+    index = parts.longterm.index
     assert isinstance(index, EdgeIndex)  # the embedded default
     encoder = Bm25Encoder()
-    fixed = {n.query: engine.embedder.embed([n.query])[0] for n in spec.l3 if n.query}
+    fixed = {n.query: parts.embedder.embed([n.query])[0] for n in spec.l3 if n.query}
     result_key = K.result_key(state.session_id, "step5")
     # The TTL route() grants step5's result when step7 reads it: the plan's stored
     # extension, never below the working memory's minimum (as its read script does).
@@ -483,7 +484,7 @@ def route_calls(
     ours: list[Callable[[], object]] = []
     raw: list[Callable[[], object]] = []
     for text, vector in zip(texts, vectors, strict=True):
-        ours.append(partial(engine.router.route, state, ROUTE_INTENT, text, query_vector=vector))
+        ours.append(partial(parts.router.route, state, ROUTE_INTENT, text, query_vector=vector))
         searches: list[Callable[[], object]] = []
         for need in spec.l3:
             query, qvec = (need.query, fixed[need.query]) if need.query else (text, vector)
@@ -529,7 +530,7 @@ def route_engine(
         nprng = np.random.default_rng(5)
         for start in range(0, memories, BATCH):
             picks = nprng.integers(0, len(texts), min(BATCH, memories - start))
-            engine.longterm.add_vectors(
+            engine.parts.longterm.add_vectors(
                 "memories",
                 [
                     NewItem(text=texts[int(p)], tenant="bench", user="u1", source="bench")
@@ -537,13 +538,11 @@ def route_engine(
                 ],
                 _jitter(vectors[picks], nprng),
             )
-        engine.longterm.add(
+        engine.parts.longterm.add(
             "knowledge", [NewItem(text=t, tenant="bench", type="knowledge") for t in texts[:50]]
         )
-        engine.longterm.optimize()
-        engine.working_memory.set_preference(
-            "u1", "report_format", "pdf with charts", 0.9, tenant="bench"
-        )
+        engine.parts.longterm.optimize()
+        engine.set_preference("u1", "report_format", "pdf with charts", 0.9, tenant="bench")
         state = engine.start_session("u1", "write the device report", tenant="bench")
         wm = engine.working(state.session_id)
         wm.plan_steps(StepGraph((StepSpec("step5", 60), StepSpec("step7", 60, ("step5",)))))
@@ -577,7 +576,7 @@ def bench_route(
         fresh = _texts(random.Random(17), queries)
         for i in range(queries):
             q = f"{fresh[i]} #{i}"  # unique text: a cache miss, a real embedding
-            with_embedding.append(timed(engine.router.route, state, ROUTE_INTENT, q))
+            with_embedding.append(timed(engine.route, state, ROUTE_INTENT, q))
     a, b, r = summary_ms(without), summary_ms(with_embedding), summary_ms(raw)
     return {
         "p50_ms_without_embedding": a["p50_ms"],

@@ -78,8 +78,12 @@ from typing import Any, Literal, cast
 from rich.console import Console
 from rich.table import Table
 
-from memstrata.errors import DatasetError, ValidationError
-from memstrata.extract.errors import ExtractionError, ExtractionUnavailableError
+from memstrata.errors import (
+    DatasetError,
+    ExtractionError,
+    ExtractionUnavailableError,
+    ValidationError,
+)
 from memstrata.extract.models import ROLES, UNIT_KINDS, Candidate, Role, Turn, UnitKind
 from memstrata.extract.protocol import Extractor
 from memstrata.memory.settings import DEFAULT_MULTI_VALUED

@@ -73,7 +73,7 @@ class EngineSystem:
     def finish_indexing(self) -> None:
         """Wait for the write pipeline, then merge the index's segments once."""
         self._engine.flush(FLUSH_TIMEOUT_S)
-        self._engine.longterm.optimize()
+        self._engine.parts.longterm.optimize()
 
     def search(self, tenant: str, query: str, at: datetime, k: int) -> list[Retrieved]:
         """``engine.retrieve`` at ``at``, mapped to turn ids (a fact counts as the

@@ -7,7 +7,7 @@ reach L3), then an :class:`Extractor` (the deterministic :class:`RuleExtractor`,
 (``memstrata.memory.units.unit_from_candidate``) makes into memory units.
 """
 
-from memstrata.extract.errors import ExtractionError, ExtractionUnavailableError
+from memstrata.errors import ExtractionError, ExtractionUnavailableError
 from memstrata.extract.filter import DropReason, Verdict, WorthFilter
 from memstrata.extract.llm import LLMExtractor
 from memstrata.extract.llm_payload import (

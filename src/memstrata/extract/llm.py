@@ -21,8 +21,7 @@ import urllib.request
 from collections.abc import Callable
 from urllib.parse import urlsplit, urlunsplit
 
-from memstrata.errors import ValidationError
-from memstrata.extract.errors import ExtractionError, ExtractionUnavailableError
+from memstrata.errors import ExtractionError, ExtractionUnavailableError, ValidationError
 from memstrata.extract.llm_payload import (
     UnusableAnswerError,
     build_request_body,

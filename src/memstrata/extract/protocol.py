@@ -11,7 +11,7 @@ class Extractor(Protocol):
     """Turns one turn into zero or more :class:`Candidate` values.
 
     Implementations are deterministic where they can be (the rule-based default) and
-    raise :class:`~memstrata.extract.errors.ExtractionError` only when their own
+    raise :class:`~memstrata.errors.ExtractionError` only when their own
     infrastructure fails; a turn with nothing to remember gives ``()``.
     """
 

@@ -5,6 +5,7 @@
     chunker = Chunker(max_tokens=256)
     ingestor = KnowledgeIngestor(store, sanitizer, clock, manifest_dir=data_dir)
     report = ingestor.ingest([Path("docs")], tenant="acme")  # incremental re-runs
+    ingestor.ingest_documents([Document("faq.md", "# FAQ ...", "markdown")], tenant="acme")
 
     hot = HotKnowledge(store, sanitizer, clock, embedder=embedder, sparse_encoder=bm25)
     hot.learn("acme", "how do I reset?", "hold the button 5 s", source="session:s1")
@@ -12,9 +13,10 @@
 """
 
 from memstrata.knowledge.chunking import DEFAULT_MAX_TOKENS, Chunk, Chunker
-from memstrata.knowledge.command import report_table, run_ingest_command
+from memstrata.knowledge.command import report_table, rich_progress, run_ingest_command
+from memstrata.knowledge.documents import Document, DocumentFormat
 from memstrata.knowledge.hot import DEFAULT_TTL_S, HotKnowledge, MergeReport
-from memstrata.knowledge.ingest import FileError, IngestReport, KnowledgeIngestor
+from memstrata.knowledge.ingest import FileError, IngestProgress, IngestReport, KnowledgeIngestor
 from memstrata.knowledge.manifest import (
     FileEntry,
     JsonManifestStore,
@@ -32,9 +34,12 @@ __all__ = [
     "Chunk",
     "Chunker",
     "DocFormat",
+    "Document",
+    "DocumentFormat",
     "FileEntry",
     "FileError",
     "HotKnowledge",
+    "IngestProgress",
     "IngestReport",
     "JsonManifestStore",
     "KnowledgeIngestor",
@@ -43,5 +48,6 @@ __all__ = [
     "MergeReport",
     "Tokenizer",
     "report_table",
+    "rich_progress",
     "run_ingest_command",
 ]

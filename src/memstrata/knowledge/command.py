@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from memstrata.clock import Clock
-from memstrata.knowledge.chunking import Chunker
-from memstrata.knowledge.ingest import IngestReport, KnowledgeIngestor
-from memstrata.longterm.store import LongTermStore, PayloadSanitizer
+from memstrata.knowledge.ingest import IngestProgress, IngestReport
 
 
 def report_table(report: IngestReport) -> Table:
@@ -36,25 +32,26 @@ def report_table(report: IngestReport) -> Table:
     return table
 
 
+def rich_progress(progress: Progress, description: str = "Ingesting") -> IngestProgress:
+    """An ingest progress callback that drives one task of a rich ``Progress``."""
+    task = progress.add_task(description, total=None)
+
+    def update(name: str, done: int, total: int) -> None:
+        label = f"{description} {name}" if name else description
+        progress.update(task, description=label, completed=done, total=total)
+
+    return update
+
+
 def run_ingest_command(
-    store: LongTermStore,
-    sanitizer: PayloadSanitizer,
-    clock: Clock,
-    paths: Sequence[Path],
-    tenant: str,
-    manifest_dir: Path,
-    console: Console,
-    *,
-    chunker: Chunker | None = None,
+    ingest: Callable[[IngestProgress], IngestReport], console: Console
 ) -> IngestReport:
-    """Ingest ``paths`` for ``tenant`` with a progress bar on ``console``; print a summary.
+    """Run ``ingest`` (e.g. ``lambda p: engine.ingest_files(paths, progress=p)``) with a
+    progress bar on ``console``, then print a summary.
 
     Per-file errors are printed (file and reason) and returned in the report; the
     caller decides the exit status (e.g. non-zero when ``report.errors``).
     """
-    ingestor = KnowledgeIngestor(
-        store, sanitizer, clock, manifest_dir=manifest_dir, chunker=chunker
-    )
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -62,7 +59,7 @@ def run_ingest_command(
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console, transient=True) as progress:
-        report = ingestor.ingest(paths, tenant=tenant, progress=progress)
+        report = ingest(rich_progress(progress))
     console.print(report_table(report))
     for error in report.errors:
         # markup=False: a file name with [brackets] must print as written.

@@ -1,46 +1,54 @@
-"""The cold path: documents on disk into the ``knowledge`` collection, incrementally.
+"""The cold path: documents into the ``knowledge`` collection, incrementally.
 
-Each file is read, hashed, parsed, chunked, sanitized and written; the manifest
-remembers, per (tenant, absolute path), the file hash and the point ids of each
-chunk hash. A re-run skips unchanged files by hash, writes only the chunks whose
-hash is new, deletes the points of chunks that disappeared, and deletes every
-chunk of a file that vanished from a re-ingested directory.
+Files on disk (:meth:`KnowledgeIngestor.ingest`) and documents given as text
+(:meth:`KnowledgeIngestor.ingest_documents`) take one path: each is read, hashed,
+parsed, chunked, sanitized and written; the manifest remembers, per (tenant,
+absolute path) or (tenant, document name), the content hash and the point ids of
+each chunk hash. A re-run skips unchanged content by hash, writes only the chunks
+whose hash is new, deletes the points of chunks that disappeared, and deletes
+every chunk of a file that vanished from a re-ingested directory.
 
-Point ids are derived from (tenant, path, chunk hash, occurrence), so a run that
-dies between the store write and the manifest save re-writes the same points on
-the next run instead of leaving duplicates behind.
+Point ids are derived from (tenant, manifest key, chunk hash, occurrence), so a
+run that dies between the store write and the manifest save re-writes the same
+points on the next run instead of leaving duplicates behind.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
+from pathlib import Path, PurePosixPath
 
 from memstrata.clock import Clock
 from memstrata.errors import MemstrataError, ValidationError
 from memstrata.hashing import sha256_hex
 from memstrata.knowledge.chunking import Chunker
+from memstrata.knowledge.documents import Document
 from memstrata.knowledge.manifest import FileEntry, JsonManifestStore, Manifest, ManifestStore
 from memstrata.knowledge.parsing import DocFormat, format_for_suffix
 from memstrata.longterm.models import KNOWLEDGE
 from memstrata.longterm.store import LongTermStore, NewItem, PayloadSanitizer
+from memstrata.permissions import Level, check_level
 from memstrata.validation import MAX_TEXT_CHARS, check_id
 
-if TYPE_CHECKING:
-    from rich.progress import Progress
-
 KNOWLEDGE_TYPE = "knowledge"
+DOCUMENT_KEY_PREFIX = "doc:"
+"""Manifest keys of documents given as text: never an absolute path, so never a file's."""
 _ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "memstrata:knowledge:chunk")
 _LOCATION = f"L3:{KNOWLEDGE}"
 
 
+IngestProgress = Callable[[str, int, int], None]
+"""Called as ``progress(name, done, total)`` when each file or document starts, and
+as ``progress("", total, total)`` when the last one is done."""
+
+
 @dataclass(frozen=True, slots=True)
 class FileError:
-    """A file that could not be ingested (nothing of it was written or deleted)."""
+    """A file or document that could not be ingested (nothing of it was written or
+    deleted); ``path`` is the file's path as reported, or the document's name."""
 
     path: str
     reason: str
@@ -48,11 +56,12 @@ class FileError:
 
 @dataclass(frozen=True, slots=True)
 class IngestReport:
-    """What one :meth:`KnowledgeIngestor.ingest` run did.
+    """What one ingest run did (of files, or of documents given as text).
 
-    ``files_seen`` counts the supported files found; each of them is then added
-    (new), updated (changed), skipped (unchanged) or listed in ``errors``.
-    ``files_removed`` counts files gone since the last run, whose chunks were deleted.
+    ``files_seen`` counts the supported files found (or the documents given); each
+    of them is then added (new), updated (changed), skipped (unchanged) or listed
+    in ``errors``. ``files_removed`` counts files gone since the last run, whose
+    chunks were deleted (never a document: those are only added or replaced).
     """
 
     files_seen: int = 0
@@ -83,9 +92,20 @@ class _Tally:
 
 @dataclass(frozen=True, slots=True)
 class _Target:
-    path: str  # absolute: the manifest key
-    source: str  # what the payload shows: relative to the ingest root, or as given
+    key: str  # the manifest key: an absolute file path, or DOCUMENT_KEY_PREFIX + name
+    source: str  # what the payload shows: relative to the ingest root, as given, or the name
     fmt: DocFormat
+    title: str  # the document title the chunker puts in each chunk's heading
+    text: str | None = None  # a document's text; None: read the file at ``key``
+    level: Level = "low"  # the permission level its chunks carry
+
+
+@dataclass(frozen=True, slots=True)
+class _Content:
+    content_hash: str  # of the file's bytes, or of the document's text
+    modified_at: float
+    data: bytes | None = None  # a file's bytes, decoded only when it changed
+    text: str | None = None  # a document's text
 
 
 class _FileProblem(Exception):
@@ -93,8 +113,24 @@ class _FileProblem(Exception):
 
 
 def point_id(tenant: str, path: str, content_hash: str, occurrence: int) -> str:
-    """The deterministic point id of the ``occurrence``-th chunk with ``content_hash``."""
+    """The deterministic point id of the ``occurrence``-th chunk with ``content_hash``;
+    ``path`` is the manifest key (a file's absolute path, or a document's key)."""
     return str(uuid.uuid5(_ID_NAMESPACE, f"{tenant}\0{path}\0{content_hash}\0{occurrence}"))
+
+
+def _file_target(path: str, source: str, fmt: DocFormat) -> _Target:
+    return _Target(path, source, fmt, Path(path).stem)
+
+
+def _document_target(document: Document, level: Level) -> _Target:
+    return _Target(
+        DOCUMENT_KEY_PREFIX + document.name,
+        document.name,
+        DocFormat(document.format),
+        PurePosixPath(document.name.replace("\\", "/")).stem,
+        document.text,
+        level,
+    )
 
 
 def decode_document(data: bytes) -> str:
@@ -145,20 +181,21 @@ def _discover(paths: Sequence[Path]) -> _Discovery:
                     full = os.path.join(current, name)
                     if fmt is not None and not _is_hidden(name) and full not in targets:
                         source = Path(os.path.relpath(full, root)).as_posix()
-                        targets[full] = _Target(full, source, fmt)
+                        targets[full] = _file_target(full, source, fmt)
         elif os.path.isfile(root):
             fmt = format_for_suffix(Path(root).suffix)
             if fmt is None:
                 rejected.append(FileError(Path(given).as_posix(), "unsupported file type"))
                 continue
-            targets.setdefault(root, _Target(root, Path(given).as_posix(), fmt))
+            targets.setdefault(root, _file_target(root, Path(given).as_posix(), fmt))
         else:
             missing.append(Path(given))
     return _Discovery(list(targets.values()), roots, missing, rejected)
 
 
 class KnowledgeIngestor:
-    """Ingests Markdown, HTML and text files into ``knowledge``, incrementally.
+    """Ingests Markdown, HTML and text files (or documents given as text) into
+    ``knowledge``, incrementally.
 
     Give either ``manifest_dir`` (the manifest is a JSON file there) or a
     ``manifest`` store. ``chunker`` defaults to 256-token chunks.
@@ -185,7 +222,7 @@ class KnowledgeIngestor:
         self._chunker = chunker if chunker is not None else Chunker()
 
     def ingest(
-        self, paths: Sequence[Path], *, tenant: str, progress: Progress | None = None
+        self, paths: Sequence[Path], *, tenant: str, progress: IngestProgress | None = None
     ) -> IngestReport:
         """Ingest files and directories (walked for .md/.markdown/.html/.htm/.txt).
 
@@ -195,25 +232,72 @@ class KnowledgeIngestor:
         check_id("tenant", tenant)
         if isinstance(paths, str | Path) or not paths:
             raise ValidationError("paths", "must be a non-empty sequence of paths")
-        started = self._clock.monotonic()
         found = _discover(paths)
-        targets = found.targets
-        tally = _Tally(seen=len(targets), errors=list(found.rejected))
+        return self._run(
+            found.targets,
+            tenant,
+            progress,
+            rejected=found.rejected,
+            roots=found.roots,
+            missing=found.missing,
+        )
+
+    def ingest_documents(
+        self,
+        documents: Sequence[Document],
+        *,
+        tenant: str,
+        progress: IngestProgress | None = None,
+        level: str = "low",
+    ) -> IngestReport:
+        """Ingest documents given as text, each keyed by (tenant, name) like a file by
+        its path: a new name is added, a changed text updated, an unchanged one
+        skipped. A failing document is reported in ``errors`` (by name) and leaves
+        its stored chunks as they were. Names must be unique within one call.
+        ``level`` is the permission level of their chunks (a change rewrites them).
+        """
+        check_id("tenant", tenant)
+        checked_level = check_level("level", level)
+        if isinstance(documents, str | Document) or not documents:
+            raise ValidationError("documents", "must be a non-empty sequence of documents")
+        names: set[str] = set()
+        for i, document in enumerate(documents):
+            if not isinstance(document, Document):
+                raise ValidationError(f"documents[{i}]", "must be a Document")
+            if document.name in names:
+                raise ValidationError(
+                    f"documents[{i}].name", f"{document.name!r} is given more than once"
+                )
+            names.add(document.name)
+        return self._run([_document_target(d, checked_level) for d in documents], tenant, progress)
+
+    def _run(
+        self,
+        targets: Sequence[_Target],
+        tenant: str,
+        progress: IngestProgress | None,
+        *,
+        rejected: Sequence[FileError] = (),
+        roots: Sequence[str] = (),
+        missing: Sequence[Path] = (),
+    ) -> IngestReport:
+        """Ingest ``targets``; then forget files gone from ``roots`` and ``missing``."""
+        started = self._clock.monotonic()
+        tally = _Tally(seen=len(targets), errors=list(rejected))
         manifest = self._manifest.load()
         try:
-            task = progress.add_task("Ingesting", total=len(targets)) if progress else None
-            for target in targets:
-                if progress is not None and task is not None:
-                    progress.update(task, description=f"Ingesting {target.source}")
-                manifest = self._ingest_file(target, tenant, manifest, tally)
-                if progress is not None and task is not None:
-                    progress.advance(task)
-            seen = {t.path for t in targets}
-            for root in found.roots:
+            for done, target in enumerate(targets):
+                if progress is not None:
+                    progress(target.source, done, len(targets))
+                manifest = self._ingest_one(target, tenant, manifest, tally)
+            if progress is not None:
+                progress("", len(targets), len(targets))
+            seen = {t.key for t in targets}
+            for root in roots:
                 for path in manifest.paths_under(tenant, root):
                     if path not in seen:
                         manifest = self._remove(tenant, path, manifest, tally)
-            for gone in found.missing:
+            for gone in missing:
                 manifest = self._remove_missing(tenant, gone, manifest, tally)
         finally:
             # Saved even when a store error escapes, so completed files are not redone.
@@ -233,28 +317,44 @@ class KnowledgeIngestor:
             duration_s=self._clock.monotonic() - started,
         )
 
-    def _ingest_file(
-        self, target: _Target, tenant: str, manifest: Manifest, tally: _Tally
-    ) -> Manifest:
-        entry = manifest.get(tenant, target.path)
+    def _load(self, target: _Target) -> _Content:
+        """The target's content hash and time; a file's bytes, or a document's text."""
+        if target.text is not None:
+            return _Content(
+                sha256_hex(target.text), self._clock.now().timestamp(), text=target.text
+            )
         try:
-            with open(target.path, "rb") as handle:
+            with open(target.key, "rb") as handle:
                 data = handle.read()
                 mtime = os.fstat(handle.fileno()).st_mtime
         except OSError as exc:
-            tally.errors.append(FileError(target.source, f"unreadable: {exc.strerror or exc}"))
+            raise _FileProblem(f"unreadable: {exc.strerror or exc}") from exc
+        return _Content(sha256_hex(data), mtime, data=data)
+
+    def _fingerprint(self, target: _Target) -> str:
+        # What else than the text decides the stored points: the chunker and the level.
+        chunker = self._chunker.fingerprint
+        return chunker if target.level == "low" else f"{chunker}|{target.level}"
+
+    def _ingest_one(
+        self, target: _Target, tenant: str, manifest: Manifest, tally: _Tally
+    ) -> Manifest:
+        entry = manifest.get(tenant, target.key)
+        try:
+            content = self._load(target)
+        except _FileProblem as exc:
+            tally.errors.append(FileError(target.source, str(exc)))
             return manifest
-        file_hash = sha256_hex(data)
         if (
             entry is not None
-            and entry.file_hash == file_hash
+            and entry.file_hash == content.content_hash
             and entry.source == target.source
-            and entry.fingerprint == self._chunker.fingerprint
+            and entry.fingerprint == self._fingerprint(target)
         ):
             tally.skipped += 1
             return manifest
         try:
-            new_entry, items, stale = self._plan(target, tenant, data, mtime, file_hash, entry)
+            new_entry, items, stale = self._plan(target, tenant, content, entry)
             # New chunks first, stale ones after: a failed write leaves the old version whole.
             if items:
                 self._store.add(KNOWLEDGE, items)
@@ -270,23 +370,25 @@ class KnowledgeIngestor:
         tally.chunks_added += len(items)
         tally.chunks_deleted += len(stale)
         tally.oversized += sum(1 for item in items if item.extra.get("oversized"))
-        return manifest.with_entry(tenant, target.path, new_entry)
+        return manifest.with_entry(tenant, target.key, new_entry)
 
     def _plan(
         self,
         target: _Target,
         tenant: str,
-        data: bytes,
-        mtime: float,
-        file_hash: str,
+        content: _Content,
         entry: FileEntry | None,
     ) -> tuple[FileEntry, list[NewItem], list[str]]:
-        """The file's new manifest entry, the points to write and the ids to delete."""
-        try:
-            text = decode_document(data)
-        except ValueError as exc:
-            raise _FileProblem(str(exc)) from exc
-        chunks = self._chunker.chunk(text, target.fmt, title=Path(target.path).stem)
+        """The target's new manifest entry, the points to write and the ids to delete."""
+        if content.text is not None:
+            text = content.text
+        else:
+            try:
+                text = decode_document(content.data or b"")
+            except ValueError as exc:
+                raise _FileProblem(str(exc)) from exc
+        mtime = content.modified_at
+        chunks = self._chunker.chunk(text, target.fmt, title=target.title)
         # A point whose payload source changed is rewritten even if its text did not.
         reusable = set(entry.all_ids()) if entry and entry.source == target.source else set()
         ids_by_hash: dict[str, list[str]] = {}
@@ -301,7 +403,8 @@ class KnowledgeIngestor:
                 )
             content_hash = sha256_hex(clean)
             same = ids_by_hash.setdefault(content_hash, [])
-            pid = point_id(tenant, target.path, content_hash, len(same))
+            variant = content_hash if target.level == "low" else f"{content_hash}|{target.level}"
+            pid = point_id(tenant, target.key, variant, len(same))
             same.append(pid)
             if pid in reusable:
                 continue
@@ -312,6 +415,7 @@ class KnowledgeIngestor:
                 "content_hash": content_hash,
                 "token_count": chunk.token_count,
                 "modified_at": mtime,
+                "level": target.level,
             }
             if chunk.oversized:
                 extra["oversized"] = True
@@ -330,9 +434,9 @@ class KnowledgeIngestor:
         kept = {pid for ids in ids_by_hash.values() for pid in ids}
         stale = [pid for pid in (entry.all_ids() if entry else ()) if pid not in kept]
         new_entry = FileEntry(
-            file_hash,
+            content.content_hash,
             target.source,
-            self._chunker.fingerprint,
+            self._fingerprint(target),
             {h: tuple(ids) for h, ids in ids_by_hash.items()},
         )
         return new_entry, items, stale

@@ -44,8 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.embed.protocol import Embedder
-from memstrata.errors import ValidationError
-from memstrata.extract.errors import ExtractionError
+from memstrata.errors import ExtractionError, ValidationError
 from memstrata.extract.filter import WorthFilter
 from memstrata.extract.protocol import Extractor
 from memstrata.extract.rules import RuleExtractor

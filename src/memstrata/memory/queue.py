@@ -23,7 +23,7 @@ import redis.exceptions as rexc
 from redis.cluster import RedisCluster
 
 from memstrata.clock import Clock, SystemClock
-from memstrata.errors import BackendError
+from memstrata.errors import BackendError, FlushTimeoutError
 from memstrata.memory.entries import (
     JSON,
     DeadLetter,
@@ -51,19 +51,6 @@ DEFAULT_DEDUPE_WINDOW_S = 7 * 24 * 3600.0
 # One trim reads at most this many ids, so a lagging consumer cannot make an
 # enqueue slow; the rest is trimmed by later calls.
 MAX_TRIM_SCAN = 10_000
-
-
-class FlushTimeoutError(BackendError, TimeoutError):
-    """:meth:`WriteQueue.flush` gave up before the consumers caught up."""
-
-    def __init__(self, queue: str, timeout_s: float, outstanding: int) -> None:
-        self.queue = queue
-        self.timeout_s = timeout_s
-        self.outstanding = outstanding
-        super().__init__(
-            f"write queue {queue!r}: {outstanding} entries still unacknowledged "
-            f"after {timeout_s:g}s"
-        )
 
 
 @contextmanager

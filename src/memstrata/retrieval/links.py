@@ -103,7 +103,10 @@ def follow(
             elif kind == HISTORY:
                 now = current_of_slot.get(str(named_point.payload.get("slot")))
                 if now is not None:
-                    superseded.setdefault(episode_id, now.id)
+                    # A version that grew out of this same episode (a set that gained a
+                    # second item from one sentence) does not make the episode the past.
+                    if episode_id not in (now.payload.get("episodes") or ()):
+                        superseded.setdefault(episode_id, now.id)
                     found[now.id] = now
         if found:
             facts[episode_id] = tuple(sorted(found.values(), key=lambda p: (-p.score, p.id)))

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
 from memstrata.frozen import freeze, thaw
+from memstrata.permissions import Level, cleared
 
 Layer = Literal["L1", "L2", "L3"]
 
@@ -23,10 +24,14 @@ class Provenance:
     relevance: float
     freshness_hours: float | None
     low_confidence: bool = False
+    level: Level = "medium"
+    """Its permission level (:mod:`memstrata.permissions`): L1 high, L2 medium, L3 by
+    its source."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "layer": self.layer,
+            "level": self.level,
             "ref": self.ref,
             "source": self.source,
             "relevance": round(self.relevance, 6),
@@ -87,6 +92,11 @@ class ContextBundle:
             if candidate.name == name:
                 return candidate
         raise KeyError(name)
+
+    def cleared_for(self, clearance: Level) -> ContextBundle:
+        """This bundle without the items above ``clearance`` (nothing says they exist)."""
+        kept = tuple(i for i in self.items if cleared(i.provenance.level, clearance))
+        return self if len(kept) == len(self.items) else replace(self, items=kept)
 
     def context_used(self) -> list[dict[str, Any]]:
         """The provenance JSON an agent attaches to its answer."""

@@ -20,6 +20,7 @@ from memstrata.config import LongTermSettings
 from memstrata.errors import ContextMissError, ValidationError
 from memstrata.longterm.models import MEMORIES, Hit
 from memstrata.longterm.store import LongTermStore
+from memstrata.permissions import level_of_payload
 from memstrata.retrieval.links import EPISODE, follow
 from memstrata.router.bundle import ContextBundle, ContextItem, MissingContext, Provenance
 from memstrata.router.intents import (
@@ -127,7 +128,7 @@ class ContextRouter:
         return ContextItem.of(
             "session",
             {name: values[name] for name in spec.l1},
-            Provenance("L1", f"session:{session.session_id}", "session", 1.0, 0.0),
+            Provenance("L1", f"session:{session.session_id}", "session", 1.0, 0.0, level="high"),
         )
 
     # -- L2 -----------------------------------------------------------------
@@ -314,6 +315,7 @@ class ContextRouter:
                 found.cosine,
                 freshness,
                 low_confidence=found.cosine < self._settings.low_confidence_cosine,
+                level=level_of_payload(payload),
             ),
         )
 

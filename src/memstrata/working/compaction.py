@@ -26,7 +26,7 @@ from typing import Any, TypeAlias
 import redis
 from redis.cluster import RedisCluster
 
-from memstrata.errors import BackendError
+from memstrata.errors import BackendError, CompactionTimeoutError
 from memstrata.validation import check_positive_float
 from memstrata.working.redis_errors import REDIS_FAILURES, redis_errors, translated
 
@@ -36,16 +36,6 @@ DEFAULT_TIMEOUT_S = 120.0
 _POLL_S = 0.01
 # Refusals with no child running before the refusal is taken as final.
 _REFUSALS = 3
-
-
-class CompactionTimeoutError(BackendError, TimeoutError):
-    """A background rewrite or save did not finish within the timeout."""
-
-    def __init__(self, node: str, operation: str, timeout_s: float) -> None:
-        self.node = node
-        self.operation = operation
-        self.timeout_s = timeout_s
-        super().__init__(f"{node}: {operation} still running after {timeout_s:g}s")
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -24,6 +25,17 @@ REDIS_FAILURES: tuple[type[Exception], ...] = (
     rexc.RedisClusterException,
     OSError,
 )
+
+
+# redis-py echoes a failed pipeline command with its arguments, values included:
+# "Command # 1 (SET key <value> PX 0) of pipeline caused error: ...". Stored content
+# must never reach an error message or a log, so the echo is cut.
+_PIPELINE_ECHO = re.compile(r"Command # (\d+) \(.*\) of pipeline caused error: ", re.DOTALL)
+
+
+def describe(exc: Exception) -> str:
+    """A redis-py failure's text without the command arguments it may quote."""
+    return _PIPELINE_ECHO.sub(r"pipeline command \1 failed: ", str(exc))
 
 
 @contextmanager
@@ -50,13 +62,13 @@ def translated(what: str, exc: Exception, *, connecting: bool = False) -> Except
     if isinstance(exc, MemstrataError):
         return exc
     if isinstance(exc, UNAVAILABLE):
-        return BackendUnavailableError(f"{what}: {exc}")
+        return BackendUnavailableError(f"{what}: {describe(exc)}")
     if isinstance(exc, rexc.RedisClusterException):
         if connecting:
-            return BackendUnavailableError(f"{what}: {exc}")
-        return BackendError(f"{what}: {exc}")
+            return BackendUnavailableError(f"{what}: {describe(exc)}")
+        return BackendError(f"{what}: {describe(exc)}")
     if isinstance(exc, rexc.RedisError):
-        return BackendError(f"{what}: {exc}")
+        return BackendError(f"{what}: {describe(exc)}")
     if isinstance(exc, OSError):  # socket errors raised before redis-py wraps them
-        return BackendUnavailableError(f"{what}: {exc}")
+        return BackendUnavailableError(f"{what}: {describe(exc)}")
     return exc

@@ -1,0 +1,40 @@
+"""Permission levels on every piece of context (seed 000 §2.1).
+
+L1 session state is ``high``; L2 working memory is ``medium`` (its fields already
+masked by the gateway); an L3 point carries the level its source declared (payload
+``level``), else ``low`` for knowledge and ``medium`` for a user's memories. A caller
+with clearance C is given only items whose level is at most C.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from memstrata.errors import ValidationError
+
+Level = Literal["low", "medium", "high"]
+LEVELS: tuple[Level, ...] = ("low", "medium", "high")
+_RANK = {level: rank for rank, level in enumerate(LEVELS)}
+PUBLIC_TYPES = frozenset({"knowledge", "hot_knowledge"})
+
+
+def check_level(field: str, value: Any) -> Level:
+    if value not in _RANK:
+        raise ValidationError(field, f"must be one of {', '.join(LEVELS)}")
+    level: Level = value
+    return level
+
+
+def cleared(level: Level, clearance: Level) -> bool:
+    """Whether a caller with ``clearance`` may see an item of ``level``."""
+    return _RANK[level] <= _RANK[clearance]
+
+
+def level_of_payload(payload: Mapping[str, Any]) -> Level:
+    """The level of an L3 point: the one its source declared, else by its type."""
+    declared = payload.get("level")
+    if declared in _RANK:
+        level: Level = declared
+        return level
+    return "low" if payload.get("type") in PUBLIC_TYPES else "medium"

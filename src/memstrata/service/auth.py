@@ -1,0 +1,260 @@
+"""API keys: created, verified, revoked and rate limited in Valkey; every use audited.
+
+A key is ``msk_<key id>_<secret>``. Only the SHA-256 of the secret is stored; the key
+itself is shown once, at creation. Every verification appends one entry to a bounded
+audit stream naming the key id, the operation and the outcome, never the key.
+All keys of this module share one hash tag, so a pipeline stays on one cluster slot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+
+import redis
+from redis.cluster import RedisCluster
+
+from memstrata.clock import Clock, SystemClock
+from memstrata.errors import (
+    AuthenticationError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitedError,
+    ValidationError,
+)
+from memstrata.working.redis_errors import redis_errors
+
+Role = Literal["reader", "writer", "admin"]
+ROLES: tuple[Role, ...] = ("reader", "writer", "admin")
+_RANK: Mapping[str, int] = {role: rank for rank, role in enumerate(ROLES)}
+Clearance = Literal["low", "medium", "high"]
+CLEARANCES: tuple[Clearance, ...] = ("low", "medium", "high")
+
+KEY_PREFIX = "msk_"
+_TAG = "{memstrata:auth}"
+_KEY_RE = re.compile(r"msk_([0-9a-f]{16})_([A-Za-z0-9_-]{20,100})")
+# Tenants and agents are a stricter id than the engine's: no '@', which the service
+# uses to put a session id in its tenant's namespace.
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+AUDIT_STREAM = f"{_TAG}:audit"
+AUDIT_MAXLEN = 100_000
+DEFAULT_RATE_PER_S = 1_000
+
+
+def check_name(field: str, value: Any) -> str:
+    """A tenant or agent name: 1-40 letters, digits, '_', '-', '.' (no '@')."""
+    if not isinstance(value, str) or not _NAME_RE.fullmatch(value):
+        raise ValidationError(
+            field, "must be 1-40 letters, digits, '_', '-', '.', starting with a letter or digit"
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who is calling: the key's tenant, agent, role and clearance."""
+
+    key_id: str
+    tenant: str
+    agent: str
+    role: Role
+    clearance: Clearance = "high"
+
+    def require(self, role: Role) -> None:
+        """PermissionDeniedError unless this caller's role is at least ``role``."""
+        if _RANK[self.role] < _RANK[role]:
+            raise PermissionDeniedError(
+                "role", f"this operation needs the {role} role; the key has {self.role}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class KeyInfo:
+    """A stored key, without its secret."""
+
+    key_id: str
+    tenant: str
+    agent: str
+    role: Role
+    clearance: Clearance
+    created_at: float
+    expires_at: float | None
+    revoked: bool
+    rate_per_s: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "key_id": self.key_id,
+            "tenant": self.tenant,
+            "agent": self.agent,
+            "role": self.role,
+            "clearance": self.clearance,
+            "created_at": self.created_at,
+            "expires_at": self.expires_at,
+            "revoked": self.revoked,
+            "rate_per_s": self.rate_per_s,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedKey:
+    """A new key: ``key`` is shown this once and never stored."""
+
+    key: str
+    info: KeyInfo
+
+
+def _hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def _info(key_id: str, fields: Mapping[str, str]) -> KeyInfo:
+    expires = fields.get("expires_at", "")
+    return KeyInfo(
+        key_id=key_id,
+        tenant=fields["tenant"],
+        agent=fields["agent"],
+        role=cast(Role, fields["role"]),
+        clearance=cast(Clearance, fields.get("clearance", "high")),
+        created_at=float(fields["created_at"]),
+        expires_at=float(expires) if expires else None,
+        revoked=fields.get("revoked") == "1",
+        rate_per_s=int(fields.get("rate_per_s", DEFAULT_RATE_PER_S)),
+    )
+
+
+class KeyStore:
+    """API keys in Valkey/Redis (decoded responses expected from ``client``)."""
+
+    def __init__(self, client: redis.Redis | RedisCluster, clock: Clock | None = None) -> None:
+        self._redis = client
+        self._clock = clock or SystemClock()
+
+    def create(
+        self,
+        tenant: str,
+        agent: str,
+        role: str,
+        *,
+        clearance: str = "high",
+        ttl_s: float | None = None,
+        rate_per_s: int = DEFAULT_RATE_PER_S,
+    ) -> CreatedKey:
+        check_name("tenant", tenant)
+        check_name("agent", agent)
+        if role not in ROLES:
+            raise ValidationError("role", f"must be one of {', '.join(ROLES)}")
+        if clearance not in CLEARANCES:
+            raise ValidationError("clearance", f"must be one of {', '.join(CLEARANCES)}")
+        if ttl_s is not None and not ttl_s > 0:
+            raise ValidationError("ttl_s", "must be positive")
+        if isinstance(rate_per_s, bool) or not isinstance(rate_per_s, int) or rate_per_s < 1:
+            raise ValidationError("rate_per_s", "must be a positive integer")
+        key_id = secrets.token_hex(8)
+        secret = secrets.token_urlsafe(32)
+        now = self._clock.now().timestamp()
+        fields = {
+            "tenant": tenant,
+            "agent": agent,
+            "role": role,
+            "clearance": clearance,
+            "hash": _hash(secret),
+            "created_at": repr(now),
+            "expires_at": "" if ttl_s is None else repr(now + ttl_s),
+            "revoked": "0",
+            "rate_per_s": str(rate_per_s),
+        }
+        with redis_errors("redis create api key"):
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.hset(f"{_TAG}:key:{key_id}", mapping=dict[Any, Any](fields))
+            pipe.sadd(f"{_TAG}:keys", key_id)
+            pipe.execute()
+        return CreatedKey(f"{KEY_PREFIX}{key_id}_{secret}", _info(key_id, fields))
+
+    def revoke(self, key_id: str) -> KeyInfo:
+        """Revoke a key at once; NotFoundError for an unknown id."""
+        info = self.get(key_id)
+        with redis_errors("redis revoke api key"):
+            self._redis.hset(f"{_TAG}:key:{key_id}", "revoked", "1")
+        return KeyInfo(**{**info.as_dict(), "revoked": True})
+
+    def get(self, key_id: str) -> KeyInfo:
+        with redis_errors("redis read api key"):
+            fields = cast(dict[str, str], self._redis.hgetall(f"{_TAG}:key:{key_id}"))
+        if not fields:
+            raise NotFoundError(f"api key {key_id!r} does not exist")
+        return _info(key_id, fields)
+
+    def all(self, tenant: str | None = None) -> tuple[KeyInfo, ...]:
+        with redis_errors("redis list api keys"):
+            ids = sorted(cast(set[str], self._redis.smembers(f"{_TAG}:keys")))
+        infos = (self.get(key_id) for key_id in ids)
+        return tuple(i for i in infos if tenant is None or i.tenant == tenant)
+
+    def any_key(self) -> bool:
+        with redis_errors("redis list api keys"):
+            return bool(self._redis.scard(f"{_TAG}:keys"))
+
+    def verify(self, presented: str | None, operation: str) -> Caller:
+        """The caller a presented key stands for, counted against its rate limit.
+
+        AuthenticationError (401) for a missing, malformed, unknown, expired or revoked
+        key; RateLimitedError (429) past the key's requests per second.
+        """
+        if not presented:
+            raise AuthenticationError("an API key is required (Authorization: Bearer <key>)")
+        match = _KEY_RE.fullmatch(presented.strip())
+        if match is None:
+            self._audit("-", operation, "malformed")
+            raise AuthenticationError("the API key is not valid")
+        key_id, secret = match.groups()
+        window = int(time.time())
+        counter = f"{_TAG}:rate:{key_id}:{window}"
+        with redis_errors("redis verify api key"):
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.hgetall(f"{_TAG}:key:{key_id}")
+            pipe.incr(counter)
+            pipe.pexpire(counter, 2_000)
+            fields, count, _ = pipe.execute()
+        if not fields or not hmac.compare_digest(fields.get("hash", ""), _hash(secret)):
+            self._audit(key_id, operation, "unknown")
+            raise AuthenticationError("the API key is not valid")
+        info = _info(key_id, fields)
+        if info.revoked:
+            self._audit(key_id, operation, "revoked")
+            raise AuthenticationError("the API key was revoked")
+        if info.expires_at is not None and self._clock.now().timestamp() >= info.expires_at:
+            self._audit(key_id, operation, "expired")
+            raise AuthenticationError("the API key has expired")
+        if int(count) > info.rate_per_s:
+            self._audit(key_id, operation, "rate_limited")
+            raise RateLimitedError(
+                f"key {key_id} is over its limit of {info.rate_per_s} requests per second",
+                retry_after_s=1.0,
+            )
+        self._audit(key_id, operation, "ok")
+        return Caller(key_id, info.tenant, info.agent, info.role, info.clearance)
+
+    def _audit(self, key_id: str, operation: str, outcome: str) -> None:
+        entry = {
+            "at": repr(self._clock.now().timestamp()),
+            "key_id": key_id,
+            "operation": operation,
+            "outcome": outcome,
+        }
+        with redis_errors("redis audit api key use"):
+            self._redis.xadd(AUDIT_STREAM, entry, maxlen=AUDIT_MAXLEN, approximate=True)  # type: ignore[arg-type]
+
+    def audit_entries(self, count: int = 100) -> list[dict[str, str]]:
+        """The newest audit entries, newest first."""
+        with redis_errors("redis read audit"):
+            rows = cast(
+                list[tuple[str, dict[str, str]]], self._redis.xrevrange(AUDIT_STREAM, count=count)
+            )
+        return [fields for _, fields in rows]

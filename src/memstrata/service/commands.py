@@ -1,0 +1,202 @@
+"""The service's commands: ``memstrata serve``, ``memstrata mcp`` and ``memstrata keys``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from memstrata.config import settings_from_env
+from memstrata.errors import MemstrataError, error_code
+from memstrata.service.auth import KeyInfo
+
+keys_app = typer.Typer(help="API keys: create, revoke and list (hashed in Valkey).")
+
+DataDir = Annotated[
+    Path,
+    typer.Option("--data-dir", help="Where the embedded Valkey and Qdrant keep their files."),
+]
+UrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--url",
+        envvar="MEMSTRATA_URL",
+        help="A running service to manage keys through (with an admin key in "
+        "MEMSTRATA_API_KEY); without it the data directory is opened directly.",
+    ),
+]
+DEFAULT_DATA_DIR = Path(".memstrata")
+
+
+def _fail(exc: MemstrataError) -> typer.Exit:
+    code = error_code(exc)
+    sys.stderr.write(f"error ({type(exc).__name__}, {code.grpc.lower()}): {exc}\n")
+    return typer.Exit(2)
+
+
+def _print(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+
+
+def serve(
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="REST and MCP (at /mcp).")] = 8080,
+    grpc_port: Annotated[int, typer.Option("--grpc-port")] = 50051,
+) -> None:
+    """Serve REST (OpenAPI at /openapi.json), MCP (streamable HTTP at /mcp) and gRPC.
+
+    On the first start an admin key for tenant `default` is written to
+    <data-dir>/admin.key; create the others with `memstrata keys create`.
+    """
+    from memstrata.service.server import ServeOptions
+    from memstrata.service.server import serve as run
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    try:
+        run(
+            settings_from_env(data_dir=data_dir),
+            ServeOptions(host=host, port=port, grpc_port=grpc_port),
+        )
+    except MemstrataError as exc:
+        raise _fail(exc) from exc
+
+
+def mcp(
+    tenant: Annotated[str, typer.Option("--tenant")] = "default",
+    agent: Annotated[str, typer.Option("--agent")] = "local",
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+) -> None:
+    """MCP over stdio for desktop clients: runs as the local user, no key needed."""
+    import anyio
+
+    from memstrata.engine import ContextEngine
+    from memstrata.service.auth import Caller, check_name
+    from memstrata.service.core import Service
+    from memstrata.service.mcp import run_stdio
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    try:
+        caller = Caller("local", check_name("tenant", tenant), check_name("agent", agent), "admin")
+        settings = settings_from_env(data_dir=data_dir)
+        with ContextEngine.open(settings) as engine:
+            from memstrata.clock import SystemClock
+
+            service = Service(engine, None, SystemClock(), local_caller=caller)
+            anyio.run(run_stdio, service)
+    except MemstrataError as exc:
+        raise _fail(exc) from exc
+
+
+def _remote(url: str, operation: str, payload: dict[str, Any]) -> dict[str, Any]:
+    import httpx
+
+    key = os.environ.get("MEMSTRATA_API_KEY")
+    if not key:
+        sys.stderr.write("error: set MEMSTRATA_API_KEY to an admin key of the service\n")
+        raise typer.Exit(2)
+    response = httpx.post(
+        f"{url.rstrip('/')}/v1/{operation}",
+        json=payload,
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=30.0,
+    )
+    body: dict[str, Any] = response.json()
+    if response.status_code >= 400:
+        sys.stderr.write(f"error ({response.status_code}): {body.get('error', body)}\n")
+        raise typer.Exit(2)
+    return body
+
+
+@keys_app.command("create")
+def keys_create(
+    tenant: Annotated[str, typer.Option("--tenant")],
+    agent: Annotated[str, typer.Option("--agent")],
+    role: Annotated[str, typer.Option("--role", help="reader, writer or admin")],
+    clearance: Annotated[str, typer.Option("--clearance", help="low, medium or high")] = "high",
+    ttl_days: Annotated[float | None, typer.Option("--ttl-days")] = None,
+    rate_per_s: Annotated[int, typer.Option("--rate-per-s")] = 1_000,
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    url: UrlOption = None,
+) -> None:
+    """Create a key; it is printed this once (only its hash is stored)."""
+    ttl_s = None if ttl_days is None else ttl_days * 86_400
+    if url:
+        payload: dict[str, Any] = {"agent": agent, "role": role, "clearance": clearance}
+        payload.update({"rate_per_s": rate_per_s} | ({"ttl_s": ttl_s} if ttl_s else {}))
+        _print(_remote(url, "create_key", payload))
+        return
+    from memstrata.service.server import key_store
+
+    try:
+        with key_store(settings_from_env(data_dir=data_dir)) as keys:
+            created = keys.create(
+                tenant, agent, role, clearance=clearance, ttl_s=ttl_s, rate_per_s=rate_per_s
+            )
+    except MemstrataError as exc:
+        raise _fail(exc) from exc
+    _print({"key": created.key, "info": created.info.as_dict()})
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    key_id: Annotated[str, typer.Argument(help="The key id (the part after msk_).")],
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    url: UrlOption = None,
+) -> None:
+    """Revoke a key at once."""
+    if url:
+        _print(_remote(url, "revoke_key", {"key_id": key_id}))
+        return
+    from memstrata.service.server import key_store
+
+    try:
+        with key_store(settings_from_env(data_dir=data_dir)) as keys:
+            info: KeyInfo = keys.revoke(key_id)
+    except MemstrataError as exc:
+        raise _fail(exc) from exc
+    _print(info.as_dict())
+
+
+@keys_app.command("list")
+def keys_list(
+    tenant: Annotated[str | None, typer.Option("--tenant")] = None,
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    url: UrlOption = None,
+) -> None:
+    """List keys (ids, tenants, agents, roles; never the keys)."""
+    if url:
+        _print(_remote(url, "list_keys", {}))
+        return
+    from memstrata.service.server import key_store
+
+    try:
+        with key_store(settings_from_env(data_dir=data_dir)) as keys:
+            infos = keys.all(tenant)
+    except MemstrataError as exc:
+        raise _fail(exc) from exc
+    _print({"keys": [i.as_dict() for i in infos]})
+
+
+def serve_demo(data_dir: DataDir = Path(".memstrata-demo")) -> None:
+    """Start the service, run an agent step over REST and the same step through MCP."""
+    from memstrata.service.demo import run_serve_demo
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    try:
+        run_serve_demo(data_dir)
+    except MemstrataError as exc:
+        raise _fail(exc) from exc
+
+
+def register(app: typer.Typer) -> None:
+    """Add the service's commands to the ``memstrata`` app."""
+    app.command()(serve)
+    app.command("serve-demo")(serve_demo)
+    app.command()(mcp)
+    app.add_typer(keys_app, name="keys")

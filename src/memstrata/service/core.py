@@ -1,0 +1,108 @@
+"""The service core every transport shares: authenticate, check the role, run, report.
+
+A transport turns its request into (operation name, presented key, payload), calls
+:meth:`Service.call`, and renders either the response model or :func:`error_body`
+with the status :func:`memstrata.errors.error_code` gives. Nothing else differs
+between REST, gRPC and MCP.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from memstrata.clock import Clock
+from memstrata.engine import ContextEngine
+from memstrata.errors import (
+    AuthenticationError,
+    MemstrataError,
+    NotFoundError,
+    ValidationError,
+    error_code,
+)
+from memstrata.service.auth import Caller, KeyStore
+from memstrata.service.operations import BY_NAME, Call, Operation
+
+log = logging.getLogger("memstrata.service")
+
+
+def error_body(exc: BaseException) -> dict[str, Any]:
+    """The JSON error every transport returns: the table's code, the field, the reason.
+
+    An error that is not memstrata's own is reported as ``internal`` without its
+    message (it may quote stored content); the log has the traceback.
+    """
+    if not isinstance(exc, MemstrataError):
+        return {"code": "internal", "type": "InternalError", "message": "internal error"}
+    body: dict[str, Any] = {
+        "code": error_code(exc).grpc.lower(),
+        "type": type(exc).__name__,
+        "message": str(exc),
+    }
+    for attribute in ("field", "reason", "retry_after_s"):
+        value = getattr(exc, attribute, None)
+        if value is not None:
+            body[attribute] = value
+    return body
+
+
+class Service:
+    """The engine behind an authenticated surface.
+
+    ``keys`` is None only for a local, single-user transport (MCP over stdio), which
+    then acts as ``local_caller``.
+    """
+
+    def __init__(
+        self,
+        engine: ContextEngine,
+        keys: KeyStore | None,
+        clock: Clock,
+        *,
+        local_caller: Caller | None = None,
+    ) -> None:
+        if keys is None and local_caller is None:
+            raise ValidationError("keys", "a service needs a key store or a local caller")
+        self._engine = engine
+        self._keys = keys
+        self._clock = clock
+        self._local = local_caller
+
+    @property
+    def keys(self) -> KeyStore | None:
+        return self._keys
+
+    def operation(self, name: str) -> Operation[Any, Any]:
+        try:
+            return BY_NAME[name]
+        except KeyError:
+            raise NotFoundError(f"no operation {name!r}") from None
+
+    def authenticate(self, presented: str | None, operation: str) -> Caller:
+        if self._keys is None:
+            assert self._local is not None
+            return self._local
+        if presented is None:
+            raise AuthenticationError("an API key is required (Authorization: Bearer <key>)")
+        return self._keys.verify(presented, operation)
+
+    def call(
+        self, name: str, presented_key: str | None, payload: BaseModel | Mapping[str, Any]
+    ) -> BaseModel:
+        """Run one operation for the holder of ``presented_key``."""
+        op = self.operation(name)
+        caller = self.authenticate(presented_key, name)
+        result: BaseModel = op.invoke(Call(self._engine, caller, self._clock, self._keys), payload)
+        return result
+
+
+def bearer_key(headers: Mapping[str, str]) -> str | None:
+    """The API key in ``Authorization: Bearer <key>`` or ``X-API-Key``."""
+    auth = headers.get("authorization")
+    if auth:
+        scheme, _, value = auth.partition(" ")
+        return value.strip() if scheme.lower() == "bearer" and value.strip() else auth.strip()
+    return headers.get("x-api-key")

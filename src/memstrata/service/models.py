@@ -1,0 +1,648 @@
+"""The wire types of the service: one pydantic model per request and response.
+
+REST bodies, gRPC messages (:mod:`memstrata.service.proto`), MCP tool schemas and the
+client all come from these models, so a field has one name and one type everywhere.
+Every model forbids unknown fields: a misspelt field is a 422 naming it, not a
+silently ignored option. The tenant is never a body field: it is the API key's.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+Id = Annotated[str, Field(min_length=1, max_length=256)]
+Text = Annotated[str, Field(min_length=1, max_length=100_000)]
+ShortText = Annotated[str, Field(min_length=1, max_length=8_000)]
+
+
+class Wire(BaseModel):
+    """Base of every wire model: unknown fields are errors, values are immutable."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -- sessions (L1) ---------------------------------------------------------------------
+
+
+class StartSessionRequest(Wire):
+    user_id: Id
+    initial_query: ShortText
+    session_id: Id | None = None
+
+
+class SessionRef(Wire):
+    session_id: Id
+
+
+class ApiResultIn(Wire):
+    status: Literal["success", "error", "timeout"]
+    data: JsonValue = None
+
+
+class ActionIn(Wire):
+    action_id: Id
+    payload: JsonValue = None
+
+
+class UpdateSessionRequest(Wire):
+    """A change to a session; the parts given are applied in this order, atomically."""
+
+    session_id: Id
+    advance: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    entity_id: Id | None = None
+    pointers: dict[str, Id] | None = None
+    api_result: ApiResultIn | None = None
+    action: ActionIn | None = None
+
+
+class ApiResultOut(Wire):
+    status: str
+    data_hash: str
+
+
+class TraceEntryOut(Wire):
+    step: int
+    action_id: str
+    payload_hash: str
+    at: datetime
+
+
+class TurnRefOut(Wire):
+    turn_id: str
+    role: str
+    text_hash: str
+    chars: int
+    at: datetime
+
+
+class Session(Wire):
+    """A session's L1 state: ids, pointers and hashes only (payloads live in L2)."""
+
+    session_id: str
+    user_id: str
+    started_at: datetime
+    initial_query: str
+    current_step: int
+    last_entity_id: str | None = None
+    last_api_result: ApiResultOut | None = None
+    action_trace: list[TraceEntryOut] = []
+    pointers: dict[str, str] = {}
+    history: list[TurnRefOut] = []
+
+
+# -- long-term writes --------------------------------------------------------------------
+
+
+class ObserveRequest(Wire):
+    session_id: Id
+    role: Literal["user", "assistant", "system", "tool"]
+    text: Text
+    speaker: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+
+
+class RememberRequest(Wire):
+    user_id: Id
+    text: Text
+    wait: bool = False
+    """Wait until it is stored and report the episode and each fact."""
+
+
+class EpisodeOut(Wire):
+    id: str
+    text: str
+    role: str
+    observed_at: datetime
+    session_id: str | None = None
+    speaker: str | None = None
+
+
+class FactOut(Wire):
+    id: str
+    kind: str
+    subject: str
+    attribute: str
+    value: str
+    version: int
+    active: bool
+    valid_from: datetime
+    episodes: list[str] = []
+
+
+class Receipt(Wire):
+    """What observe/remember queued; with ``wait``, what was stored."""
+
+    queued: bool
+    episode_ids: list[str] = []
+    error: str | None = None
+    episodes: list[EpisodeOut] = []
+    facts: list[FactOut] = []
+
+
+class ForgetRequest(Wire):
+    """Forget a user (everything held of them) or chosen memories; give one of the two."""
+
+    user_id: Id | None = None
+    ids: Annotated[list[Id], Field(min_length=1, max_length=1_000)] | None = None
+
+
+class ForgetResult(Wire):
+    points_deleted: int
+    keys_deleted: int
+    queue_entries_deleted: int
+    sessions_ended: int
+
+
+# -- retrieval -----------------------------------------------------------------------------
+
+
+class RetrieveRequest(Wire):
+    query: ShortText
+    user_id: Id | None = None
+    k: Annotated[int, Field(ge=1, le=100)] = 10
+    collection: Literal["memories", "knowledge"] = "memories"
+    include_history: bool = False
+    as_of: datetime | None = None
+
+
+class RetrievedOut(Wire):
+    id: str
+    kind: str
+    text: str
+    score: float
+    cosine: float
+    low_confidence: bool
+    routes: list[str] = []
+    observed_at: datetime | None = None
+    in_time_window: bool | None = None
+    superseded_by: str | None = None
+    facts: list[RetrievedOut] = []
+    metadata: dict[str, JsonValue] = {}
+
+
+class TimeWindowOut(Wire):
+    start: datetime
+    end: datetime
+    phrase: str
+
+
+class RetrievalOut(Wire):
+    items: list[RetrievedOut] = []
+    below_threshold: list[RetrievedOut] = []
+    l3_skipped: bool = False
+    time_window: TimeWindowOut | None = None
+
+
+# -- routing and context --------------------------------------------------------------------
+
+
+class RouteRequest(Wire):
+    """``ContextRequest(session_id, step_intent)``: the context of the session's step."""
+
+    session_id: Id
+    step_intent: Id
+    query: ShortText | None = None
+
+
+class BundleItemOut(Wire):
+    name: str
+    content: JsonValue = None
+    layer: str
+    level: str
+    """Its permission level: low, medium or high."""
+    ref: str
+    source: str
+    relevance: float
+    freshness_hours: float | None = None
+    low_confidence: bool = False
+
+
+class MissingOut(Wire):
+    name: str
+    layer: str
+    ref: str
+    reason: str
+
+
+class Bundle(Wire):
+    """``ContextBundle``: every item with its provenance, and what was missing."""
+
+    session_id: str
+    step_intent: str
+    step: int
+    built_at: datetime
+    items: list[BundleItemOut] = []
+    missing: list[MissingOut] = []
+    l3_skipped: bool = False
+
+
+class TurnIn(Wire):
+    role: Literal["user", "assistant", "system"]
+    content: Text
+    id: Id | None = None
+    summary: bool = False
+    covers: list[Id] = []
+
+
+class ToolResultIn(Wire):
+    call_id: Id
+    name: Id
+    content: Text
+    relevance: Annotated[float, Field(ge=0.0, le=1.0)] = 1.0
+    freshness_hours: Annotated[float, Field(ge=0.0)] | None = 0.0
+
+
+class BuildContextRequest(Wire):
+    session_id: Id
+    step_intent: Id
+    user_input: Text
+    system_prompt: Text
+    model: Id = "gpt-4o"
+    history: Annotated[list[TurnIn], Field(max_length=1_000)] = []
+    tool_results: Annotated[list[ToolResultIn], Field(max_length=100)] = []
+    k: Annotated[int, Field(ge=1, le=100)] = 10
+
+
+class ChatMessageOut(Wire):
+    role: str
+    content: str
+
+
+class ContextEntryOut(Wire):
+    """An admitted or dropped part of the context, with where it came from."""
+
+    id: str
+    section: str
+    tokens: int
+    layer: str
+    ref: str
+    source: str
+    relevance: float | None = None
+    freshness_hours: float | None = None
+    low_confidence: bool = False
+    reason: str | None = None
+    detail: str | None = None
+
+
+class SectionOut(Wire):
+    section: str
+    budget: int
+    used: int
+
+
+class BuiltContextOut(Wire):
+    """The step's model call: its messages, and the accounting of what went in."""
+
+    messages: list[ChatMessageOut]
+    admitted: list[ContextEntryOut] = []
+    dropped: list[ContextEntryOut] = []
+    sections: list[SectionOut] = []
+    total_tokens: int
+    available_tokens: int
+    counter: str
+    exact: bool
+    summary: TurnIn | None = None
+
+
+# -- working memory (L2) -------------------------------------------------------------------
+
+
+class PutApiResponseRequest(Wire):
+    session_id: Id
+    endpoint: Id
+    params: dict[str, JsonValue] = {}
+    value: JsonValue
+    ttl_s: Annotated[float, Field(gt=0, le=30 * 86_400)] | None = None
+
+
+class GetApiResponseRequest(Wire):
+    session_id: Id
+    endpoint: Id
+    params: dict[str, JsonValue] = {}
+
+
+class PutStepResultRequest(Wire):
+    session_id: Id
+    step_id: Id
+    fields: dict[str, JsonValue]
+
+
+class GetStepResultRequest(Wire):
+    session_id: Id
+    step_id: Id
+    reader_step: Id | None = None
+
+
+class WorkingItemOut(Wire):
+    key: str
+    value: JsonValue = None
+    ttl_remaining_s: float | None = None
+    stored_at: datetime | None = None
+
+
+class SeriesPointIn(Wire):
+    timestamp: float
+    value: JsonValue
+
+
+class AppendSeriesRequest(Wire):
+    session_id: Id
+    metric: Id
+    points: Annotated[list[SeriesPointIn], Field(min_length=1, max_length=10_000)]
+    window: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+
+
+class AppendSeriesResult(Wire):
+    kept: int
+
+
+class ReadSeriesRequest(Wire):
+    session_id: Id
+    metric: Id
+    start: float | None = None
+    end: float | None = None
+
+
+class SeriesOut(Wire):
+    points: list[SeriesPointIn] = []
+
+
+class PendingRequest(Wire):
+    session_id: Id
+    task_ids: Annotated[list[Id], Field(min_length=1, max_length=1_000)]
+
+
+class PendingOut(Wire):
+    pending: list[str] = []
+    changed: int = 0
+
+
+# -- knowledge -------------------------------------------------------------------------------
+
+
+class DocumentIn(Wire):
+    name: Annotated[str, Field(min_length=1, max_length=512)]
+    text: Annotated[str, Field(max_length=10_000_000)]
+    format: Literal["markdown", "html", "text"] = "markdown"
+
+
+class IngestDocumentsRequest(Wire):
+    documents: Annotated[list[DocumentIn], Field(min_length=1, max_length=1_000)]
+    level: Literal["low", "medium", "high"] = "low"
+    """The permission level the documents' chunks carry."""
+
+
+class FileErrorOut(Wire):
+    path: str
+    reason: str
+
+
+class IngestReportOut(Wire):
+    files_seen: int
+    files_added: int
+    files_updated: int
+    files_skipped: int
+    files_removed: int
+    chunks_added: int
+    chunks_deleted: int
+    oversized_chunks: int
+    errors: list[FileErrorOut] = []
+
+
+class ConfirmKnowledgeRequest(Wire):
+    """A question and the answer a user confirmed: searchable at once, merged later."""
+
+    query: ShortText
+    response: Text
+    source: Id
+
+
+class IdOut(Wire):
+    id: str
+
+
+# -- inspect -----------------------------------------------------------------------------------
+
+
+class WorkingKeyOut(Wire):
+    key: str
+    type: str
+    ttl_remaining_s: float | None = None
+
+
+class InspectOut(Wire):
+    session_id: str
+    session: Session | None = None
+    l2: list[WorkingKeyOut] = []
+    pending_tasks: list[str] = []
+
+
+# -- shared namespaces ---------------------------------------------------------------------------
+
+
+class CreateNamespaceRequest(Wire):
+    """A namespace of the caller's tenant; its owner (default: the caller's agent) reads
+    and writes it."""
+
+    namespace: Id
+    purpose: Annotated[str, Field(min_length=1, max_length=500)]
+    ttl_s: Annotated[float, Field(ge=1, le=365 * 86_400)]
+    owner: Id | None = None
+
+
+class NamespaceOut(Wire):
+    namespace: str
+    purpose: str
+    ttl_s: float
+    owner: str
+    created_at: float
+
+
+class NamespaceList(Wire):
+    namespaces: list[NamespaceOut] = []
+
+
+class AccessRequestIn(Wire):
+    """Ask for access to a namespace, stating the purpose."""
+
+    namespace: Id
+    purpose: Annotated[str, Field(min_length=1, max_length=500)]
+    mode: Literal["read", "write"] = "read"
+
+
+class AccessRequestOut(Wire):
+    namespace: str
+    agent: str
+    purpose: str
+    mode: str
+    at: float
+
+
+class AccessRequestList(Wire):
+    requests: list[AccessRequestOut] = []
+
+
+class NamespaceRef(Wire):
+    namespace: Id
+
+
+class GrantRequest(Wire):
+    namespace: Id
+    agent: Id
+    mode: Literal["read", "write"] = "read"
+
+
+class RevokeAccessRequest(Wire):
+    namespace: Id
+    agent: Id
+
+
+class PutSharedRequest(Wire):
+    namespace: Id
+    item_id: Id
+    value: JsonValue
+    level: Literal["low", "medium", "high"] = "medium"
+
+
+class SharedItemOut(Wire):
+    namespace: str
+    item_id: str
+    value: JsonValue = None
+    level: str
+    written_by: str
+    written_at: float
+    expires_at: float
+
+
+class SharedItemList(Wire):
+    items: list[SharedItemOut] = []
+
+
+# -- item store (LangGraph's BaseStore) ------------------------------------------------------
+
+Label = Annotated[str, Field(min_length=1, max_length=256)]
+StoreNamespace = Annotated[list[Label], Field(min_length=1, max_length=32)]
+StoreKey = Annotated[str, Field(min_length=1, max_length=1024)]
+
+
+class StorePutRequest(Wire):
+    """Store a JSON object under (namespace, key), replacing the item there."""
+
+    namespace: StoreNamespace
+    key: StoreKey
+    value: dict[str, JsonValue]
+    index: (
+        Annotated[list[Annotated[str, Field(min_length=1, max_length=256)]], Field(max_length=64)]
+        | None
+    ) = None
+    """The value's fields embedded for search (dotted paths; none: the whole value)."""
+    searchable: bool = True
+    """False: the item is found by namespace and filter, never by a query."""
+
+
+class StoreItemRef(Wire):
+    namespace: StoreNamespace
+    key: StoreKey
+
+
+class StoreItemOut(Wire):
+    namespace: list[str]
+    key: str
+    value: dict[str, JsonValue] = {}
+    created_at: datetime
+    updated_at: datetime
+    score: float | None = None
+    """With a query: the item's cosine to it."""
+
+
+class StoreGetResult(Wire):
+    item: StoreItemOut | None = None
+    """None when there is no item at that key."""
+
+
+class StoreDeleteResult(Wire):
+    deleted: bool
+
+
+class StoreSearchRequest(Wire):
+    """Items under a namespace prefix whose value matches ``filter`` (equality, or
+    ``$eq $ne $gt $gte $lt $lte``); with ``query``, ranked by hybrid search."""
+
+    namespace_prefix: Annotated[list[Label], Field(max_length=32)] = []
+    query: ShortText | None = None
+    filter: dict[str, JsonValue] | None = None
+    limit: Annotated[int, Field(ge=1, le=1_000)] = 10
+    offset: Annotated[int, Field(ge=0, le=10_000)] = 0
+
+
+class StoreItemList(Wire):
+    items: list[StoreItemOut] = []
+
+
+class StoreListNamespacesRequest(Wire):
+    """Namespaces holding items; ``*`` in ``prefix`` or ``suffix`` matches any label."""
+
+    prefix: Annotated[list[Label], Field(max_length=32)] | None = None
+    suffix: Annotated[list[Label], Field(max_length=32)] | None = None
+    max_depth: Annotated[int, Field(ge=1, le=32)] | None = None
+    limit: Annotated[int, Field(ge=1, le=1_000)] = 100
+    offset: Annotated[int, Field(ge=0, le=10_000)] = 0
+
+
+class StoreNamespaceOut(Wire):
+    namespace: list[str]
+
+
+class StoreNamespaceList(Wire):
+    namespaces: list[StoreNamespaceOut] = []
+
+
+# -- API keys ----------------------------------------------------------------------------------
+
+
+class CreateKeyRequest(Wire):
+    """A key for an agent of the caller's tenant."""
+
+    agent: Annotated[str, Field(min_length=1, max_length=40)]
+    role: Literal["reader", "writer", "admin"]
+    clearance: Literal["low", "medium", "high"] = "high"
+    ttl_s: Annotated[float, Field(gt=0)] | None = None
+    rate_per_s: Annotated[int, Field(ge=1, le=1_000_000)] = 1_000
+
+
+class KeyOut(Wire):
+    key_id: str
+    tenant: str
+    agent: str
+    role: str
+    clearance: str
+    created_at: float
+    expires_at: float | None = None
+    revoked: bool = False
+    rate_per_s: int
+
+
+class CreatedKeyOut(Wire):
+    """``key`` is shown this once; only its hash is stored."""
+
+    key: str
+    info: KeyOut
+
+
+class KeyRef(Wire):
+    key_id: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class KeyList(Wire):
+    keys: list[KeyOut] = []
+
+
+class Empty(Wire):
+    """No fields."""
+
+
+def dump(model: BaseModel) -> dict[str, Any]:
+    """A model as JSON-ready data, unset optional fields left out."""
+    return model.model_dump(mode="json", exclude_none=True)

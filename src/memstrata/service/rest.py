@@ -1,0 +1,220 @@
+"""REST: one ``POST /v1/<operation>`` per entry of the capability table (FastAPI).
+
+OpenAPI 3.1 is served at ``/openapi.json``; every error is the body of
+:func:`memstrata.service.core.error_body` with the status of the error table.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memstrata.errors import MemstrataError, ValidationError, error_code, error_code_of
+from memstrata.service.core import Service, bearer_key, error_body
+from memstrata.service.mcp import http_app as mcp_http_app
+from memstrata.service.models import dump
+from memstrata.service.operations import OPERATIONS, Operation
+
+log = logging.getLogger("memstrata.service")
+MAX_BODY_BYTES = 16 * 1024 * 1024
+ERROR_RESPONSE = {
+    "description": "An error: `code` is the error table's code, `field` and `reason` say why.",
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "required": ["error"],
+                "properties": {
+                    "error": {
+                        "type": "object",
+                        "required": ["code", "type", "message"],
+                        "properties": {
+                            "code": {"type": "string"},
+                            "type": {"type": "string"},
+                            "message": {"type": "string"},
+                            "field": {"type": "string"},
+                            "reason": {"type": "string"},
+                            "retry_after_s": {"type": "number"},
+                        },
+                    }
+                },
+            }
+        }
+    },
+}
+
+
+def path_of(op: Operation[Any, Any]) -> str:
+    return f"/v1/{op.name}"
+
+
+def error_response(exc: BaseException) -> JSONResponse:
+    status = error_code(exc).http if isinstance(exc, MemstrataError) else 500
+    headers = {}
+    retry = getattr(exc, "retry_after_s", None)
+    if retry is not None:
+        headers["Retry-After"] = str(max(1, round(retry)))
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    return JSONResponse({"error": error_body(exc)}, status_code=status, headers=headers)
+
+
+def _endpoint(service: Service, op: Operation[Any, Any]) -> Callable[..., Any]:
+    def endpoint(request: Request, body: Any) -> Response:
+        result = service.call(op.name, bearer_key(request.headers), body)
+        # Already a validated response model: serialized once, not validated again.
+        return Response(orjson.dumps(dump(result)), media_type="application/json")
+
+    endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(
+                "request", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Request
+            ),
+            inspect.Parameter(
+                "body", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=op.request
+            ),
+        ],
+        return_annotation=op.response,
+    )
+    endpoint.__name__ = op.name
+    return endpoint
+
+
+class BodyLimit:
+    """Refuses a request body over ``limit`` bytes with a typed 413, before parsing it."""
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+        self._app = app
+        self._limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or ()).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self._limit:
+            await self._too_large(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self._limit:
+                    raise _TooLarge
+            return message
+
+        try:
+            await self._app(scope, counted, send)
+        except _TooLarge:
+            await self._too_large(scope, receive, send)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        exc = ValidationError("body", f"is over the limit of {self._limit} bytes")
+        response = JSONResponse({"error": error_body(exc)}, status_code=413)
+        await response(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def create_app(
+    service: Service,
+    *,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    mcp: bool = True,
+    host: str = "127.0.0.1",
+) -> FastAPI:
+    """The REST app over ``service``, with MCP's streamable HTTP at ``/mcp`` (``mcp``).
+
+    ``host`` is where the app listens: MCP's DNS-rebinding protection admits only it.
+    """
+    mcp_lifespan: Callable[[], AbstractAsyncContextManager[None]] | None = None
+    mcp_app = None
+    if mcp:
+        mcp_app, mcp_lifespan = mcp_http_app(service, host=host)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if mcp_lifespan is None:
+            yield
+            return
+        async with mcp_lifespan():
+            yield
+
+    app = FastAPI(
+        lifespan=lifespan,
+        title="memstrata",
+        version="1",
+        description=(
+            "Context for long-running agents: sessions (L1), working memory (L2), "
+            "long-term memory and knowledge (L3). Authenticate with "
+            "`Authorization: Bearer <key>`."
+        ),
+        openapi_url="/openapi.json",
+        docs_url="/docs",
+        redoc_url=None,
+    )
+
+    @app.exception_handler(MemstrataError)
+    async def _memstrata_error(_: Request, exc: MemstrataError) -> JSONResponse:
+        return error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _request_error(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        first = errors[0] if errors else {}
+        loc = [str(p) for p in first.get("loc", ()) if p != "body"]
+        return error_response(
+            ValidationError(".".join(loc) or "body", str(first.get("msg", "is invalid")))
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # Routing errors (unknown path, wrong method) in the same shape as the rest.
+        code = {404: "not_found", 405: "unimplemented"}.get(exc.status_code, "invalid_argument")
+        body = {"code": code, "type": "HTTPError", "message": str(exc.detail)}
+        return JSONResponse({"error": body}, status_code=exc.status_code)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error serving a request")
+        return error_response(exc)
+
+    @app.get("/healthz", include_in_schema=False)
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    for op in OPERATIONS:
+        app.add_api_route(
+            path_of(op),
+            _endpoint(service, op),
+            methods=["POST"],
+            response_model=op.response,
+            response_model_exclude_none=True,
+            summary=op.summary,
+            operation_id=op.name,
+            tags=[op.role],
+            responses={
+                str(code): ERROR_RESPONSE
+                for code in sorted({error_code_of(e).http for e in op.all_errors} | {400, 413, 422})
+            },
+        )
+    if mcp_app is not None:
+        app.router.routes.append(Route("/mcp", endpoint=mcp_app, methods=["GET", "POST", "DELETE"]))
+    app.add_middleware(BodyLimit, limit=max_body_bytes)
+    return app
