@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -149,3 +151,52 @@ def _first_mcp_error(exc: BaseException, kind: type[Any]) -> Any:
         if found is not None:
             return found
     raise exc
+
+
+@contextlib.contextmanager
+def running_server(data_dir: Path, *serve_args: str) -> Iterator[RunningServer]:
+    """``memstrata serve`` on free loopback ports over ``data_dir``, with an admin key
+    per tenant of :data:`TENANTS` made offline first; stopped with SIGINT afterwards."""
+    admins = {}
+    for tenant in TENANTS:  # made before the service owns the data directory
+        made = cli(
+            "keys",
+            "create",
+            "--tenant",
+            tenant,
+            "--agent",
+            "admin",
+            "--role",
+            "admin",
+            "--data-dir",
+            str(data_dir),
+        )
+        assert made.returncode == 0, made.stderr
+        admins[tenant] = json.loads(made.stdout)["key"]
+    port, grpc_port = free_port(), free_port()
+    log = data_dir.parent / f"{data_dir.name}.log"
+    command = [
+        sys.executable,
+        "-m",
+        "memstrata.cli",
+        "serve",
+        *serve_args,
+        "--data-dir",
+        str(data_dir),
+        "--port",
+        str(port),
+        "--grpc-port",
+        str(grpc_port),
+    ]
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(url, process, log)
+        yield RunningServer(url, f"127.0.0.1:{grpc_port}", admins, data_dir, process)
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()

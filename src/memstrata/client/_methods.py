@@ -38,6 +38,10 @@ class ClientMethods(SyncTransport):
         """Close a session; its L2 keys expire on their TTLs. (role: writer)"""
         return self._call("end_session", m.SessionRef, m.Session, session_id=session_id)
 
+    def inspect(self, session_id: str) -> m.InspectOut:
+        """What memstrata holds for a session: L1 and its live L2 keys. (role: reader)"""
+        return self._call("inspect", m.SessionRef, m.InspectOut, session_id=session_id)
+
     def observe(self, session_id: str, role: Literal['user', 'assistant', 'system', 'tool'], text: str, *, speaker: str | None = None) -> m.Receipt:
         """Record a conversation turn: L1 now, its episode and facts queued. (role: writer)"""
         return self._call("observe", m.ObserveRequest, m.Receipt, session_id=session_id, role=role, text=text, speaker=speaker)
@@ -101,10 +105,6 @@ class ClientMethods(SyncTransport):
     def confirm_knowledge(self, query: str, response: str, source: str) -> m.IdOut:
         """Learn a confirmed question/answer pair (hot knowledge). (role: writer)"""
         return self._call("confirm_knowledge", m.ConfirmKnowledgeRequest, m.IdOut, query=query, response=response, source=source)
-
-    def inspect(self, session_id: str) -> m.InspectOut:
-        """What memstrata holds for a session: L1 and its live L2 keys. (role: reader)"""
-        return self._call("inspect", m.SessionRef, m.InspectOut, session_id=session_id)
 
     def create_namespace(self, namespace: str, purpose: str, ttl_s: float, *, owner: str | None = None) -> m.NamespaceOut:
         """Create a shared namespace (purpose, TTL, owner) in the caller's tenant. (role: admin)"""
@@ -190,6 +190,10 @@ class AsyncClientMethods(AsyncTransport):
         """Close a session; its L2 keys expire on their TTLs. (role: writer)"""
         return await self._call("end_session", m.SessionRef, m.Session, session_id=session_id)
 
+    async def inspect(self, session_id: str) -> m.InspectOut:
+        """What memstrata holds for a session: L1 and its live L2 keys. (role: reader)"""
+        return await self._call("inspect", m.SessionRef, m.InspectOut, session_id=session_id)
+
     async def observe(self, session_id: str, role: Literal['user', 'assistant', 'system', 'tool'], text: str, *, speaker: str | None = None) -> m.Receipt:
         """Record a conversation turn: L1 now, its episode and facts queued. (role: writer)"""
         return await self._call("observe", m.ObserveRequest, m.Receipt, session_id=session_id, role=role, text=text, speaker=speaker)
@@ -253,10 +257,6 @@ class AsyncClientMethods(AsyncTransport):
     async def confirm_knowledge(self, query: str, response: str, source: str) -> m.IdOut:
         """Learn a confirmed question/answer pair (hot knowledge). (role: writer)"""
         return await self._call("confirm_knowledge", m.ConfirmKnowledgeRequest, m.IdOut, query=query, response=response, source=source)
-
-    async def inspect(self, session_id: str) -> m.InspectOut:
-        """What memstrata holds for a session: L1 and its live L2 keys. (role: reader)"""
-        return await self._call("inspect", m.SessionRef, m.InspectOut, session_id=session_id)
 
     async def create_namespace(self, namespace: str, purpose: str, ttl_s: float, *, owner: str | None = None) -> m.NamespaceOut:
         """Create a shared namespace (purpose, TTL, owner) in the caller's tenant. (role: admin)"""

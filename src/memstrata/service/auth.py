@@ -201,6 +201,18 @@ class KeyStore:
         with redis_errors("redis list api keys"):
             return bool(self._redis.scard(f"{_TAG}:keys"))
 
+    @staticmethod
+    def key_id_of(presented: str | None) -> str | None:
+        """The key id of a well-formed presented key (nothing is checked)."""
+        match = _KEY_RE.fullmatch(presented.strip()) if presented else None
+        return match.group(1) if match else None
+
+    def tenant_of(self, key_id: str) -> str | None:
+        """The tenant a key id was made for (None for an unknown id); not a verification."""
+        with redis_errors("redis read api key"):
+            tenant = self._redis.hget(f"{_TAG}:key:{key_id}", "tenant")
+        return None if tenant is None else str(tenant)
+
     def verify(self, presented: str | None, operation: str) -> Caller:
         """The caller a presented key stands for, counted against its rate limit.
 

@@ -48,21 +48,34 @@ def serve(
     host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="REST and MCP (at /mcp).")] = 8080,
     grpc_port: Annotated[int, typer.Option("--grpc-port")] = 50051,
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            help="Engine processes behind one front, sharded by tenant (fixed per data dir).",
+        ),
+    ] = 1,
 ) -> None:
     """Serve REST (OpenAPI at /openapi.json), MCP (streamable HTTP at /mcp) and gRPC.
 
-    On the first start an admin key for tenant `default` is written to
+    With --workers N, N engine processes serve behind one front that routes each
+    request by its API key's tenant (a tenant's sessions and memory live in one
+    worker). On the first start an admin key for tenant `default` is written to
     <data-dir>/admin.key; create the others with `memstrata keys create`.
     """
     from memstrata.service.server import ServeOptions
     from memstrata.service.server import serve as run
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    settings = settings_from_env(data_dir=data_dir)
+    options = ServeOptions(host=host, port=port, grpc_port=grpc_port)
     try:
-        run(
-            settings_from_env(data_dir=data_dir),
-            ServeOptions(host=host, port=port, grpc_port=grpc_port),
-        )
+        if workers == 1:
+            run(settings, options)
+        else:
+            from memstrata.service.workers import serve_workers
+
+            serve_workers(settings, options, workers)
     except MemstrataError as exc:
         raise _fail(exc) from exc
 

@@ -82,6 +82,17 @@ def key_store(settings: Settings, clock: Clock | None = None) -> Iterator[KeySto
             server.stop()
 
 
+def write_admin_key(keys: KeyStore, data_dir: Path) -> Path:
+    """Create an admin key for tenant ``default`` and write it to ``admin.key`` (0600)."""
+    created = keys.create("default", "admin", "admin")
+    path = data_dir / ADMIN_KEY_FILE
+    data_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(created.key + "\n")
+    return path
+
+
 @dataclass
 class RunningService:
     """A service, its engine and what closes them."""
@@ -113,13 +124,7 @@ def open_service(
     engine = engine or ContextEngine.open(settings, clock=clock)
     client = redis_client(working_url(settings))
     keys = KeyStore(client, clock)
-    admin_file = None
-    if not keys.any_key():
-        created = keys.create("default", "admin", "admin")
-        admin_file = Path(settings.data_dir) / ADMIN_KEY_FILE
-        fd = os.open(admin_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(created.key + "\n")
+    admin_file = None if keys.any_key() else write_admin_key(keys, Path(settings.data_dir))
     closers: list[Callable[[], None]] = [client.close]
     if owned:
         closers.append(engine.close)

@@ -1,0 +1,111 @@
+"""What an operation of the service is: its declaration and the call it runs in.
+
+Tenancy: the tenant is always the caller's key's. Session ids are kept per tenant
+(the engine sees ``<tenant>@<session id>``), so one tenant can neither open, read
+nor even detect another tenant's session: both get the same ``NotFoundError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
+
+from memstrata.clock import Clock
+from memstrata.engine import ContextEngine
+from memstrata.errors import (
+    AuthenticationError,
+    BackendError,
+    MemstrataError,
+    NotFoundError,
+    PermissionDeniedError,
+    RateLimitedError,
+    ValidationError,
+)
+from memstrata.service.auth import Caller, KeyStore, Role
+from memstrata.session import SessionState
+
+Req = TypeVar("Req", bound=BaseModel)
+Resp = TypeVar("Resp", bound=BaseModel)
+
+SESSION_SEPARATOR = "@"
+# Every operation can fail these ways before it runs.
+COMMON_ERRORS: tuple[type[MemstrataError], ...] = (
+    AuthenticationError,
+    PermissionDeniedError,
+    RateLimitedError,
+    ValidationError,
+    BackendError,
+)
+
+
+def request_error(exc: PydanticValidationError) -> ValidationError:
+    """The first problem pydantic found in a request, naming the field."""
+    first = exc.errors()[0]
+    field = ".".join(str(part) for part in first.get("loc", ())) or "request"
+    return ValidationError(field, str(first.get("msg", "is invalid")))
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One request being served: the engine and who is asking."""
+
+    engine: ContextEngine
+    caller: Caller
+    clock: Clock
+    keys: KeyStore | None = None
+
+    def key_store(self) -> KeyStore:
+        if self.keys is None:
+            raise NotFoundError("this server has no API keys (a local MCP session)")
+        return self.keys
+
+    def engine_session_id(self, session_id: str) -> str:
+        return f"{self.caller.tenant}{SESSION_SEPARATOR}{session_id}"
+
+    def session(self, session_id: str) -> SessionState:
+        """The caller's session; another tenant's is exactly as absent as a missing one."""
+        try:
+            state = self.engine.session(self.engine_session_id(session_id))
+        except NotFoundError:
+            state = None
+        if state is None or state.tenant != self.caller.tenant:
+            raise NotFoundError(f"session {session_id!r} is not open")
+        return state
+
+
+@dataclass(frozen=True, slots=True)
+class Operation(Generic[Req, Resp]):
+    """One capability: its name, wire models, role, errors and implementation."""
+
+    name: str
+    summary: str
+    request: type[Req]
+    response: type[Resp]
+    role: Role
+    run: Callable[[Call, Req], Resp]
+    errors: tuple[type[MemstrataError], ...] = ()
+
+    @property
+    def all_errors(self) -> tuple[type[MemstrataError], ...]:
+        return COMMON_ERRORS + tuple(e for e in self.errors if e not in COMMON_ERRORS)
+
+    def invoke(self, call: Call, payload: BaseModel | Mapping[str, Any]) -> Resp:
+        """Validate ``payload`` as this operation's request, check the role, run it."""
+        call.caller.require(self.role)
+        if isinstance(payload, self.request):
+            request = payload
+        else:
+            data = payload.model_dump() if isinstance(payload, BaseModel) else payload
+            try:
+                request = self.request.model_validate(data)
+            except PydanticValidationError as exc:
+                raise request_error(exc) from None
+        return self.run(call, request)
+
+
+# An operation addressing a session may find it closed (or another tenant's).
+SESSION_ERRORS: tuple[type[MemstrataError], ...] = (NotFoundError,)

@@ -1,0 +1,1 @@
+"""The operations of the capability table, one module per domain."""

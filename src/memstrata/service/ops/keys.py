@@ -1,0 +1,79 @@
+"""API keys of the caller's tenant."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memstrata.errors import (
+    NotFoundError,
+)
+from memstrata.service import models as m
+from memstrata.service.auth import KeyInfo
+from memstrata.service.capability import (
+    Call,
+    Operation,
+)
+
+
+def _key_out(info: KeyInfo) -> m.KeyOut:
+    return m.KeyOut.model_validate(info.as_dict())
+
+
+def _tenant_key(call: Call, key_id: str) -> KeyInfo:
+    try:
+        info = call.key_store().get(key_id)
+    except NotFoundError:
+        info = None
+    if info is None or info.tenant != call.caller.tenant:
+        raise NotFoundError(f"api key {key_id!r} does not exist")
+    return info
+
+
+def _create_key(call: Call, req: m.CreateKeyRequest) -> m.CreatedKeyOut:
+    created = call.key_store().create(
+        call.caller.tenant,
+        req.agent,
+        req.role,
+        clearance=req.clearance,
+        ttl_s=req.ttl_s,
+        rate_per_s=req.rate_per_s,
+    )
+    return m.CreatedKeyOut(key=created.key, info=_key_out(created.info))
+
+
+def _revoke_key(call: Call, req: m.KeyRef) -> m.KeyOut:
+    _tenant_key(call, req.key_id)
+    return _key_out(call.key_store().revoke(req.key_id))
+
+
+def _list_keys(call: Call, req: m.Empty) -> m.KeyList:
+    return m.KeyList(keys=[_key_out(i) for i in call.key_store().all(call.caller.tenant)])
+
+
+OPERATIONS: tuple[Operation[Any, Any], ...] = (
+    Operation(
+        "create_key",
+        "Create an API key for an agent of the caller's tenant.",
+        m.CreateKeyRequest,
+        m.CreatedKeyOut,
+        "admin",
+        _create_key,
+    ),
+    Operation(
+        "revoke_key",
+        "Revoke an API key of the caller's tenant at once.",
+        m.KeyRef,
+        m.KeyOut,
+        "admin",
+        _revoke_key,
+        (NotFoundError,),
+    ),
+    Operation(
+        "list_keys",
+        "The API keys of the caller's tenant (never their secrets).",
+        m.Empty,
+        m.KeyList,
+        "admin",
+        _list_keys,
+    ),
+)

@@ -1,0 +1,169 @@
+"""Long-term memory and each step's context: observe, remember, forget, retrieve,
+route, build_context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memstrata.context import ToolResult
+from memstrata.errors import (
+    ValidationError,
+)
+from memstrata.service import convert
+from memstrata.service import models as m
+from memstrata.service.capability import (
+    SESSION_ERRORS,
+    Call,
+    Operation,
+)
+
+
+def _observe(call: Call, req: m.ObserveRequest) -> m.Receipt:
+    call.session(req.session_id)
+    receipt = call.engine.observe(
+        call.engine_session_id(req.session_id), req.role, req.text, speaker=req.speaker
+    )
+    return m.Receipt(
+        queued=receipt.queued, episode_ids=list(receipt.episode_ids), error=receipt.error
+    )
+
+
+def _remember(call: Call, req: m.RememberRequest) -> m.Receipt:
+    tenant = call.caller.tenant
+    receipt = call.engine.remember(req.user_id, req.text, tenant=tenant)
+    out = m.Receipt(
+        queued=receipt.queued, episode_ids=list(receipt.episode_ids), error=receipt.error
+    )
+    if not req.wait or not receipt.queued:
+        return out
+    call.engine.flush()
+    written = call.engine.written(receipt, tenant=tenant)
+    return out.model_copy(
+        update={
+            "episodes": [convert.episode_out(e) for e in written.episodes],
+            "facts": [convert.fact_out(u) for u in written.facts],
+        }
+    )
+
+
+def _forget(call: Call, req: m.ForgetRequest) -> m.ForgetResult:
+    if (req.user_id is None) == (req.ids is None):
+        raise ValidationError("user_id", "give either user_id or ids, not both and not neither")
+    tenant = call.caller.tenant
+    report = (
+        call.engine.forget(req.user_id, tenant=tenant)
+        if req.user_id is not None
+        else call.engine.forget_memories(req.ids or (), tenant=tenant)
+    )
+    return m.ForgetResult(
+        points_deleted=report.points_deleted,
+        keys_deleted=report.keys_deleted,
+        queue_entries_deleted=report.queue_entries_deleted,
+        sessions_ended=report.sessions_ended,
+    )
+
+
+def _retrieve(call: Call, req: m.RetrieveRequest) -> m.RetrievalOut:
+    result = call.engine.retrieve(
+        req.query,
+        tenant=call.caller.tenant,
+        user=req.user_id,
+        k=req.k,
+        collection=req.collection,
+        include_history=req.include_history,
+        as_of=req.as_of,
+    )
+    return convert.retrieval_out(result)
+
+
+def _route(call: Call, req: m.RouteRequest) -> m.Bundle:
+    state = call.session(req.session_id)
+    bundle = call.engine.route(
+        state,
+        req.step_intent,
+        req.query,
+        agent=call.caller.agent,
+        clearance=call.caller.clearance,
+    )
+    return convert.bundle_out(bundle, req.session_id)
+
+
+def _build_context(call: Call, req: m.BuildContextRequest) -> m.BuiltContextOut:
+    state = call.session(req.session_id)
+    built = call.engine.build_context(
+        state,
+        req.step_intent,
+        req.user_input,
+        system_prompt=req.system_prompt,
+        model=req.model,
+        history=[convert.turn_in(t) for t in req.history],
+        tool_results=[
+            ToolResult(
+                call_id=t.call_id,
+                name=t.name,
+                content=t.content,
+                relevance=t.relevance,
+                freshness_hours=t.freshness_hours,
+            )
+            for t in req.tool_results
+        ],
+        k=req.k,
+        agent=call.caller.agent,
+        clearance=call.caller.clearance,
+    )
+    return convert.built_out(built)
+
+
+OPERATIONS: tuple[Operation[Any, Any], ...] = (
+    Operation(
+        "observe",
+        "Record a conversation turn: L1 now, its episode and facts queued.",
+        m.ObserveRequest,
+        m.Receipt,
+        "writer",
+        _observe,
+        SESSION_ERRORS,
+    ),
+    Operation(
+        "remember",
+        "Store a text in a user's long-term memory (episode and facts).",
+        m.RememberRequest,
+        m.Receipt,
+        "writer",
+        _remember,
+    ),
+    Operation(
+        "forget",
+        "Delete a user's memories, or chosen memories, everywhere.",
+        m.ForgetRequest,
+        m.ForgetResult,
+        "admin",
+        _forget,
+    ),
+    Operation(
+        "retrieve",
+        "Multi-route retrieval of memories or knowledge, with confidence.",
+        m.RetrieveRequest,
+        m.RetrievalOut,
+        "reader",
+        _retrieve,
+    ),
+    Operation(
+        "route",
+        "ContextRequest(session_id, step_intent) -> ContextBundle.",
+        m.RouteRequest,
+        m.Bundle,
+        "reader",
+        _route,
+        SESSION_ERRORS,
+    ),
+    Operation(
+        "build_context",
+        "The step's model call assembled within the token budget.",
+        m.BuildContextRequest,
+        m.BuiltContextOut,
+        "reader",
+        _build_context,
+        SESSION_ERRORS,
+    ),
+)

@@ -1,0 +1,194 @@
+"""Shared namespaces (seed 000 §6.3): create, ask, grant, revoke, write, read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memstrata.errors import (
+    NotFoundError,
+)
+from memstrata.namespaces import AccessRequest, Namespace, SharedItem
+from memstrata.service import convert
+from memstrata.service import models as m
+from memstrata.service.capability import (
+    Call,
+    Operation,
+)
+
+
+def _namespace_out(ns: Namespace) -> m.NamespaceOut:
+    return m.NamespaceOut(
+        namespace=ns.name,
+        purpose=ns.purpose,
+        ttl_s=ns.ttl_s,
+        owner=ns.owner,
+        created_at=ns.created_at,
+    )
+
+
+def _request_out(r: AccessRequest) -> m.AccessRequestOut:
+    return m.AccessRequestOut(
+        namespace=r.namespace, agent=r.agent, purpose=r.purpose, mode=r.mode, at=r.at
+    )
+
+
+def _create_namespace(call: Call, req: m.CreateNamespaceRequest) -> m.NamespaceOut:
+    ns = call.engine.create_namespace(
+        req.namespace,
+        tenant=call.caller.tenant,
+        owner=req.owner or call.caller.agent,
+        purpose=req.purpose,
+        ttl_s=req.ttl_s,
+    )
+    return _namespace_out(ns)
+
+
+def _list_namespaces(call: Call, req: m.Empty) -> m.NamespaceList:
+    found = call.engine.namespaces(tenant=call.caller.tenant, agent=call.caller.agent)
+    return m.NamespaceList(namespaces=[_namespace_out(ns) for ns in found])
+
+
+def _request_access(call: Call, req: m.AccessRequestIn) -> m.AccessRequestOut:
+    made = call.engine.request_namespace_access(
+        req.namespace,
+        tenant=call.caller.tenant,
+        agent=call.caller.agent,
+        purpose=req.purpose,
+        mode=req.mode,
+    )
+    return _request_out(made)
+
+
+def _access_requests(call: Call, req: m.NamespaceRef) -> m.AccessRequestList:
+    found = call.engine.namespace_access_requests(
+        req.namespace, tenant=call.caller.tenant, by=call.caller.agent
+    )
+    return m.AccessRequestList(requests=[_request_out(r) for r in found])
+
+
+def _grant_access(call: Call, req: m.GrantRequest) -> m.NamespaceOut:
+    call.engine.grant_namespace_access(
+        req.namespace,
+        req.agent,
+        tenant=call.caller.tenant,
+        mode=req.mode,
+        by=call.caller.agent,
+        admin=call.caller.role == "admin",
+    )
+    return _namespace_out(
+        call.engine.namespace(req.namespace, tenant=call.caller.tenant, agent=req.agent)
+    )
+
+
+def _revoke_access(call: Call, req: m.RevokeAccessRequest) -> m.Empty:
+    call.engine.revoke_namespace_access(
+        req.namespace,
+        req.agent,
+        tenant=call.caller.tenant,
+        by=call.caller.agent,
+        admin=call.caller.role == "admin",
+    )
+    return m.Empty()
+
+
+def _shared_out(item: SharedItem) -> m.SharedItemOut:
+    return m.SharedItemOut(
+        namespace=item.namespace,
+        item_id=item.item_id,
+        value=convert.json_value(item.value),
+        level=item.level,
+        written_by=item.written_by,
+        written_at=item.written_at,
+        expires_at=item.expires_at,
+    )
+
+
+def _put_shared(call: Call, req: m.PutSharedRequest) -> m.SharedItemOut:
+    item = call.engine.put_shared(
+        req.namespace,
+        req.item_id,
+        req.value,
+        tenant=call.caller.tenant,
+        agent=call.caller.agent,
+        level=req.level,
+    )
+    return _shared_out(item)
+
+
+def _shared_items(call: Call, req: m.Empty) -> m.SharedItemList:
+    items = call.engine.shared_items(
+        tenant=call.caller.tenant, agent=call.caller.agent, clearance=call.caller.clearance
+    )
+    return m.SharedItemList(items=[_shared_out(i) for i in items])
+
+
+OPERATIONS: tuple[Operation[Any, Any], ...] = (
+    Operation(
+        "create_namespace",
+        "Create a shared namespace (purpose, TTL, owner) in the caller's tenant.",
+        m.CreateNamespaceRequest,
+        m.NamespaceOut,
+        "admin",
+        _create_namespace,
+    ),
+    Operation(
+        "list_namespaces",
+        "The shared namespaces the caller's agent may read.",
+        m.Empty,
+        m.NamespaceList,
+        "reader",
+        _list_namespaces,
+    ),
+    Operation(
+        "request_access",
+        "Ask for access to a shared namespace, stating the purpose (audited).",
+        m.AccessRequestIn,
+        m.AccessRequestOut,
+        "reader",
+        _request_access,
+    ),
+    Operation(
+        "access_requests",
+        "The pending access requests of a namespace the caller owns.",
+        m.NamespaceRef,
+        m.AccessRequestList,
+        "reader",
+        _access_requests,
+        (NotFoundError,),
+    ),
+    Operation(
+        "grant_access",
+        "Grant an agent read or write access (the owner, or a tenant admin; audited).",
+        m.GrantRequest,
+        m.NamespaceOut,
+        "writer",
+        _grant_access,
+        (NotFoundError,),
+    ),
+    Operation(
+        "revoke_access",
+        "Revoke an agent's access to a namespace (audited).",
+        m.RevokeAccessRequest,
+        m.Empty,
+        "writer",
+        _revoke_access,
+        (NotFoundError,),
+    ),
+    Operation(
+        "put_shared",
+        "Write an item of shared context (write access); it lives the namespace's TTL.",
+        m.PutSharedRequest,
+        m.SharedItemOut,
+        "writer",
+        _put_shared,
+        (NotFoundError,),
+    ),
+    Operation(
+        "shared_items",
+        "The live items of every namespace the caller may read (within its clearance).",
+        m.Empty,
+        m.SharedItemList,
+        "reader",
+        _shared_items,
+    ),
+)

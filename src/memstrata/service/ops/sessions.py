@@ -1,0 +1,135 @@
+"""Sessions (L1): start, read, change, end, inspect."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from memstrata.errors import (
+    ValidationError,
+)
+from memstrata.service import convert
+from memstrata.service import models as m
+from memstrata.service.capability import (
+    SESSION_ERRORS,
+    Call,
+    Operation,
+)
+from memstrata.session import SessionState
+
+
+def _start_session(call: Call, req: m.StartSessionRequest) -> m.Session:
+    sid = req.session_id or f"s_{uuid.uuid4().hex}"
+    try:
+        state = call.engine.start_session(
+            req.user_id,
+            req.initial_query,
+            tenant=call.caller.tenant,
+            session_id=call.engine_session_id(sid),
+        )
+    except ValidationError as exc:
+        if exc.field == "session_id":  # the engine's message names its own id
+            raise ValidationError("session_id", f"session {sid!r} already exists") from None
+        raise
+    return convert.session_out(state, sid)
+
+
+def _get_session(call: Call, req: m.SessionRef) -> m.Session:
+    return convert.session_out(call.session(req.session_id), req.session_id)
+
+
+def _apply_update(
+    req: m.UpdateSessionRequest, now: datetime
+) -> Callable[[SessionState], SessionState]:
+    def change(state: SessionState) -> SessionState:
+        if req.advance is not None:
+            state = state.advance(req.advance)
+        if req.entity_id is not None:
+            state = state.with_entity(req.entity_id)
+        for name, target in (req.pointers or {}).items():
+            state = state.with_pointer(name, target)
+        if req.api_result is not None:
+            state = state.with_api_result(req.api_result.status, req.api_result.data)
+        if req.action is not None:
+            state = state.record_action(req.action.action_id, req.action.payload, now)
+        return state
+
+    return change
+
+
+def _update_session(call: Call, req: m.UpdateSessionRequest) -> m.Session:
+    call.session(req.session_id)
+    state = call.engine.update_session(
+        call.engine_session_id(req.session_id), _apply_update(req, call.clock.now())
+    )
+    return convert.session_out(state, req.session_id)
+
+
+def _end_session(call: Call, req: m.SessionRef) -> m.Session:
+    call.session(req.session_id)
+    state = call.engine.end_session(call.engine_session_id(req.session_id))
+    return convert.session_out(state, req.session_id)
+
+
+def _inspect(call: Call, req: m.SessionRef) -> m.InspectOut:
+    state = call.session(req.session_id)
+    report = call.engine.inspect(call.engine_session_id(req.session_id))
+    return m.InspectOut(
+        session_id=req.session_id,
+        session=convert.session_out(state, req.session_id),
+        l2=[
+            m.WorkingKeyOut(key=k["key"], type=k["type"], ttl_remaining_s=k["ttl_remaining_s"])
+            for k in report["l2"]
+        ],
+        pending_tasks=list(report["pending_tasks"]),
+    )
+
+
+OPERATIONS: tuple[Operation[Any, Any], ...] = (
+    Operation(
+        "start_session",
+        "Open a session (L1 state lives in the serving process).",
+        m.StartSessionRequest,
+        m.Session,
+        "writer",
+        _start_session,
+    ),
+    Operation(
+        "get_session",
+        "A session's L1 state.",
+        m.SessionRef,
+        m.Session,
+        "reader",
+        _get_session,
+        SESSION_ERRORS,
+    ),
+    Operation(
+        "update_session",
+        "Advance a session, point it at an entity, record a result.",
+        m.UpdateSessionRequest,
+        m.Session,
+        "writer",
+        _update_session,
+        SESSION_ERRORS,
+    ),
+    Operation(
+        "end_session",
+        "Close a session; its L2 keys expire on their TTLs.",
+        m.SessionRef,
+        m.Session,
+        "writer",
+        _end_session,
+        SESSION_ERRORS,
+    ),
+    Operation(
+        "inspect",
+        "What memstrata holds for a session: L1 and its live L2 keys.",
+        m.SessionRef,
+        m.InspectOut,
+        "reader",
+        _inspect,
+        SESSION_ERRORS,
+    ),
+)

@@ -1,0 +1,153 @@
+"""Working memory (L2): API responses, step results, sensor windows, pending tasks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memstrata.errors import (
+    ContextMissError,
+)
+from memstrata.service import convert
+from memstrata.service import models as m
+from memstrata.service.capability import (
+    SESSION_ERRORS,
+    Call,
+    Operation,
+)
+from memstrata.working.values import SeriesPoint
+
+
+def _item_out(item: Any) -> m.WorkingItemOut:
+    return m.WorkingItemOut(
+        key=item.key,
+        value=convert.json_value(item.value),
+        ttl_remaining_s=item.ttl_remaining_s,
+        stored_at=item.stored_at,
+    )
+
+
+def _working(call: Call, session_id: str) -> Any:
+    call.session(session_id)
+    return call.engine.working(call.engine_session_id(session_id))
+
+
+def _put_api_response(call: Call, req: m.PutApiResponseRequest) -> m.WorkingItemOut:
+    wm = _working(call, req.session_id)
+    return _item_out(wm.put_api_response(req.endpoint, req.params, req.value, ttl_s=req.ttl_s))
+
+
+def _get_api_response(call: Call, req: m.GetApiResponseRequest) -> m.WorkingItemOut:
+    return _item_out(_working(call, req.session_id).get_api_response(req.endpoint, req.params))
+
+
+def _put_step_result(call: Call, req: m.PutStepResultRequest) -> m.WorkingItemOut:
+    return _item_out(_working(call, req.session_id).put_step_result(req.step_id, req.fields))
+
+
+def _get_step_result(call: Call, req: m.GetStepResultRequest) -> m.WorkingItemOut:
+    wm = _working(call, req.session_id)
+    return _item_out(wm.get_step_result(req.step_id, req.reader_step))
+
+
+def _append_series(call: Call, req: m.AppendSeriesRequest) -> m.AppendSeriesResult:
+    wm = _working(call, req.session_id)
+    points = [SeriesPoint(p.timestamp, p.value) for p in req.points]
+    return m.AppendSeriesResult(kept=wm.append_series(req.metric, points, window=req.window))
+
+
+def _read_series(call: Call, req: m.ReadSeriesRequest) -> m.SeriesOut:
+    points = _working(call, req.session_id).read_series(req.metric, req.start, req.end)
+    return m.SeriesOut(
+        points=[
+            m.SeriesPointIn(timestamp=p.timestamp, value=convert.json_value(p.value))
+            for p in points
+        ]
+    )
+
+
+def _add_pending(call: Call, req: m.PendingRequest) -> m.PendingOut:
+    wm = _working(call, req.session_id)
+    added = wm.add_pending(*req.task_ids)
+    return m.PendingOut(pending=sorted(wm.pending()), changed=added)
+
+
+def _complete_pending(call: Call, req: m.PendingRequest) -> m.PendingOut:
+    wm = _working(call, req.session_id)
+    done = sum(1 for task in req.task_ids if wm.complete_pending(task))
+    return m.PendingOut(pending=sorted(wm.pending()), changed=done)
+
+
+OPERATIONS: tuple[Operation[Any, Any], ...] = (
+    Operation(
+        "put_api_response",
+        "Cache a tool/API response in L2 with a TTL.",
+        m.PutApiResponseRequest,
+        m.WorkingItemOut,
+        "writer",
+        _put_api_response,
+        SESSION_ERRORS,
+    ),
+    Operation(
+        "get_api_response",
+        "Read a cached tool/API response from L2.",
+        m.GetApiResponseRequest,
+        m.WorkingItemOut,
+        "reader",
+        _get_api_response,
+        (*SESSION_ERRORS, ContextMissError),
+    ),
+    Operation(
+        "put_step_result",
+        "Store a step's result in L2.",
+        m.PutStepResultRequest,
+        m.WorkingItemOut,
+        "writer",
+        _put_step_result,
+        SESSION_ERRORS,
+    ),
+    Operation(
+        "get_step_result",
+        "Read a step's result from L2.",
+        m.GetStepResultRequest,
+        m.WorkingItemOut,
+        "reader",
+        _get_step_result,
+        (*SESSION_ERRORS, ContextMissError),
+    ),
+    Operation(
+        "append_series",
+        "Append points to a sensor/metric window in L2.",
+        m.AppendSeriesRequest,
+        m.AppendSeriesResult,
+        "writer",
+        _append_series,
+        SESSION_ERRORS,
+    ),
+    Operation(
+        "read_series",
+        "Read a sensor/metric window from L2.",
+        m.ReadSeriesRequest,
+        m.SeriesOut,
+        "reader",
+        _read_series,
+        SESSION_ERRORS,
+    ),
+    Operation(
+        "add_pending",
+        "Register pending asynchronous tasks.",
+        m.PendingRequest,
+        m.PendingOut,
+        "writer",
+        _add_pending,
+        SESSION_ERRORS,
+    ),
+    Operation(
+        "complete_pending",
+        "Mark pending tasks done.",
+        m.PendingRequest,
+        m.PendingOut,
+        "writer",
+        _complete_pending,
+        SESSION_ERRORS,
+    ),
+)
