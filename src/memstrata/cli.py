@@ -10,7 +10,7 @@ import dataclasses
 import json
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -400,11 +400,22 @@ def forget(
 def inspect(
     session: Annotated[str, typer.Option("--session", help="Session id.")],
     data_dir: DataDir = DEFAULT_DATA_DIR,
+    url: UrlOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show what memstrata holds for a session (L1 if open here, L2 keys and TTLs)."""
-    with _engine(data_dir, as_json) as engine:
-        report = engine.inspect(session)
+    if url:
+        with _remote(url, "default", as_json) as client:
+            held = client.inspect(session)
+        report: dict[str, Any] = {
+            "session_id": held.session_id,
+            "l1": None if held.session is None else held.session.model_dump(mode="json"),
+            "l2": [k.model_dump(mode="json") for k in held.l2],
+            "pending_tasks": held.pending_tasks,
+        }
+    else:
+        with _engine(data_dir, as_json) as engine:
+            report = engine.inspect(session)
     if as_json:
         _emit_json(report)
         return
@@ -454,24 +465,40 @@ TenantsOption = Annotated[
 def consolidate(
     tenant: TenantsOption = None,
     data_dir: DataDir = DEFAULT_DATA_DIR,
+    url: UrlOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Merge duplicates, compress old events, move stale units to cold storage,
     expire hot knowledge and merge what survives into `knowledge`."""
-    with _engine(data_dir, as_json) as engine:
-        engine.flush()
-        result = engine.consolidate(tenants=tenant)
+    if url:
+        with _remote(url, "default" if not tenant else tenant[0], as_json) as client:
+            done = client.consolidate()
+        document: dict[str, Any] = {
+            "memories": {a.action: a.count for a in done.actions},
+            "memory_ids": {a.action: a.ids for a in done.actions},
+            "hot_knowledge": {
+                done.tenant: {
+                    "merged": done.hot_merged,
+                    "duplicates": done.hot_duplicates,
+                    "expired": done.hot_expired,
+                }
+            },
+        }
+    else:
+        with _engine(data_dir, as_json) as engine:
+            engine.flush()
+            document = engine.consolidate(tenants=tenant).as_dict()
     if as_json:
-        _emit_json(result.as_dict())
+        _emit_json(document)
         return
     table = Table(title="consolidation")
     table.add_column("action")
     table.add_column("count", justify="right")
-    for name, count in result.memories.counts.items():
+    for name, count in document["memories"].items():
         table.add_row(name.replace("_", " "), str(count))
-    for name, merge in result.hot_knowledge.items():
-        table.add_row(f"hot knowledge merged ({name})", str(merge.merged))
-        table.add_row(f"hot knowledge expired ({name})", str(merge.expired))
+    for name, merge in document["hot_knowledge"].items():
+        table.add_row(f"hot knowledge merged ({name})", str(merge["merged"]))
+        table.add_row(f"hot knowledge expired ({name})", str(merge["expired"]))
     out.print(table)
 
 
@@ -480,11 +507,16 @@ def restore(
     ids: Annotated[list[str], typer.Argument(help="Ids of units in cold storage.")],
     tenant: Annotated[str, typer.Option("--tenant")] = "default",
     data_dir: DataDir = DEFAULT_DATA_DIR,
+    url: UrlOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Bring memory units back from cold storage."""
-    with _engine(data_dir, as_json) as engine:
-        restored = engine.restore(ids, tenant=tenant)
+    if url:
+        with _remote(url, tenant, as_json) as client:
+            restored: Sequence[str] = client.restore(ids).restored
+    else:
+        with _engine(data_dir, as_json) as engine:
+            restored = engine.restore(ids, tenant=tenant)
     if as_json:
         _emit_json({"tenant": tenant, "restored": list(restored)})
     else:

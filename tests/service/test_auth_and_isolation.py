@@ -31,6 +31,8 @@ def _minimal_payload(name: str, session_id: str, user: str) -> dict[str, Any]:
         "observe": {"session_id": session_id, "role": "user", "text": "hi"},
         "remember": {"user_id": user, "text": "hi there"},
         "forget": {"user_id": user},
+        "consolidate": {},
+        "restore": {"ids": ["00000000-0000-0000-0000-000000000000"]},
         "retrieve": {"query": MARKER, "user_id": user},
         "route": {"session_id": session_id, "step_intent": "respond", "query": MARKER},
         "build_context": {

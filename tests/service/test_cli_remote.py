@@ -6,7 +6,7 @@ import json
 import uuid
 from pathlib import Path
 
-from tests.service.support import RunningServer, cli
+from tests.service.support import RunningServer, cli, rest_call
 
 
 def test_remember_search_and_forget_through_the_service(server: RunningServer) -> None:
@@ -26,6 +26,27 @@ def test_remember_search_and_forget_through_the_service(server: RunningServer) -
     assert json.loads(forgotten.stdout)["points_deleted"] >= 2
     again = cli("search", "--user", user, "--query", "allergies", "--json", env=env)
     assert json.loads(again.stdout)["results"] == []
+
+
+def test_inspect_consolidate_and_restore_through_the_service(server: RunningServer) -> None:
+    env = {"MEMSTRATA_API_KEY": server.admin_keys["globex"], "MEMSTRATA_URL": server.url}
+    sid = f"cli-{uuid.uuid4().hex[:8]}"
+    rest = rest_call(server, server.admin_keys["globex"])
+    rest("start_session", {"user_id": "u", "initial_query": "hi", "session_id": sid})
+    rest("add_pending", {"session_id": sid, "task_ids": ["t1"]})
+    inspected = cli("inspect", "--session", sid, "--json", env=env)
+    assert inspected.returncode == 0, inspected.stderr
+    report = json.loads(inspected.stdout)
+    assert report["l1"]["session_id"] == sid and report["pending_tasks"] == ["t1"]
+
+    consolidated = cli("consolidate", "--json", env=env)
+    assert consolidated.returncode == 0, consolidated.stderr
+    document = json.loads(consolidated.stdout)
+    assert "merged_duplicates" in document["memories"] and "globex" in document["hot_knowledge"]
+
+    restored = cli("restore", "00000000-0000-0000-0000-000000000000", "--json", env=env)
+    assert restored.returncode == 0, restored.stderr
+    assert json.loads(restored.stdout)["restored"] == []
 
 
 def test_a_busy_data_directory_says_how_to_reach_the_service(server: RunningServer) -> None:

@@ -157,6 +157,11 @@ def test_every_operation(
     assert call("store_delete", namespace=ns_path, key="diet")["deleted"] is True
     assert call("store_get", namespace=ns_path, key="diet").get("item") is None
 
+    # Maintenance: one consolidation pass over the tenant; nothing is cold, so no restore.
+    passed = call("consolidate")
+    assert {a["action"] for a in passed["actions"]} >= {"merged_duplicates", "compressed"}
+    assert call("restore", ids=["00000000-0000-0000-0000-000000000000"])["restored"] == []
+
     # Forget, then close.
     forgotten = call("forget", user_id=user)
     assert forgotten["points_deleted"] >= 3 and forgotten["sessions_ended"] == 1

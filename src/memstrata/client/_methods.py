@@ -66,6 +66,14 @@ class ClientMethods(SyncTransport):
         """The step's model call assembled within the token budget. (role: reader)"""
         return self._call("build_context", m.BuildContextRequest, m.BuiltContextOut, session_id=session_id, step_intent=step_intent, user_input=user_input, system_prompt=system_prompt, model=model, history=history, tool_results=tool_results, k=k)
 
+    def consolidate(self) -> m.ConsolidationOut:
+        """Merge duplicates, compress old events, move stale memories to cold storage, merge hot knowledge: one pass over the caller's tenant. (role: admin)"""
+        return self._call("consolidate", m.Empty, m.ConsolidationOut)
+
+    def restore(self, ids: list[str]) -> m.RestoreOut:
+        """Bring memories back from cold storage; returns the ids restored. (role: admin)"""
+        return self._call("restore", m.RestoreRequest, m.RestoreOut, ids=ids)
+
     def put_api_response(self, session_id: str, endpoint: str, value: JsonValue, *, params: dict[str, JsonValue] | None = None, ttl_s: float | None = None) -> m.WorkingItemOut:
         """Cache a tool/API response in L2 with a TTL. (role: writer)"""
         return self._call("put_api_response", m.PutApiResponseRequest, m.WorkingItemOut, session_id=session_id, endpoint=endpoint, params=params, value=value, ttl_s=ttl_s)
@@ -217,6 +225,14 @@ class AsyncClientMethods(AsyncTransport):
     async def build_context(self, session_id: str, step_intent: str, user_input: str, system_prompt: str, *, model: str = 'gpt-4o', history: list[m.TurnIn] | None = None, tool_results: list[m.ToolResultIn] | None = None, k: int = 10) -> m.BuiltContextOut:
         """The step's model call assembled within the token budget. (role: reader)"""
         return await self._call("build_context", m.BuildContextRequest, m.BuiltContextOut, session_id=session_id, step_intent=step_intent, user_input=user_input, system_prompt=system_prompt, model=model, history=history, tool_results=tool_results, k=k)
+
+    async def consolidate(self) -> m.ConsolidationOut:
+        """Merge duplicates, compress old events, move stale memories to cold storage, merge hot knowledge: one pass over the caller's tenant. (role: admin)"""
+        return await self._call("consolidate", m.Empty, m.ConsolidationOut)
+
+    async def restore(self, ids: list[str]) -> m.RestoreOut:
+        """Bring memories back from cold storage; returns the ids restored. (role: admin)"""
+        return await self._call("restore", m.RestoreRequest, m.RestoreOut, ids=ids)
 
     async def put_api_response(self, session_id: str, endpoint: str, value: JsonValue, *, params: dict[str, JsonValue] | None = None, ttl_s: float | None = None) -> m.WorkingItemOut:
         """Cache a tool/API response in L2 with a TTL. (role: writer)"""

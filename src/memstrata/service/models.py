@@ -155,6 +155,32 @@ class ForgetResult(Wire):
     sessions_ended: int
 
 
+class ConsolidationAction(Wire):
+    """One kind of change a consolidation made, with the memory ids it touched."""
+
+    action: str
+    count: int
+    ids: list[str] = []
+
+
+class ConsolidationOut(Wire):
+    """What one consolidation pass did to the caller's tenant."""
+
+    tenant: str
+    actions: list[ConsolidationAction] = []
+    hot_merged: int = 0
+    hot_duplicates: int = 0
+    hot_expired: int = 0
+
+
+class RestoreRequest(Wire):
+    ids: Annotated[list[Id], Field(min_length=1, max_length=1_000)]
+
+
+class RestoreOut(Wire):
+    restored: list[str] = []
+
+
 # -- retrieval -----------------------------------------------------------------------------
 
 

@@ -1,5 +1,5 @@
-"""Long-term memory and each step's context: observe, remember, forget, retrieve,
-route, build_context."""
+"""Long-term memory and each step's context: observe, remember, forget, consolidate,
+restore, retrieve, route, build_context."""
 
 from __future__ import annotations
 
@@ -114,6 +114,28 @@ def _build_context(call: Call, req: m.BuildContextRequest) -> m.BuiltContextOut:
     return convert.built_out(built)
 
 
+def _consolidate(call: Call, req: m.Empty) -> m.ConsolidationOut:
+    tenant = call.caller.tenant
+    call.engine.flush()
+    result = call.engine.consolidate(tenants=[tenant])
+    report = result.memories
+    merge = result.hot_knowledge.get(tenant)
+    return m.ConsolidationOut(
+        tenant=tenant,
+        actions=[
+            m.ConsolidationAction(action=name, count=count, ids=list(getattr(report, name)))
+            for name, count in report.counts.items()
+        ],
+        hot_merged=merge.merged if merge else 0,
+        hot_duplicates=merge.duplicates if merge else 0,
+        hot_expired=merge.expired if merge else 0,
+    )
+
+
+def _restore(call: Call, req: m.RestoreRequest) -> m.RestoreOut:
+    return m.RestoreOut(restored=list(call.engine.restore(req.ids, tenant=call.caller.tenant)))
+
+
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     Operation(
         "observe",
@@ -165,5 +187,22 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
         "reader",
         _build_context,
         SESSION_ERRORS,
+    ),
+    Operation(
+        "consolidate",
+        "Merge duplicates, compress old events, move stale memories to cold storage, "
+        "merge hot knowledge: one pass over the caller's tenant.",
+        m.Empty,
+        m.ConsolidationOut,
+        "admin",
+        _consolidate,
+    ),
+    Operation(
+        "restore",
+        "Bring memories back from cold storage; returns the ids restored.",
+        m.RestoreRequest,
+        m.RestoreOut,
+        "admin",
+        _restore,
     ),
 )
