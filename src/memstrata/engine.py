@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -28,6 +29,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from prometheus_client import CollectorRegistry
 
 from memstrata.clock import Clock, SystemClock
 from memstrata.config import Settings
@@ -44,7 +46,7 @@ from memstrata.context import Turn as ContextTurn
 from memstrata.context.adapt import retrieved_items
 from memstrata.embed.defaults import default_embedder
 from memstrata.embed.protocol import Embedder
-from memstrata.errors import ConfigError, NotFoundError, ValidationError
+from memstrata.errors import ConfigError, NotFoundError, UnknownIntentError, ValidationError
 from memstrata.extract.models import ROLES
 from memstrata.extract.protocol import Extractor
 from memstrata.gateway import AuditSink, FieldPolicy, Sanitizer
@@ -79,6 +81,7 @@ from memstrata.memory.queue import WriteQueue
 from memstrata.memory.settings import MemorySettings, PipelineSettings
 from memstrata.memory.store import MemoryStore
 from memstrata.memory.units import MemoryUnit
+from memstrata.metrics import EngineMetrics
 from memstrata.namespaces import (
     AccessRequest,
     Namespace,
@@ -195,8 +198,14 @@ class ContextEngine:
         pipeline: IngestPipeline | None = None,
         reranker: Reranker | None = None,
         namespaces: NamespaceStore | None = None,
+        metrics: EngineMetrics | None = None,
     ) -> None:
         self._settings = settings
+        self._metrics = metrics if metrics is not None else EngineMetrics()
+        self._metrics.watch_layers(
+            working_info=working.info,
+            ingest_stats=pipeline.stats if pipeline is not None else None,
+        )
         self._namespaces = namespaces
         self._clock = clock
         self._sanitizer = sanitizer
@@ -344,6 +353,20 @@ class ContextEngine:
     def settings(self) -> Settings:
         """The settings this engine runs with (an immutable value)."""
         return self._settings
+
+    def metrics(self) -> dict[str, list[dict[str, Any]]]:
+        """The engine's metrics now, JSON-ready: ``{sample: [{"labels", "value"}]}``
+        (the samples ``metrics_text`` exposes; see :mod:`memstrata.metrics`)."""
+        return self._metrics.snapshot()
+
+    def metrics_text(self) -> bytes:
+        """The engine's metrics (and the service's, when one runs over it) in the
+        Prometheus text exposition format."""
+        return self._metrics.text()
+
+    def metrics_registry(self) -> CollectorRegistry:
+        """The Prometheus registry of this engine (not the process-global one)."""
+        return self._metrics.registry
 
     @property
     def parts(self) -> EngineParts:
@@ -954,7 +977,14 @@ class ContextEngine:
         """
         check_level("clearance", clearance)
         state = self._sessions.get(session) if isinstance(session, str) else session
-        bundle = self._router.route(state, step_intent, query)
+        started = time.perf_counter()
+        try:
+            bundle = self._router.route(state, step_intent, query)
+        except Exception as exc:
+            known = isinstance(step_intent, str) and not isinstance(exc, UnknownIntentError)
+            self._metrics.route_failed(step_intent if known else "unknown")
+            raise
+        self._metrics.observe_route(step_intent, time.perf_counter() - started, bundle)
         if agent is not None:
             shared = shared_context_items(self._shared(state.tenant, agent), self._clock.now())
             bundle = replace(bundle, items=bundle.items + shared)
@@ -993,7 +1023,8 @@ class ContextEngine:
                 if include_history or as_of is not None
                 else ACTIVE_MEMORY_TYPES
             )
-        return self._retriever.retrieve(
+        started = time.perf_counter()
+        result = self._retriever.retrieve(
             RetrievalQuery(
                 text=query,
                 tenant=tenant,
@@ -1006,6 +1037,13 @@ class ContextEngine:
                 as_of=as_of,
             )
         )
+        self._metrics.observe_retrieval(
+            collection,
+            time.perf_counter() - started,
+            result,
+            self._settings.longterm.low_confidence_cosine,
+        )
+        return result
 
     def build_context(
         self,
@@ -1068,9 +1106,11 @@ class ContextEngine:
             history=tuple(history),
             tool_results=tuple(tool_results),
         )
-        return build_context(
+        built = build_context(
             request, budget or ContextBudget.for_model(model), counter_for_model(model)
         )
+        self._metrics.observe_context(built)
+        return built
 
     def inspect(self, session_id: str) -> dict[str, Any]:
         """What memstrata holds for a session: L1 (if open here) and its live L2 keys."""

@@ -9,6 +9,7 @@ between REST, gRPC and MCP.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,6 +24,7 @@ from memstrata.errors import (
     ValidationError,
     error_code,
 )
+from memstrata.metrics import ServiceMetrics
 from memstrata.service.auth import Caller, KeyStore
 from memstrata.service.operations import BY_NAME, Call, Operation
 
@@ -53,7 +55,8 @@ class Service:
     """The engine behind an authenticated surface.
 
     ``keys`` is None only for a local, single-user transport (MCP over stdio), which
-    then acts as ``local_caller``.
+    then acts as ``local_caller``. Every call is counted in ``metrics`` (by default the
+    service metrics in the engine's registry, shared by every service over it).
     """
 
     def __init__(
@@ -63,6 +66,7 @@ class Service:
         clock: Clock,
         *,
         local_caller: Caller | None = None,
+        metrics: ServiceMetrics | None = None,
     ) -> None:
         if keys is None and local_caller is None:
             raise ValidationError("keys", "a service needs a key store or a local caller")
@@ -70,10 +74,17 @@ class Service:
         self._keys = keys
         self._clock = clock
         self._local = local_caller
+        self._metrics = (
+            metrics if metrics is not None else ServiceMetrics.of(engine.metrics_registry())
+        )
 
     @property
     def keys(self) -> KeyStore | None:
         return self._keys
+
+    def metrics_text(self) -> bytes:
+        """The engine's and the service's metrics, Prometheus text exposition."""
+        return self._engine.metrics_text()
 
     def operation(self, name: str) -> Operation[Any, Any]:
         try:
@@ -90,12 +101,35 @@ class Service:
         return self._keys.verify(presented, operation)
 
     def call(
-        self, name: str, presented_key: str | None, payload: BaseModel | Mapping[str, Any]
+        self,
+        name: str,
+        presented_key: str | None,
+        payload: BaseModel | Mapping[str, Any],
+        transport: str = "inprocess",
     ) -> BaseModel:
-        """Run one operation for the holder of ``presented_key``."""
-        op = self.operation(name)
-        caller = self.authenticate(presented_key, name)
-        result: BaseModel = op.invoke(Call(self._engine, caller, self._clock, self._keys), payload)
+        """Run one operation for the holder of ``presented_key``.
+
+        ``transport`` (``rest``, ``grpc``, ``mcp``, ``inprocess``) labels the call in
+        the service metrics, with the outcome: ``ok`` or the error table's code.
+        """
+        started = time.perf_counter()
+        code = "ok"
+        try:
+            op = self.operation(name)
+            caller = self.authenticate(presented_key, name)
+            result: BaseModel = op.invoke(
+                Call(self._engine, caller, self._clock, self._keys), payload
+            )
+        except BaseException as exc:
+            code = error_code(exc).grpc.lower() if isinstance(exc, MemstrataError) else "internal"
+            raise
+        finally:
+            self._metrics.observe(
+                name if name in BY_NAME else "unknown",
+                transport,
+                code,
+                time.perf_counter() - started,
+            )
         return result
 
 

@@ -57,7 +57,9 @@ def _handler(service: Service, op: Operation[Any, Any]) -> Callable[[Message, An
     def handle(request: Message, context: grpc.ServicerContext) -> Message:
         metadata = {k.lower(): v for k, v in context.invocation_metadata() if isinstance(v, str)}
         try:
-            result = service.call(op.name, bearer_key(metadata), _request_data(op, request))
+            result = service.call(
+                op.name, bearer_key(metadata), _request_data(op, request), transport="grpc"
+            )
             return to_message(result)
         except MemstrataError as exc:
             context.abort(

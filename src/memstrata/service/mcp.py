@@ -60,7 +60,9 @@ def build_server(service: Service) -> Server[Any]:
         key = bearer_key(_headers(ctx))
         arguments = dict(params.arguments or {})
         try:
-            result = await anyio.to_thread.run_sync(service.call, params.name, key, arguments)
+            result = await anyio.to_thread.run_sync(
+                service.call, params.name, key, arguments, "mcp"
+            )
         except MemstrataError as exc:
             raise MCPError(error_code(exc).mcp, str(exc), data=error_body(exc)) from None
         except Exception as exc:

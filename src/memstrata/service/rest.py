@@ -16,6 +16,7 @@ import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -72,7 +73,7 @@ def error_response(exc: BaseException) -> JSONResponse:
 
 def _endpoint(service: Service, op: Operation[Any, Any]) -> Callable[..., Any]:
     def endpoint(request: Request, body: Any) -> Response:
-        result = service.call(op.name, bearer_key(request.headers), body)
+        result = service.call(op.name, bearer_key(request.headers), body, transport="rest")
         # Already a validated response model: serialized once, not validated again.
         return Response(orjson.dumps(dump(result)), media_type="application/json")
 
@@ -198,6 +199,11 @@ def create_app(
     @app.get("/healthz", include_in_schema=False)
     def healthz() -> dict[str, str]:
         return {"status": "ok"}
+
+    @app.get("/metrics", include_in_schema=False)
+    def metrics() -> Response:
+        # Unauthenticated like /healthz: counts and latencies, never content.
+        return Response(service.metrics_text(), media_type=CONTENT_TYPE_LATEST)
 
     for op in OPERATIONS:
         app.add_api_route(

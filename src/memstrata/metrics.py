@@ -1,0 +1,324 @@
+"""Prometheus metrics of one engine (and of the service over it), in process.
+
+Each :class:`EngineMetrics` owns its own :class:`prometheus_client.CollectorRegistry`
+(never the global default one: several engines can live in one process). The engine
+records into it from :meth:`ContextEngine.retrieve`, :meth:`ContextEngine.route` and
+:meth:`ContextEngine.build_context`; the layers' gauges (L2 keys, ingest queue depth)
+are read from the backends at scrape time. ``engine.metrics()`` is the JSON-ready
+snapshot of the same samples ``GET /metrics`` exposes as Prometheus text.
+
+Two retrieval metrics are proxies, named as such: without relevance labels the
+engine cannot know recall or hit rate, so it counts retrievals whose top 5 holds an
+item at or above ``low_confidence_cosine`` (``memstrata_retrieval_confident_top5``)
+and retrievals that came back empty.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from memstrata.context.models import BuiltContext
+from memstrata.memory.pipeline import PipelineStats
+from memstrata.retrieval.models import RetrievalResult
+from memstrata.router.bundle import ContextBundle
+from memstrata.working.backend import BackendInfo
+
+log = logging.getLogger("memstrata.metrics")
+
+LATENCY_BUCKETS = (
+    0.001,
+    0.0025,
+    0.005,
+    0.0075,
+    0.01,
+    0.025,
+    0.05,
+    0.075,
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+)
+TOKEN_BUCKETS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
+SHARE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
+CONFIDENT_TOP = 5
+UNKNOWN = "unknown"
+
+
+class _LayerCollector(Collector):
+    """Gauges read from the backends at scrape time; a backend that fails is left out."""
+
+    def __init__(self) -> None:
+        self.working_info: Callable[[], BackendInfo] | None = None
+        self.ingest_stats: Callable[[], PipelineStats] | None = None
+
+    def collect(self) -> Iterable[Metric]:
+        metrics: list[Metric] = []
+        if self.working_info is not None:
+            try:
+                info = self.working_info()
+            except Exception:  # a scrape never fails because a backend is down
+                log.debug("working memory info unavailable", exc_info=True)
+            else:
+                keys = GaugeMetricFamily(
+                    "memstrata_l2_keys", "Keys in working memory (L2, DBSIZE summed)."
+                )
+                keys.add_metric([], info.keys)
+                expired = CounterMetricFamily(
+                    "memstrata_l2_expired_keys",
+                    "Keys the working-memory server expired since it started (INFO).",
+                )
+                expired.add_metric([], info.expired_keys)
+                metrics += [keys, expired]
+        if self.ingest_stats is not None:
+            try:
+                stats = self.ingest_stats()
+            except Exception:
+                log.debug("ingest stats unavailable", exc_info=True)
+            else:
+                queue = stats.queue
+                if queue is not None:
+                    for name, help_text, value in (
+                        ("length", "Entries in the ingest stream (XLEN).", queue.length),
+                        (
+                            "pending",
+                            "Entries delivered to a worker, not yet acknowledged (XPENDING).",
+                            queue.pending,
+                        ),
+                        ("lag", "Entries not yet delivered to any worker.", queue.lag),
+                        (
+                            "dead_lettered",
+                            "Entries in the dead-letter stream.",
+                            queue.dead_lettered,
+                        ),
+                    ):
+                        if value is not None:
+                            gauge = GaugeMetricFamily(f"memstrata_ingest_queue_{name}", help_text)
+                            gauge.add_metric([], value)
+                            metrics.append(gauge)
+                failures = CounterMetricFamily(
+                    "memstrata_ingest_enqueue_failures",
+                    "Writes this process could not enqueue.",
+                )
+                failures.add_metric([], stats.enqueue_failures)
+                metrics.append(failures)
+        return metrics
+
+
+class EngineMetrics:
+    """The engine's counters and histograms, in a registry of their own."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self.retrievals = Counter(
+            "memstrata_retrieval_requests", "Retrievals, by collection.", ["collection"], registry=r
+        )
+        self.retrieval_seconds = Histogram(
+            "memstrata_retrieval_duration_seconds",
+            "Retrieval latency, by collection.",
+            ["collection"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.retrieval_empty = Counter(
+            "memstrata_retrieval_empty",
+            "Retrievals that returned no item.",
+            ["collection"],
+            registry=r,
+        )
+        self.retrieval_l3_skipped = Counter(
+            "memstrata_retrieval_l3_skipped",
+            "Retrievals whose every candidate was below the skip threshold.",
+            ["collection"],
+            registry=r,
+        )
+        self.retrieval_confident_top5 = Counter(
+            "memstrata_retrieval_confident_top5",
+            "Retrievals whose top 5 holds an item with cosine >= low_confidence_cosine "
+            "(a recall / top-5 hit proxy: no relevance labels are known).",
+            ["collection"],
+            registry=r,
+        )
+        self.contexts = Counter(
+            "memstrata_context_requests", "build_context calls that built a context.", registry=r
+        )
+        self.context_tokens = Histogram(
+            "memstrata_context_tokens",
+            "Tokens of each built context.",
+            buckets=TOKEN_BUCKETS,
+            registry=r,
+        )
+        self.context_section_share = Histogram(
+            "memstrata_context_section_budget_share",
+            "Each section's used tokens over its budget, per built context.",
+            ["section"],
+            buckets=SHARE_BUCKETS,
+            registry=r,
+        )
+        self.context_truncated = Counter(
+            "memstrata_context_truncated",
+            "Built contexts that left an item out for lack of budget.",
+            registry=r,
+        )
+        self.context_compressed = Counter(
+            "memstrata_context_compressed",
+            "Built contexts whose older history was replaced by a summary.",
+            registry=r,
+        )
+        self.routes = Counter(
+            "memstrata_route_requests", "Routed steps, by intent.", ["intent"], registry=r
+        )
+        self.route_seconds = Histogram(
+            "memstrata_route_duration_seconds",
+            "Routing latency (context bundle loading), by intent.",
+            ["intent"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.route_l2_misses = Counter(
+            "memstrata_route_l2_misses",
+            "Working-memory (L2) items an intent asked for that were missing or expired.",
+            ["intent"],
+            registry=r,
+        )
+        self.route_failures = Counter(
+            "memstrata_context_load_failures",
+            "Routed steps that raised instead of returning a bundle, by intent.",
+            ["intent"],
+            registry=r,
+        )
+        self._layers = _LayerCollector()
+        r.register(self._layers)
+
+    # -- sources read at scrape time -------------------------------------------
+
+    def watch_layers(
+        self,
+        *,
+        working_info: Callable[[], BackendInfo] | None = None,
+        ingest_stats: Callable[[], PipelineStats] | None = None,
+    ) -> None:
+        """Read the L2 and ingest-queue gauges from these calls at each scrape."""
+        self._layers.working_info = working_info
+        self._layers.ingest_stats = ingest_stats
+
+    # -- recording -----------------------------------------------------------------
+
+    def observe_retrieval(
+        self, collection: str, seconds: float, result: RetrievalResult, confident_cosine: float
+    ) -> None:
+        self.retrievals.labels(collection).inc()
+        self.retrieval_seconds.labels(collection).observe(seconds)
+        if not result.items:
+            self.retrieval_empty.labels(collection).inc()
+        if result.l3_skipped:
+            self.retrieval_l3_skipped.labels(collection).inc()
+        if any(item.cosine >= confident_cosine for item in result.items[:CONFIDENT_TOP]):
+            self.retrieval_confident_top5.labels(collection).inc()
+
+    def observe_route(self, intent: str, seconds: float, bundle: ContextBundle) -> None:
+        self.routes.labels(intent).inc()
+        self.route_seconds.labels(intent).observe(seconds)
+        misses = sum(1 for missing in bundle.missing if missing.layer == "L2")
+        if misses:
+            self.route_l2_misses.labels(intent).inc(misses)
+
+    def route_failed(self, intent: str) -> None:
+        self.route_failures.labels(intent).inc()
+
+    def observe_context(self, built: BuiltContext) -> None:
+        self.contexts.inc()
+        self.context_tokens.observe(built.total_tokens)
+        for usage in built.sections:
+            if usage.budget > 0:
+                self.context_section_share.labels(usage.section).observe(usage.used / usage.budget)
+        if any(dropped.reason == "over_budget" for dropped in built.dropped):
+            self.context_truncated.inc()
+        if built.summary is not None or any(d.reason == "compressed" for d in built.dropped):
+            self.context_compressed.inc()
+
+    # -- reading ---------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, list[dict[str, Any]]]:
+        """Every sample, JSON-ready: ``{sample name: [{"labels": {...}, "value": v}]}``.
+
+        Histograms appear as their ``_bucket``, ``_count`` and ``_sum`` samples;
+        ``_created`` timestamps are left out.
+        """
+        return snapshot_of(self.registry)
+
+    def text(self) -> bytes:
+        """The Prometheus text exposition of the registry."""
+        return generate_latest(self.registry)
+
+
+def snapshot_of(registry: CollectorRegistry) -> dict[str, list[dict[str, Any]]]:
+    """The samples of ``registry`` as :meth:`EngineMetrics.snapshot` gives them."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for family in registry.collect():
+        for sample in family.samples:
+            if sample.name.endswith("_created"):
+                continue
+            out.setdefault(sample.name, []).append(
+                {"labels": dict(sample.labels), "value": sample.value}
+            )
+    return out
+
+
+def sample_value(snapshot: Mapping[str, list[dict[str, Any]]], name: str, **labels: str) -> float:
+    """The value of sample ``name`` whose labels include ``labels`` (summed; 0 if none)."""
+    return float(
+        sum(
+            entry["value"]
+            for entry in snapshot.get(name, ())
+            if all(entry["labels"].get(k) == v for k, v in labels.items())
+        )
+    )
+
+
+class ServiceMetrics:
+    """The service's request counters; one per registry (see :meth:`of`)."""
+
+    _by_registry: ClassVar[weakref.WeakKeyDictionary[CollectorRegistry, ServiceMetrics]] = (
+        weakref.WeakKeyDictionary()
+    )
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.requests = Counter(
+            "memstrata_service_requests",
+            "Service calls, by operation, transport and outcome code (ok or the error code).",
+            ["operation", "transport", "code"],
+            registry=registry,
+        )
+        self.request_seconds = Histogram(
+            "memstrata_service_request_duration_seconds",
+            "Service call latency, by operation and transport.",
+            ["operation", "transport"],
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
+
+    @classmethod
+    def of(cls, registry: CollectorRegistry) -> ServiceMetrics:
+        """The service metrics registered in ``registry`` (created on first use), so
+        several services over one engine share them."""
+        with cls._lock:
+            found = cls._by_registry.get(registry)
+            if found is None:
+                found = cls._by_registry[registry] = cls(registry)
+            return found
+
+    def observe(self, operation: str, transport: str, code: str, seconds: float) -> None:
+        self.requests.labels(operation, transport, code).inc()
+        self.request_seconds.labels(operation, transport).observe(seconds)
