@@ -60,8 +60,30 @@ def request_of(model: type[BaseModel], fields: dict[str, Any]) -> BaseModel:
         raise request_error(exc) from None
 
 
-def _settings(url: str | None, key: str | None) -> tuple[str | None, str | None]:
-    return url or os.environ.get("MEMSTRATA_URL"), key or os.environ.get("MEMSTRATA_API_KEY")
+def _connection(
+    url: str | None, key: str | None, service: Service | None, timeout_s: float
+) -> tuple[str | None, dict[str, Any] | None]:
+    """The key to present and, for a URL, the HTTP client's options (one of the two
+    targets must be given; the environment fills in what the arguments leave out)."""
+    url = url or (None if service is not None else os.environ.get("MEMSTRATA_URL"))
+    key = key or os.environ.get("MEMSTRATA_API_KEY")
+    if (url is None) == (service is None):
+        raise errors.ValidationError("url", "give a service url (or MEMSTRATA_URL) or a service")
+    if url is None:
+        return key, None
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return key, {"base_url": url.rstrip("/"), "timeout": timeout_s, "headers": headers}
+
+
+def _reply(response: type[R], status: int, body: Any) -> R:
+    if status >= 400:
+        raise error_from_body(status, body)
+    return response.model_validate(body)
+
+
+def _in_process(result: BaseModel, response: type[R]) -> R:
+    # The service returns the operation's response model itself.
+    return result if isinstance(result, response) else response.model_validate(result.model_dump())
 
 
 class SyncTransport:
@@ -75,36 +97,19 @@ class SyncTransport:
         service: Service | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        url, key = _settings(url, key)
-        if (url is None) == (service is None):
-            raise errors.ValidationError(
-                "url", "give a service url (or MEMSTRATA_URL) or a service"
-            )
         self._service = service
-        self._key = key
-        self._http = (
-            httpx.Client(
-                base_url=url.rstrip("/"),
-                timeout=timeout_s,
-                headers={"Authorization": f"Bearer {key}"} if key else {},
-            )
-            if url is not None
-            else None
-        )
+        self._key, options = _connection(url, key, service, timeout_s)
+        self._http = httpx.Client(**options) if options is not None else None
 
     def _call(
         self, name: str, request_model: type[BaseModel], response: type[R], /, **fields: Any
     ) -> R:
         request = request_of(request_model, fields)
         if self._service is not None:
-            result = self._service.call(name, self._key, request)
-            return response.model_validate(result.model_dump())
+            return _in_process(self._service.call(name, self._key, request), response)
         assert self._http is not None
         reply = self._http.post(f"/v1/{name}", json=dump(request))
-        body = reply.json()
-        if reply.status_code >= 400:
-            raise error_from_body(reply.status_code, body)
-        return response.model_validate(body)
+        return _reply(response, reply.status_code, reply.json())
 
     def close(self) -> None:
         if self._http is not None:
@@ -128,22 +133,9 @@ class AsyncTransport:
         service: Service | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        url, key = _settings(url, key)
-        if (url is None) == (service is None):
-            raise errors.ValidationError(
-                "url", "give a service url (or MEMSTRATA_URL) or a service"
-            )
         self._service = service
-        self._key = key
-        self._http = (
-            httpx.AsyncClient(
-                base_url=url.rstrip("/"),
-                timeout=timeout_s,
-                headers={"Authorization": f"Bearer {key}"} if key else {},
-            )
-            if url is not None
-            else None
-        )
+        self._key, options = _connection(url, key, service, timeout_s)
+        self._http = httpx.AsyncClient(**options) if options is not None else None
 
     async def _call(
         self, name: str, request_model: type[BaseModel], response: type[R], /, **fields: Any
@@ -153,13 +145,10 @@ class AsyncTransport:
             import anyio
 
             result = await anyio.to_thread.run_sync(self._service.call, name, self._key, request)
-            return response.model_validate(result.model_dump())
+            return _in_process(result, response)
         assert self._http is not None
         reply = await self._http.post(f"/v1/{name}", json=dump(request))
-        body = reply.json()
-        if reply.status_code >= 400:
-            raise error_from_body(reply.status_code, body)
-        return response.model_validate(body)
+        return _reply(response, reply.status_code, reply.json())
 
     async def aclose(self) -> None:
         if self._http is not None:

@@ -262,11 +262,3 @@ class KeyStore:
         }
         with redis_errors("redis audit api key use"):
             self._redis.xadd(AUDIT_STREAM, entry, maxlen=AUDIT_MAXLEN, approximate=True)  # type: ignore[arg-type]
-
-    def audit_entries(self, count: int = 100) -> list[dict[str, str]]:
-        """The newest audit entries, newest first."""
-        with redis_errors("redis read audit"):
-            rows = cast(
-                list[tuple[str, dict[str, str]]], self._redis.xrevrange(AUDIT_STREAM, count=count)
-            )
-        return [fields for _, fields in rows]

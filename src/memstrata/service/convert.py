@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from memstrata.context import BuiltContext
@@ -185,10 +185,6 @@ def ingest_out(report: IngestReport) -> m.IngestReportOut:
         oversized_chunks=report.oversized_chunks,
         errors=[m.FileErrorOut(path=e.path, reason=e.reason) for e in report.errors],
     )
-
-
-def json_values(values: Iterable[Any]) -> list[Any]:
-    return [_json_ready(v) for v in values]
 
 
 def json_value(value: Any) -> Any:

@@ -21,7 +21,7 @@ from grpc_reflection.v1alpha import reflection
 from memstrata.errors import MemstrataError, ValidationError, error_code
 from memstrata.service.core import Service, bearer_key, error_body
 from memstrata.service.models import dump
-from memstrata.service.operations import OPERATIONS, Operation
+from memstrata.service.operations import BY_NAME, OPERATIONS, Operation
 from memstrata.service.proto import POOL, SERVICE_FULL_NAME, message_class, method_name
 
 log = logging.getLogger("memstrata.service")
@@ -132,7 +132,7 @@ class GrpcClient:
             )
 
     def call(self, name: str, payload: dict[str, Any]) -> dict[str, Any]:
-        op = next(o for o in OPERATIONS if o.name == name)
+        op = BY_NAME[name]
         request = json_format.ParseDict(payload, message_class(op.request)())
         reply = from_message(self._stubs[name](request, metadata=self._metadata))
         # Through the model: int64 fields arrive as JSON strings.
