@@ -83,12 +83,15 @@ def test_only_a_later_episode_makes_an_earlier_one_the_past(four_turns: ContextE
 def test_every_turn_is_kept_and_each_fact_names_its_episode(four_turns: ContextEngine) -> None:
     memory = four_turns.parts.memory
     city = memory.active_fact("acme", "u1", "user", "city")
-    assert city is not None and city.value == "Chengdu" and city.version == 2
+    assert city is not None and city.value == "Chengdu"
     history = memory.history("acme", "u1", "user", "city")
     assert [(u.value, u.active, u.superseded_by) for u in history] == [
         ("Hangzhou", False, city.id),
         ("Chengdu", True, None),
     ]
+    # Versions count commits; two worker threads may commit the turns in either order,
+    # and validity (not the commit order) decides which one is current.
+    assert sorted(u.version for u in history) == [1, 2]
     allergies = memory.active_fact("acme", "u1", "user", "allergies")
     assert allergies is not None and "peanuts" in allergies.value
     assert "shellfish" in allergies.value
