@@ -17,6 +17,8 @@ $(STAMP): pyproject.toml requirements.lock
 	touch $(STAMP)
 
 install: $(STAMP)
+	# Headless Chromium renders the health report's HTML in the tests (Debian package).
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 
 demo: install
 	$(BIN)/memstrata serve-demo --data-dir $(DATA_DIR)

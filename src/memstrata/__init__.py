@@ -13,6 +13,19 @@ from here.
 from memstrata.clock import Clock, FakeClock, SystemClock
 from memstrata.config import LongTermSettings, Settings, WorkingMemorySettings
 from memstrata.context import BudgetShares, BuiltContext, ContextBudget, ToolResult, Turn
+from memstrata.decision import (
+    Decision,
+    DecisionRates,
+    FeedbackReceipt,
+    FeedbackReport,
+    ReplyCheck,
+    RiskThresholds,
+    Slot,
+    StepPolicy,
+    ToolOutcome,
+    ToolSpec,
+    TraceCard,
+)
 from memstrata.embed.protocol import Embedder
 from memstrata.engine import (
     ConsolidationResult,
@@ -35,6 +48,8 @@ from memstrata.errors import (
     FlushTimeoutError,
     IsolationError,
     MemstrataError,
+    ModelError,
+    ModelUnavailableError,
     NotFoundError,
     PermissionDeniedError,
     RateLimitedError,
@@ -44,6 +59,7 @@ from memstrata.errors import (
 from memstrata.extract.protocol import Extractor
 from memstrata.gateway.audit import AuditEvent
 from memstrata.gateway.policy import FieldPolicy
+from memstrata.health import HealthReport, HealthSample
 from memstrata.knowledge.documents import Document, DocumentFormat
 from memstrata.knowledge.hot import MergeReport
 from memstrata.knowledge.ingest import FileError, IngestProgress, IngestReport
@@ -96,6 +112,8 @@ __all__ = [
     "ContextItem",
     "ContextMissError",
     "DatasetError",
+    "Decision",
+    "DecisionRates",
     "Document",
     "DocumentFormat",
     "Embedder",
@@ -105,10 +123,14 @@ __all__ = [
     "ExtractionUnavailableError",
     "Extractor",
     "FakeClock",
+    "FeedbackReceipt",
+    "FeedbackReport",
     "FieldPolicy",
     "FileError",
     "FlushTimeoutError",
     "ForgetReport",
+    "HealthReport",
+    "HealthSample",
     "Hit",
     "IngestProgress",
     "IngestReceipt",
@@ -124,6 +146,8 @@ __all__ = [
     "MemstrataError",
     "MergeReport",
     "MissingContext",
+    "ModelError",
+    "ModelUnavailableError",
     "Namespace",
     "NotFoundError",
     "PermissionDeniedError",
@@ -132,19 +156,26 @@ __all__ = [
     "Preference",
     "Provenance",
     "RateLimitedError",
+    "ReplyCheck",
     "RetrievalResult",
     "RetrievedItem",
+    "RiskThresholds",
     "SeriesPoint",
     "SessionState",
     "SessionWorkingMemory",
     "Settings",
     "SharedItem",
+    "Slot",
     "StepGraph",
+    "StepPolicy",
     "StepSpec",
     "StoreItem",
     "StoredPlan",
     "SystemClock",
+    "ToolOutcome",
     "ToolResult",
+    "ToolSpec",
+    "TraceCard",
     "Turn",
     "UnitSource",
     "UnknownIntentError",

@@ -12,6 +12,7 @@ import logging
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -39,6 +40,8 @@ bench_app = typer.Typer(help="Benchmarks that print numbers against an in-run ba
 app.add_typer(bench_app, name="bench")
 eval_app = typer.Typer(help="Retrieval quality on LoCoMo and LongMemEval, against baselines.")
 app.add_typer(eval_app, name="eval")
+feedback_app = typer.Typer(help="What users' feedback on decisions says about memory.")
+app.add_typer(feedback_app, name="feedback")
 
 out = Console()
 err = Console(stderr=True)
@@ -120,9 +123,30 @@ def _bundle_table(title: str, bundle: ContextBundle) -> Table:
     return table
 
 
+DEMO_AGENTS = ("support", "diagnostics")
+
+
 @app.command()
-def demo(data_dir: DataDir = Path(".memstrata-demo"), as_json: JsonFlag = False) -> None:
-    """Run a scripted multi-step agent session on the embedded defaults."""
+def demo(
+    agent: Annotated[
+        str | None,
+        typer.Argument(
+            help="A reference agent to run: support (customer support) or diagnostics "
+            "(battery health). Without it: the scripted battery-diagnosis session.",
+            show_default=False,
+        ),
+    ] = None,
+    data_dir: DataDir = Path(".memstrata-demo"),
+    as_json: JsonFlag = False,
+) -> None:
+    """Run a scripted multi-step agent session on the embedded defaults, or a reference
+    agent (each step's decision, trace card and CER, then the decision rates). The
+    agents write their replies with a scripted model, or with the OpenAI-compatible
+    endpoint MEMSTRATA_AGENT_LLM_URL names (model MEMSTRATA_AGENT_LLM_MODEL, key
+    MEMSTRATA_LLM_API_KEY)."""
+    if agent is not None:
+        _demo_agent(agent, data_dir, as_json)
+        return
     from memstrata.demo import run_demo
 
     with _engine(data_dir, as_json) as engine:
@@ -181,6 +205,61 @@ def demo(data_dir: DataDir = Path(".memstrata-demo"), as_json: JsonFlag = False)
     )
     for event in result.redactions:
         out.print(f"  - {event['kind']} at {event['location']} {event['field_path']}")
+
+
+def _demo_agent(agent: str, data_dir: Path, as_json: bool) -> None:
+    """Run one reference agent on an engine whose clock the agent moves."""
+    from memstrata.agents import (
+        AgentRun,
+        DiagnosticsAgent,
+        SupportAgent,
+        chat_writer_from_env,
+        diagnostics,
+        support,
+    )
+    from memstrata.agents.console import print_run
+    from memstrata.clock import FakeClock
+
+    if agent not in DEMO_AGENTS:
+        error = ValidationError("agent", f"must be one of {', '.join(DEMO_AGENTS)}")
+        raise _exit_with(error, as_json)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    # The agent's clock starts at the script's date: every run starts from an empty
+    # store of its own under the data directory (kept afterwards for inspection).
+    clock = FakeClock(support.START if agent == "support" else diagnostics.START)
+    run: AgentRun
+    try:
+        where = _fresh_demo_dir(data_dir / "agents" / agent)
+        writer = chat_writer_from_env()
+        with ContextEngine.open(settings_from_env(data_dir=where), clock=clock) as engine:
+            if agent == "support":
+                run = SupportAgent(engine, writer=writer, clock=clock).run()
+            else:
+                run = DiagnosticsAgent(engine, writer=writer, clock=clock).run()
+    except MemstrataError as exc:
+        raise _exit_with(exc, as_json) from exc
+    if as_json:
+        _emit_json(run.as_dict() | {"data_dir": str(where)})
+    else:
+        print_run(run, out)
+        out.print(f"data directory: {where}", markup=False, highlight=False)
+
+
+DEMO_MARKER = ".memstrata-agent-demo"
+
+
+def _fresh_demo_dir(where: Path) -> Path:
+    """``where`` emptied of a previous demo run (only one the demo made: it holds the
+    marker file); ValidationError when something else is there."""
+    import shutil
+
+    if where.exists():
+        if not (where / DEMO_MARKER).is_file():
+            raise ValidationError("data_dir", f"{where} exists and was not made by the demo")
+        shutil.rmtree(where)
+    where.mkdir(parents=True)
+    (where / DEMO_MARKER).write_text("made by `memstrata demo`; removed by its next run\n")
+    return where
 
 
 def _print_built_context(context: BuiltContext) -> None:
@@ -523,6 +602,95 @@ def restore(
         out.print(f"restored {len(restored)} of {len(ids)}: {', '.join(restored) or '-'}")
 
 
+@app.command()
+def report(
+    since: Annotated[
+        str, typer.Option("--since", help="Window to report on: 30m, 24h, 7d, 2w.")
+    ] = "7d",
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Where to write the .md and .html reports.")
+    ] = Path("."),
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    as_json: JsonFlag = False,
+) -> None:
+    """Write the context health report (context_health_report.md and .html)."""
+    import contextlib
+
+    from memstrata.errors import ConflictError
+    from memstrata.health import parse_duration, write_report
+
+    try:
+        window = parse_duration(since)
+    except ValidationError as exc:
+        raise _exit_with(exc, as_json) from exc
+    with _engine(data_dir, as_json) as engine:
+        # The report ends with the state as of now (unless the clock went backwards).
+        with contextlib.suppress(ConflictError):
+            engine.record_health_sample()
+        health = engine.health_report(since=window)
+    markdown, html = write_report(health, out_dir)
+    if as_json:
+        _emit_json({"markdown": str(markdown), "html": str(html), "samples": health.samples})
+    else:
+        out.print(f"wrote {markdown} and {html} ({health.samples:,} samples)")
+
+
+@app.command()
+def cards(
+    session: Annotated[str | None, typer.Option("--session", help="Only this session.")] = None,
+    since: Annotated[
+        str | None, typer.Option("--since", help="Only cards this recent: 30m, 24h, 7d.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", help="At most this many cards.")] = 100,
+    tenant: Annotated[str, typer.Option("--tenant")] = "default",
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    url: UrlOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Trace cards of the decisions taken, oldest first (--json exports them)."""
+    from memstrata.decision import cards_json
+    from memstrata.health import parse_duration
+
+    try:
+        window = None if since is None else parse_duration(since)
+    except ValidationError as exc:
+        raise _exit_with(exc, as_json) from exc
+    start = None if window is None else datetime.now(UTC) - window
+    if url:
+        with _remote(url, tenant, as_json) as client:
+            found = client.trace_cards(session_id=session, since=start, limit=limit)
+        rows = [c.model_dump(mode="json") for c in found.cards]
+    else:
+        try:
+            with _engine(data_dir, as_json) as engine:
+                held = engine.trace_cards(
+                    tenant=tenant, session_id=session, since=start, limit=limit
+                )
+        except MemstrataError as exc:
+            raise _exit_with(exc, as_json) from exc
+        rows = json.loads(cards_json(held))["cards"]
+    if as_json:
+        _emit_json({"cards": rows})
+        return
+    table = Table(title=f"trace cards ({len(rows)})")
+    columns = ("at", "session", "step", "intent", "route", "confidence", "tool", "outcome")
+    for column in (*columns, "check"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(
+            str(row.get("at_iso") or row["at"]),
+            row["session_id"],
+            str(row["step"]),
+            row["intent"],
+            row["route"],
+            f"{row['confidence']:.2f} / {row['threshold']:.2f}",
+            row.get("tool") or "",
+            row.get("tool_outcome") or "",
+            row["consistency"],
+        )
+    out.print(table)
+
+
 @bench_app.command("layers")
 def bench_layers(
     data_dir: DataDir = Path(".memstrata-bench"),
@@ -646,6 +814,88 @@ def bench_gateway(as_json: JsonFlag = False) -> None:
 
     report = run_gateway_bench()
     _emit_report(report, as_json)
+
+
+@bench_app.command("feedback")
+def bench_feedback(
+    as_json: JsonFlag = False,
+    rounds: Annotated[
+        int, typer.Option("--rounds", help="Days the scripted user confirms again.", min=1)
+    ] = 2,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Data directory (default: a fresh temporary one)."),
+    ] = None,
+) -> None:
+    """Confirmed memories' rank and corrected facts before/after the feedback loop."""
+    from memstrata.bench.feedback import run_feedback_bench
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    report = run_feedback_bench(data_dir, rounds=rounds, progress=err)
+    _emit_report(report, as_json)
+
+
+@feedback_app.command("report")
+def feedback_report(
+    since: Annotated[
+        str, typer.Option("--since", help="Window to report on: 30m, 24h, 7d, 2w.")
+    ] = "7d",
+    tenant: Annotated[str, typer.Option("--tenant")] = "default",
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    as_json: JsonFlag = False,
+) -> None:
+    """Which intents and questions keep missing the right memory (corrected, abandoned,
+    rated 1-2), and which memories are retrieved but ignored."""
+    from memstrata.health import parse_duration
+
+    try:
+        window = parse_duration(since)
+    except ValidationError as exc:
+        raise _exit_with(exc, as_json) from exc
+    with _engine(data_dir, as_json) as engine:
+        try:
+            report = engine.feedback_report(tenant=tenant, since=window)
+        except MemstrataError as exc:
+            raise _exit_with(exc, as_json) from exc
+    if as_json:
+        _emit_json(report.as_dict())
+        return
+    rate = report.corrected_share
+    out.print(
+        f"{report.events} feedback events of tenant {tenant} in the last {since}"
+        + ("" if rate is None else f", {rate:.1%} of them corrections")
+    )
+    intents = Table(title="query types that miss the right memory (worst first)")
+    columns = ("intent / question", "events", "confirmed", "corrected", "abandoned", "low")
+    for column in (*columns, "miss rate"):
+        intents.add_column(column, overflow="fold")
+    for stats in report.intents:
+        intents.add_row(
+            stats.intent,
+            str(stats.events),
+            str(stats.confirmed),
+            str(stats.corrected),
+            str(stats.abandoned),
+            str(stats.low_ratings),
+            f"{stats.miss_rate:.0%}",
+        )
+        for question in stats.questions[:5]:
+            intents.add_row(
+                f"  {question.question or '-'}",
+                str(question.events),
+                "",
+                "",
+                "",
+                "",
+                f"{question.miss_rate:.0%}",
+            )
+    out.print(intents)
+    ignored = Table(title="memories retrieved but ignored (most often first)")
+    for column in ("id", "ignored", "used", "text"):
+        ignored.add_column(column, overflow="fold")
+    for memory in report.ignored:
+        ignored.add_row(memory.id, str(memory.ignored), str(memory.used), memory.text or "[gone]")
+    out.print(ignored)
 
 
 KsOption = Annotated[

@@ -8,6 +8,7 @@ from a JSON file, so every process of a deployment runs with one configuration.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
 import math
 import os
@@ -369,6 +370,14 @@ class PipelineSettings:
             check_positive_int("queue_maxlen", self.queue_maxlen)
 
 
+def _check_model_endpoint(section: str, base_url: str | None, timeout_s: float) -> None:
+    """An OpenAI-compatible endpoint setting: an http(s) URL (or none) and a timeout."""
+    if base_url is not None and not base_url.startswith(("http://", "https://")):
+        raise ConfigError(f"{section}.llm_base_url: must be an http(s) URL")
+    if not isinstance(timeout_s, int | float) or not timeout_s > 0:
+        raise ConfigError(f"{section}.timeout_s: must be a number > 0")
+
+
 @dataclass(frozen=True, slots=True)
 class ExtractorSettings:
     """Which extractor turns episodes into facts: the rule-based one by default, or an
@@ -380,12 +389,67 @@ class ExtractorSettings:
     timeout_s: float = 10.0
 
     def __post_init__(self) -> None:
-        if self.llm_base_url is not None and not self.llm_base_url.startswith(
-            ("http://", "https://")
+        _check_model_endpoint("extractor", self.llm_base_url, self.timeout_s)
+
+
+TRACING_EXPORTERS = ("none", "console", "otlp")
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ImportError:  # a parent package is missing
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class TracingSettings:
+    """OpenTelemetry spans per pipeline stage (:mod:`memstrata.tracing`), off by
+    default. ``console`` prints finished spans to stdout; ``otlp`` sends them with the
+    ``opentelemetry-exporter-otlp`` package (not a dependency: install it; it reads
+    its endpoint from the standard ``OTEL_EXPORTER_OTLP_*`` variables). Spans carry
+    ids, counts, intent names and timings, never a text."""
+
+    exporter: str = "none"
+    service_name: str = "memstrata"
+
+    def __post_init__(self) -> None:
+        if self.exporter not in TRACING_EXPORTERS:
+            raise ConfigError(f"tracing.exporter: must be one of {', '.join(TRACING_EXPORTERS)}")
+        if self.exporter == "otlp" and not any(
+            _importable(f"opentelemetry.exporter.otlp.proto.{kind}.trace_exporter")
+            for kind in ("http", "grpc")
         ):
-            raise ConfigError("extractor.llm_base_url: must be an http(s) URL")
-        if not isinstance(self.timeout_s, int | float) or not self.timeout_s > 0:
-            raise ConfigError("extractor.timeout_s: must be a number > 0")
+            raise ConfigError(
+                "tracing.exporter: 'otlp' needs the opentelemetry-exporter-otlp-proto-http "
+                "(or -grpc) package, which is not installed"
+            )
+        if not isinstance(self.service_name, str) or not self.service_name.strip():
+            raise ConfigError("tracing.service_name: must be a non-empty string")
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionSettings:
+    """The decision layer (:mod:`memstrata.decision`): the confidence an answer needs
+    per risk level, how long trace cards are kept, and an optional OpenAI-compatible
+    endpoint whose model makes the judgment and checks replies (its key from
+    ``MEMSTRATA_LLM_API_KEY`` only; the rules decide whenever it fails)."""
+
+    threshold_low: float = 0.36
+    threshold_medium: float = 0.5
+    threshold_high: float = 0.72
+    card_retention_s: int = 30 * 86_400
+    max_cards: int = 100_000
+    llm_base_url: str | None = None
+    llm_model: str = "default"
+    timeout_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        _check_model_endpoint("decision", self.llm_base_url, self.timeout_s)
+        for name in ("card_retention_s", "max_cards"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ConfigError(f"decision.{name}: must be an integer > 0")
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,6 +466,8 @@ class Settings:
     memory: MemorySettings = field(default_factory=MemorySettings)
     pipeline: PipelineSettings = field(default_factory=PipelineSettings)
     extractor: ExtractorSettings = field(default_factory=ExtractorSettings)
+    tracing: TracingSettings = field(default_factory=TracingSettings)
+    decision: DecisionSettings = field(default_factory=DecisionSettings)
     redact_logs: bool = True
     """Sanitize every log record of the process (a record factory), not only ours."""
 
@@ -426,7 +492,8 @@ def settings_from_env(
     """Build settings from ``MEMSTRATA_*`` variables (CLI, service, workers only).
 
     ``MEMSTRATA_SETTINGS`` names a JSON file (:func:`load_settings`) read first; the
-    other variables override what it says.
+    other variables override what it says. ``MEMSTRATA_OTEL`` (``console`` or
+    ``otlp``) turns tracing on (:class:`TracingSettings`).
     """
     source = os.environ if env is None else env
     path = source.get("MEMSTRATA_SETTINGS")
@@ -441,6 +508,8 @@ def settings_from_env(
     ):
         if source.get(variable):
             changes[name] = source[variable]
+    if source.get("MEMSTRATA_OTEL"):
+        changes["tracing"] = dataclasses.replace(base.tracing, exporter=source["MEMSTRATA_OTEL"])
     return dataclasses.replace(base, **changes) if changes else base
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from memstrata.cer import StepOutcome, cer_summary, context_loaded, context_used
 from memstrata.context import BuiltContext, ToolResult, Turn, item_text
 from memstrata.engine import ContextEngine
-from memstrata.eval.cer import StepOutcome, cer_summary, context_loaded, context_used
 from memstrata.router import ContextBundle
 from memstrata.working.stepgraph import StepGraph, StepSpec
 

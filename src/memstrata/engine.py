@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -44,18 +44,64 @@ from memstrata.context import (
 )
 from memstrata.context import Turn as ContextTurn
 from memstrata.context.adapt import retrieved_items
+from memstrata.decision import (
+    CardStore,
+    Decision,
+    DecisionLayer,
+    DecisionMetrics,
+    DecisionRates,
+    ModelJudge,
+    ReplyCheck,
+    RiskThresholds,
+    StepPolicy,
+    ToolFunction,
+    ToolOutcome,
+    ToolSpec,
+    TraceCard,
+    decision_rates,
+)
+from memstrata.decision.feedback import (
+    FeedbackEvent,
+    FeedbackReceipt,
+    FeedbackReport,
+    UsedBy,
+    build_feedback_report,
+    check_feedback,
+    check_ids,
+    most_ignored,
+    new_event_id,
+    outcome_of,
+    used_in_reply,
+)
+from memstrata.decision.layer import HeldStep
 from memstrata.embed.defaults import default_embedder
 from memstrata.embed.protocol import Embedder
-from memstrata.errors import ConfigError, NotFoundError, UnknownIntentError, ValidationError
+from memstrata.errors import (
+    ConfigError,
+    MemstrataError,
+    NotFoundError,
+    UnknownIntentError,
+    ValidationError,
+)
 from memstrata.extract.models import ROLES
 from memstrata.extract.protocol import Extractor
 from memstrata.gateway import AuditSink, FieldPolicy, Sanitizer
 from memstrata.gateway.audit import AuditEvent, InMemoryAuditLog, JsonlAuditLog, TeeAuditLog
 from memstrata.gateway.logging import install_global_log_redaction
+from memstrata.health import (
+    EngineReadings,
+    HealthMonitor,
+    HealthRecorder,
+    HealthReport,
+    HealthSample,
+    MemoryHealthLog,
+    build_report,
+)
+from memstrata.health.sampler import L1_MEASURED_SESSIONS, l1_bytes
 from memstrata.knowledge.documents import Document
 from memstrata.knowledge.hot import HotKnowledge, MergeReport
 from memstrata.knowledge.ingest import IngestProgress, IngestReport, KnowledgeIngestor
-from memstrata.longterm.models import MEMORIES, Filter, Hit
+from memstrata.longterm.models import COLLECTIONS, MEMORIES, Filter, Hit
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.longterm.store import LongTermStore, NewItem
 from memstrata.memory.codec import UNIT_TYPES, from_payload, is_pending
@@ -68,7 +114,7 @@ from memstrata.memory.episodes import (
     turn_episode_id,
 )
 from memstrata.memory.forget import ForgetReport, deletion_record, forget_memories, forget_user
-from memstrata.memory.handler import IngestHandler
+from memstrata.memory.handler import IngestHandler, feedback_records
 from memstrata.memory.pipeline import (
     ACTIVE_MEMORY_TYPES,
     HISTORY_MEMORY_TYPES,
@@ -102,8 +148,16 @@ from memstrata.router import (
 )
 from memstrata.session import SessionRegistry, SessionState
 from memstrata.store import ItemStore, StoreItem
+from memstrata.tracing import SpanProcessor, Tracing, traced
 from memstrata.validation import check_id, check_positive_int, check_text
-from memstrata.wiring import build_extractor, build_handler, open_index, open_longterm, open_memory
+from memstrata.wiring import (
+    build_extractor,
+    build_handler,
+    build_judge,
+    open_index,
+    open_longterm,
+    open_memory,
+)
 from memstrata.working.embedded import EmbeddedValkey
 from memstrata.working.memory import SessionWorkingMemory, WorkingMemory
 from memstrata.working.redis_backend import RedisBackend
@@ -176,6 +230,8 @@ class EngineParts:
 
 
 MAX_RETRIEVAL_QUERY_CHARS = 4_000
+HEALTH_MAX_TENANTS = 100
+"""Health samples count L3 points of at most this many tenants."""
 
 
 class ContextEngine:
@@ -199,6 +255,8 @@ class ContextEngine:
         reranker: Reranker | None = None,
         namespaces: NamespaceStore | None = None,
         metrics: EngineMetrics | None = None,
+        tracing: Tracing | None = None,
+        judge: ModelJudge | None = None,
     ) -> None:
         self._settings = settings
         self._metrics = metrics if metrics is not None else EngineMetrics()
@@ -214,11 +272,51 @@ class ContextEngine:
         self._embedder = embedder
         self._audit = audit
         self._on_close = list(on_close)
+        # Spans (memstrata.tracing): the given tracing, else the settings'; shut down last.
+        self._tracing = tracing or Tracing.from_settings(settings.tracing)
+        if self._tracing is not None:
+            self._on_close.append(self._tracing.shutdown)
+        if pipeline is not None and isinstance(pipeline.handler, IngestHandler):
+            pipeline.handler.trace_with(self._tracing)
+        self._metrics.watch_l3(point_counts=longterm.point_counts)
+        longterm.observe_searches(self._metrics.observe_l3_search)
         self._closed = False
         self._memory = memory
         self._pipeline = pipeline
         self._sessions = SessionRegistry(
             clock, lambda text, where: sanitizer.text(text, location=where)
+        )
+        # Health samples (seed 000 §5.3): in the working-memory Valkey when there is one.
+        self._health = HealthMonitor(
+            HealthRecorder(working.backend.client)
+            if isinstance(working.backend, RedisBackend)
+            else MemoryHealthLog(),
+            clock,
+            lambda text: sanitizer.text(text, location="health:report"),
+        )
+        working.watch_reads(self._health.key_read)
+        # Decisions and trace cards (seed 003 §4): cards live in the working-memory Valkey.
+        self._decision_metrics = DecisionMetrics(self._metrics.registry)
+        decided = settings.decision
+        self._decisions = (
+            DecisionLayer(
+                cards=CardStore(
+                    working.backend.client,
+                    retention_s=decided.card_retention_s,
+                    max_cards=decided.max_cards,
+                ),
+                clock=clock,
+                sanitize_text=lambda text, where: sanitizer.text(text, location=where),
+                sanitize_value=lambda value, where: sanitizer.value(value, location=where),
+                metrics=self._decision_metrics,
+                thresholds=RiskThresholds(
+                    decided.threshold_low, decided.threshold_medium, decided.threshold_high
+                ),
+                judge=judge,
+                loaded_cosine=settings.longterm.low_confidence_cosine,
+            )
+            if isinstance(working.backend, RedisBackend)
+            else None
         )
         # Reads of the memories collection see active units only unless an intent
         # asks for other types; superseded versions stay out of the agent's context.
@@ -289,13 +387,17 @@ class ContextEngine:
         pipeline: PipelineSettings | None = None,
         memory: MemorySettings | None = None,
         extractor: Extractor | None = None,
+        span_processor: SpanProcessor | None = None,
     ) -> ContextEngine:
         """Start (or connect to) every backend named by ``settings``.
 
         The long-term write pipeline (``settings.pipeline``) runs worker threads by
         default; ``extractor`` replaces the one ``settings.extractor`` names (the
         rule-based extractor unless an LLM endpoint is configured). ``pipeline`` and
-        ``memory`` replace those sections of ``settings``.
+        ``memory`` replace those sections of ``settings``; ``span_processor`` (an
+        OpenTelemetry ``SimpleSpanProcessor`` or ``BatchSpanProcessor`` around an
+        exporter) receives the engine's spans instead of ``settings.tracing``'s
+        exporter (:mod:`memstrata.tracing`).
         """
         settings = settings or Settings()
         if pipeline is not None:
@@ -345,6 +447,8 @@ class ContextEngine:
             memory=memory_store,
             pipeline=ingest,
             namespaces=namespaces,
+            tracing=None if span_processor is None else Tracing.of(span_processor),
+            judge=build_judge(settings),
         )
 
     # -- settings and parts ---------------------------------------------------------
@@ -569,6 +673,7 @@ class ContextEngine:
 
     # -- write pipeline -------------------------------------------------------------
 
+    @traced("engine.observe", fields=("session_id", "role"))
     def observe(
         self, session_id: str, role: str, text: str, *, speaker: str | None = None
     ) -> IngestReceipt:
@@ -624,6 +729,7 @@ class ContextEngine:
         ]
         return pipeline.submit_turn(episodes)
 
+    @traced("engine.remember", fields=("tenant",))
     def remember(
         self, user_id: str, text_or_unit: str | MemoryUnit, *, tenant: str = "default"
     ) -> IngestReceipt:
@@ -960,6 +1066,7 @@ class ContextEngine:
         """Register an intent; its unrestricted ``memories`` needs read active units only."""
         self._router.intents.register(active_only(spec), replace=replace)
 
+    @traced("engine.route", fields=("step_intent", "clearance"))
     def route(
         self,
         session: SessionState | str,
@@ -976,6 +1083,7 @@ class ContextEngine:
         (:mod:`memstrata.permissions`) are left out.
         """
         check_level("clearance", clearance)
+        self._health_tick()
         state = self._sessions.get(session) if isinstance(session, str) else session
         started = time.perf_counter()
         try:
@@ -990,6 +1098,7 @@ class ContextEngine:
             bundle = replace(bundle, items=bundle.items + shared)
         return bundle.cleared_for(clearance)
 
+    @traced("engine.retrieve", fields=("tenant", "collection", "k", "include_history"))
     def retrieve(
         self,
         query: str,
@@ -1016,6 +1125,7 @@ class ContextEngine:
         """
         if not isinstance(include_history, bool):
             raise ValidationError("include_history", "must be a bool")
+        self._health_tick()
         types = None
         if collection == MEMORIES:
             types = (
@@ -1043,8 +1153,11 @@ class ContextEngine:
             result,
             self._settings.longterm.low_confidence_cosine,
         )
+        if result.l3_skipped or (result.items and result.items[0].low_confidence):
+            self._health.low_confidence_query(query)
         return result
 
+    @traced("engine.build_context", fields=("step_intent", "model", "k"))
     def build_context(
         self,
         session: SessionState | str,
@@ -1112,6 +1225,264 @@ class ContextEngine:
         self._metrics.observe_context(built)
         return built
 
+    # -- decisions (seed 003 §4) ----------------------------------------------------
+
+    def _decision_layer(self) -> DecisionLayer:
+        if self._decisions is None:
+            raise ConfigError("decisions need a Valkey/Redis working memory for trace cards")
+        return self._decisions
+
+    def register_tool(
+        self,
+        spec: ToolSpec,
+        function: ToolFunction | None = None,
+        *,
+        tenant: str | None = None,
+        replace: bool = False,
+    ) -> None:
+        """Register a tool the decision layer may call: for every tenant, or for
+        ``tenant`` only (its own win over the engine's). Without ``function`` it is a
+        remote tool: the caller runs it and reports each attempt
+        (:meth:`report_tool_result`)."""
+        layer = self._decision_layer()
+        registry = layer.tools if tenant is None else layer.scope(check_id("tenant", tenant)).tools
+        registry.register(spec, function, replace=replace)
+
+    def tools(self, *, tenant: str | None = None) -> tuple[ToolSpec, ...]:
+        """The tools a tenant's decisions may call (the engine's alone without one)."""
+        layer = self._decision_layer()
+        registry = layer.tools if tenant is None else layer.scope(check_id("tenant", tenant)).tools
+        return tuple(registry.spec(name) for name in registry.names())
+
+    def register_policy(
+        self, policy: StepPolicy, *, tenant: str | None = None, replace: bool = False
+    ) -> None:
+        """How one intent's steps decide (risk, key information, evidence, tool): for
+        every tenant, or for ``tenant`` only."""
+        if not isinstance(policy, StepPolicy):
+            raise ValidationError("policy", "must be a StepPolicy")
+        self._router.intents.get(policy.intent)  # an unknown intent is refused here
+        layer = self._decision_layer()
+        scope = (
+            layer.policies if tenant is None else layer.scope(check_id("tenant", tenant)).policies
+        )
+        scope.register(policy, replace=replace)
+
+    @traced("engine.decide")
+    def decide(
+        self,
+        session: SessionState | str,
+        bundle: ContextBundle,
+        *,
+        question: str = "",
+        given: Mapping[str, Any] | None = None,
+    ) -> Decision:
+        """Answer, call a tool, or ask (seed 003 §4.1), from a judgment of ``bundle``;
+        writes the step's trace card (``decision.card_id``). ``given`` holds what the
+        caller parsed from this turn (an order id, say), as ``given.<name>`` facts."""
+        state = self._sessions.get(session) if isinstance(session, str) else session
+        if not isinstance(bundle, ContextBundle):
+            raise ValidationError("bundle", "must be the ContextBundle route() returned")
+        intent = self._router.intents.get(bundle.step_intent)
+        return self._decision_layer().decide(state, bundle, intent, question=question, given=given)
+
+    @traced("engine.call_tool", fields=("tenant", "tool"))
+    def call_tool(
+        self,
+        card_id: str,
+        *,
+        tenant: str = "default",
+        tool: str | None = None,
+        params: Mapping[str, Any] | None = None,
+    ) -> ToolOutcome:
+        """Run the decision's tool call through the gate, confirmations and the
+        fallback chain (seed 003 §4.2)."""
+        return self._decision_layer().call_tool(
+            check_id("tenant", tenant), card_id, tool=tool, params=params
+        )
+
+    def confirm_tool(
+        self, pending_id: str, *, tenant: str = "default", confirmed: bool = True
+    ) -> ToolOutcome:
+        """Confirm (run) or reject a high-impact call held for confirmation."""
+        if not isinstance(confirmed, bool):
+            raise ValidationError("confirmed", "must be true or false")
+        return self._decision_layer().confirm_tool(
+            check_id("tenant", tenant), pending_id, confirmed=confirmed
+        )
+
+    def report_tool_result(
+        self, card_id: str, *, tenant: str = "default", tool: str, ok: bool, error: str = ""
+    ) -> ToolOutcome:
+        """A remote tool's attempt; the outcome says what the chain does next."""
+        if not isinstance(ok, bool):
+            raise ValidationError("ok", "must be true or false")
+        return self._decision_layer().report_tool_result(
+            check_id("tenant", tenant), card_id, tool=tool, ok=ok, error=error
+        )
+
+    @traced("engine.check_reply", fields=("tenant",))
+    def check_reply(self, card_id: str, reply: str, *, tenant: str = "default") -> ReplyCheck:
+        """Check the reply against the memories its decision used; a conflict flags the
+        card and asks for regeneration. Records the step's CER verdict."""
+        return self._decision_layer().check_reply(check_id("tenant", tenant), card_id, reply)
+
+    def trace_card(self, card_id: str, *, tenant: str = "default") -> TraceCard:
+        return self._decision_layer().cards.get(check_id("tenant", tenant), card_id)
+
+    def trace_cards(
+        self,
+        *,
+        tenant: str = "default",
+        session_id: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+    ) -> tuple[TraceCard, ...]:
+        """Trace cards by session and time, oldest first."""
+        if session_id is not None:
+            check_id("session_id", session_id)
+        for name, value in (("since", since), ("until", until)):
+            if value is not None and (not isinstance(value, datetime) or value.tzinfo is None):
+                raise ValidationError(name, "must be a timezone-aware datetime")
+        return self._decision_layer().cards.query(
+            check_id("tenant", tenant),
+            session_id=session_id,
+            since=None if since is None else since.timestamp(),
+            until=None if until is None else until.timestamp(),
+            limit=limit,
+        )
+
+    def decision_rates(self) -> DecisionRates:
+        """Tool success, fallback, correction and ask rates and CER, since start."""
+        return decision_rates(self._metrics.snapshot())
+
+    def feedback(
+        self,
+        card_id: str,
+        kind: str,
+        *,
+        tenant: str = "default",
+        correction: str = "",
+        rating: int | None = None,
+        used: Sequence[str] | None = None,
+        wrong: Sequence[str] | None = None,
+    ) -> FeedbackReceipt:
+        """The user's follow-up to a decision (seed 003 §4.3): ``confirmed``,
+        ``corrected`` (``correction``: what is right), ``abandoned`` or a ``rating``
+        from 1 to 5. Queued like a write and applied by the queue's workers
+        (``flush()`` waits): the used memories' importance moves up (confirmed,
+        4-5) or down (corrected, 1-2, abandoned), those retrieved but ignored by a
+        confirmed reply move down a little, the ``wrong`` memories are closed and the
+        correction becomes memory sourced from the event (it supersedes the used fact
+        of the same subject and attribute). ``used`` defaults to what the checked reply
+        reflects (:mod:`memstrata.decision.feedback`). The correction passes the
+        gateway before it is queued."""
+        check_id("tenant", tenant)
+        checked = check_feedback(kind, rating, correction)
+        layer, pipeline = self._decision_layer(), self._write_pipeline()
+        card = layer.cards.get(tenant, card_id)
+        try:
+            held: HeldStep | None = layer.held(tenant, card_id)
+        except NotFoundError:
+            held = None
+        retrieved = (*card.memory_ids, *card.episode_ids)
+        used_by: UsedBy
+        if used is not None:
+            used_ids, used_by = check_ids("used", used, retrieved, "a memory or episode"), "caller"
+        elif held is not None and card.reply:
+            used_ids, used_by = used_in_reply(card.reply, held.bundle.items), "reply"
+        else:
+            used_ids, used_by = card.memory_ids, "card"
+        wrong_ids = () if wrong is None else check_ids("wrong", wrong, card.memory_ids, "a memory")
+        if wrong_ids and outcome_of(checked, rating) != "negative":
+            raise ValidationError("wrong", "only a correction or a rating of 1-2 names wrong ones")
+        clean = (
+            self._sanitizer.text(correction, location="feedback:correction", field="correction")
+            if correction
+            else ""
+        )
+        user = self._decision_user(card, held)
+        if clean and user is None:
+            raise ValidationError("correction", "the decision's user is unknown to this engine")
+        at = self._clock.now().timestamp()
+        event = FeedbackEvent(
+            id=new_event_id(at),
+            tenant=tenant,
+            card_id=card.id,
+            session_id=card.session_id,
+            kind=checked,
+            at=at,
+            intent=card.intent,
+            route=card.route,
+            question=card.question,
+            reply=card.reply,
+            correction=clean,
+            rating=rating,
+            user=user,
+            memory_ids=card.memory_ids,
+            episode_ids=card.episode_ids,
+            used=used_ids,
+            used_by=used_by,
+            wrong=wrong_ids,
+        )
+        receipt = pipeline.submit_feedback(event)
+        self._decision_metrics.observe_feedback(checked)
+        return FeedbackReceipt(
+            event_id=event.id,
+            card_id=card.id,
+            kind=checked,
+            queued=receipt.queued,
+            entry_ids=receipt.entry_ids,
+            used=event.used,
+            used_by=event.used_by,
+            ignored=event.ignored,
+            wrong=event.wrong,
+            error=receipt.error,
+        )
+
+    def feedback_report(
+        self, *, tenant: str = "default", since: datetime | timedelta | None = None
+    ) -> FeedbackReport:
+        """Which intents and questions keep missing the right memory (corrected,
+        abandoned, rated 1-2) and which memories are retrieved but ignored (with their
+        text), over the processed feedback events since ``since`` (a time, or a
+        window ending now)."""
+        check_id("tenant", tenant)
+        if isinstance(since, timedelta):
+            if since <= timedelta(0):
+                raise ValidationError("since", "must be a positive window")
+            start: float | None = (self._clock.now() - since).timestamp()
+        elif isinstance(since, datetime) and since.tzinfo is not None:
+            start = since.timestamp()
+        elif since is None:
+            start = None
+        else:
+            raise ValidationError("since", "must be a timezone-aware datetime or a timedelta")
+        records = feedback_records(self._memory_store().redis, tenant)
+        chosen = [r for r in records if start is None or r.at >= start]
+        ids = most_ignored(chosen, 20)
+        texts = {
+            r.id: str(r.payload.get("text", ""))
+            for r in self._longterm.get(MEMORIES, ids, tenant=tenant)
+        }
+        return build_feedback_report(tenant, chosen, since=start, texts=texts)
+
+    def _decision_user(self, card: TraceCard, held: HeldStep | None) -> str | None:
+        """The user a decision was for: its session's, else its memories' owner."""
+        user = None if held is None else held.facts.get("l1.user_id")
+        if isinstance(user, str):
+            return user
+        with contextlib.suppress(NotFoundError):
+            state = self._sessions.get(card.session_id)
+            if state.tenant == card.tenant:
+                return state.user_id
+        ids = [*card.memory_ids, *card.episode_ids]
+        for record in self._longterm.get(MEMORIES, ids, tenant=card.tenant) if ids else ():
+            if isinstance(record.payload.get("user"), str):
+                return str(record.payload["user"])
+        return None
+
     def inspect(self, session_id: str) -> dict[str, Any]:
         """What memstrata holds for a session: L1 (if open here) and its live L2 keys."""
         check_id("session_id", session_id)
@@ -1148,6 +1519,53 @@ class ContextEngine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- health report (seed 000 §5.2-§5.3; memstrata.health) ------------------------
+
+    def record_health_sample(self) -> HealthSample:
+        """Take a health sample now (engine clock) and record it. The engine also takes
+        one by itself at most once a minute, from :meth:`route` and :meth:`retrieve`."""
+        return self._health.record(self._clock.now(), self._health_readings())
+
+    def health_report(self, *, since: timedelta = timedelta(days=7)) -> HealthReport:
+        """The context health report over the last ``since``, from the recorded samples
+        (14 days are read, for the week-over-week CER)."""
+        if not isinstance(since, timedelta) or since <= timedelta(0):
+            raise ValidationError("since", "must be a positive timedelta")
+        now = self._clock.now()
+        span = max(since, timedelta(days=14)) + timedelta(hours=1)  # + each baseline
+        return build_report(self._health.log.window(now - span, now), now, since)
+
+    def _health_tick(self) -> None:
+        """A sample when one is due (a clock read otherwise); never fails the caller."""
+        if not self._health.claim_due():
+            return
+        try:
+            self.record_health_sample()
+        except MemstrataError:
+            log.warning("health sample not recorded", exc_info=True)
+
+    def _health_readings(self) -> EngineReadings:
+        ids = self._sessions.session_ids()
+        states: list[SessionState] = []
+        for sid in ids[:L1_MEASURED_SESSIONS]:
+            with contextlib.suppress(NotFoundError):
+                states.append(self._sessions.get(sid))
+        tenants = {"default", *(s.tenant for s in states)}
+        with self._hot_lock:
+            tenants.update(self._hot_tenants)
+        if self._memory is not None:
+            tenants.update(self._memory.slots.tenants())
+        counted = sorted(tenants)[:HEALTH_MAX_TENANTS]
+        points = {c: sum(self._longterm.count(c, tenant=t) for t in counted) for c in COLLECTIONS}
+        return EngineReadings(
+            sessions=len(ids),
+            l1_bytes=l1_bytes(states, len(ids)),
+            stale_writes=self._sessions.stale_writes,
+            working=self._working.info(),
+            points=points,
+            metrics=self.metrics(),
+        )
 
 
 def _open_working_backend(

@@ -16,6 +16,9 @@
     │   ├── ExtractionError           the extractor's endpoint failed or answered unusably
     │   │   └── ExtractionUnavailableError   ... and could not be reached (also a
     │   │                                    BackendUnavailableError)
+    │   ├── ModelError                a decision or reply-check model failed or answered
+    │   │   │                         unusably (the rules then decide)
+    │   │   └── ModelUnavailableError        ... and could not be reached
     │   ├── FlushTimeoutError         the write queue did not drain in time (a TimeoutError)
     │   └── CompactionTimeoutError    a persistence rewrite did not finish in time
     │                                 (a TimeoutError)
@@ -126,6 +129,18 @@ class ExtractionUnavailableError(ExtractionError, BackendUnavailableError):
     """The extraction endpoint could not be reached, even after retries."""
 
 
+class ModelError(BackendError):
+    """A model judging a decision or checking a reply failed or answered unusably.
+
+    The decision layer catches it and falls back to its rules; it surfaces only from
+    the model client itself.
+    """
+
+
+class ModelUnavailableError(ModelError, BackendUnavailableError):
+    """The decision model's endpoint could not be reached, even after retries."""
+
+
 class FlushTimeoutError(BackendError, TimeoutError):
     """The write queue's consumers did not catch up before the flush timeout."""
 
@@ -196,6 +211,8 @@ ERROR_CODES: dict[type[MemstrataError], ErrorCode] = {
     ConflictError: ErrorCode(409, "ABORTED", -32009),
     ExtractionUnavailableError: ErrorCode(503, "UNAVAILABLE", -32001),
     ExtractionError: ErrorCode(502, "INTERNAL", -32603),
+    ModelUnavailableError: ErrorCode(503, "UNAVAILABLE", -32001),
+    ModelError: ErrorCode(502, "INTERNAL", -32603),
     FlushTimeoutError: ErrorCode(504, "DEADLINE_EXCEEDED", -32001),
     CompactionTimeoutError: ErrorCode(504, "DEADLINE_EXCEEDED", -32001),
     BackendUnavailableError: ErrorCode(503, "UNAVAILABLE", -32001),

@@ -13,10 +13,12 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from memstrata.chat import ChatEndpoint
 from memstrata.clock import Clock, SystemClock
 from memstrata.config import Settings, settings_from_env
+from memstrata.decision.model_judge import ModelJudge
 from memstrata.embed.protocol import Embedder
-from memstrata.errors import ConfigError
+from memstrata.errors import ConfigError, ModelError, ModelUnavailableError
 from memstrata.extract.protocol import Extractor
 from memstrata.gateway import Sanitizer
 from memstrata.longterm.edge import EdgeIndex
@@ -82,6 +84,26 @@ def build_extractor(settings: Settings) -> Extractor | None:
         os.environ.get("MEMSTRATA_LLM_API_KEY"),
         timeout_s=config.timeout_s,
     )
+
+
+def build_judge(settings: Settings) -> ModelJudge | None:
+    """The model judge when ``settings.decision`` names an endpoint (its key from
+    ``MEMSTRATA_LLM_API_KEY``); None leaves the decision to the rules. One retry: a
+    decision waits on it, and the rules are always there to fall back on."""
+    config = settings.decision
+    if not config.llm_base_url:
+        return None
+    endpoint = ChatEndpoint(
+        config.llm_base_url,
+        config.llm_model,
+        os.environ.get("MEMSTRATA_LLM_API_KEY"),
+        what="LLM decision endpoint",
+        error=ModelError,
+        unavailable=ModelUnavailableError,
+        timeout_s=config.timeout_s,
+        max_retries=1,
+    )
+    return ModelJudge(endpoint)
 
 
 def build_handler(

@@ -7,7 +7,6 @@ import json
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,32 +15,9 @@ from memstrata.errors import ValidationError
 from memstrata.longterm.models import MEMORIES, Filter
 from memstrata.memory.forget import deletion_record
 from memstrata.testing.disk import files_holding
+from memstrata.testing.disk import keys_holding as redis_holding
 
 Factory = Callable[..., ContextEngine]
-
-
-def redis_holding(client: Any, needle: str) -> list[str]:
-    """Keys whose value, read by type, holds ``needle``."""
-    hits = []
-    for key in client.scan_iter(count=500):
-        kind = client.type(key)
-        if kind == "string":
-            blob: Any = client.get(key)
-        elif kind == "hash":
-            blob = client.hgetall(key)
-        elif kind == "set":
-            blob = client.smembers(key)
-        elif kind == "zset":
-            blob = client.zrange(key, 0, -1)
-        elif kind == "list":
-            blob = client.lrange(key, 0, -1)
-        elif kind == "stream":
-            blob = client.xrange(key)
-        else:
-            blob = ""
-        if needle in f"{key} {blob}":
-            hits.append(key)
-    return hits
 
 
 def say(engine: ContextEngine, tenant: str, user: str, marker: str) -> None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from memstrata.engine import ContextEngine
 from memstrata.longterm.models import Filter
+from memstrata.testing.disk import valkey_entries
 
 Factory = Callable[..., ContextEngine]
 
@@ -34,19 +35,7 @@ MARKER = "harmless-marker-7f3a"
 
 def _raw_redis_dump(engine: ContextEngine) -> str:
     client = engine.parts.working_memory.backend.client  # type: ignore[attr-defined]
-    parts: list[str] = []
-    for key in client.scan_iter(count=1000):
-        parts.append(key)
-        kind = client.type(key)
-        if kind == "string":
-            parts.append(client.get(key) or "")
-        elif kind == "hash":
-            parts.extend(f"{k}={v}" for k, v in client.hgetall(key).items())
-        elif kind == "zset":
-            parts.extend(client.zrange(key, 0, -1))
-        elif kind == "set":
-            parts.extend(client.smembers(key))
-    return "\n".join(parts)
+    return "\n".join(f"{k} {v}" for k, v in valkey_entries(client).items())
 
 
 def _files_text(root: Path) -> str:

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from memstrata.eval.cer import (
+from memstrata.cer import (
     StepOutcome,
     cer,
     cer_summary,

@@ -45,12 +45,12 @@ class RunningServer:
     url: str
     grpc_target: str
     admin_keys: dict[str, str]
-    """An admin key per tenant: ``acme`` and ``globex``."""
+    """An admin key per tenant: ``acme``, ``globex`` and the operator's ``default``."""
     data_dir: Path
     process: subprocess.Popen[bytes]
 
 
-TENANTS = ("acme", "globex")
+TENANTS = ("acme", "globex", "default")
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

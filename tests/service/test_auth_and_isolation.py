@@ -21,8 +21,12 @@ from memstrata.working.embedded import socket_path_for
 MARKER = "zebra-marker-7731"
 
 
-def _minimal_payload(name: str, session_id: str, user: str) -> dict[str, Any]:
-    """A well-formed request for each operation, addressing ``session_id`` / ``user``."""
+def _minimal_payload(
+    name: str, session_id: str, user: str, card_id: str = "0" * 32
+) -> dict[str, Any]:
+    """A well-formed request for each operation, addressing ``session_id`` / ``user``
+    (and the trace card ``card_id``)."""
+    tool = {"name": "probe_tool", "description": "d", "parameters": {"type": "object"}}
     payloads: dict[str, dict[str, Any]] = {
         "start_session": {"user_id": user, "initial_query": "hello"},
         "get_session": {"session_id": session_id},
@@ -72,6 +76,18 @@ def _minimal_payload(name: str, session_id: str, user: str) -> dict[str, Any]:
         "create_key": {"agent": "x", "role": "reader"},
         "revoke_key": {"key_id": "0123456789abcdef"},
         "list_keys": {},
+        "register_tool": tool,
+        "list_tools": {},
+        "register_policy": {"intent": "respond"},
+        "decide": {"session_id": session_id, "step_intent": "respond", "query": MARKER},
+        "call_tool": {"card_id": card_id, "tool": "probe_tool", "params": {}},
+        "confirm_tool": {"pending_id": card_id},
+        "report_tool_result": {"card_id": card_id, "tool": "probe_tool", "ok": False},
+        "check_reply": {"card_id": card_id, "reply": MARKER},
+        "trace_cards": {"session_id": session_id},
+        "feedback": {"card_id": card_id, "kind": "corrected", "correction": MARKER},
+        "feedback_report": {},
+        "health_report": {"since": "1h"},
     }
     assert set(payloads) == {op.name for op in OPERATIONS}
     return payloads[name]
@@ -200,19 +216,29 @@ def test_a_foreign_tenant_finds_nothing_through_any_operation(
     owner("create_namespace", {"namespace": f"ns-{sid}", "purpose": MARKER, "ttl_s": 600})
     owner("put_shared", {"namespace": f"ns-{sid}", "item_id": "i", "value": MARKER})
     owner("store_put", {"namespace": ["notes", user], "key": "k", "value": {"m": MARKER}})
+    owner("register_tool", {"name": f"t{tag}", "description": MARKER, "parameters": {}})
+    card_id = owner("decide", {"session_id": sid, "step_intent": "respond", "question": MARKER})[
+        "card_id"
+    ]
 
     probe = caller_for(server.admin_keys["globex"])
     for op in OPERATIONS:
-        payload = _minimal_payload(op.name, sid, user)
+        payload = _minimal_payload(op.name, sid, user, card_id)
         try:
             response = probe(op.name, payload)
         except CallFailed as failed:
+            if op.name == "health_report":  # the operator's only, whatever the data
+                assert (failed.code, failed.body["field"]) == ("permission_denied", "tenant")
+                continue
             # The same answer as for a session that was never opened.
             assert failed.code == "not_found", (op.name, failed.body)
             assert failed.body["message"] in (
                 f"session {sid!r} is not open",
                 "api key '0123456789abcdef' does not exist",
                 f"namespace 'ns-{sid}' does not exist",
+                f"no decision {card_id!r} is held: decide the step again",
+                f"no pending call {card_id!r}",
+                f"no trace card {card_id!r}",
             )
             continue
         assert MARKER not in str(response), op.name

@@ -3,6 +3,7 @@ against a running ``memstrata serve``."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -20,11 +21,11 @@ class Recording:
         self._call = call
         self.called: set[str] = set()
 
-    def __call__(self, name: str, **payload: Any) -> dict[str, Any]:
-        self.called.add(name)
-        response = self._call(name, payload)
+    def __call__(self, operation: str, /, **payload: Any) -> dict[str, Any]:
+        self.called.add(operation)
+        response = self._call(operation, payload)
         # Every response is the operation's response model.
-        op = next(o for o in OPERATIONS if o.name == name)
+        op = next(o for o in OPERATIONS if o.name == operation)
         op.response.model_validate(response)
         return response
 
@@ -87,6 +88,69 @@ def test_every_operation(
     )
     text = "\n".join(m["content"] for m in built["messages"])
     assert "peanuts" in text and built["total_tokens"] <= built["available_tokens"]
+
+    # Decisions: the tenant's remote tools and policy, decide, the gate, the chain.
+    lookup = {
+        "name": "device_lookup",
+        "description": "Look the device up",
+        "parameters": {
+            "type": "object",
+            "properties": {"device_id": {"type": "string"}},
+            "required": ["device_id"],
+        },
+        "bound": {"device_id": "l1.last_entity_id"},
+    }
+    assert call("register_tool", **lookup)["name"] == "device_lookup"
+    refund = {**lookup, "name": "device_refund", "high_impact": True, "risk": "high"}
+    call("register_tool", **refund)
+    assert {"device_lookup", "device_refund"} <= {t["name"] for t in call("list_tools")["tools"]}
+    policy = call(
+        "register_policy",
+        intent="call_api",
+        risk="medium",
+        evidence=["api_cache"],
+        slots=[{"name": "device", "sources": ["l1.last_entity_id"], "question": "Which?"}],
+        tool="device_lookup",
+        tool_params={"device_id": "device"},
+    )
+    assert policy["tool"] == "device_lookup"
+    decision = call("decide", session_id=sid, step_intent="call_api", question="status?")
+    assert decision["route"] == "tool" and decision["params"] == {"device_id": "device-7"}
+    assert decision["bundle"]["session_id"] == sid
+    card_id = decision["card_id"]
+    approved = call("call_tool", card_id=card_id)
+    assert approved["outcome"] == "approved" and approved["tool"] == "device_lookup"
+    retried = call("report_tool_result", card_id=card_id, tool="device_lookup", ok=False, error="x")
+    assert retried["outcome"] == "approved"
+    done = call("report_tool_result", card_id=card_id, tool="device_lookup", ok=True)
+    assert done["outcome"] == "done" and len(done["attempts"]) == 2
+    held = call(
+        "call_tool", card_id=card_id, tool="device_refund", params={"device_id": "device-7"}
+    )
+    assert held["outcome"] == "pending_confirmation" and held["pending_id"]
+    rejected = call("confirm_tool", pending_id=held["pending_id"], confirmed=False)
+    assert rejected["outcome"] == "rejected"
+    checked = call("check_reply", card_id=card_id, reply="The device is fine.")
+    assert checked["consistent"] is True and checked["regenerate"] is False
+    receipt = call("feedback", card_id=card_id, kind="rating", rating=5)
+    assert receipt["queued"] is True and receipt["card_id"] == card_id
+    for _ in range(100):  # applied by the queue's workers
+        report = call("feedback_report")
+        if report["events"]:
+            break
+        time.sleep(0.1)
+    assert report["by_kind"].get("rating", 0) >= 1
+    # The health report covers every tenant: the operator's admin key only.
+    with pytest.raises(CallFailed) as tenant_admin:
+        call("health_report", since="1h")
+    assert tenant_admin.value.code == "permission_denied"
+    operator = caller_for(server.admin_keys["default"])
+    health = operator("health_report", {"since": "1h"})
+    assert health["samples"] >= 1 and "<svg" in health["html"]
+    assert "CER" in health["markdown"]
+    cards = call("trace_cards", session_id=sid)["cards"]
+    assert [c["id"] for c in cards] == [card_id] and cards[0]["session_id"] == sid
+    assert cards[0]["tool_outcome"] == "rejected" and cards[0]["question"] == "status?"
 
     # L2
     put = call(

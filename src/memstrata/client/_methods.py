@@ -166,6 +166,54 @@ class ClientMethods(SyncTransport):
         """The namespaces of the item store (prefix, suffix, max depth). (role: reader)"""
         return self._call("store_list_namespaces", m.StoreListNamespacesRequest, m.StoreNamespaceList, prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset)
 
+    def register_tool(self, name: str, description: str, parameters: dict[str, JsonValue], *, risk: Literal['low', 'medium', 'high'] = 'low', high_impact: bool = False, alternatives: list[str] | None = None, bound: dict[str, str] | None = None) -> m.ToolSpecModel:
+        """Declare a tool of your agents (run by them; gated and chained here). (role: admin)"""
+        return self._call("register_tool", m.ToolSpecModel, m.ToolSpecModel, name=name, description=description, parameters=parameters, risk=risk, high_impact=high_impact, alternatives=alternatives, bound=bound)
+
+    def list_tools(self) -> m.ToolList:
+        """The tools your decisions may call. (role: reader)"""
+        return self._call("list_tools", m.Empty, m.ToolList)
+
+    def register_policy(self, intent: str, *, risk: Literal['low', 'medium', 'high'] = 'low', evidence: list[str] | None = None, slots: list[m.SlotModel] | None = None, tool: str | None = None, tool_params: dict[str, str] | None = None) -> m.StepPolicyModel:
+        """How an intent's steps decide: risk, evidence, key information, tool. (role: admin)"""
+        return self._call("register_policy", m.StepPolicyModel, m.StepPolicyModel, intent=intent, risk=risk, evidence=evidence, slots=slots, tool=tool, tool_params=tool_params)
+
+    def decide(self, session_id: str, step_intent: str, *, query: str | None = None, question: str | None = None, given: dict[str, JsonValue] | None = None) -> m.DecisionOut:
+        """Route the step and decide: answer, call a tool, or ask (writes a trace card). (role: writer)"""
+        return self._call("decide", m.DecideRequest, m.DecisionOut, session_id=session_id, step_intent=step_intent, query=query, question=question, given=given)
+
+    def call_tool(self, card_id: str, *, tool: str | None = None, params: dict[str, JsonValue] | None = None) -> m.ToolOutcomeOut:
+        """Run a decision's tool call through the gate; high-impact calls wait for a confirmation. (role: writer)"""
+        return self._call("call_tool", m.CallToolRequest, m.ToolOutcomeOut, card_id=card_id, tool=tool, params=params)
+
+    def confirm_tool(self, pending_id: str, *, confirmed: bool = True) -> m.ToolOutcomeOut:
+        """Confirm (run) or reject a high-impact call held for confirmation. (role: writer)"""
+        return self._call("confirm_tool", m.ConfirmToolRequest, m.ToolOutcomeOut, pending_id=pending_id, confirmed=confirmed)
+
+    def report_tool_result(self, card_id: str, tool: str, ok: bool, *, error: str | None = None) -> m.ToolOutcomeOut:
+        """One attempt of a remote tool; the outcome says what the fallback chain does next. (role: writer)"""
+        return self._call("report_tool_result", m.ToolResultReportIn, m.ToolOutcomeOut, card_id=card_id, tool=tool, ok=ok, error=error)
+
+    def check_reply(self, card_id: str, reply: str) -> m.ReplyCheckOut:
+        """Check a reply against the memories its decision used (flags conflicts, records CER). (role: writer)"""
+        return self._call("check_reply", m.CheckReplyRequest, m.ReplyCheckOut, card_id=card_id, reply=reply)
+
+    def trace_cards(self, *, session_id: str | None = None, since: datetime | None = None, until: datetime | None = None, limit: int = 100) -> m.TraceCardList:
+        """Trace cards by session and time, oldest first. (role: reader)"""
+        return self._call("trace_cards", m.TraceCardsRequest, m.TraceCardList, session_id=session_id, since=since, until=until, limit=limit)
+
+    def feedback(self, card_id: str, kind: Literal['confirmed', 'corrected', 'abandoned', 'rating'], *, correction: str | None = None, rating: int | None = None, used: list[str] | None = None, wrong: list[str] | None = None) -> m.FeedbackReceiptOut:
+        """The user's follow-up to a decision; applied asynchronously to the memories used. (role: writer)"""
+        return self._call("feedback", m.FeedbackRequest, m.FeedbackReceiptOut, card_id=card_id, kind=kind, correction=correction, rating=rating, used=used, wrong=wrong)
+
+    def feedback_report(self, *, since: datetime | None = None) -> m.FeedbackReportOut:
+        """Which query types keep missing the right memory; which memories are ignored. (role: reader)"""
+        return self._call("feedback_report", m.FeedbackReportRequest, m.FeedbackReportOut, since=since)
+
+    def health_report(self, *, since: str = '7d') -> m.HealthReportOut:
+        """The context health report over every tenant (operator admin key only). (role: admin)"""
+        return self._call("health_report", m.HealthReportRequest, m.HealthReportOut, since=since)
+
     def create_key(self, agent: str, role: Literal['reader', 'writer', 'admin'], *, clearance: Literal['low', 'medium', 'high'] = 'high', ttl_s: float | None = None, rate_per_s: int = 1000) -> m.CreatedKeyOut:
         """Create an API key for an agent of the caller's tenant. (role: admin)"""
         return self._call("create_key", m.CreateKeyRequest, m.CreatedKeyOut, agent=agent, role=role, clearance=clearance, ttl_s=ttl_s, rate_per_s=rate_per_s)
@@ -325,6 +373,54 @@ class AsyncClientMethods(AsyncTransport):
     async def store_list_namespaces(self, *, prefix: list[str] | None = None, suffix: list[str] | None = None, max_depth: int | None = None, limit: int = 100, offset: int = 0) -> m.StoreNamespaceList:
         """The namespaces of the item store (prefix, suffix, max depth). (role: reader)"""
         return await self._call("store_list_namespaces", m.StoreListNamespacesRequest, m.StoreNamespaceList, prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset)
+
+    async def register_tool(self, name: str, description: str, parameters: dict[str, JsonValue], *, risk: Literal['low', 'medium', 'high'] = 'low', high_impact: bool = False, alternatives: list[str] | None = None, bound: dict[str, str] | None = None) -> m.ToolSpecModel:
+        """Declare a tool of your agents (run by them; gated and chained here). (role: admin)"""
+        return await self._call("register_tool", m.ToolSpecModel, m.ToolSpecModel, name=name, description=description, parameters=parameters, risk=risk, high_impact=high_impact, alternatives=alternatives, bound=bound)
+
+    async def list_tools(self) -> m.ToolList:
+        """The tools your decisions may call. (role: reader)"""
+        return await self._call("list_tools", m.Empty, m.ToolList)
+
+    async def register_policy(self, intent: str, *, risk: Literal['low', 'medium', 'high'] = 'low', evidence: list[str] | None = None, slots: list[m.SlotModel] | None = None, tool: str | None = None, tool_params: dict[str, str] | None = None) -> m.StepPolicyModel:
+        """How an intent's steps decide: risk, evidence, key information, tool. (role: admin)"""
+        return await self._call("register_policy", m.StepPolicyModel, m.StepPolicyModel, intent=intent, risk=risk, evidence=evidence, slots=slots, tool=tool, tool_params=tool_params)
+
+    async def decide(self, session_id: str, step_intent: str, *, query: str | None = None, question: str | None = None, given: dict[str, JsonValue] | None = None) -> m.DecisionOut:
+        """Route the step and decide: answer, call a tool, or ask (writes a trace card). (role: writer)"""
+        return await self._call("decide", m.DecideRequest, m.DecisionOut, session_id=session_id, step_intent=step_intent, query=query, question=question, given=given)
+
+    async def call_tool(self, card_id: str, *, tool: str | None = None, params: dict[str, JsonValue] | None = None) -> m.ToolOutcomeOut:
+        """Run a decision's tool call through the gate; high-impact calls wait for a confirmation. (role: writer)"""
+        return await self._call("call_tool", m.CallToolRequest, m.ToolOutcomeOut, card_id=card_id, tool=tool, params=params)
+
+    async def confirm_tool(self, pending_id: str, *, confirmed: bool = True) -> m.ToolOutcomeOut:
+        """Confirm (run) or reject a high-impact call held for confirmation. (role: writer)"""
+        return await self._call("confirm_tool", m.ConfirmToolRequest, m.ToolOutcomeOut, pending_id=pending_id, confirmed=confirmed)
+
+    async def report_tool_result(self, card_id: str, tool: str, ok: bool, *, error: str | None = None) -> m.ToolOutcomeOut:
+        """One attempt of a remote tool; the outcome says what the fallback chain does next. (role: writer)"""
+        return await self._call("report_tool_result", m.ToolResultReportIn, m.ToolOutcomeOut, card_id=card_id, tool=tool, ok=ok, error=error)
+
+    async def check_reply(self, card_id: str, reply: str) -> m.ReplyCheckOut:
+        """Check a reply against the memories its decision used (flags conflicts, records CER). (role: writer)"""
+        return await self._call("check_reply", m.CheckReplyRequest, m.ReplyCheckOut, card_id=card_id, reply=reply)
+
+    async def trace_cards(self, *, session_id: str | None = None, since: datetime | None = None, until: datetime | None = None, limit: int = 100) -> m.TraceCardList:
+        """Trace cards by session and time, oldest first. (role: reader)"""
+        return await self._call("trace_cards", m.TraceCardsRequest, m.TraceCardList, session_id=session_id, since=since, until=until, limit=limit)
+
+    async def feedback(self, card_id: str, kind: Literal['confirmed', 'corrected', 'abandoned', 'rating'], *, correction: str | None = None, rating: int | None = None, used: list[str] | None = None, wrong: list[str] | None = None) -> m.FeedbackReceiptOut:
+        """The user's follow-up to a decision; applied asynchronously to the memories used. (role: writer)"""
+        return await self._call("feedback", m.FeedbackRequest, m.FeedbackReceiptOut, card_id=card_id, kind=kind, correction=correction, rating=rating, used=used, wrong=wrong)
+
+    async def feedback_report(self, *, since: datetime | None = None) -> m.FeedbackReportOut:
+        """Which query types keep missing the right memory; which memories are ignored. (role: reader)"""
+        return await self._call("feedback_report", m.FeedbackReportRequest, m.FeedbackReportOut, since=since)
+
+    async def health_report(self, *, since: str = '7d') -> m.HealthReportOut:
+        """The context health report over every tenant (operator admin key only). (role: admin)"""
+        return await self._call("health_report", m.HealthReportRequest, m.HealthReportOut, since=since)
 
     async def create_key(self, agent: str, role: Literal['reader', 'writer', 'admin'], *, clearance: Literal['low', 'medium', 'high'] = 'high', ttl_s: float | None = None, rate_per_s: int = 1000) -> m.CreatedKeyOut:
         """Create an API key for an agent of the caller's tenant. (role: admin)"""

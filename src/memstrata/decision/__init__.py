@@ -1,5 +1,30 @@
-"""The decision layer (seed 003 §4): tools, the validation gate and fallbacks."""
+"""The decision layer (seed 003 §4): judgment and routing, tools with the validation
+gate and fallbacks, trace cards, reply checks, decision metrics and the feedback loop."""
 
+from memstrata.decision.cards import CardStore, TraceCard, cards_json
+from memstrata.decision.consistency import ReplyCheck, check_reply
+from memstrata.decision.decide import ROUTES, Decision, Route, UsedContext, decide
+from memstrata.decision.feedback import (
+    FEEDBACK_KINDS,
+    KIND_FEEDBACK,
+    FeedbackEvent,
+    FeedbackKind,
+    FeedbackPlan,
+    FeedbackReceipt,
+    FeedbackRecord,
+    FeedbackReport,
+    FeedbackSteps,
+    IgnoredMemory,
+    IntentStats,
+    QuestionStats,
+    build_feedback_report,
+    feedback_plan,
+)
+from memstrata.decision.judgment import Judgment, facts_held, rule_judgment
+from memstrata.decision.layer import DecisionLayer
+from memstrata.decision.metrics import DecisionMetrics, DecisionRates, decision_rates
+from memstrata.decision.model_judge import ModelJudge
+from memstrata.decision.policy import PolicyRegistry, RiskThresholds, Slot, StepPolicy
 from memstrata.decision.tools import (
     CANNOT_COMPLETE,
     Attempt,
@@ -7,23 +32,63 @@ from memstrata.decision.tools import (
     GateVerdict,
     PendingCall,
     ToolExecutor,
+    ToolFunction,
     ToolOutcome,
     ToolRegistry,
     ToolSpec,
     facts_of,
     gate,
+    next_in_chain,
 )
 
 __all__ = [
     "CANNOT_COMPLETE",
+    "FEEDBACK_KINDS",
+    "KIND_FEEDBACK",
+    "ROUTES",
     "Attempt",
+    "CardStore",
     "Check",
+    "Decision",
+    "DecisionLayer",
+    "DecisionMetrics",
+    "DecisionRates",
+    "FeedbackEvent",
+    "FeedbackKind",
+    "FeedbackPlan",
+    "FeedbackReceipt",
+    "FeedbackRecord",
+    "FeedbackReport",
+    "FeedbackSteps",
     "GateVerdict",
+    "IgnoredMemory",
+    "IntentStats",
+    "Judgment",
+    "ModelJudge",
     "PendingCall",
+    "PolicyRegistry",
+    "QuestionStats",
+    "ReplyCheck",
+    "RiskThresholds",
+    "Route",
+    "Slot",
+    "StepPolicy",
     "ToolExecutor",
+    "ToolFunction",
     "ToolOutcome",
     "ToolRegistry",
     "ToolSpec",
+    "TraceCard",
+    "UsedContext",
+    "build_feedback_report",
+    "cards_json",
+    "check_reply",
+    "decide",
+    "decision_rates",
+    "facts_held",
     "facts_of",
+    "feedback_plan",
     "gate",
+    "next_in_chain",
+    "rule_judgment",
 ]

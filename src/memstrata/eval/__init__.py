@@ -3,11 +3,11 @@
 ``memstrata eval locomo`` / ``memstrata eval longmemeval`` run it from the command
 line; the pieces are usable on their own: loaders returning frozen values
 (:mod:`~memstrata.eval.datasets`), pure metrics (:mod:`~memstrata.eval.metrics`),
-the context effectiveness rate (:mod:`~memstrata.eval.cer`), the system protocol
+the context effectiveness rate (:mod:`~memstrata.cer`), the system protocol
 and the store-backed systems (:mod:`~memstrata.eval.systems`), and the runners.
 """
 
-from memstrata.eval.cer import (
+from memstrata.cer import (
     StepOutcome,
     cer,
     cer_summary,

@@ -13,9 +13,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from memstrata.cer import StepOutcome, cer_summary
 from memstrata.errors import ValidationError
 from memstrata.eval.calibrate import ScoredList, calibrate
-from memstrata.eval.cer import StepOutcome, cer_summary
 from memstrata.eval.datasets import (
     ADVERSARIAL_CATEGORY,
     LOCOMO_CATEGORIES,

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from memstrata.cer import StepOutcome, cer_summary
 from memstrata.errors import ValidationError
 from memstrata.eval.calibrate import ScoredList, calibrate
-from memstrata.eval.cer import StepOutcome, cer_summary
 from memstrata.eval.datasets import LmeQuestion
 from memstrata.eval.metrics import mean_scores, ndcg, recall_all, recall_any, scores_at
 from memstrata.eval.runner import (

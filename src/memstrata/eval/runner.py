@@ -15,8 +15,8 @@ from datetime import datetime
 from typing import Protocol
 
 from memstrata.bench.stats import percentile
+from memstrata.cer import StepOutcome, is_reflected, l3_confident
 from memstrata.errors import ValidationError
-from memstrata.eval.cer import StepOutcome, is_reflected, l3_confident
 from memstrata.eval.datasets import Turn
 from memstrata.eval.systems import EvalSystem, Retrieved
 

@@ -2,26 +2,22 @@
 
 The request asks for JSON through ``response_format`` (a JSON schema); the answer is
 parsed tolerantly and every candidate validated on its own (see
-:mod:`memstrata.extract.llm_payload`). 429, 5xx, timeouts and connection errors are
-retried with exponential backoff; after the last try an :class:`ExtractionError` names
-the endpoint URL. Logs carry ids, lengths, statuses and counts only: never the API key,
-the turn text or the model's answer, since both may hold user data.
-
-Uses the standard library's ``urllib`` so extraction adds no dependency.
+:mod:`memstrata.extract.llm_payload`). Retries and errors are the shared
+:class:`~memstrata.chat.ChatEndpoint`'s; after the last try an :class:`ExtractionError`
+names the endpoint URL. Logs carry ids, lengths, statuses and counts only: never the
+API key, the turn text or the model's answer, since both may hold user data.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Callable
-from urllib.parse import urlsplit, urlunsplit
 
-from memstrata.errors import ExtractionError, ExtractionUnavailableError, ValidationError
+from memstrata.chat import ChatEndpoint, endpoint_url, redacted_url
+from memstrata.errors import ExtractionError, ExtractionUnavailableError
 from memstrata.extract.llm_payload import (
     UnusableAnswerError,
     build_request_body,
@@ -29,60 +25,11 @@ from memstrata.extract.llm_payload import (
     parse_answer,
 )
 from memstrata.extract.models import Candidate, Turn
-from memstrata.validation import check_text
+
+__all__ = ["LLMExtractor", "endpoint_url", "redacted_url"]
 
 logger = logging.getLogger("memstrata.extract.llm")
-
-MAX_RESPONSE_BYTES = 4 * 1024 * 1024
-"""Answers longer than this are refused rather than read into memory."""
-
-# 408 and 425 are the server asking to try again; 429 is rate limiting; 5xx is theirs.
-_RETRY_STATUSES = frozenset({408, 425, 429})
-
-
-class _RetryableError(Exception):
-    """One failed attempt that may succeed when repeated."""
-
-    def __init__(self, detail: str, *, unreachable: bool, retry_after_s: float | None) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.unreachable = unreachable
-        self.retry_after_s = retry_after_s
-
-
-def endpoint_url(base_url: str) -> str:
-    """The chat-completions URL for ``base_url``.
-
-    ``https://api.openai.com/v1`` and ``http://host:8000`` both work, as does a full
-    ``.../chat/completions`` URL.
-    """
-    base = base_url.rstrip("/")
-    if base.endswith("/chat/completions"):
-        return base
-    if base.endswith("/v1"):
-        return f"{base}/chat/completions"
-    return f"{base}/v1/chat/completions"
-
-
-def redacted_url(url: str) -> str:
-    """``url`` without user info or query (either may carry a credential)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds from a numeric ``Retry-After`` header (HTTP dates are ignored)."""
-    if value is None:
-        return None
-    try:
-        seconds = float(value.strip())
-    except ValueError:
-        return None
-    return seconds if seconds >= 0 else None
+WHAT = "LLM extraction endpoint"
 
 
 class LLMExtractor:
@@ -107,56 +54,46 @@ class LLMExtractor:
         sleep: Callable[[float], None] = time.sleep,
         opener: urllib.request.OpenerDirector | None = None,
     ) -> None:
-        check_text("base_url", base_url, max_chars=2_000)
-        if urlsplit(base_url).scheme not in ("http", "https") or not urlsplit(base_url).hostname:
-            raise ValidationError("base_url", "must be an http(s) URL")
-        check_text("model", model, max_chars=200)
-        if api_key is not None:
-            check_text("api_key", api_key, max_chars=4_000)
-        if not timeout_s > 0:
-            raise ValidationError("timeout_s", "must be > 0")
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise ValidationError("max_retries", "must be an integer >= 0")
-        if backoff_s < 0 or max_backoff_s < 0:
-            raise ValidationError("backoff_s", "backoff_s and max_backoff_s must be >= 0")
-        self._url = endpoint_url(base_url)
-        self._safe_url = redacted_url(self._url)
-        self._model = model
-        self._api_key = api_key
-        self._timeout_s = float(timeout_s)
-        self._max_retries = max_retries
-        self._backoff_s = float(backoff_s)
-        self._max_backoff_s = float(max_backoff_s)
-        self._sleep = sleep
-        self._opener = opener or urllib.request.build_opener()
+        self._endpoint = ChatEndpoint(
+            base_url,
+            model,
+            api_key,
+            what=WHAT,
+            error=ExtractionError,
+            unavailable=ExtractionUnavailableError,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            max_backoff_s=max_backoff_s,
+            sleep=sleep,
+            opener=opener,
+        )
 
     def __repr__(self) -> str:
         # The key is deliberately absent: reprs end up in logs and tracebacks.
-        return f"LLMExtractor(url={self._safe_url!r}, model={self._model!r})"
+        return f"LLMExtractor(url={self._endpoint.url!r}, model={self._endpoint.model!r})"
 
     @property
     def url(self) -> str:
         """The chat-completions endpoint (without user info or query)."""
-        return self._safe_url
+        return self._endpoint.url
 
     def extract(self, turn: Turn) -> tuple[Candidate, ...]:
         """Candidates the model finds in ``turn``; ExtractionError on endpoint failure."""
         started = time.monotonic()
-        body = json.dumps(build_request_body(self._model, turn), ensure_ascii=False).encode()
-        raw = self._post(body, turn)
+        body = build_request_body(self._endpoint.model, turn)
+        raw = self._endpoint.post(json.dumps(body, ensure_ascii=False).encode(), ref=turn.turn_id)
         try:
             parsed = parse_answer(message_content(raw))
         except UnusableAnswerError as exc:
             logger.warning(
                 "llm extraction: unusable answer url=%s turn=%s bytes=%d reason=%s",
-                self._safe_url,
+                self._endpoint.url,
                 turn.turn_id,
                 len(raw),
                 exc,
             )
-            raise ExtractionError(
-                f"LLM extraction endpoint {self._safe_url} returned an unusable answer: {exc}"
-            ) from exc
+            raise self._endpoint.failure(f"returned an unusable answer: {exc}") from exc
         for dropped in parsed.dropped:
             logger.warning(
                 "llm extraction: dropped invalid candidate turn=%s index=%d field=%s reason=%s",
@@ -168,8 +105,8 @@ class LLMExtractor:
         logger.info(
             "llm extraction: url=%s model=%s session=%s turn=%s text_chars=%d "
             "candidates=%d dropped=%d elapsed_ms=%.0f",
-            self._safe_url,
-            self._model,
+            self._endpoint.url,
+            self._endpoint.model,
             turn.session_id,
             turn.turn_id,
             len(turn.text),
@@ -178,70 +115,3 @@ class LLMExtractor:
             (time.monotonic() - started) * 1000,
         )
         return parsed.candidates
-
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._api_key is not None:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
-
-    def _post(self, body: bytes, turn: Turn) -> bytes:
-        attempts = self._max_retries + 1
-        for attempt in range(1, attempts + 1):
-            try:
-                return self._send(body)
-            except _RetryableError as exc:
-                failure = exc
-            logger.warning(
-                "llm extraction: attempt %d/%d failed url=%s turn=%s error=%s",
-                attempt,
-                attempts,
-                self._safe_url,
-                turn.turn_id,
-                failure.detail,
-            )
-            if attempt < attempts:
-                self._sleep(self._delay(attempt, failure.retry_after_s))
-        error = ExtractionUnavailableError if failure.unreachable else ExtractionError
-        what = "is unreachable" if failure.unreachable else "kept failing"
-        raise error(
-            f"LLM extraction endpoint {self._safe_url} {what} after {attempts} attempt(s): "
-            f"{failure.detail}"
-        )
-
-    def _delay(self, attempt: int, retry_after_s: float | None) -> float:
-        delay = self._backoff_s * 2.0 ** (attempt - 1)
-        if retry_after_s is not None:
-            delay = max(delay, retry_after_s)
-        return min(delay, self._max_backoff_s)
-
-    def _send(self, body: bytes) -> bytes:
-        request = urllib.request.Request(
-            self._url, data=body, headers=self._headers(), method="POST"
-        )
-        try:
-            with self._opener.open(request, timeout=self._timeout_s) as response:
-                payload: bytes = response.read(MAX_RESPONSE_BYTES + 1)
-        except urllib.error.HTTPError as exc:
-            status, retry_after = exc.code, _retry_after(exc.headers.get("Retry-After"))
-            exc.close()  # the error body may echo the request: never read into logs
-            if status in _RETRY_STATUSES or status >= 500:
-                raise _RetryableError(
-                    f"HTTP {status}", unreachable=False, retry_after_s=retry_after
-                ) from None
-            raise ExtractionError(
-                f"LLM extraction endpoint {self._safe_url} answered HTTP {status}"
-            ) from None
-        except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
-            # URLError wraps refused connections and connect timeouts; a bare
-            # TimeoutError / ConnectionResetError comes from reading the answer.
-            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-            raise _RetryableError(
-                f"{type(reason).__name__}: {reason}", unreachable=True, retry_after_s=None
-            ) from exc
-        if len(payload) > MAX_RESPONSE_BYTES:
-            raise ExtractionError(
-                f"LLM extraction endpoint {self._safe_url} answered more than "
-                f"{MAX_RESPONSE_BYTES} bytes"
-            )
-        return payload

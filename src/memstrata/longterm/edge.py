@@ -701,6 +701,11 @@ class EdgeIndex:
             with _engine_errors("count"):
                 return int(shard.count(qe.CountRequest(exact=True, filter=edge_filter(filter))))
 
+    def point_count(self, collection: str) -> int:
+        """Points in ``collection`` (the shard's own count: no filter, no scan)."""
+        with self._lease(collection) as lease, _engine_errors("info"):
+            return int(lease.shard.info().points_count)
+
     def answer_generation(self, collection: str) -> int | None:
         """The query cache's generation of ``collection`` (every write through this
         index bumps it); None with the query cache turned off. Closed: an error, as

@@ -120,6 +120,12 @@ class VectorIndex(Protocol):
         """Exact number of points matching ``filter``."""
         ...
 
+    def point_count(self, collection: str) -> int:
+        """Points in ``collection``, every tenant together, as the engine keeps the
+        number (no filter evaluated: cheap enough for every metrics scrape; a server
+        may answer an approximate count)."""
+        ...
+
     def answer_generation(self, collection: str) -> int | None:
         """A number that changes whenever ``collection`` is written through this
         index; ``None`` when it can change unseen (written by another process), so no

@@ -368,6 +368,13 @@ class QdrantServerIndex:
             result = self._client.count(collection, count_filter=client_filter(filter), exact=True)
         return int(result.count)
 
+    def point_count(self, collection: str) -> int:
+        """Points in ``collection`` as the server's collection info says (approximate
+        while it indexes; no filter evaluated)."""
+        self._ready(collection)
+        with _engine_errors("point_count"):
+            return int(self._client.get_collection(collection).points_count or 0)
+
     def answer_generation(self, collection: str) -> int | None:
         """None: other clients write to a server unseen, so answers are never reused."""
         self._check_open()

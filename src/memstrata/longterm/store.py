@@ -9,11 +9,13 @@ by tenant inside the engine, and fuses them with the pure functions of
 
 from __future__ import annotations
 
+import functools
 import math
+import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,6 +43,7 @@ from memstrata.longterm.models import (
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.memo import remember
+from memstrata.tracing import span
 from memstrata.validation import MAX_TEXT_CHARS, check_id, check_positive_int, check_text
 
 MAX_K = 1000
@@ -153,6 +156,34 @@ def _cut_in_tie(ranked: Sequence[ScoredPoint], k: int, limit: int) -> bool:
     return round(ranked[-1].score, 6) == round(ranked[k - 1].score, 6)
 
 
+SearchObserver = Callable[[str, float], None]
+"""Called with ``(collection, seconds)`` after each search (see
+:meth:`LongTermStore.observe_searches`)."""
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _timed_search(
+    method: Callable[Concatenate[LongTermStore, _P], _R],
+) -> Callable[Concatenate[LongTermStore, _P], _R]:
+    """A search of a collection (the first argument) in an ``l3.search`` span, its
+    duration given to the store's search observer when it succeeds."""
+
+    @functools.wraps(method)
+    def timed(self: LongTermStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        collection = args[0] if args else kwargs.get("collection")
+        observer = self._search_observer
+        with span("l3.search", collection=collection):
+            if observer is None or not isinstance(collection, str):
+                return method(self, *args, **kwargs)
+            started = time.perf_counter()
+            result = method(self, *args, **kwargs)
+            observer(collection, time.perf_counter() - started)
+            return result
+
+    return timed
+
+
 def hybrid_route_depth(top_n: int, k: int) -> int:
     """How deep each route searches: the configured top-N, but no deeper than 5 x k
     (at least 20) - a router asking for 3 items gains nothing from fusing 2 x 50
@@ -191,6 +222,18 @@ class LongTermStore:
         # Keyed by the index's answer generation too: a write makes every older
         # answer unreachable (they leave when the dict is emptied at ANSWERS_MAX).
         self._answers: dict[tuple[Any, ...], tuple[Hit, ...]] = {}
+        self._search_observer: SearchObserver | None = None
+
+    def observe_searches(self, observer: SearchObserver | None) -> None:
+        """Call ``observer(collection, seconds)`` after each successful :meth:`search`
+        and :meth:`route_lists` (one route of a multi-route retrieval): the L3 search
+        latency metric. One observer (the engine's); None removes it."""
+        self._search_observer = observer
+
+    def point_counts(self) -> dict[str, int]:
+        """Points per collection, every tenant together, as the index keeps the number
+        (cheap: read at each metrics scrape)."""
+        return {collection: self._index.point_count(collection) for collection in COLLECTIONS}
 
     @property
     def index(self) -> VectorIndex:
@@ -356,6 +399,7 @@ class LongTermStore:
             self._index.optimize()
         return [p.id for p in points]
 
+    @_timed_search
     def search(
         self,
         collection: str,
@@ -469,6 +513,7 @@ class LongTermStore:
         ordered = sorted(engine_fused, key=lambda p: (-round(p.score, 6), p.id))[:k]
         return [Fused(p.id, p.score, (None, None)) for p in ordered]
 
+    @_timed_search
     def route_lists(
         self,
         collection: str,
@@ -486,12 +531,14 @@ class LongTermStore:
         qvec = self._query_vector(query, query_vector)
         depth_d = check_positive_int("dense_depth", dense_depth, maximum=MAX_K)
         depth_s = check_positive_int("sparse_depth", sparse_depth, maximum=MAX_K)
-        dense = self._index.search_dense(
-            collection, qvec, flt, depth_d, self._settings.hnsw_ef, with_payload=False
-        )
-        sparse = self._index.search_sparse(
-            collection, self._sparse.encode_query(query), flt, depth_s, with_payload=False
-        )
+        with span("l3.dense", depth=depth_d):
+            dense = self._index.search_dense(
+                collection, qvec, flt, depth_d, self._settings.hnsw_ef, with_payload=False
+            )
+        with span("l3.bm25", depth=depth_s):
+            sparse = self._index.search_sparse(
+                collection, self._sparse.encode_query(query), flt, depth_s, with_payload=False
+            )
         return [(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse]
 
     def read_scored(

@@ -11,6 +11,8 @@
    * ``note`` (``engine.remember`` with text): kept as an episode and read by the
      extractor (no filter: the caller asked for it to be kept);
    * ``unit`` (``engine.remember`` with a :class:`MemoryUnit`): written as is;
+   * ``feedback`` (``engine.feedback``): a correction's text is kept as an episode and
+     read by the extractor, like a note, its units sourced from the event;
 
    each extracted unit names its episode (``MemoryUnit.episodes``);
 2. one embedding call for every episode and unit text of the batch;
@@ -18,7 +20,13 @@
 4. one upsert of the episodes, indexed with their conversation's context
    (:class:`~memstrata.memory.episodes.EpisodeIndex`; the turns within reach it
    does not hold are read back and embedded again) and naming the facts
-   extracted from them, with the final fact and event points.
+   extracted from them, with the final fact and event points;
+5. each feedback event's plan (:func:`memstrata.decision.feedback.feedback_plan`),
+   once its correction is written: the memories it names wrong closed when still
+   current, importance moved (units through the memory store; episodes get an
+   ``importance`` payload, re-indexed with their context), and the event appended
+   to the tenant's feedback stream with a marker that stops a replay from applying
+   it twice.
 
 Failure policy, which the queue's at-least-once delivery relies on:
 
@@ -37,25 +45,41 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
+from memstrata.decision.feedback import (
+    DONE_TTL_S,
+    FEEDBACK_SESSION,
+    KIND_FEEDBACK,
+    MAX_STREAM_EVENTS,
+    FeedbackEvent,
+    FeedbackRecord,
+    FeedbackSteps,
+    done_key,
+    feedback_plan,
+    stream_key,
+)
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import ExtractionError, ValidationError
 from memstrata.extract.filter import WorthFilter
 from memstrata.extract.protocol import Extractor
 from memstrata.extract.rules import RuleExtractor
-from memstrata.longterm.models import MEMORIES
+from memstrata.longterm.models import MEMORIES, Record
 from memstrata.longterm.store import IndexedItem, NewItem
+from memstrata.memory.codec import ACTIVE_TYPES
 from memstrata.memory.entries import QueueEntry
 from memstrata.memory.episodes import (
+    EPISODE_TYPE,
     NO_TERMS,
     Episode,
     EpisodeIndex,
     item_of_record,
+    note_episode_id,
     window_items,
 )
 from memstrata.memory.facts import FactBatch
@@ -69,8 +93,10 @@ from memstrata.memory.payloads import (
     turn_episode,
     unit_from_payload,
 )
-from memstrata.memory.store import MemoryStore
+from memstrata.memory.store import MemoryStore, stepped_importance
 from memstrata.memory.units import MemoryUnit, unit_from_candidate
+from memstrata.tracing import Tracing, activated, finished_span, now_ns, span
+from memstrata.working.redis_errors import redis_errors
 
 logger = logging.getLogger("memstrata.memory.handler")
 
@@ -80,16 +106,21 @@ MAX_PREPARED = 4096
 
 
 class _StageClock:
-    """Wall time per stage of one batch (perf_counter laps)."""
+    """Wall time per stage of one batch (perf_counter laps); each lap is also an
+    ``ingest.<stage>`` span when tracing is on."""
 
     def __init__(self) -> None:
         self.laps: dict[str, float] = {}
         self._last = time.perf_counter()
+        self._last_ns = now_ns()
 
     def lap(self, stage: str) -> None:
         now = time.perf_counter()
         self.laps[stage] = self.laps.get(stage, 0.0) + now - self._last
         self._last = now
+        end_ns = now_ns()
+        finished_span(f"ingest.{stage}", self._last_ns, end_ns)
+        self._last_ns = end_ns
 
 
 class TextSanitizer(Protocol):
@@ -103,10 +134,12 @@ class TextSanitizer(Protocol):
 @dataclass(frozen=True, slots=True)
 class Prepared:
     """One entry as the batch writes it: its episode (none for a structured unit)
-    and the units to commit."""
+    and the units to commit; for a feedback entry, its event (applied once they are
+    written)."""
 
     episode: Episode | None
     units: tuple[MemoryUnit, ...]
+    feedback: FeedbackEvent | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +157,8 @@ class HandlerStats:
     episodes_written: int = 0
     units_written: int = 0
     store_failures: int = 0
+    feedback_events: int = 0
+    """Feedback events applied (a replay of an applied one is not counted again)."""
     seconds: Mapping[str, float] = field(default_factory=dict)
     """Wall time spent per stage of a batch, summed over the worker threads:
     ``extract`` (decoding, filter, extractor), ``embed`` (the one model call),
@@ -147,8 +182,10 @@ class IngestHandler:
         embedder: Embedder | None = None,
         sanitizer: TextSanitizer | None = None,
         episodes: EpisodeIndex | None = None,
+        feedback_steps: FeedbackSteps | None = None,
     ) -> None:
         self._store = store
+        self._feedback_steps = feedback_steps or FeedbackSteps()
         self._facts = FactBatch(store)
         self._extractor: Extractor = extractor or RuleExtractor()
         self._worth = worth or WorthFilter()
@@ -166,6 +203,12 @@ class IngestHandler:
         self._counts: Counter[str] = Counter()
         self._dropped: Counter[str] = Counter()
         self._seconds: dict[str, float] = {}
+        self._tracing: Tracing | None = None
+
+    def trace_with(self, tracing: Tracing | None) -> None:
+        """Trace each batch (``ingest.batch``, a child span per stage) in ``tracing``
+        (None: not traced). The engine passes its own."""
+        self._tracing = tracing
 
     @property
     def extractor(self) -> Extractor:
@@ -191,6 +234,7 @@ class IngestHandler:
             episodes_written=counts.get("episodes_written", 0),
             units_written=counts.get("units_written", 0),
             store_failures=counts.get("store_failures", 0),
+            feedback_events=counts.get("feedback_events", 0),
             seconds=MappingProxyType(seconds),
         )
 
@@ -201,18 +245,19 @@ class IngestHandler:
     def __call__(self, entries: Sequence[QueueEntry], /) -> None:
         """Handle one batch; raises only when the store failed (the batch is retried)."""
         self._count("entries", len(entries))
-        mine, theirs = self._claim(entries)
-        try:
-            self._write(mine)
-        finally:
-            self._release(mine)
-        for entry, finished in theirs:
-            # Another thread held the same content: the filter would call this copy a
-            # repeat (and its ack would mark the content done) before that thread's
-            # write is durable. After it finished, this copy is a no-op or - if it
-            # failed - the write that makes the content durable.
-            finished.wait()
-            self._write([entry])
+        with activated(self._tracing), span("ingest.batch", entries=len(entries)):
+            mine, theirs = self._claim(entries)
+            try:
+                self._write(mine)
+            finally:
+                self._release(mine)
+            for entry, finished in theirs:
+                # Another thread held the same content: the filter would call this copy a
+                # repeat (and its ack would mark the content done) before that thread's
+                # write is durable. After it finished, this copy is a no-op or - if it
+                # failed - the write that makes the content durable.
+                finished.wait()
+                self._write([entry])
 
     def _claim(
         self, entries: Sequence[QueueEntry]
@@ -244,6 +289,8 @@ class IngestHandler:
         clock.lap("extract")
         if not episodes and not units:
             self._add_seconds(clock)
+            self._apply_feedback(plan, [])
+            self._forget_prepared(plan)
             return
         try:
             # A long episode's window keys (what MiniLM cannot read of it in one vector)
@@ -282,6 +329,10 @@ class IngestHandler:
             self._add_seconds(clock)
         self._count("episodes_written", len(episodes))
         self._count("units_written", len(units))
+        self._apply_feedback(plan, [outcome.unit_id for outcome in staged.outcomes])
+        self._forget_prepared(plan)
+
+    def _forget_prepared(self, plan: Sequence[tuple[QueueEntry, Prepared]]) -> None:
         with self._lock:
             for entry, _ in plan:
                 self._prepared.pop(entry.content_hash, None)
@@ -327,12 +378,19 @@ class IngestHandler:
         try:
             if entry.kind == KIND_UNIT:
                 return Prepared(None, (unit_from_payload(entry.payload),))
+            if entry.kind == KIND_FEEDBACK:
+                event = FeedbackEvent.from_payload(entry.payload)
+                correction = self._correction_episode(event)
+                if correction is None:
+                    return Prepared(None, (), event)
+                return Prepared(correction, self._extract(entry, correction), event)
             if entry.kind == KIND_NOTE:
                 episode = note_episode(entry.payload)
             elif entry.kind == KIND_TURN:
                 episode = turn_episode(entry.payload)
             else:
-                raise ValidationError("kind", f"must be one of {sorted(ENTRY_KINDS)}")
+                kinds = sorted({*ENTRY_KINDS, KIND_FEEDBACK})
+                raise ValidationError("kind", f"must be one of {kinds}")
             if self._sanitizer is not None:
                 clean = self._sanitizer.text(episode.text, location="ingest:turn", field="text")
                 episode = replace(episode, text=clean)
@@ -375,3 +433,118 @@ class IngestHandler:
             )
             self._count("extraction_failures")
             return ()
+
+    # --- feedback ----------------------------------------------------------------------
+
+    def _correction_episode(self, event: FeedbackEvent) -> Episode | None:
+        """The episode a correction is kept as: the user's words, sourced from the
+        event (session ``feedback``, turn the event id), its id derived from both."""
+        if not event.correction:
+            return None
+        if event.user is None:
+            logger.warning(
+                "ingest: feedback %s names no user; its correction is not remembered", event.id
+            )
+            return None
+        text = event.correction
+        if self._sanitizer is not None:
+            text = self._sanitizer.text(text, location="ingest:feedback", field="correction")
+        at = datetime.fromtimestamp(event.at, tz=UTC)
+        return Episode(
+            id=note_episode_id(event.tenant, event.user, f"feedback\x1f{event.id}\x1f{text}", at),
+            tenant=event.tenant,
+            user=event.user,
+            text=text,
+            role="user",
+            observed_at=at,
+            source=f"feedback:{event.id}",
+            session_id=FEEDBACK_SESSION,
+            turn_id=event.id,
+        )
+
+    def _apply_feedback(
+        self, plan: Sequence[tuple[QueueEntry, Prepared]], unit_ids: Sequence[str]
+    ) -> None:
+        """Apply the batch's feedback events, in order, once its writes are done;
+        ``unit_ids`` are the ids the batch's units were written as (in plan order)."""
+        offset = 0
+        for _, prepared in plan:
+            created = tuple(dict.fromkeys(unit_ids[offset : offset + len(prepared.units)]))
+            offset += len(prepared.units)
+            if prepared.feedback is not None:
+                self._apply_event(prepared.feedback, created)
+
+    def _apply_event(self, event: FeedbackEvent, created: Sequence[str]) -> None:
+        """One event's plan (``created``: the memories its correction became)."""
+        redis = self._store.redis
+        tenant = event.tenant
+        with redis_errors("redis read feedback marker"):
+            if redis.exists(done_key(tenant, event.id)):
+                return  # a replay of an event already applied
+        plan = feedback_plan(event, self._feedback_steps)
+        for point_id in plan.invalidate:
+            # Closed only when still current: a wrong fact the correction's fact
+            # superseded is history already (and names its successor).
+            found = self._store.get(tenant, [point_id])
+            if found and found[0].active and point_id not in created:
+                self._store.invalidate(tenant, point_id)
+        steps = dict(plan.steps)
+        if steps:
+            records = self._store.longterm.get(MEMORIES, list(steps), tenant=tenant)
+            self._store.adjust_importance(
+                tenant,
+                {r.id: steps[r.id] for r in records if r.payload.get("type") in ACTIVE_TYPES},
+            )
+            self._adjust_episodes(
+                [r for r in records if r.payload.get("type") == EPISODE_TYPE], steps
+            )
+        record = event.record(created)
+        with redis_errors("redis write feedback event"):
+            pipe = redis.pipeline(transaction=True)
+            pipe.xadd(
+                stream_key(tenant), record.fields(), maxlen=MAX_STREAM_EVENTS, approximate=True
+            )
+            pipe.set(done_key(tenant, event.id), "1", ex=DONE_TTL_S)
+            pipe.execute()
+        self._count("feedback_events")
+
+    def _adjust_episodes(self, records: Sequence[Record], steps: Mapping[str, float]) -> None:
+        """Episodes with their importance moved: the payload gains ``importance`` (the
+        retriever weighs it as it weighs a unit's; 0.5 when absent) and the episode is
+        indexed again with its context, as when it was written (its own vector
+        embedded again; the turns around it keep theirs)."""
+        if not records:
+            return
+        items = []
+        for record in records:
+            item = item_of_record(record)
+            before = record.payload.get("importance", 0.5)
+            current = (
+                0.5 if isinstance(before, bool) or not isinstance(before, int | float) else before
+            )
+            importance = stepped_importance(float(current), steps[record.id])
+            items.append(replace(item, extra={**item.extra, "importance": importance}))
+        vectors = np.asarray(self._embedder.embed([i.text for i in items]), dtype=np.float32)
+        with self._episodes.writing():
+            points = self._episodes.index(
+                [(item, vectors[i]) for i, item in enumerate(items)], self._read_back
+            )
+            if points:
+                self._store.longterm.add_points(MEMORIES, points)
+
+
+def feedback_records(client: Any, tenant: str, *, page: int = 1000) -> list[FeedbackRecord]:
+    """Every processed feedback event the tenant's stream holds, oldest first (records
+    this version cannot read are skipped)."""
+    records: list[FeedbackRecord] = []
+    low = "-"
+    with redis_errors("redis read feedback events"):
+        while True:
+            rows = client.xrange(stream_key(tenant), min=low, max="+", count=page)
+            for _, fields in rows:
+                record = FeedbackRecord.from_fields(fields)
+                if record is not None:
+                    records.append(record)
+            if len(rows) < page:
+                return records
+            low = f"({rows[-1][0]}"

@@ -5,7 +5,8 @@ The write path of this package, in the order a turn flows:
 1. :mod:`~memstrata.memory.pipeline` (here): ``engine.observe`` / ``engine.remember``
    turn what was said into episodes and queue entries (payloads:
    :mod:`~memstrata.memory.payloads`) and return at once with an
-   :class:`IngestReceipt`;
+   :class:`IngestReceipt`; ``engine.feedback`` queues its events the same way
+   (:mod:`memstrata.decision.feedback`);
 2. :mod:`~memstrata.memory.queue` (with :mod:`~memstrata.memory.entries`): the
    durable Redis Stream;
 3. :mod:`~memstrata.memory.consumer`: a :class:`QueueWorker` (a thread the engine
@@ -37,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from memstrata.decision.feedback import KIND_FEEDBACK, FeedbackEvent
 from memstrata.errors import BackendError, ValidationError
 from memstrata.extract.protocol import Extractor
 from memstrata.memory.consumer import QueueWorker
@@ -225,6 +227,11 @@ class IngestPipeline:
     def submit_unit(self, unit: MemoryUnit) -> IngestReceipt:
         """Enqueue one structured unit for a direct write."""
         return self._enqueue_all(KIND_UNIT, [unit_payload(unit)])
+
+    def submit_feedback(self, event: FeedbackEvent) -> IngestReceipt:
+        """Enqueue one feedback event (its texts already sanitized; see
+        :mod:`memstrata.decision.feedback`)."""
+        return self._enqueue_all(KIND_FEEDBACK, [event.as_payload()])
 
     def chunks(self, text: str, *, max_chars: int | None = None) -> tuple[str, ...]:
         """Validate the size of ``text`` and split it; ValidationError names ``text``.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -252,6 +252,36 @@ class MemoryStore:
         """Mark units as used now: access stats up, importance up a little."""
         return tuple(self._touch(u) for u in self.get(tenant, ids))
 
+    def adjust_importance(self, tenant: str, steps: Mapping[str, float]) -> tuple[MemoryUnit, ...]:
+        """Move the importance of current units (feedback): a positive step moves it
+        that fraction of the way to 1, a negative one that fraction of the way to 0.
+        Ids that are not current units (history, episodes, gone) are skipped; returns
+        the units as rewritten (vectors kept, access stats untouched)."""
+        check_id("tenant", tenant)
+        for point_id, step in steps.items():
+            check_id("steps", point_id)
+            if isinstance(step, bool) or not isinstance(step, int | float) or abs(step) > 1:
+                raise ValidationError("steps", f"{point_id}: a step must be within [-1, 1]")
+        units = [u for u in self.get(tenant, list(steps)) if u.active]
+        if not units:
+            return ()
+        vectors = self.vectors(tenant, [u.id or "" for u in units])
+        changed = [
+            replace(u, importance=stepped_importance(u.importance, steps[u.id or ""]))
+            for u in units
+            if u.id in vectors
+        ]
+        if changed:
+            self.put(changed, [vectors[u.id or ""] for u in changed])
+        for unit in changed:
+            if unit.kind == "fact":
+                # As in _touch: had a writer superseded this version meanwhile, the
+                # rewrite above revived it in L3; the slot record decides.
+                slot = slot_string(tenant, unit.slot)
+                if self._slots.read(tenant, unit.source.user, slot).active_id != unit.id:
+                    self.repair_slot(tenant, unit.source.user, slot)
+        return tuple(changed)
+
     def invalidate(self, tenant: str, point_id: str) -> MemoryUnit:
         """Close a unit found wrong (a correction): no longer active, moved cold later."""
         found = self.get(tenant, [point_id])
@@ -391,6 +421,14 @@ class MemoryStore:
             if not isinstance(value, str) or not value.strip():
                 raise ValidationError(name, "must be a non-empty string")
         return slot_string(tenant, (user, subject.casefold(), attribute.casefold()))
+
+
+def stepped_importance(importance: float, step: float) -> float:
+    """Importance moved ``step`` of the way to 1 (``step`` > 0) or ``-step`` of the way
+    to 0 (``step`` < 0); always within [0, 1] (pure)."""
+    if step >= 0:
+        return bumped_importance(importance, step=step)
+    return max(0.0, importance * (1.0 + step))
 
 
 def fresh(unit: MemoryUnit) -> MemoryUnit:

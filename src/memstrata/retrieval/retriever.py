@@ -56,6 +56,7 @@ from memstrata.retrieval.scoring import (
     type_factor,
 )
 from memstrata.retrieval.timeexpr import TimeWindow, resolve
+from memstrata.tracing import span, traced_stage
 
 _FACTOR_CACHE_ENTRIES = 65_536
 
@@ -108,13 +109,14 @@ class Retriever:
         window = None if query.now is None else resolve(query.text, query.now)
         flt = self._filter(query, window)
         pool, cosines = self._merge(query, routes, vectors, flt, max(cfg.pool_size, query.k))
-        points = self._store.read_scored(
-            query.collection,
-            [c.id for c in pool],
-            vectors[0],
-            tenant=query.tenant,
-            known_cosines=cosines,
-        )
+        with span("retrieval.pool", candidates=len(pool)):
+            points = self._store.read_scored(
+                query.collection,
+                [c.id for c in pool],
+                vectors[0],
+                tenant=query.tenant,
+                known_cosines=cosines,
+            )
         reranking = self._reranker is not None and cfg.rerank_weight > 0
         named_lower = frozenset(e.lower() for e in named)
         linking = query.collection == MEMORIES and query.as_of is None
@@ -134,6 +136,7 @@ class Retriever:
             return RetrievalResult((), tuple(top), True, window, routes)
         return RetrievalResult(tuple(top), (), False, window, routes)
 
+    @traced_stage("retrieval.diversify")
     def _diversified(
         self, query: RetrievalQuery, ranked: Sequence[RetrievedItem]
     ) -> list[RetrievedItem]:
@@ -168,6 +171,7 @@ class Retriever:
         rest = [replace(item, score=min(item.score, ceiling)) for item in ranked[depth:]]
         return chosen + rest
 
+    @traced_stage("retrieval.link")
     def _linked(
         self,
         query: RetrievalQuery,
@@ -206,6 +210,7 @@ class Retriever:
         grouped.sort(key=lambda item: -item.score)
         return grouped[: query.k]
 
+    @traced_stage("retrieval.embed")
     def _route_vectors(self, routes: Sequence[Route], named: Sequence[str]) -> NDArray[np.float32]:
         """One vector per route. The entity route's is pooled from the query's own
         token vectors when the embedder exposes them: the entities read in the
@@ -242,6 +247,7 @@ class Retriever:
             created_before=before,
         )
 
+    @traced_stage("retrieval.search")
     def _merge(
         self,
         query: RetrievalQuery,
@@ -258,22 +264,25 @@ class Retriever:
         cosines: dict[str, float] = {}
         for route, vector in zip(routes, vectors, strict=True):
             depth = cfg.secondary_route_depth if per_route else cfg.route_depth
-            dense, sparse = self._store.route_lists(
-                query.collection,
-                route.text,
-                vector,
-                flt,
-                dense_depth=depth,
-                sparse_depth=depth,
-            )
-            if not per_route:
-                dense = self._with_windows(query, dense, vector, flt)
-                cosines = dict(dense)
-            fused = fuse_route(
-                dense, sparse, dense_weight=cfg.dense_weight, sparse_weight=cfg.sparse_weight
-            )
+            with span("retrieval.route", route=route.name, depth=depth):
+                dense, sparse = self._store.route_lists(
+                    query.collection,
+                    route.text,
+                    vector,
+                    flt,
+                    dense_depth=depth,
+                    sparse_depth=depth,
+                )
+                if not per_route:
+                    dense = self._with_windows(query, dense, vector, flt)
+                    cosines = dict(dense)
+                fused = fuse_route(
+                    dense, sparse, dense_weight=cfg.dense_weight, sparse_weight=cfg.sparse_weight
+                )
             per_route.append((route.name, route.weight, fused))
-        return merge_routes(per_route, limit), cosines
+        with span("retrieval.fusion", routes=len(per_route)):
+            merged = merge_routes(per_route, limit)
+        return merged, cosines
 
     def _with_windows(
         self,
@@ -309,6 +318,7 @@ class Retriever:
                 best[episode] = point.score
         return sorted(best.items(), key=lambda entry: (-entry[1], entry[0]))
 
+    @traced_stage("retrieval.score")
     def _adjust(
         self,
         query: RetrievalQuery,
@@ -427,6 +437,7 @@ class Retriever:
             * type_factor(item_type if isinstance(item_type, str) else None, self._type_weights)
         )
 
+    @traced_stage("retrieval.rerank")
     def _rerank(
         self, query: RetrievalQuery, query_vector: NDArray[np.float32], items: list[RetrievedItem]
     ) -> list[RetrievedItem]:

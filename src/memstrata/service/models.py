@@ -665,6 +665,297 @@ class KeyList(Wire):
     keys: list[KeyOut] = []
 
 
+# -- decisions (seed 003 §4) -------------------------------------------------------------
+
+Risk = Literal["low", "medium", "high"]
+JsonObject = dict[str, JsonValue]
+
+
+class ToolSpecModel(Wire):
+    """A tool: JSON-schema parameters, risk, alternatives, and the parameters that
+    must equal facts the session holds (``bound``: parameter -> ``l1.<field>`` or
+    ``l2.<item>[.<key>]``)."""
+
+    name: Id
+    description: ShortText
+    parameters: JsonObject
+    risk: Risk = "low"
+    high_impact: bool = False
+    alternatives: Annotated[list[Id], Field(max_length=16)] = []
+    bound: dict[str, Id] = {}
+
+
+class ToolList(Wire):
+    tools: list[ToolSpecModel] = []
+
+
+class SlotModel(Wire):
+    """Key information a step needs, found in the first source that holds it."""
+
+    name: Id
+    sources: Annotated[list[Id], Field(min_length=1, max_length=16)]
+    question: ShortText | None = None
+
+
+class StepPolicyModel(Wire):
+    """How one intent's steps decide: risk, evidence, key information, tool."""
+
+    intent: Id
+    risk: Risk = "low"
+    evidence: Annotated[list[Id], Field(min_length=1, max_length=64)] = ["*"]
+    slots: Annotated[list[SlotModel], Field(max_length=32)] = []
+    tool: Id | None = None
+    tool_params: dict[str, Id] = {}
+
+
+class DecideRequest(Wire):
+    """Route the session's step and decide: answer, call a tool, or ask."""
+
+    session_id: Id
+    step_intent: Id
+    query: ShortText | None = None
+    question: ShortText | None = None
+    """The user's question, kept (sanitized) on the trace card."""
+    given: JsonObject = {}
+    """What the caller parsed from this turn, as ``given.<name>`` facts."""
+
+
+class JudgmentOut(Wire):
+    needs_data: bool
+    data_kind: str | None = None
+    enough: bool
+    confidence: float
+    missing: list[str] = []
+    tool: str | None = None
+    params: JsonObject = {}
+    reasons: list[str] = []
+    judged_by: str
+
+
+class UsedContextOut(Wire):
+    memory_ids: list[str] = []
+    episode_ids: list[str] = []
+    knowledge_ids: list[str] = []
+    l2_keys: list[str] = []
+
+
+class DecisionOut(Wire):
+    """The decision, its judgment, the context it rests on and its trace card id."""
+
+    route: Literal["answer", "tool", "ask"]
+    intent: str
+    risk: str
+    confidence: float
+    threshold: float
+    tool: str | None = None
+    params: JsonObject = {}
+    ask_for: list[str] = []
+    questions: list[str] = []
+    reasons: list[str] = []
+    judgment: JudgmentOut
+    used: UsedContextOut
+    card_id: str
+    bundle: Bundle
+
+
+class CallToolRequest(Wire):
+    """Run the decision's tool call (or the tool and parameters named)."""
+
+    card_id: Id
+    tool: Id | None = None
+    params: JsonObject | None = None
+
+
+class ConfirmToolRequest(Wire):
+    pending_id: Id
+    confirmed: bool = True
+
+
+class ToolResultReportIn(Wire):
+    """One attempt of a remote tool (run by the caller)."""
+
+    card_id: Id
+    tool: Id
+    ok: bool
+    error: ShortText | None = None
+
+
+class GateCheckOut(Wire):
+    name: str
+    passed: bool
+    detail: str = ""
+
+
+class GateVerdictOut(Wire):
+    tool: str
+    checks: list[GateCheckOut] = []
+
+
+class AttemptOut(Wire):
+    tool: str
+    ok: bool
+    error: str = ""
+
+
+class ToolOutcomeOut(Wire):
+    """done, approved (run it yourself), pending_confirmation, rejected, blocked or
+    cannot_complete; with every gate verdict and attempt."""
+
+    outcome: str
+    tool: str
+    result: JsonValue = None
+    pending_id: str | None = None
+    verdicts: list[GateVerdictOut] = []
+    attempts: list[AttemptOut] = []
+    fallbacks: list[str] = []
+    message: str = ""
+
+
+class CheckReplyRequest(Wire):
+    card_id: Id
+    reply: Text
+
+
+class ReplyCheckOut(Wire):
+    consistent: bool
+    regenerate: bool
+    conflicts: list[str] = []
+    context_loaded: bool
+    context_used: bool
+    effective: bool
+
+
+class TraceCardsRequest(Wire):
+    """Cards by session and time (RFC 3339), oldest first."""
+
+    session_id: Id | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: Annotated[int, Field(ge=1, le=1_000)] = 100
+
+
+class TraceCardOut(Wire):
+    """One decision, as an operator reads it back."""
+
+    id: str
+    session_id: str
+    step: int
+    intent: str
+    at: datetime
+    route: str
+    confidence: float
+    threshold: float
+    judged_by: str
+    question: str = ""
+    reasons: list[str] = []
+    memory_ids: list[str] = []
+    episode_ids: list[str] = []
+    knowledge_ids: list[str] = []
+    l2_keys: list[str] = []
+    ask_for: list[str] = []
+    tool: str | None = None
+    params: JsonObject = {}
+    tool_outcome: str | None = None
+    gate: list[GateVerdictOut] = []
+    attempts: list[AttemptOut] = []
+    fallbacks: list[str] = []
+    timing_ms: dict[str, float] = {}
+    reply: str = ""
+    consistency: str
+    conflicts: list[str] = []
+    context_loaded: bool | None = None
+    context_used: bool | None = None
+    effective: bool | None = None
+    flags: list[str] = []
+
+
+class TraceCardList(Wire):
+    cards: list[TraceCardOut] = []
+
+
+class FeedbackRequest(Wire):
+    """The user's follow-up to a decision: confirmed, corrected (with the correction),
+    abandoned, or a rating from 1 to 5."""
+
+    card_id: Id
+    kind: Literal["confirmed", "corrected", "abandoned", "rating"]
+    correction: ShortText | None = None
+    rating: Annotated[int, Field(ge=1, le=5)] | None = None
+    used: Annotated[list[Id], Field(max_length=200)] | None = None
+    """The memory ids the reply used (default: what the checked reply reflects)."""
+    wrong: Annotated[list[Id], Field(max_length=200)] | None = None
+    """Memory ids the correction says are wrong (they stop being current)."""
+
+
+class FeedbackReceiptOut(Wire):
+    event_id: str
+    card_id: str
+    kind: str
+    queued: bool
+    used: list[str] = []
+    used_by: str
+    ignored: list[str] = []
+    wrong: list[str] = []
+    error: str | None = None
+
+
+class FeedbackReportRequest(Wire):
+    since: datetime | None = None
+
+
+class QuestionStatsOut(Wire):
+    question: str
+    events: int
+    misses: int
+    miss_rate: float
+
+
+class IntentStatsOut(Wire):
+    intent: str
+    events: int
+    confirmed: int
+    corrected: int
+    abandoned: int
+    ratings: int
+    low_ratings: int
+    mean_rating: float | None = None
+    misses: int
+    miss_rate: float
+    questions: list[QuestionStatsOut] = []
+
+
+class IgnoredMemoryOut(Wire):
+    id: str
+    ignored: int
+    used: int
+    text: str | None = None
+
+
+class FeedbackReportOut(Wire):
+    """Which query types keep missing the right memory, and which memories are
+    retrieved but ignored."""
+
+    events: int
+    by_kind: dict[str, int] = {}
+    corrected_share: float | None = None
+    intents: list[IntentStatsOut] = []
+    ignored: list[IgnoredMemoryOut] = []
+
+
+class HealthReportRequest(Wire):
+    since: Annotated[str, Field(min_length=2, max_length=16)] = "7d"
+    """The window: ``30m``, ``24h``, ``7d``, ``2w``."""
+
+
+class HealthReportOut(Wire):
+    """The context health report (seed 000 §5.3) as Markdown and a self-contained
+    HTML page with charts."""
+
+    samples: int
+    markdown: str
+    html: str
+
+
 class Empty(Wire):
     """No fields."""
 

@@ -20,7 +20,16 @@ from memstrata.service.capability import (
     Operation,
     request_error,
 )
-from memstrata.service.ops import keys, knowledge, memory, namespaces, sessions, store, working
+from memstrata.service.ops import (
+    decisions,
+    keys,
+    knowledge,
+    memory,
+    namespaces,
+    sessions,
+    store,
+    working,
+)
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     *sessions.OPERATIONS,
@@ -29,6 +38,7 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     *knowledge.OPERATIONS,
     *namespaces.OPERATIONS,
     *store.OPERATIONS,
+    *decisions.OPERATIONS,
     *keys.OPERATIONS,
 )
 

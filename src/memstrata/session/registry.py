@@ -35,6 +35,7 @@ class SessionRegistry:
         self._sanitize = sanitize
         self._lock = threading.Lock()
         self._sessions: dict[str, SessionState] = {}
+        self._stale_writes = 0
 
     def start(
         self,
@@ -78,7 +79,10 @@ class SessionRegistry:
         if new.auth_context != expected.auth_context:
             raise ValidationError("auth_context", "cannot be changed by a state update")
         with self._lock:
-            if self._sessions.get(expected.session_id) is not expected:
+            current = self._sessions.get(expected.session_id)
+            if current is not expected:
+                if current is not None:  # a newer state is there (not an ended session)
+                    self._stale_writes += 1
                 return False
             self._sessions[expected.session_id] = new
             return True
@@ -107,6 +111,14 @@ class SessionRegistry:
         if state is None:
             raise NotFoundError(f"session {session_id!r} is not open in this process")
         return state
+
+    @property
+    def stale_writes(self) -> int:
+        """How many compare-and-set writes were refused because the entry had changed
+        since the writer read it: each would have overwritten a newer state (the
+        health report's immutable-violation count; ``update`` retries them)."""
+        with self._lock:
+            return self._stale_writes
 
     def session_ids(self) -> tuple[str, ...]:
         with self._lock:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -72,6 +72,14 @@ class _NoSanitizer:
         return obj
 
 
+ReadHook = Callable[[str], None]
+"""Called with the key of each L2 read (the health report's hot keys)."""
+
+
+def _no_read_hook(key: str) -> None:
+    return None
+
+
 class WorkingMemory:
     """Entry point of L2: session views and user preferences over one backend."""
 
@@ -88,6 +96,11 @@ class WorkingMemory:
         self._clock = clock
         # Every value written to L2 passes the gateway first (DESIGN: Safety).
         self._sanitizer: ValueSanitizer = sanitizer or _NoSanitizer()
+        self._on_read: ReadHook = _no_read_hook
+
+    def watch_reads(self, on_read: ReadHook | None) -> None:
+        """Call ``on_read(key)`` on each read from views made from now on (None: stop)."""
+        self._on_read = on_read or _no_read_hook
 
     @property
     def backend(self) -> KVBackend:
@@ -102,7 +115,12 @@ class WorkingMemory:
     def session(self, session_id: str) -> SessionWorkingMemory:
         """A view that can only address ``session_id``'s keys."""
         return SessionWorkingMemory(
-            self._backend, self._settings, self._clock, session_id, sanitizer=self._sanitizer
+            self._backend,
+            self._settings,
+            self._clock,
+            session_id,
+            sanitizer=self._sanitizer,
+            on_read=self._on_read,
         )
 
     def set_preference(
@@ -144,6 +162,7 @@ class WorkingMemory:
     ) -> Preference:
         """Read one preference of ``tenant``'s user; ContextMissError when absent."""
         key = K.pref_key(tenant, user_id, pref_type)
+        self._on_read(key)
         found = self._backend.read_fields(key)  # preferences never expire: no TTL read
         if found is None:
             raise ContextMissError(key)
@@ -155,6 +174,7 @@ class WorkingMemory:
         out = []
         for pref_type in sorted(self._backend.set_members(index)):
             key = K.pref_key(tenant, user_id, pref_type)
+            self._on_read(key)
             found = self._backend.read_fields(key)
             if found is not None:
                 out.append(_decode_preference(key, user_id, pref_type, found))
@@ -221,6 +241,7 @@ class SessionWorkingMemory:
         session_id: str,
         *,
         sanitizer: ValueSanitizer | None = None,
+        on_read: ReadHook | None = None,
     ) -> None:
         self._session_id = check_id("session_id", session_id)
         # Built and validated once: every call of this view addresses this prefix only.
@@ -229,6 +250,7 @@ class SessionWorkingMemory:
         self._settings = settings
         self._clock = clock
         self._sanitizer: ValueSanitizer = sanitizer or _NoSanitizer()
+        self._on_read: ReadHook = on_read or _no_read_hook
 
     @property
     def session_id(self) -> str:
@@ -255,6 +277,7 @@ class SessionWorkingMemory:
     def get_api_response(self, endpoint: str, params: Mapping[str, Any]) -> WorkingItem:
         """Read a cached response; ContextMissError when missing or expired."""
         key = K.api_key_under(self._prefix, endpoint, params)
+        self._on_read(key)
         text = self._backend.get_value(key)
         if text is None:
             raise ContextMissError(key)
@@ -285,6 +308,7 @@ class SessionWorkingMemory:
     def get_plan(self) -> StoredPlan:
         """The stored plan; ContextMissError when none (or it expired)."""
         key = K.plan_key(self._session_id)
+        self._on_read(key)
         plan = self._load_plan()
         if plan is None:
             raise ContextMissError(key)
@@ -328,6 +352,7 @@ class SessionWorkingMemory:
     def get_step_result(self, step_id: str, reader_step: str | None = None) -> WorkingItem:
         """Read a step result; a dependent ``reader_step`` extends its TTL (never shortens)."""
         key = K.result_key(self._session_id, step_id)
+        self._on_read(key)
         if reader_step is None:
             found = self._backend.read_hash(key)
         else:
@@ -421,6 +446,7 @@ class SessionWorkingMemory:
     ) -> tuple[SeriesPoint, ...]:
         """Points with ``start <= timestamp <= end``, oldest first."""
         key = K.series_key(self._session_id, metric)
+        self._on_read(key)
         low = -math.inf if start is None else check_timestamp("start", start)
         high = math.inf if end is None else check_timestamp("end", end)
         if low > high:
@@ -446,7 +472,9 @@ class SessionWorkingMemory:
 
     def pending(self) -> frozenset[str]:
         """The pending task ids."""
-        return self._backend.set_members(K.pending_key(self._session_id))
+        key = K.pending_key(self._session_id)
+        self._on_read(key)
+        return self._backend.set_members(key)
 
     # -- inspection -------------------------------------------------------------------
     def keys(self) -> tuple[WorkingKey, ...]:

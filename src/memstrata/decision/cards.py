@@ -1,0 +1,199 @@
+"""Trace cards (seed 003 §4.2): one per decision, kept in Valkey, bounded.
+
+A card holds what an operator needs to replay a step: the route, the confidence and
+its threshold, the memory, episode and knowledge ids used, the tool with its
+sanitized parameters, the gate's verdicts, the fallbacks taken, the timings, and,
+once the reply is checked, the consistency verdict and whether the step's context
+was effective (CER). Every text in a card has passed the gateway before it is built.
+
+Keys (one hash tag per tenant, so a pipeline stays on one cluster slot)::
+
+    {cards:<tenant>}:card:<id>          string  the card's JSON, expiring after the retention
+    {cards:<tenant>}:time               zset    card id -> decided at (epoch s)
+    {cards:<tenant>}:session:<sid>      zset    card id -> decided at, for one session
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime
+from typing import Any, Literal, cast
+
+import redis
+from redis.cluster import RedisCluster
+
+from memstrata.errors import NotFoundError, ValidationError
+from memstrata.validation import check_id, check_positive_int
+from memstrata.working.redis_errors import redis_errors
+
+Consistency = Literal["unchecked", "consistent", "conflict"]
+DEFAULT_RETENTION_S = 30 * 86_400
+DEFAULT_MAX_CARDS = 100_000
+MAX_QUERY = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class TraceCard:
+    """One decision, as an operator reads it back."""
+
+    id: str
+    tenant: str
+    session_id: str
+    step: int
+    intent: str
+    at: float
+    route: str
+    confidence: float
+    threshold: float
+    judged_by: str
+    question: str = ""
+    reasons: tuple[str, ...] = ()
+    memory_ids: tuple[str, ...] = ()
+    episode_ids: tuple[str, ...] = ()
+    knowledge_ids: tuple[str, ...] = ()
+    l2_keys: tuple[str, ...] = ()
+    ask_for: tuple[str, ...] = ()
+    tool: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    tool_outcome: str | None = None
+    gate: tuple[Mapping[str, Any], ...] = ()
+    attempts: tuple[Mapping[str, Any], ...] = ()
+    fallbacks: tuple[str, ...] = ()
+    timing_ms: Mapping[str, float] = field(default_factory=dict)
+    reply: str = ""
+    consistency: Consistency = "unchecked"
+    conflicts: tuple[str, ...] = ()
+    context_loaded: bool | None = None
+    context_used: bool | None = None
+    flags: tuple[str, ...] = ()
+
+    @property
+    def effective(self) -> bool | None:
+        """The step's CER verdict: context loaded and used (None until checked)."""
+        if self.context_loaded is None or self.context_used is None:
+            return None
+        return self.context_loaded and self.context_used
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["params"] = dict(self.params)
+        data["timing_ms"] = dict(self.timing_ms)
+        data["gate"] = [dict(g) for g in self.gate]
+        data["attempts"] = [dict(a) for a in self.attempts]
+        data["effective"] = self.effective
+        data["at_iso"] = datetime.fromtimestamp(self.at).astimezone().isoformat()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TraceCard:
+        known = {f for f in cls.__dataclass_fields__}
+        values = {k: v for k, v in data.items() if k in known}
+        for name in (
+            "reasons",
+            "memory_ids",
+            "episode_ids",
+            "knowledge_ids",
+            "l2_keys",
+            "ask_for",
+            "gate",
+            "attempts",
+            "fallbacks",
+            "conflicts",
+            "flags",
+        ):
+            values[name] = tuple(values.get(name, ()))
+        return cls(**values)
+
+
+class CardStore:
+    """Trace cards of every tenant in Valkey/Redis (a client with decoded responses).
+
+    At most ``max_cards`` per tenant (the oldest go first), each for at most
+    ``retention_s``.
+    """
+
+    def __init__(
+        self,
+        client: redis.Redis | RedisCluster,
+        *,
+        retention_s: int = DEFAULT_RETENTION_S,
+        max_cards: int = DEFAULT_MAX_CARDS,
+    ) -> None:
+        self._redis = client
+        self._retention_s = check_positive_int("retention_s", retention_s)
+        self._max = check_positive_int("max_cards", max_cards)
+
+    @staticmethod
+    def _key(tenant: str, *parts: str) -> str:
+        return ":".join((f"{{cards:{tenant}}}", *parts))
+
+    def put(self, card: TraceCard) -> None:
+        """Store a new card (or a card's later state: same id, same time)."""
+        body = json.dumps(card.as_dict(), ensure_ascii=False, sort_keys=True)
+        time_key = self._key(card.tenant, "time")
+        session_key = self._key(card.tenant, "session", card.session_id)
+        with redis_errors("redis write trace card"):
+            pipe = self._redis.pipeline(transaction=False)
+            pipe.set(self._key(card.tenant, "card", card.id), body, ex=self._retention_s)
+            pipe.zadd(time_key, {card.id: card.at})
+            pipe.zadd(session_key, {card.id: card.at})
+            pipe.expire(session_key, self._retention_s)
+            pipe.zcard(time_key)
+            size = int(pipe.execute()[-1])
+            if size > self._max:
+                dropped = cast(list[str], self._redis.zrange(time_key, 0, size - self._max - 1))
+                pipe = self._redis.pipeline(transaction=False)
+                pipe.zrem(time_key, *dropped)
+                pipe.delete(*(self._key(card.tenant, "card", i) for i in dropped))
+                pipe.execute()
+
+    def get(self, tenant: str, card_id: str) -> TraceCard:
+        check_id("card_id", card_id)
+        with redis_errors("redis read trace card"):
+            raw = self._redis.get(self._key(tenant, "card", card_id))
+        if raw is None:
+            raise NotFoundError(f"no trace card {card_id!r}")
+        return TraceCard.from_dict(json.loads(cast(str, raw)))
+
+    def update(self, tenant: str, card_id: str, **changes: Any) -> TraceCard:
+        """The card with ``changes`` applied, stored."""
+        card = replace(self.get(tenant, card_id), **changes)
+        self.put(card)
+        return card
+
+    def query(
+        self,
+        tenant: str,
+        *,
+        session_id: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        limit: int = 100,
+    ) -> tuple[TraceCard, ...]:
+        """Cards in ``[since, until]`` (epoch s), oldest first, at most ``limit``."""
+        check_positive_int("limit", limit, maximum=MAX_QUERY)
+        if since is not None and until is not None and since > until:
+            raise ValidationError("since", "must not be after until")
+        key = (
+            self._key(tenant, "time")
+            if session_id is None
+            else self._key(tenant, "session", session_id)
+        )
+        low = "-inf" if since is None else repr(float(since))
+        high = "+inf" if until is None else repr(float(until))
+        with redis_errors("redis query trace cards"):
+            ids = cast(list[str], self._redis.zrangebyscore(key, low, high, start=0, num=limit))
+            raws = cast(
+                list[str | None],
+                self._redis.mget([self._key(tenant, "card", i) for i in ids]) if ids else [],
+            )
+        return tuple(TraceCard.from_dict(json.loads(raw)) for raw in raws if raw is not None)
+
+
+def cards_json(cards: Sequence[TraceCard]) -> str:
+    """The cards as one JSON document (the export format)."""
+    return json.dumps(
+        {"cards": [card.as_dict() for card in cards]}, ensure_ascii=False, indent=2, sort_keys=True
+    )

@@ -1,0 +1,186 @@
+"""Checks of a reply against the context it was built from (seed 003 §4.2, §6.3; seed
+000 §5.1).
+
+* Consistency: the reply's key conclusions (values, numbers) must not contradict the
+  memories used. A reply that states a value the context marks as replaced, or a
+  number other than the one held for a label it names, is a conflict: the caller
+  regenerates, or the card is flagged.
+* Context effectiveness (CER, seed 000 §5.1, :mod:`memstrata.cer`): a step's context
+  was *loaded* when its L2 evidence is present and unexpired and its L3 evidence
+  reaches the confidence threshold, and *used* when the reply reflects it (a held
+  value, or a sentence of an item's text).
+
+Both are rules over text: deterministic, no model. A configured model may replace
+the consistency rules (:mod:`memstrata.decision.model_judge`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import memstrata.cer as cer
+from memstrata.frozen import thaw
+from memstrata.router.bundle import ContextBundle, ContextItem
+
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)?(?![\w])")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
+_SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+_FACT_TEXT = re.compile(r"^(?P<subject>\S+) (?P<attribute>[^:]+): (?P<value>.+)$", re.S)
+_CAPITALIZED = re.compile(r"\b[A-Z][a-zA-Z-]{2,}\b")
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyCheck:
+    """What the reply check found."""
+
+    consistent: bool
+    conflicts: tuple[str, ...]
+    context_loaded: bool
+    context_used: bool
+
+    @property
+    def regenerate(self) -> bool:
+        """The reply contradicts the memories used: make it again."""
+        return not self.consistent
+
+    @property
+    def effective(self) -> bool:
+        return self.context_loaded and self.context_used
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "consistent": self.consistent,
+            "regenerate": self.regenerate,
+            "conflicts": list(self.conflicts),
+            "context_loaded": self.context_loaded,
+            "context_used": self.context_used,
+            "effective": self.effective,
+        }
+
+
+def held_values(items: Iterable[ContextItem]) -> tuple[tuple[str, str], ...]:
+    """(label, value) pairs the items hold: L2 fields and L3 facts (``subject
+    attribute: value``)."""
+    out: list[tuple[str, str]] = []
+    for item in items:
+        content = thaw(item.content)
+        if item.provenance.layer == "L3":
+            if isinstance(content, dict) and content.get("type") == "fact":
+                match = _FACT_TEXT.match(str(content.get("text", "")))
+                if match:
+                    out.append((match["attribute"].strip(), match["value"].strip()))
+            continue
+        out.extend(_scalars(item.name, content))
+    return tuple(out)
+
+
+def _scalars(label: str, value: Any) -> Iterator[tuple[str, str]]:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from _scalars(label if key == "value" else str(key), inner)
+    elif isinstance(value, list):
+        for inner in value[:20]:
+            yield from _scalars(label, inner)
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, int | float | str) and str(value).strip():
+        yield label, str(value).strip()
+
+
+def stale_values(items: Iterable[ContextItem]) -> tuple[tuple[str, str], ...]:
+    """(old value, what replaced it) for every episode a newer fact replaced."""
+    out = []
+    for item in items:
+        content = thaw(item.content)
+        if not isinstance(content, dict) or not content.get("replaced_by"):
+            continue
+        replaced_by = str(content["replaced_by"])
+        match = _FACT_TEXT.match(replaced_by)
+        current = match["value"].strip() if match else replaced_by
+        for word in _CAPITALIZED.findall(str(content.get("text", ""))):
+            if word.casefold() not in replaced_by.casefold():
+                out.append((word, current))
+    return tuple(dict.fromkeys(out))
+
+
+def conflicts(reply: str, items: Sequence[ContextItem]) -> tuple[str, ...]:
+    """The reply's statements that contradict the items (rules, deterministic)."""
+    found: list[str] = []
+    folded = reply.casefold()
+    for old, current in stale_values(items):
+        if _mentions(folded, old) and not _mentions(folded, current):
+            found.append(f"states {old!r}, which the context marks as replaced by {current!r}")
+    sentences = [s for s in _SENTENCE.split(reply) if s.strip()]
+    for label, value in held_values(items):
+        held = _number(value)
+        if held is None:
+            continue
+        words = [w for w in _WORD.findall(label.replace("_", " ")) if len(w) > 2]
+        for sentence in sentences:
+            if not words or not all(_mentions(sentence.casefold(), w) for w in words):
+                continue
+            numbers = [n for n in (_number(t) for t in _NUMBER.findall(sentence)) if n is not None]
+            if numbers and not any(abs(n - held) <= 1e-9 * max(1.0, abs(held)) for n in numbers):
+                found.append(f"gives {label} as {numbers[0]:g}; the context holds {value}")
+    return tuple(dict.fromkeys(found))
+
+
+def context_loaded(
+    bundle: ContextBundle, evidence: Sequence[ContextItem], *, threshold: float
+) -> bool:
+    """Seed 000 §5.1's "correctly loaded" (:func:`memstrata.cer.context_loaded`): every
+    L2 item the step asked for is present and unexpired, and its L3 evidence, if any,
+    reaches ``threshold``."""
+    if not evidence:
+        return False
+    l2 = [item for item in evidence if item.provenance.layer != "L3"]
+    l3 = [item.provenance.relevance for item in evidence if item.provenance.layer == "L3"]
+    missing = {m.ref for m in bundle.missing if m.layer == "L2"}
+    return cer.context_loaded(
+        required_l2_keys={item.provenance.ref for item in l2} | missing,
+        present_l2_keys={item.provenance.ref for item in l2},
+        l3_confidences=l3 or None,
+        threshold=threshold,
+    )
+
+
+def context_used(reply: str, evidence: Sequence[ContextItem]) -> bool:
+    """Seed 000 §5.1's "used" (:func:`memstrata.cer.context_used`): the reply reflects
+    a value an item holds, or one sentence of an item's text."""
+    pieces = [value for _, value in held_values(evidence)]
+    for item in evidence:
+        content = thaw(item.content)
+        text = content.get("text", "") if isinstance(content, dict) else ""
+        pieces.extend(s for s in _SENTENCE.split(str(text)) if s.strip())
+    return cer.context_used(pieces, reply)
+
+
+def check_reply(
+    reply: str, bundle: ContextBundle, evidence: Sequence[ContextItem], *, threshold: float
+) -> ReplyCheck:
+    """Consistency and effectiveness of ``reply`` for a step built from ``bundle``;
+    ``threshold`` is the L3 confidence a loaded step needs."""
+    found = conflicts(reply, bundle.items)
+    return ReplyCheck(
+        consistent=not found,
+        conflicts=found,
+        context_loaded=context_loaded(bundle, evidence, threshold=threshold),
+        context_used=context_used(reply, evidence),
+    )
+
+
+def _mentions(folded_text: str, value: str) -> bool:
+    needle = value.casefold().strip()
+    if not needle:
+        return False
+    return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", folded_text) is not None
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None

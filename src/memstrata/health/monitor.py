@@ -1,0 +1,108 @@
+"""The engine's health state: the counters its hot paths feed, the log, the schedule.
+
+Hot paths pay a clock read (:meth:`HealthMonitor.claim_due`) and, for an L2 read, a
+counter update; a sample (a few Valkey round trips and L3 counts) is taken at most
+once per ``interval_s``, by the one caller that claims it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from memstrata.clock import Clock
+from memstrata.errors import ValidationError
+from memstrata.health.counters import BoundedCounter, key_family, merge
+from memstrata.health.recorder import HealthLog
+from memstrata.health.sample import HealthSample
+from memstrata.health.sampler import EngineReadings, build_sample
+
+DEFAULT_INTERVAL_S = 60.0
+MAX_QUERY_CHARS = 200
+
+Sanitize = Callable[[str], str]
+
+
+def default_source() -> str:
+    """This process, as samples name it (counters are per process)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class HealthMonitor:
+    """Counts hot keys and low-confidence queries; records samples into a log."""
+
+    def __init__(
+        self,
+        log: HealthLog,
+        clock: Clock,
+        sanitize: Sanitize,
+        *,
+        interval_s: float = DEFAULT_INTERVAL_S,
+        max_names: int = 1_000,
+        source: str | None = None,
+    ) -> None:
+        if isinstance(interval_s, bool) or not isinstance(interval_s, int | float):
+            raise ValidationError("interval_s", "must be a number")
+        if not interval_s > 0:
+            raise ValidationError("interval_s", "must be > 0")
+        self.log = log
+        self._clock = clock
+        self._sanitize = sanitize
+        self._interval = timedelta(seconds=interval_s)
+        self._source = source or default_source()
+        self._hot_keys = BoundedCounter(max_names)
+        self._queries = BoundedCounter(max_names)
+        self._lock = threading.Lock()
+        self._next: datetime | None = None
+
+    # -- fed by hot paths ------------------------------------------------------------
+
+    def key_read(self, key: str) -> None:
+        """One L2 read of ``key`` (counted by family: no session or user in it)."""
+        self._hot_keys.add(key_family(key))
+
+    def low_confidence_query(self, text: str) -> None:
+        """A retrieval query whose result was skipped or low-confidence. It passes
+        the gateway before it is kept (sanitized whole, then shortened)."""
+        clean = " ".join(self._sanitize(text).split())
+        if len(clean) > MAX_QUERY_CHARS:
+            clean = clean[: MAX_QUERY_CHARS - 1] + "…"
+        if clean:
+            self._queries.add(clean)
+
+    def claim_due(self) -> bool:
+        """True, for one caller, when ``interval_s`` passed since the last sample (or
+        none was taken yet): that caller takes it. Cheap otherwise: one clock read."""
+        now = self._clock.now()
+        due = self._next
+        if due is not None and now < due:
+            return False
+        if not self._lock.acquire(blocking=False):
+            return False
+        try:
+            if self._next is not None and now < self._next:
+                return False
+            self._next = now + self._interval
+            return True
+        finally:
+            self._lock.release()
+
+    # -- samples ---------------------------------------------------------------------
+
+    def record(self, at: datetime, readings: EngineReadings) -> HealthSample:
+        """Build the sample at ``at`` (draining the counters) and append it to the log."""
+        hot = merge(*({self._sanitize(k): n} for k, n in self._hot_keys.drain().items()))
+        sample = build_sample(
+            at,
+            readings,
+            hot_keys=hot,
+            low_confidence_queries=self._queries.drain(),
+            source=self._source,
+        )
+        with self._lock:
+            self._next = max(self._next or at, at + self._interval)
+        self.log.append(sample)
+        return sample

@@ -1,0 +1,522 @@
+"""The context health report (seed 000 §5.3), built from recorded samples (pure).
+
+Counters are cumulative per process: an increase is summed sample to sample within
+each process (a drop means the process restarted and counts from 0 again), and the
+first sample of a process is its baseline. The Valkey server's numbers are read by
+every process alike, so they are followed across all samples instead. Gauges are
+shown per time bucket: the last value of each process in the bucket, added up across
+processes (the server's: the last value).
+
+Rates (the decision layer), as :func:`memstrata.decision.decision_rates` defines them:
+tool success and fallback over the tool calls that ran (``done`` or
+``cannot_complete``: a held, rejected or blocked call never ran); correction and ask
+over all decisions; CER = effective steps over all steps, for the last 7 days against
+the 7 before (whatever ``since`` is).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from types import MappingProxyType
+
+from memstrata.decision.metrics import EXECUTED_OUTCOMES
+from memstrata.errors import ValidationError
+from memstrata.health.counters import merge, top
+from memstrata.health.sample import (
+    CER_EFFECTIVE,
+    CER_INEFFECTIVE,
+    DECISION_ROUTES,
+    FALLBACKS,
+    L1_BYTES,
+    L1_SESSIONS,
+    L1_STALE_WRITES,
+    L2_EXPIRED,
+    L2_KEYS,
+    L3_POINTS,
+    HealthSample,
+    decision_name,
+    feedback_name,
+    is_shared,
+    tool_name,
+)
+
+WEEK = timedelta(days=7)
+MAX_POINTS = 200
+BUCKETS = tuple(
+    timedelta(minutes=m) for m in (1, 5, 15, 30, 60, 120, 180, 360, 720, 1440, 10080, 43200, 525600)
+)
+HOT_KEYS_SHOWN = 10
+QUERIES_SHOWN = 5
+
+Series = tuple[tuple[datetime, float], ...]
+"""(time, value) points, oldest first."""
+Ranked = tuple[tuple[str, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class L1Health:
+    sessions: Series
+    memory_bytes: Series
+    stale_writes: int
+    """Compare-and-set writes refused because the state changed under them (the
+    immutable-violation count: each would have overwritten a newer state)."""
+
+
+@dataclass(frozen=True, slots=True)
+class L2Health:
+    keys: Series
+    expired_per_minute: Series
+    expired_per_minute_avg: float | None
+    expiry_rate: float | None
+    """Keys expired per minute over the mean key count (seed: should stay < 5 %)."""
+    hot_keys: Ranked
+    """Reads per key family, the 10 most read first."""
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionGrowth:
+    collection: str
+    first: float
+    last: float
+
+    @property
+    def growth(self) -> float:
+        return self.last - self.first
+
+    @property
+    def growth_rate(self) -> float | None:
+        return None if self.first <= 0 else self.growth / self.first
+
+
+@dataclass(frozen=True, slots=True)
+class L3Health:
+    points: Mapping[str, Series]
+    growth: tuple[CollectionGrowth, ...]
+    low_confidence_queries: Ranked
+    """Sanitized queries skipped or answered with low confidence, 5 most frequent."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rate:
+    name: str
+    numerator: float
+    denominator: float
+
+    @property
+    def value(self) -> float | None:
+        return None if self.denominator <= 0 else self.numerator / self.denominator
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionHealth:
+    cer_this_week: Rate
+    cer_last_week: Rate
+    cer_daily: tuple[tuple[datetime, Rate], ...]
+    """The last 14 days, one CER per day (day ending at the time given)."""
+    rates: tuple[Rate, ...]
+    """Over the report window: tool success, correction, fallback, ask."""
+
+    @property
+    def cer_change(self) -> float | None:
+        """This week's CER minus last week's (a fraction; x100 for points)."""
+        now, before = self.cer_this_week.value, self.cer_last_week.value
+        return None if now is None or before is None else now - before
+
+
+@dataclass(frozen=True, slots=True)
+class HealthReport:
+    generated_at: datetime
+    since: timedelta
+    start: datetime
+    samples: int
+    sources: int
+    bucket: timedelta
+    l1: L1Health
+    l2: L2Health
+    l3: L3Health
+    decisions: DecisionHealth
+
+
+# -- durations ------------------------------------------------------------------------
+
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> timedelta:
+    """``30m``, ``24h``, ``7d``, ``2w`` (``s`` too) as a timedelta."""
+    found = _DURATION.match(text) if isinstance(text, str) else None
+    if found is None or int(found.group(1)) == 0:
+        raise ValidationError("since", "must be a positive duration such as 30m, 24h or 7d")
+    return timedelta(seconds=int(found.group(1)) * _UNIT_S[found.group(2)])
+
+
+def format_duration(delta: timedelta) -> str:
+    seconds = int(delta.total_seconds())
+    for unit in ("d", "h", "m"):
+        if seconds and seconds % _UNIT_S[unit] == 0:
+            return f"{seconds // _UNIT_S[unit]}{unit}"
+    return f"{seconds}s"
+
+
+# -- arithmetic over samples -----------------------------------------------------------
+
+
+def increments(samples: Sequence[HealthSample], name: str) -> list[tuple[datetime, float]]:
+    """Each sample's increase of counter ``name`` since the one before it (per process
+    unless the server's); a drop is a restart, so the new value is the increase."""
+    last: dict[str, float] = {}
+    out: list[tuple[datetime, float]] = []
+    shared = is_shared(name)
+    for sample in samples:
+        value = sample.values.get(name)
+        if value is None:
+            continue
+        owner = "" if shared else sample.source
+        before = last.get(owner)
+        last[owner] = value
+        if before is not None:
+            out.append((sample.at, value - before if value >= before else value))
+    return out
+
+
+def increase(incs: Iterable[tuple[datetime, float]], start: datetime, end: datetime) -> float:
+    """The increase over ``(start, end]``."""
+    return sum(inc for at, inc in incs if start < at <= end)
+
+
+def _bucket_for(span: timedelta) -> timedelta:
+    for size in BUCKETS:
+        if span / size <= MAX_POINTS:
+            return size
+    return BUCKETS[-1]
+
+
+def _bucket_of(at: datetime, start: datetime, size: timedelta) -> int:
+    """Bucket ``i`` covers ``(start + i * size, start + (i + 1) * size]`` (``start``
+    itself falls in the first)."""
+    return max(0, math.ceil((at - start) / size) - 1)
+
+
+def _bucket_end(index: int, start: datetime, size: timedelta, now: datetime) -> datetime:
+    return min(now, start + size * (index + 1))
+
+
+def gauge_series(
+    samples: Sequence[HealthSample], name: str, start: datetime, now: datetime, size: timedelta
+) -> Series:
+    """The gauge per bucket: each process's last value, summed (the server's: last)."""
+    buckets: dict[int, dict[str, float]] = defaultdict(dict)
+    shared = is_shared(name)
+    for sample in samples:
+        value = sample.values.get(name)
+        if value is None or not start <= sample.at <= now:
+            continue
+        buckets[_bucket_of(sample.at, start, size)]["" if shared else sample.source] = value
+    return tuple(
+        (_bucket_end(i, start, size, now), float(sum(by_source.values())))
+        for i, by_source in sorted(buckets.items())
+    )
+
+
+def rate_series(
+    incs: Sequence[tuple[datetime, float]], start: datetime, now: datetime, size: timedelta
+) -> Series:
+    """A counter's increase per minute, per bucket."""
+    buckets: dict[int, float] = defaultdict(float)
+    for at, inc in incs:
+        if start < at <= now:
+            buckets[_bucket_of(at, start, size)] += inc
+    out = []
+    for i, total in sorted(buckets.items()):
+        begin = start + size * i
+        minutes = (_bucket_end(i, start, size, now) - begin).total_seconds() / 60
+        out.append((_bucket_end(i, start, size, now), total / minutes if minutes > 0 else 0.0))
+    return tuple(out)
+
+
+def _ranked(counts: Iterable[Mapping[str, int]], n: int) -> Ranked:
+    return tuple(top(merge(*counts), n).items())
+
+
+class _Increments:
+    """Each counter's increments, computed once per name."""
+
+    def __init__(self, samples: Sequence[HealthSample]) -> None:
+        self._samples = samples
+        self._by_name: dict[str, list[tuple[datetime, float]]] = {}
+
+    def __call__(self, name: str) -> list[tuple[datetime, float]]:
+        found = self._by_name.get(name)
+        if found is None:
+            found = self._by_name[name] = increments(self._samples, name)
+        return found
+
+    def rate(
+        self,
+        name: str,
+        numerator: Sequence[str],
+        denominator: Sequence[str],
+        start: datetime,
+        end: datetime,
+    ) -> Rate:
+        def total(names: Sequence[str]) -> float:
+            return sum(increase(self(n), start, end) for n in names)
+
+        return Rate(name, total(numerator), total(denominator))
+
+
+# -- the report -----------------------------------------------------------------------
+
+
+def build_report(samples: Sequence[HealthSample], now: datetime, since: timedelta) -> HealthReport:
+    """The report over ``(now - since, now]``; ``samples`` should reach back 14 days
+    (week-over-week CER) and may hold older or newer ones, which are ignored."""
+    if not isinstance(now, datetime) or now.tzinfo is None:
+        raise ValidationError("now", "must be a timezone-aware datetime")
+    if not isinstance(since, timedelta) or since <= timedelta(0):
+        raise ValidationError("since", "must be a positive timedelta")
+    ordered = sorted((s for s in samples if s.at <= now), key=lambda s: s.at)
+    start = now - since
+    window = [s for s in ordered if s.at > start]
+    size = _bucket_for(since)
+
+    def gauge(name: str) -> Series:
+        return gauge_series(ordered, name, start, now, size)
+
+    l1 = L1Health(
+        sessions=gauge(L1_SESSIONS),
+        memory_bytes=gauge(L1_BYTES),
+        stale_writes=round(increase(increments(ordered, L1_STALE_WRITES), start, now)),
+    )
+    l2 = _l2(ordered, window, start, now, size)
+    collections = sorted(
+        {n[len(L3_POINTS) :] for s in window for n in s.values if n.startswith(L3_POINTS)}
+    )
+    points = {c: gauge(L3_POINTS + c) for c in collections}
+    l3 = L3Health(
+        points=MappingProxyType(points),
+        growth=tuple(
+            CollectionGrowth(c, series[0][1], series[-1][1])
+            for c, series in points.items()
+            if series
+        ),
+        low_confidence_queries=_ranked((s.low_confidence_queries for s in window), QUERIES_SHOWN),
+    )
+    return HealthReport(
+        generated_at=now,
+        since=since,
+        start=start,
+        samples=len(window),
+        sources=len({s.source for s in window}),
+        bucket=size,
+        l1=l1,
+        l2=l2,
+        l3=l3,
+        decisions=_decisions(ordered, start, now),
+    )
+
+
+def _l2(
+    ordered: Sequence[HealthSample],
+    window: Sequence[HealthSample],
+    start: datetime,
+    now: datetime,
+    size: timedelta,
+) -> L2Health:
+    keys = gauge_series(ordered, L2_KEYS, start, now, size)
+    expired = increments(ordered, L2_EXPIRED)
+    covered = [at for at, _ in expired if start < at <= now]
+    avg: float | None = None
+    rate: float | None = None
+    if covered:
+        first = max(start, ordered[0].at)
+        minutes = (covered[-1] - first).total_seconds() / 60
+        if minutes > 0:
+            avg = increase(expired, start, now) / minutes
+            mean_keys = sum(v for _, v in keys) / len(keys) if keys else 0.0
+            rate = avg / mean_keys if mean_keys > 0 else None
+    return L2Health(
+        keys=keys,
+        expired_per_minute=rate_series(expired, start, now, size),
+        expired_per_minute_avg=avg,
+        expiry_rate=rate,
+        hot_keys=_ranked((s.hot_keys for s in window), HOT_KEYS_SHOWN),
+    )
+
+
+def _decisions(ordered: Sequence[HealthSample], start: datetime, now: datetime) -> DecisionHealth:
+    steps = (CER_EFFECTIVE, CER_INEFFECTIVE)
+    decisions = tuple(decision_name(r) for r in DECISION_ROUTES)
+
+    incs = _Increments(ordered)
+
+    def cer(begin: datetime, end: datetime) -> Rate:
+        return incs.rate("cer", (CER_EFFECTIVE,), steps, begin, end)
+
+    daily = tuple(
+        (now - timedelta(days=d), cer(now - timedelta(days=d + 1), now - timedelta(days=d)))
+        for d in range(13, -1, -1)
+    )
+    executed = tuple(tool_name(o) for o in EXECUTED_OUTCOMES)
+    rates = (
+        incs.rate("tool success", (tool_name("done"),), executed, start, now),
+        incs.rate("correction", (feedback_name("corrected"),), decisions, start, now),
+        incs.rate("fallback", (FALLBACKS,), executed, start, now),
+        incs.rate("ask", (decision_name("ask"),), decisions, start, now),
+    )
+    return DecisionHealth(
+        cer_this_week=cer(now - WEEK, now),
+        cer_last_week=cer(now - 2 * WEEK, now - WEEK),
+        cer_daily=daily,
+        rates=rates,
+    )
+
+
+# -- Markdown -------------------------------------------------------------------------
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    return "n/a" if value is None or not math.isfinite(value) else f"{value * 100:.{digits}f}%"
+
+
+def number(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.2f}"
+
+
+def size_bytes(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if abs(value) < 1024 or unit == "GiB":
+            return f"{value:,.0f} {unit}" if unit == "B" else f"{value:,.1f} {unit}"
+        value /= 1024
+    return f"{value:,.1f} GiB"  # pragma: no cover - the loop always returns
+
+
+def _md(text: str) -> str:
+    """Table-cell text: pipes and backticks escaped, one line."""
+    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+
+
+def _last(series: Series) -> float | None:
+    return series[-1][1] if series else None
+
+
+def _span(series: Series, fmt: Callable[[float | None], str] = number) -> str:
+    if not series:
+        return "n/a"
+    values = [v for _, v in series]
+    return f"{fmt(min(values))} - {fmt(max(values))}"
+
+
+# -- table rows, shared by the Markdown and the HTML ------------------------------------
+
+GROWTH_COLUMNS = ("collection", "points at start", "points now", "growth", "growth %")
+
+
+def growth_rows(report: HealthReport) -> list[tuple[str, ...]]:
+    return [
+        (g.collection, number(g.first), number(g.last), f"{g.growth:+,.0f}", percent(g.growth_rate))
+        for g in report.l3.growth
+    ]
+
+
+def rate_row(label: str, rate: Rate) -> tuple[str, str, str]:
+    return (label, percent(rate.value), f"{number(rate.numerator)} / {number(rate.denominator)}")
+
+
+def cer_rows(report: HealthReport) -> list[tuple[str, str, str]]:
+    d = report.decisions
+    change = d.cer_change
+    return [
+        rate_row("this week", d.cer_this_week),
+        rate_row("last week", d.cer_last_week),
+        ("week over week", "n/a" if change is None else f"{change * 100:+.1f} pts", ""),
+    ]
+
+
+def rate_rows(report: HealthReport) -> list[tuple[str, str, str]]:
+    return [rate_row(rate.name, rate) for rate in report.decisions.rates]
+
+
+def render_markdown(report: HealthReport) -> str:
+    """``context_health_report.md``."""
+    r = report
+    lines = [
+        "# Context health report",
+        "",
+        f"Generated {r.generated_at.isoformat(timespec='seconds')} for the last "
+        f"{format_duration(r.since)} (from {r.start.isoformat(timespec='seconds')}): "
+        f"{r.samples:,} samples from {r.sources} process(es), charts in "
+        f"{format_duration(r.bucket)} buckets.",
+        "",
+        "## L1 - session state",
+        "",
+        "| measure | now | range |",
+        "| --- | ---: | ---: |",
+        f"| open sessions | {number(_last(r.l1.sessions))} | {_span(r.l1.sessions)} |",
+        f"| approx. L1 memory | {size_bytes(_last(r.l1.memory_bytes))} | "
+        f"{_span(r.l1.memory_bytes, size_bytes)} |",
+        "",
+        f"Immutable violations (stale compare-and-set writes refused): "
+        f"**{r.l1.stale_writes}** (should be 0).",
+        "",
+        "## L2 - working memory",
+        "",
+        "| measure | value |",
+        "| --- | ---: |",
+        f"| keys now | {number(_last(r.l2.keys))} |",
+        f"| keys (range) | {_span(r.l2.keys)} |",
+        f"| expired keys per minute (mean) | {number(r.l2.expired_per_minute_avg)} |",
+        f"| expiry rate (expired per minute / keys) | {percent(r.l2.expiry_rate, 2)} |",
+        "",
+        f"### Top {HOT_KEYS_SHOWN} hot keys (reads per key family)",
+        "",
+    ]
+    total_reads = sum(n for _, n in r.l2.hot_keys) or 1
+    lines += _table(
+        ("#", "key family", "reads", "share"),
+        [
+            (str(i), f"`{_md(k)}`", f"{n:,}", percent(n / total_reads))
+            for i, (k, n) in enumerate(r.l2.hot_keys, 1)
+        ],
+    )
+    lines += [
+        "",
+        "## L3 - long-term memory",
+        "",
+    ]
+    lines += _table(GROWTH_COLUMNS, growth_rows(r))
+    lines += ["", f"### Top {QUERIES_SHOWN} low-confidence queries (review these)", ""]
+    lines += _table(
+        ("#", "query (sanitized)", "count"),
+        [(str(i), _md(q), f"{n:,}") for i, (q, n) in enumerate(r.l3.low_confidence_queries, 1)],
+    )
+    lines += ["", "## Decisions", ""]
+    lines += _table(("CER (context effectiveness rate)", "value", "effective / steps"), cer_rows(r))
+    lines += [""]
+    lines += _table(
+        (f"rate (last {format_duration(r.since)})", "value", "count / of"), rate_rows(r)
+    )
+    lines += [""]
+    return "\n".join(lines)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    if not rows:
+        return ["_none recorded_"]
+    return [
+        "| " + " | ".join(header) + " |",
+        "| " + " | ".join("---" for _ in header) + " |",
+        *("| " + " | ".join(row) + " |" for row in rows),
+    ]
