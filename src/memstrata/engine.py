@@ -61,19 +61,11 @@ from memstrata.decision import (
     decision_rates,
 )
 from memstrata.decision.feedback import (
-    FeedbackEvent,
     FeedbackReceipt,
     FeedbackReport,
-    UsedBy,
     build_feedback_report,
-    check_feedback,
-    check_ids,
     most_ignored,
-    new_event_id,
-    outcome_of,
-    used_in_reply,
 )
-from memstrata.decision.layer import HeldStep
 from memstrata.embed.defaults import default_embedder
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import (
@@ -101,7 +93,7 @@ from memstrata.health.sampler import L1_MEASURED_SESSIONS, l1_bytes
 from memstrata.knowledge.documents import Document
 from memstrata.knowledge.hot import HotKnowledge, MergeReport
 from memstrata.knowledge.ingest import IngestProgress, IngestReport, KnowledgeIngestor
-from memstrata.longterm.models import COLLECTIONS, MEMORIES, Filter, Hit
+from memstrata.longterm.models import MEMORIES, Filter, Hit
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.longterm.store import LongTermStore, NewItem
 from memstrata.memory.codec import UNIT_TYPES, from_payload, is_pending
@@ -230,8 +222,6 @@ class EngineParts:
 
 
 MAX_RETRIEVAL_QUERY_CHARS = 4_000
-HEALTH_MAX_TENANTS = 100
-"""Health samples count L3 points of at most this many tenants."""
 
 
 class ContextEngine:
@@ -1379,59 +1369,25 @@ class ContextEngine:
         reflects (:mod:`memstrata.decision.feedback`). The correction passes the
         gateway before it is queued."""
         check_id("tenant", tenant)
-        checked = check_feedback(kind, rating, correction)
-        layer, pipeline = self._decision_layer(), self._write_pipeline()
-        card = layer.cards.get(tenant, card_id)
-        try:
-            held: HeldStep | None = layer.held(tenant, card_id)
-        except NotFoundError:
-            held = None
-        retrieved = (*card.memory_ids, *card.episode_ids)
-        used_by: UsedBy
-        if used is not None:
-            used_ids, used_by = check_ids("used", used, retrieved, "a memory or episode"), "caller"
-        elif held is not None and card.reply:
-            used_ids, used_by = used_in_reply(card.reply, held.bundle.items), "reply"
-        else:
-            used_ids, used_by = card.memory_ids, "card"
-        wrong_ids = () if wrong is None else check_ids("wrong", wrong, card.memory_ids, "a memory")
-        if wrong_ids and outcome_of(checked, rating) != "negative":
-            raise ValidationError("wrong", "only a correction or a rating of 1-2 names wrong ones")
+        if not isinstance(correction, str):
+            raise ValidationError(
+                "correction", f"must be a string, got {type(correction).__name__}"
+            )
+        pipeline = self._write_pipeline()
         clean = (
             self._sanitizer.text(correction, location="feedback:correction", field="correction")
             if correction
             else ""
         )
-        user = self._decision_user(card, held)
-        if clean and user is None:
-            raise ValidationError("correction", "the decision's user is unknown to this engine")
-        at = self._clock.now().timestamp()
-        event = FeedbackEvent(
-            id=new_event_id(at),
-            tenant=tenant,
-            card_id=card.id,
-            session_id=card.session_id,
-            kind=checked,
-            at=at,
-            intent=card.intent,
-            route=card.route,
-            question=card.question,
-            reply=card.reply,
-            correction=clean,
-            rating=rating,
-            user=user,
-            memory_ids=card.memory_ids,
-            episode_ids=card.episode_ids,
-            used=used_ids,
-            used_by=used_by,
-            wrong=wrong_ids,
+        event = self._decision_layer().feedback_event(
+            tenant, card_id, kind, correction=clean, rating=rating, used=used, wrong=wrong
         )
         receipt = pipeline.submit_feedback(event)
-        self._decision_metrics.observe_feedback(checked)
+        self._decision_metrics.observe_feedback(event.kind, event.outcome, len(event.used))
         return FeedbackReceipt(
             event_id=event.id,
-            card_id=card.id,
-            kind=checked,
+            card_id=event.card_id,
+            kind=event.kind,
             queued=receipt.queued,
             entry_ids=receipt.entry_ids,
             used=event.used,
@@ -1467,21 +1423,6 @@ class ContextEngine:
             for r in self._longterm.get(MEMORIES, ids, tenant=tenant)
         }
         return build_feedback_report(tenant, chosen, since=start, texts=texts)
-
-    def _decision_user(self, card: TraceCard, held: HeldStep | None) -> str | None:
-        """The user a decision was for: its session's, else its memories' owner."""
-        user = None if held is None else held.facts.get("l1.user_id")
-        if isinstance(user, str):
-            return user
-        with contextlib.suppress(NotFoundError):
-            state = self._sessions.get(card.session_id)
-            if state.tenant == card.tenant:
-                return state.user_id
-        ids = [*card.memory_ids, *card.episode_ids]
-        for record in self._longterm.get(MEMORIES, ids, tenant=card.tenant) if ids else ():
-            if isinstance(record.payload.get("user"), str):
-                return str(record.payload["user"])
-        return None
 
     def inspect(self, session_id: str) -> dict[str, Any]:
         """What memstrata holds for a session: L1 (if open here) and its live L2 keys."""
@@ -1551,19 +1492,12 @@ class ContextEngine:
         for sid in ids[:L1_MEASURED_SESSIONS]:
             with contextlib.suppress(NotFoundError):
                 states.append(self._sessions.get(sid))
-        tenants = {"default", *(s.tenant for s in states)}
-        with self._hot_lock:
-            tenants.update(self._hot_tenants)
-        if self._memory is not None:
-            tenants.update(self._memory.slots.tenants())
-        counted = sorted(tenants)[:HEALTH_MAX_TENANTS]
-        points = {c: sum(self._longterm.count(c, tenant=t) for t in counted) for c in COLLECTIONS}
         return EngineReadings(
             sessions=len(ids),
             l1_bytes=l1_bytes(states, len(ids)),
             stale_writes=self._sessions.stale_writes,
             working=self._working.info(),
-            points=points,
+            points=self._longterm.point_counts(),
             metrics=self.metrics(),
         )
 

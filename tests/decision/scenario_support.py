@@ -69,16 +69,6 @@ SLOT_SOURCES: Mapping[str, tuple[tuple[str, ...], ...]] = {
 ALWAYS = 9
 """A failure count no chain outlasts: the tool always fails."""
 MAX_REPORTS = 16
-KNOWN_RESUME_BUG = False
-"""``report_tool_result`` resumes a chain with the trace card's parameters (sanitized,
-or those of a later call on the same card) instead of the call's own; see
-``test_a_resumed_chain_keeps_the_calls_own_params``. While it stands, a remote chain
-whose card no longer holds its parameters is abandoned (and counted) instead of
-reported on. Set False once it is fixed."""
-
-KNOWN_GATE_ASK_BUG = False
-"""An ask decided because the gate refused the proposed call carries no questions for
-what it asks; see ``test_an_ask_after_a_refused_call_says_what_to_ask``."""
 
 Fuzz = Literal[
     "truth",
@@ -627,8 +617,7 @@ class Harness:
             assert decision.ask_for == expected.ask_for, (decision.as_dict(), expected)
             if expected.gate_refused:
                 self.stats["asked_after_gate_refused"] += 1
-            if not (KNOWN_GATE_ASK_BUG and expected.gate_refused):
-                assert len(decision.questions) == len(decision.ask_for)
+            assert len(decision.questions) == len(decision.ask_for)
         if not expected.evidence and expected.missing and expected.route != "tool":
             # (6) key information is missing and nothing answers the step: ask for it.
             assert decision.route == "ask" and set(expected.missing) <= set(decision.ask_for)
@@ -783,9 +772,6 @@ class Harness:
             self.stats["approved"] += 1
             before = len(self.runs)
             ok, error = self._run_remote(world, chain, outcome.tool)
-            if not ok and KNOWN_RESUME_BUG and not self._card_holds(world, chain):
-                self.stats["abandoned_known_bug"] += 1
-                return
             expected = ("done", outcome.tool, []) if ok else self._advance(world, chain)
             with self._running(chain):
                 outcome = self.engine.report_tool_result(
@@ -802,10 +788,6 @@ class Harness:
             # (5) retried once, then the alternatives, then an honest "cannot complete".
             assert outcome.message == CANNOT_COMPLETE
             self.stats["failed_attempts_before_cannot_complete"] += len(outcome.attempts)
-
-    def _card_holds(self, world: World, chain: Chain) -> bool:
-        card = self.engine.trace_card(chain.card, tenant=world.tenant)
-        return same(dict(card.params), chain.params)
 
     def _run_remote(self, world: World, chain: Chain, tool: str) -> tuple[bool, str]:
         """Run an approved remote tool as its caller would: with the call's params."""

@@ -275,3 +275,22 @@ def test_bad_input_is_refused_by_name(engine_opener: Factory) -> None:
         engine.check_reply(decision.card_id, "", tenant="acme")
     with pytest.raises(NotFoundError):
         engine.check_reply("f" * 32, "hello", tenant="acme")
+
+
+def test_user_feedback_labels_the_retrieval_hit_rate(engine_opener: Factory) -> None:
+    """A confirmed step whose reply used a memory is a hit, a corrected one a miss."""
+    clock = FakeClock(START)
+    engine = engine_opener(clock=clock)
+    engine.start_session("u1", "trip", tenant="acme", session_id="s1")
+    engine.observe("s1", "user", "My budget for the trip is 5000 yuan.")
+    engine.flush()
+    assert engine.decision_rates().retrieval_hit_rate is None
+    first = engine.decide("s1", engine.route("s1", "respond", "what is my budget"))
+    engine.check_reply(first.card_id, "Your budget is 5000 yuan.", tenant="acme")
+    receipt = engine.feedback(first.card_id, "confirmed", tenant="acme")
+    assert receipt.used and receipt.used_by == "reply"
+    assert engine.decision_rates().retrieval_hit_rate == 1.0
+    second = engine.decide("s1", engine.route("s1", "respond", "what is my budget"))
+    engine.feedback(second.card_id, "abandoned", tenant="acme")
+    assert engine.decision_rates().retrieval_hit_rate == 0.5
+    assert 'memstrata_feedback_retrieval_total{result="miss"} 1.0' in engine.metrics_text().decode()

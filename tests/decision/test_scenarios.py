@@ -83,7 +83,6 @@ def test_generated_scenarios_through_the_engine(engine_opener: Factory) -> None:
         "done": stats["done"],
         "fallbacks": stats["fallbacks"],
         "cannot_complete": stats["cannot_complete"],
-        "abandoned_on_known_resume_bug": stats["abandoned_known_bug"],
         "local_failures": stats["local_failures"],
         "secrets_planted": stats["secrets_checked"],
         "cards_scanned": stats["cards_scanned"],

@@ -43,7 +43,8 @@ def live_schema(server: RunningServer, fuzz_key: str) -> Iterator[Any]:
     loaded.config.headers = {"Authorization": f"Bearer {fuzz_key}"}
     yield loaded
     total = sum(RAN.values())
-    print(f"\nschemathesis: {total} cases over {len(RAN)} operations; statuses {dict(STATUSES)}")
+    pairs = len(RAN)
+    print(f"\nschemathesis: {total} cases over {pairs} (operation, mode) pairs; {dict(STATUSES)}")
 
 
 CHECKS = [not_a_server_error, response_schema_conformance]

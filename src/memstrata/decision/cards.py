@@ -48,6 +48,8 @@ class TraceCard:
     confidence: float
     threshold: float
     judged_by: str
+    user: str = ""
+    """The session's user (whose memories a correction changes)."""
     question: str = ""
     reasons: tuple[str, ...] = ()
     memory_ids: tuple[str, ...] = ()

@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -21,6 +21,15 @@ from memstrata.clock import Clock
 from memstrata.decision.cards import CardStore, TraceCard
 from memstrata.decision.consistency import ReplyCheck, check_reply
 from memstrata.decision.decide import Decision, decide, questions_for
+from memstrata.decision.feedback import (
+    FeedbackEvent,
+    UsedBy,
+    check_feedback,
+    check_ids,
+    new_event_id,
+    outcome_of,
+    used_in_reply,
+)
 from memstrata.decision.judgment import (
     Judgment,
     evidence_items,
@@ -192,6 +201,7 @@ class DecisionLayer:
             confidence=round(decision.confidence, 6),
             threshold=decision.threshold,
             judged_by=decision.judgment.judged_by,
+            user=state.user_id,
             question=self._text(question, "card.question") if question else "",
             reasons=decision.reasons,
             memory_ids=decision.used.memory_ids,
@@ -386,6 +396,63 @@ class DecisionLayer:
         )
         self._metrics.observe_check(result.consistent, result.effective)
         return result
+
+    # -- feedback -------------------------------------------------------------------
+
+    def feedback_event(
+        self,
+        tenant: str,
+        card_id: str,
+        kind: str,
+        *,
+        correction: str = "",
+        rating: int | None = None,
+        used: Sequence[str] | None = None,
+        wrong: Sequence[str] | None = None,
+    ) -> FeedbackEvent:
+        """The feedback event of a decision (:mod:`memstrata.decision.feedback`):
+        ``correction`` already passed the gateway. ``used`` defaults to what the
+        checked reply reflects, else every memory on the card."""
+        checked = check_feedback(kind, rating, correction)
+        card = self._cards.get(tenant, card_id)
+        try:
+            held: HeldStep | None = self._step(tenant, card_id)
+        except NotFoundError:
+            held = None
+        retrieved = (*card.memory_ids, *card.episode_ids)
+        used_by: UsedBy
+        if used is not None:
+            used_ids, used_by = check_ids("used", used, retrieved, "a memory or episode"), "caller"
+        elif held is not None and card.reply:
+            used_ids, used_by = used_in_reply(card.reply, held.bundle.items), "reply"
+        else:
+            used_ids, used_by = card.memory_ids, "card"
+        wrong_ids = () if wrong is None else check_ids("wrong", wrong, card.memory_ids, "a memory")
+        if wrong_ids and outcome_of(checked, rating) != "negative":
+            raise ValidationError("wrong", "only a correction or a rating of 1-2 names wrong ones")
+        if correction and not card.user:
+            raise ValidationError("correction", "the decision's user is unknown")
+        at = self._clock.now().timestamp()
+        return FeedbackEvent(
+            id=new_event_id(at),
+            tenant=tenant,
+            card_id=card.id,
+            session_id=card.session_id,
+            kind=checked,
+            at=at,
+            intent=card.intent,
+            route=card.route,
+            question=card.question,
+            reply=card.reply,
+            correction=correction,
+            rating=rating,
+            user=card.user or None,
+            memory_ids=card.memory_ids,
+            episode_ids=card.episode_ids,
+            used=used_ids,
+            used_by=used_by,
+            wrong=wrong_ids,
+        )
 
     # -- cards ----------------------------------------------------------------------
 

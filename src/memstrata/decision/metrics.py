@@ -71,6 +71,13 @@ class DecisionMetrics:
             ["kind"],
             registry=r,
         )
+        self.feedback_retrieval = Counter(
+            "memstrata_feedback_retrieval",
+            "Retrievals users judged: hit (confirmed or rated 4-5, and the reply used a "
+            "retrieved memory) or miss (corrected, abandoned or rated 1-2).",
+            ["result"],
+            registry=r,
+        )
 
     def observe_decision(self, intent: str, route: str, judged_by: str, seconds: float) -> None:
         self.decisions.labels(intent, route, judged_by).inc()
@@ -85,8 +92,14 @@ class DecisionMetrics:
         self.reply_checks.labels(str(consistent).lower()).inc()
         self.cer_steps.labels(str(effective).lower()).inc()
 
-    def observe_feedback(self, kind: str) -> None:
+    def observe_feedback(self, kind: str, outcome: str, used: int) -> None:
+        """One feedback event; ``outcome`` as :func:`~memstrata.decision.feedback.
+        outcome_of` says, ``used`` the memories the reply used."""
         self.feedback.labels(kind).inc()
+        if outcome == "positive" and used:
+            self.feedback_retrieval.labels("hit").inc()
+        elif outcome in ("negative", "abandoned"):
+            self.feedback_retrieval.labels("miss").inc()
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +108,8 @@ class DecisionRates:
 
     decisions: int
     ask_rate: float | None
+    retrieval_hit_rate: float | None
+    """Hits over the retrievals users judged (feedback): the labelled hit rate."""
     tool_success_rate: float | None
     fallback_rate: float | None
     correction_rate: float | None
@@ -105,6 +120,7 @@ class DecisionRates:
         return {
             "decisions": self.decisions,
             "ask_rate": self.ask_rate,
+            "retrieval_hit_rate": self.retrieval_hit_rate,
             "tool_success_rate": self.tool_success_rate,
             "fallback_rate": self.fallback_rate,
             "correction_rate": self.correction_rate,
@@ -137,6 +153,10 @@ def decision_rates(snapshot: Snapshot) -> DecisionRates:
     return DecisionRates(
         decisions=int(decisions),
         ask_rate=_ratio(_total(snapshot, "memstrata_decisions", route="ask"), decisions),
+        retrieval_hit_rate=_ratio(
+            _total(snapshot, "memstrata_feedback_retrieval", result="hit"),
+            _total(snapshot, "memstrata_feedback_retrieval"),
+        ),
         tool_success_rate=_ratio(
             _total(snapshot, "memstrata_tool_calls", outcome="done"), executed
         ),
