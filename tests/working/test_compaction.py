@@ -7,8 +7,9 @@ after the delete: without the compaction these tests fail.
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,8 @@ def test_a_deleted_value_leaves_the_aof_only_once_compacted(
     client.set("secret", f"the user said {marker}")
     client.hset("pref:{u9}:food", mapping={"value": f'"{marker}"'})
     client.delete("secret", "pref:{u9}:food")
-    assert files_holding(valkey.data_dir, marker)  # the AOF logged the writes
+    # The AOF logged the writes (Valkey may postpone a write while an fsync is slow).
+    assert _eventually(lambda: files_holding(valkey.data_dir, marker))
     done = compact_persistence(client)
     assert done == (NodeCompaction(str(valkey.socket_path), True, False),)
     assert files_holding(valkey.data_dir, marker) == []
@@ -181,3 +183,10 @@ def test_a_cluster_without_aof_is_a_no_op(valkey_cluster: ValkeyCluster) -> None
     assert len(done) == 3
     assert all(not n.aof_rewritten and not n.rdb_saved for n in done)
     client.close()
+
+
+def _eventually(found: Callable[[], list[str]], timeout_s: float = 10.0) -> list[str]:
+    deadline = time.monotonic() + timeout_s
+    while not (result := found()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return result

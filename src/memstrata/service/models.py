@@ -846,6 +846,7 @@ class TraceCardOut(Wire):
     confidence: float
     threshold: float
     judged_by: str
+    user: str = ""
     question: str = ""
     reasons: list[str] = []
     memory_ids: list[str] = []
