@@ -123,7 +123,7 @@ class DecisionLayer:
         self.tools = ToolRegistry()
         self._scopes: dict[str, Scope] = {}
         self._held: OrderedDict[str, HeldStep] = OrderedDict()
-        self._pending_cards: dict[str, str] = {}
+        self._pending_cards: OrderedDict[str, str] = OrderedDict()
         self._calls: OrderedDict[str, CallInProgress] = OrderedDict()
         self._sequence = 0
         self._lock = threading.Lock()
@@ -283,6 +283,8 @@ class DecisionLayer:
         if outcome.pending_id is not None:
             with self._lock:
                 self._pending_cards[outcome.pending_id] = card_id
+                while len(self._pending_cards) > MAX_HELD_STEPS:
+                    self._pending_cards.popitem(last=False)  # lapsed in the executor too
         return self._settle(tenant, card_id, outcome, CallInProgress(name, args))
 
     def confirm_tool(self, tenant: str, pending_id: str, *, confirmed: bool) -> ToolOutcome:
