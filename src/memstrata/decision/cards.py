@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any, Literal, cast
 
@@ -158,12 +158,6 @@ class CardStore:
         if raw is None:
             raise NotFoundError(f"no trace card {card_id!r}")
         return TraceCard.from_dict(json.loads(cast(str, raw)))
-
-    def update(self, tenant: str, card_id: str, **changes: Any) -> TraceCard:
-        """The card with ``changes`` applied, stored."""
-        card = replace(self.get(tenant, card_id), **changes)
-        self.put(card)
-        return card
 
     def query(
         self,

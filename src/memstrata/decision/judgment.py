@@ -15,6 +15,7 @@ from types import MappingProxyType
 from typing import Any, Literal
 
 from memstrata.decision.policy import RiskThresholds, StepPolicy
+from memstrata.decision.tools import facts_of
 from memstrata.frozen import thaw
 from memstrata.router.bundle import ContextBundle, ContextItem
 
@@ -62,15 +63,14 @@ def facts_held(
     """The facts a step holds, by reference: ``l1.<field>`` from the session,
     ``l2.<item>`` and ``l2.<item>.<key>`` from the bundle's L2 items, ``given.<name>``
     from the caller. Unset values are not facts."""
-    facts: dict[str, Any] = {f"l1.{k}": v for k, v in l1.items() if v is not None}
-    for item in bundle.layer("L2"):
-        content = thaw(item.content)
-        facts[f"l2.{item.name}"] = content
+    l2 = {item.name: thaw(item.content) for item in bundle.layer("L2")}
+    facts = facts_of({k: v for k, v in l1.items() if v is not None}, l2)
+    for name, content in l2.items():
         if isinstance(content, dict):
             value = content.get("value", content)
             for key, inner in (value if isinstance(value, dict) else content).items():
                 if inner is not None:
-                    facts.setdefault(f"l2.{item.name}.{key}", inner)
+                    facts.setdefault(f"l2.{name}.{key}", inner)
     for name, value in (given or {}).items():
         if value is not None:
             facts[f"given.{name}"] = value

@@ -128,10 +128,6 @@ class DecisionLayer:
         self._sequence = 0
         self._lock = threading.Lock()
 
-    @property
-    def thresholds(self) -> RiskThresholds:
-        return self._thresholds
-
     def scope(self, tenant: str) -> Scope:
         """``tenant``'s tools and policies (over the engine's) and its executor."""
         with self._lock:

@@ -134,8 +134,3 @@ class PolicyRegistry:
         if found is None and self._parent is not None:
             return self._parent.get(intent)
         return found
-
-    def all(self) -> Mapping[str, StepPolicy]:
-        inherited = dict(self._parent.all()) if self._parent is not None else {}
-        with self._lock:
-            return MappingProxyType({**inherited, **self._policies})

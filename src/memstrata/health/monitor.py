@@ -1,8 +1,9 @@
 """The engine's health state: the counters its hot paths feed, the log, the schedule.
 
-Hot paths pay a clock read (:meth:`HealthMonitor.claim_due`) and, for an L2 read, a
-counter update; a sample (a few Valkey round trips and L3 counts) is taken at most
-once per ``interval_s``, by the one caller that claims it.
+Hot paths pay a clock read (:meth:`HealthMonitor.claim_due`) and, for an L2 read or a
+low-confidence query, a counter update (the gateway runs when a sample drains them). A
+sample (a few Valkey round trips and the L3 counts) is taken at most once per
+``interval_s``, by the one caller that claims it.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from memstrata.health.sampler import EngineReadings, build_sample
 
 DEFAULT_INTERVAL_S = 60.0
 MAX_QUERY_CHARS = 200
+RAW_QUERY_CHARS = 4 * MAX_QUERY_CHARS
+"""What is counted of a query before it is sanitized (the rest is never kept)."""
 
 Sanitize = Callable[[str], str]
 
@@ -65,13 +68,12 @@ class HealthMonitor:
         self._hot_keys.add(key_family(key))
 
     def low_confidence_query(self, text: str) -> None:
-        """A retrieval query whose result was skipped or low-confidence. It passes
-        the gateway before it is kept (sanitized whole, then shortened)."""
-        clean = " ".join(self._sanitize(text).split())
-        if len(clean) > MAX_QUERY_CHARS:
-            clean = clean[: MAX_QUERY_CHARS - 1] + "…"
-        if clean:
-            self._queries.add(clean)
+        """A retrieval query whose result was skipped or low-confidence. Counted as
+        said (bounded); it passes the gateway when a sample takes it, before it goes
+        anywhere, so the hot path pays no sanitizer."""
+        said = " ".join(text[:RAW_QUERY_CHARS].split())
+        if said:
+            self._queries.add(said)
 
     def claim_due(self) -> bool:
         """True, for one caller, when ``interval_s`` passed since the last sample (or
@@ -92,6 +94,11 @@ class HealthMonitor:
 
     # -- samples ---------------------------------------------------------------------
 
+    def _clean_query(self, said: str) -> str:
+        """A counted query through the gateway, whole, then shortened."""
+        clean = self._sanitize(said)
+        return clean if len(clean) <= MAX_QUERY_CHARS else clean[: MAX_QUERY_CHARS - 1] + "…"
+
     def record(self, at: datetime, readings: EngineReadings) -> HealthSample:
         """Build the sample at ``at`` (draining the counters) and append it to the log."""
         hot = merge(*({self._sanitize(k): n} for k, n in self._hot_keys.drain().items()))
@@ -99,7 +106,9 @@ class HealthMonitor:
             at,
             readings,
             hot_keys=hot,
-            low_confidence_queries=self._queries.drain(),
+            low_confidence_queries=merge(
+                *({self._clean_query(q): n} for q, n in self._queries.drain().items())
+            ),
             source=self._source,
         )
         with self._lock:

@@ -14,7 +14,6 @@ from typing import Any
 
 from memstrata.decision import (
     Decision,
-    GateVerdict,
     ReplyCheck,
     Slot,
     StepPolicy,
@@ -118,18 +117,13 @@ def _decide(call: Call, req: m.DecideRequest) -> m.DecisionOut:
     return decision_out(decision, convert.bundle_out(bundle, req.session_id))
 
 
-def _verdict_out(verdict: GateVerdict | Any) -> m.GateVerdictOut:
-    data = verdict.as_dict() if isinstance(verdict, GateVerdict) else verdict
-    return m.GateVerdictOut.model_validate(data)
-
-
 def outcome_out(outcome: ToolOutcome) -> m.ToolOutcomeOut:
     return m.ToolOutcomeOut(
         outcome=outcome.outcome,
         tool=outcome.tool,
         result=convert.json_value(outcome.result),
         pending_id=outcome.pending_id,
-        verdicts=[_verdict_out(v) for v in outcome.verdicts],
+        verdicts=[m.GateVerdictOut.model_validate(v.as_dict()) for v in outcome.verdicts],
         attempts=[m.AttemptOut(tool=a.tool, ok=a.ok, error=a.error) for a in outcome.attempts],
         fallbacks=list(outcome.fallbacks),
         message=outcome.message,
