@@ -293,7 +293,9 @@ class ContextRouter:
 
     def _l3_item(self, need: L3Need, found: _Found, rank: int, now: datetime) -> ContextItem:
         payload = found.payload
-        stamp = payload.get("updated_at") or payload.get("created_at")
+        # Age from when it was said, like retrieve(): the write time depends on when an
+        # ingest worker got to the turn, and would make the same session age differently.
+        stamp = payload.get("created_at")
         freshness = None if stamp is None else max(0.0, (now.timestamp() - float(stamp)) / 3600)
         content: dict[str, Any] = {
             "text": payload.get("text", ""),
