@@ -108,14 +108,16 @@ def test_readers_cannot_write_and_only_the_owner_grants(grid: ContextEngine) -> 
 
 
 def test_items_live_the_namespace_ttl_and_pass_the_gateway(grid: ContextEngine) -> None:
-    grid.create_namespace("flash", tenant="grid", owner="forecaster", purpose="p", ttl_s=1)
+    # Two seconds: a stall of the shared VM between the put and the first read must
+    # not expire the item before it is seen.
+    grid.create_namespace("flash", tenant="grid", owner="forecaster", purpose="p", ttl_s=2)
     secret = "sk-live-0123456789abcdefghijklmnop"
     stored = grid.put_shared(
         "flash", "k", {"note": f"api key {secret}"}, tenant="grid", agent="forecaster"
     )
     assert secret not in json.dumps(stored.value)
     assert [i.item_id for i in grid.shared_items(tenant="grid", agent="forecaster")] == ["k"]
-    time.sleep(1.3)
+    time.sleep(2.3)
     assert grid.shared_items(tenant="grid", agent="forecaster") == ()
 
 
