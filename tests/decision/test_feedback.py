@@ -24,6 +24,7 @@ from memstrata.decision.feedback import (
     FeedbackRecord,
     FeedbackSteps,
     build_feedback_report,
+    done_key,
     feedback_plan,
     stream_key,
 )
@@ -188,10 +189,8 @@ def test_importance_moves_by_the_outcome(engine_opener: Factory) -> None:
 def test_a_replayed_event_is_applied_once(engine_opener: Factory) -> None:
     clock = FakeClock(START)
     engine = engine_opener(clock=clock)
-    _say(engine, clock, ["I listen to jazz while I work."], tenant="acme")
-    card_id = _step(
-        engine, "q1", "what music do I like", tenant="acme", reply="You listen to jazz."
-    )
+    _say(engine, clock, ["I live in Hangzhou."], tenant="acme")
+    card_id = _step(engine, "q1", "where do I live", tenant="acme", reply="You live in Hangzhou.")
     receipt = engine.feedback(card_id, "confirmed", tenant="acme")
     engine.flush()
     once = _importance(engine, "acme", list(receipt.used))
@@ -218,6 +217,22 @@ def test_a_replayed_event_is_applied_once(engine_opener: Factory) -> None:
     assert _importance(engine, "acme", list(receipt.used)) == once
     client = engine.parts.memory.redis  # type: ignore[union-attr]
     assert client.xlen(stream_key("acme")) == 1
+
+    # A worker that died after the importance writes, before it recorded the event:
+    # no marker, no stream record. The redelivered event moves no memory again.
+    moved = [*receipt.used, *receipt.ignored]
+    assert any(i in card.episode_ids for i in moved) and any(i in card.memory_ids for i in moved)
+    applied = _importance(engine, "acme", moved)
+    client.delete(done_key("acme", receipt.event_id))
+    client.delete(stream_key("acme"))
+    engine.parts.pipeline.handler([entry])  # type: ignore[union-attr]
+    assert _importance(engine, "acme", moved) == applied
+    assert client.xlen(stream_key("acme")) == 1
+    # A new event still moves them.
+    engine.feedback(card_id, "confirmed", tenant="acme")
+    engine.flush()
+    again = _importance(engine, "acme", list(receipt.used))
+    assert all(again[i] > once[i] for i in receipt.used)  # type: ignore[operator]
 
 
 # --- input ---------------------------------------------------------------------------------

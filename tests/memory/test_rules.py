@@ -12,6 +12,7 @@ from memstrata.errors import BackendError, ValidationError
 from memstrata.memory.codec import from_payload, point_type, slot_string, to_item, unit_id
 from memstrata.memory.forgetting import bumped_importance, is_forgotten, retention_score
 from memstrata.memory.settings import MemorySettings
+from memstrata.memory.units import FEEDBACK_KEPT, noted_feedback
 from memstrata.memory.versioning import (
     SlotState,
     decide,
@@ -114,10 +115,11 @@ def test_codec_round_trip(make_unit: Any) -> None:
         last_accessed=T0 + DAY,
         access_count=3,
     )
-    unit = replace(unit, id=unit_id(unit))
+    unit = replace(unit, id=unit_id(unit)).with_feedback("ev-1").with_feedback("ev-2")
     item = to_item(unit)
     payload = {**item.extra, "tenant": item.tenant, "user": item.user}
     assert from_payload(unit.id or "", payload) == unit
+    assert unit.feedback_applied == ("ev-1", "ev-2")
     assert item.type == "event" and item.text == unit.text
     assert point_type(replace(unit, active=False)) == "history"
     assert payload["slot"] == slot_string("t1", unit.slot)
@@ -162,3 +164,15 @@ def test_settings_are_validated(field: str, kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValidationError) as info:
         MemorySettings(**kwargs)
     assert info.value.field == field
+
+
+def test_a_unit_remembers_the_newest_feedback_events_it_took(make_unit: Any) -> None:
+    ids = tuple(f"ev-{n}" for n in range(FEEDBACK_KEPT + 5))
+    applied: tuple[str, ...] = ()
+    for event_id in ids:
+        applied = noted_feedback(applied, event_id)
+    assert applied == ids[-FEEDBACK_KEPT:]
+    # Taking an event again moves it last instead of repeating it.
+    assert noted_feedback(("a", "b"), "a") == ("b", "a")
+    with pytest.raises(ValidationError, match="feedback_applied"):
+        replace(make_unit("a", "b", T0), feedback_applied=("",))

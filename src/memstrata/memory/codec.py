@@ -103,6 +103,7 @@ def to_payload(
         # how the facts of an episode are found.
         "episodes": list(unit.episodes),
         "superseded_by": unit.superseded_by,
+        "feedback_applied": list(unit.feedback_applied),
         "summary": unit.is_summary,
         "slot": slot_string(source.tenant, unit.slot),
         "content_hash": unit.content_hash,
@@ -179,6 +180,7 @@ def from_payload(point_id: str, payload: Mapping[str, Any]) -> MemoryUnit:
         derived_from=tuple(json.loads(str(payload.get("derived_from") or "[]"))),
         episodes=tuple(str(i) for i in payload.get("episodes") or ()),
         superseded_by=payload.get("superseded_by") or None,
+        feedback_applied=tuple(str(i) for i in payload.get("feedback_applied") or ()),
     )
 
 

@@ -26,7 +26,8 @@
    current, importance moved (units through the memory store; episodes get an
    ``importance`` payload, re-indexed with their context), and the event appended
    to the tenant's feedback stream with a marker that stops a replay from applying
-   it twice.
+   it twice (each memory also records the events whose step it took, in the same
+   write, for a worker that died between the two).
 
 Failure policy, which the queue's at-least-once delivery relies on:
 
@@ -94,7 +95,7 @@ from memstrata.memory.payloads import (
     unit_from_payload,
 )
 from memstrata.memory.store import MemoryStore, stepped_importance
-from memstrata.memory.units import MemoryUnit, unit_from_candidate
+from memstrata.memory.units import MemoryUnit, noted_feedback, unit_from_candidate
 from memstrata.tracing import Tracing, activated, finished_span, now_ns, span
 from memstrata.working.redis_errors import redis_errors
 
@@ -186,6 +187,9 @@ class IngestHandler:
     ) -> None:
         self._store = store
         self._feedback_steps = feedback_steps or FeedbackSteps()
+        # Importance steps read, move and rewrite a memory: two worker threads applying
+        # events on one memory at once would lose a step. Feedback is rare; one at a time.
+        self._feedback_lock = threading.Lock()
         self._facts = FactBatch(store)
         self._extractor: Extractor = extractor or RuleExtractor()
         self._worth = worth or WorthFilter()
@@ -472,7 +476,8 @@ class IngestHandler:
             created = tuple(dict.fromkeys(unit_ids[offset : offset + len(prepared.units)]))
             offset += len(prepared.units)
             if prepared.feedback is not None:
-                self._apply_event(prepared.feedback, created)
+                with self._feedback_lock:
+                    self._apply_event(prepared.feedback, created)
 
     def _apply_event(self, event: FeedbackEvent, created: Sequence[str]) -> None:
         """One event's plan (``created``: the memories its correction became)."""
@@ -494,9 +499,10 @@ class IngestHandler:
             self._store.adjust_importance(
                 tenant,
                 {r.id: steps[r.id] for r in records if r.payload.get("type") in ACTIVE_TYPES},
+                event_id=event.id,
             )
             self._adjust_episodes(
-                [r for r in records if r.payload.get("type") == EPISODE_TYPE], steps
+                [r for r in records if r.payload.get("type") == EPISODE_TYPE], steps, event.id
             )
         record = event.record(created)
         with redis_errors("redis write feedback event"):
@@ -508,22 +514,33 @@ class IngestHandler:
             pipe.execute()
         self._count("feedback_events")
 
-    def _adjust_episodes(self, records: Sequence[Record], steps: Mapping[str, float]) -> None:
+    def _adjust_episodes(
+        self, records: Sequence[Record], steps: Mapping[str, float], event_id: str
+    ) -> None:
         """Episodes with their importance moved: the payload gains ``importance`` (the
         retriever weighs it as it weighs a unit's; 0.5 when absent) and the episode is
         indexed again with its context, as when it was written (its own vector
-        embedded again; the turns around it keep theirs)."""
-        if not records:
-            return
+        embedded again; the turns around it keep theirs). Like a unit, an episode
+        records ``event_id`` with the step and takes each event once."""
         items = []
         for record in records:
+            applied = record.payload.get("feedback_applied") or []
+            if event_id in applied:
+                continue
             item = item_of_record(record)
             before = record.payload.get("importance", 0.5)
             current = (
                 0.5 if isinstance(before, bool) or not isinstance(before, int | float) else before
             )
             importance = stepped_importance(float(current), steps[record.id])
-            items.append(replace(item, extra={**item.extra, "importance": importance}))
+            extra = {
+                **item.extra,
+                "importance": importance,
+                "feedback_applied": list(noted_feedback([str(i) for i in applied], event_id)),
+            }
+            items.append(replace(item, extra=extra))
+        if not items:
+            return
         vectors = np.asarray(self._embedder.embed([i.text for i in items]), dtype=np.float32)
         with self._episodes.writing():
             points = self._episodes.index(

@@ -252,22 +252,37 @@ class MemoryStore:
         """Mark units as used now: access stats up, importance up a little."""
         return tuple(self._touch(u) for u in self.get(tenant, ids))
 
-    def adjust_importance(self, tenant: str, steps: Mapping[str, float]) -> tuple[MemoryUnit, ...]:
+    def adjust_importance(
+        self, tenant: str, steps: Mapping[str, float], *, event_id: str | None = None
+    ) -> tuple[MemoryUnit, ...]:
         """Move the importance of current units (feedback): a positive step moves it
         that fraction of the way to 1, a negative one that fraction of the way to 0.
         Ids that are not current units (history, episodes, gone) are skipped; returns
-        the units as rewritten (vectors kept, access stats untouched)."""
+        the units as rewritten (vectors kept, access stats untouched).
+
+        ``event_id``: the feedback event the steps come from. A unit records it with
+        the step, in the same write, and skips an event it already took: a replayed
+        event (a worker that crashed before marking it done) moves nothing twice."""
         check_id("tenant", tenant)
+        if event_id is not None:
+            check_id("event_id", event_id)
         for point_id, step in steps.items():
             check_id("steps", point_id)
             if isinstance(step, bool) or not isinstance(step, int | float) or abs(step) > 1:
                 raise ValidationError("steps", f"{point_id}: a step must be within [-1, 1]")
-        units = [u for u in self.get(tenant, list(steps)) if u.active]
+        units = [
+            u
+            for u in self.get(tenant, list(steps))
+            if u.active and (event_id is None or event_id not in u.feedback_applied)
+        ]
         if not units:
             return ()
         vectors = self.vectors(tenant, [u.id or "" for u in units])
         changed = [
-            replace(u, importance=stepped_importance(u.importance, steps[u.id or ""]))
+            replace(
+                u if event_id is None else u.with_feedback(event_id),
+                importance=stepped_importance(u.importance, steps[u.id or ""]),
+            )
             for u in units
             if u.id in vectors
         ]

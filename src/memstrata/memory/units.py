@@ -8,6 +8,7 @@ with ``valid_to`` set); events are append-only.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -28,6 +29,9 @@ __all__ = [
 _NAME_MAX = 128
 MAX_EPISODES = 16
 """A fact re-asserted in many turns keeps its first and latest episodes only."""
+FEEDBACK_KEPT = 32
+"""Feedback event ids a memory remembers having applied: far more than one memory
+collects while the queue can still redeliver an event."""
 
 
 def _check_name(field_name: str, value: Any) -> str:
@@ -112,6 +116,9 @@ class MemoryUnit:
     extracted from, oldest first: a fact never replaces what the user said."""
     superseded_by: str | None = None
     """The id of the version that closed this one (history only)."""
+    feedback_applied: tuple[str, ...] = field(default=())
+    """Ids of the newest feedback events whose importance step this unit took (at
+    most :data:`FEEDBACK_KEPT`): a replayed event moves it once."""
 
     def __post_init__(self) -> None:
         _check_name("subject", self.subject)
@@ -145,14 +152,10 @@ class MemoryUnit:
             for pair in self.extras
         ):
             raise ValidationError("extras", "must be a tuple of (str, str) pairs")
-        if not isinstance(self.derived_from, tuple) or any(
-            not isinstance(i, str) or not i for i in self.derived_from
-        ):
-            raise ValidationError("derived_from", "must be a tuple of non-empty id strings")
-        if not isinstance(self.episodes, tuple) or any(
-            not isinstance(i, str) or not i for i in self.episodes
-        ):
-            raise ValidationError("episodes", "must be a tuple of non-empty id strings")
+        for name in ("derived_from", "episodes", "feedback_applied"):
+            ids = getattr(self, name)
+            if not isinstance(ids, tuple) or any(not isinstance(i, str) or not i for i in ids):
+                raise ValidationError(name, "must be a tuple of non-empty id strings")
         if self.superseded_by is not None and (
             not isinstance(self.superseded_by, str) or not self.superseded_by
         ):
@@ -187,6 +190,10 @@ class MemoryUnit:
             valid_to=max(at, self.valid_from),
             superseded_by=by if by is not None else self.superseded_by,
         )
+
+    def with_feedback(self, event_id: str) -> MemoryUnit:
+        """This unit having taken the importance step of feedback event ``event_id``."""
+        return replace(self, feedback_applied=noted_feedback(self.feedback_applied, event_id))
 
     def with_episodes(self, ids: tuple[str, ...]) -> MemoryUnit:
         """This unit also sourced from ``ids`` (kept in order, no repeats, bounded:
@@ -233,3 +240,10 @@ def unit_from_candidate(
         extras=candidate.extras,
         episodes=episodes,
     )
+
+
+def noted_feedback(applied: Sequence[str], event_id: str) -> tuple[str, ...]:
+    """``applied`` (feedback event ids, oldest first) with ``event_id`` last; the
+    newest :data:`FEEDBACK_KEPT` stay (pure)."""
+    ids = (*(i for i in applied if i != event_id), event_id)
+    return ids[-FEEDBACK_KEPT:]
