@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from tests.service.support import (
     RunningServer,
     cli,
@@ -20,6 +21,7 @@ from tests.service.support import (
 )
 
 from memstrata.errors import ConfigError
+from memstrata.service.merged_metrics import WORKER_UP
 from memstrata.service.workers import WORKER_HEADER, check_layout, worker_of
 
 # Two tenants that hash to different workers of two.
@@ -103,3 +105,30 @@ def test_another_worker_count_on_the_same_data_dir_is_refused(sharded: RunningSe
         str(free_port()),
     )
     assert refused.returncode == 2 and "laid out for 2 workers" in refused.stderr
+
+
+def test_the_fronts_metrics_cover_every_worker(sharded: RunningServer) -> None:
+    def scrape() -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+        response = httpx.get(f"{sharded.url}/metrics", timeout=30)
+        assert response.status_code == 200 and WORKER_HEADER not in response.headers
+        return {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(response.text)
+            for s in family.samples
+        }
+
+    def served(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], worker: int) -> float:
+        labels = (("code", "ok"), ("operation", "list_namespaces"), ("transport", "rest"))
+        return samples.get(
+            ("memstrata_service_requests_total", (*labels, ("worker", str(worker)))), 0.0
+        )
+
+    before = scrape()
+    assert before[(WORKER_UP, (("worker", "0"),))] == before[(WORKER_UP, (("worker", "1"),))] == 1
+    for tenant, calls in zip(TENANTS, (2, 3), strict=True):
+        for _ in range(calls):
+            rest_call(sharded, sharded.admin_keys[tenant])("list_namespaces", {})
+    after = scrape()
+    for tenant, calls in zip(TENANTS, (2, 3), strict=True):
+        worker = worker_of(tenant, 2)
+        assert served(after, worker) - served(before, worker) == calls

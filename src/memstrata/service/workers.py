@@ -21,6 +21,7 @@ a session-affine load balancer instead (docs/service.md).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import json
@@ -38,12 +39,14 @@ from typing import Any
 import anyio
 import grpc
 import httpx
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.types import Message, Receive, Scope, Send
 
 from memstrata.config import Settings
 from memstrata.errors import BackendUnavailableError, ConfigError, ValidationError
 from memstrata.service.auth import KeyStore
 from memstrata.service.core import bearer_key
+from memstrata.service.merged_metrics import merged_exposition
 from memstrata.service.server import ServeOptions, redis_client, write_admin_key
 from memstrata.working.embedded import EmbeddedValkey
 
@@ -52,6 +55,7 @@ LAYOUT_FILE = "workers.json"
 MAX_WORKERS = 64
 WORKER_HEADER = "x-memstrata-worker"
 _KEY_CACHE = 10_000
+_SCRAPE_TIMEOUT_S = 10.0
 _HOP_HEADERS = frozenset(
     {b"connection", b"keep-alive", b"transfer-encoding", b"upgrade", b"host", b"content-length"}
 )
@@ -135,7 +139,8 @@ class TenantRouter:
 
 
 class RestProxy:
-    """ASGI: forwards each HTTP request (REST and MCP alike) to its tenant's worker."""
+    """ASGI: forwards each HTTP request (REST and MCP alike) to its tenant's worker;
+    ``/metrics`` answers with every worker's metrics, labelled by worker."""
 
     def __init__(self, router: TenantRouter) -> None:
         self._router = router
@@ -151,6 +156,11 @@ class RestProxy:
         if scope["path"] == "/healthz":
             await _send_bytes(
                 send, 200, b'{"status":"ok"}', [(b"content-type", b"application/json")]
+            )
+            return
+        if scope["path"] == "/metrics" and scope["method"] == "GET":
+            await _send_bytes(
+                send, 200, await self._metrics(), [(b"content-type", CONTENT_TYPE_LATEST.encode())]
             )
             return
         worker = await anyio.to_thread.run_sync(self._router.worker_for, bearer_key(headers))
@@ -184,6 +194,24 @@ class RestProxy:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             await response.aclose()
+
+    async def _metrics(self) -> bytes:
+        """Every worker's ``/metrics``, scraped at once and merged by worker."""
+        assert self._client is not None
+        client = self._client
+
+        async def scrape(worker: Worker) -> str | None:
+            try:
+                reply = await client.get(
+                    f"http://127.0.0.1:{worker.port}/metrics", timeout=_SCRAPE_TIMEOUT_S
+                )
+            except httpx.HTTPError:
+                return None
+            return reply.text if reply.status_code == 200 else None
+
+        workers = self._router.workers
+        texts = await asyncio.gather(*(scrape(w) for w in workers))
+        return merged_exposition({w.index: t for w, t in zip(workers, texts, strict=True)})
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
