@@ -439,36 +439,51 @@ def forget(
         list[str] | None,
         typer.Option("--id", help="Forget this memory (repeatable): a fact with its history."),
     ] = None,
+    store_label: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--store-namespace",
+            help="Forget the item store's items under this namespace prefix, one label per "
+            "option, in order (--store-namespace memories --store-namespace alice).",
+        ),
+    ] = None,
     tenant: Annotated[str, typer.Option("--tenant")] = "default",
     data_dir: DataDir = DEFAULT_DATA_DIR,
     url: UrlOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Delete a user's memories (or chosen ones) everywhere, the files on disk included;
-    the audit log keeps only that a deletion happened."""
-    if (user is None) == (not memory_id):
-        raise _exit_with(ValidationError("user", "give exactly one of --user and --id"), as_json)
+    """Delete a user's memories (or chosen ones, or item-store items under a namespace)
+    everywhere, the files on disk included; the audit log keeps only that a deletion
+    happened."""
+    if sum((user is not None, bool(memory_id), bool(store_label))) != 1:
+        raise _exit_with(
+            ValidationError("user", "give exactly one of --user, --id and --store-namespace"),
+            as_json,
+        )
     if url:
         with _remote(url, tenant, as_json) as client:
-            result = client.forget(user_id=user, ids=memory_id or None)
+            result = client.forget(
+                user_id=user, ids=memory_id or None, store_namespace=store_label or None
+            )
     else:
         with _engine(data_dir, as_json) as engine:
-            report = (
-                engine.forget(user, tenant=tenant)
-                if user is not None
-                else engine.forget_memories(memory_id or [], tenant=tenant)
-            )
-        result = wire.ForgetResult(
-            points_deleted=report.points_deleted,
-            keys_deleted=report.keys_deleted,
-            queue_entries_deleted=report.queue_entries_deleted,
-            sessions_ended=report.sessions_ended,
-        )
+            if user is not None:
+                report = engine.forget(user, tenant=tenant)
+            elif memory_id:
+                report = engine.forget_memories(memory_id, tenant=tenant)
+            else:
+                report = engine.forget_store_namespace(store_label or [], tenant=tenant)
+        result = convert.forget_out(report)
     document = {"tenant": tenant, **result.model_dump()}
     if as_json:
         _emit_json(document)
         return
-    who = f"user {user}" if user is not None else f"{len(memory_id or [])} memories"
+    if user is not None:
+        who = f"user {user}"
+    elif memory_id:
+        who = f"{len(memory_id)} memories"
+    else:
+        who = "store namespace " + "/".join(store_label or [])
     out.print(
         f"forgot {who}: {result.points_deleted} memories, "
         f"{result.keys_deleted} keys, {result.queue_entries_deleted} queued entries"

@@ -105,7 +105,13 @@ from memstrata.memory.episodes import (
     episode_of_payload,
     turn_episode_id,
 )
-from memstrata.memory.forget import ForgetReport, deletion_record, forget_memories, forget_user
+from memstrata.memory.forget import (
+    ForgetReport,
+    deletion_record,
+    forget_memories,
+    forget_store_items,
+    forget_user,
+)
 from memstrata.memory.handler import IngestHandler, feedback_records
 from memstrata.memory.pipeline import (
     ACTIVE_MEMORY_TYPES,
@@ -820,6 +826,8 @@ class ContextEngine:
         working memory (L1, L2); then the files on disk - the embedded index is
         rebuilt without them and the Valkey AOF rewritten. The audit log keeps one
         line saying a deletion happened (:func:`memstrata.memory.forget.deletion_record`).
+        Item-store items are keyed by namespace, not user: see
+        :meth:`forget_store_namespace`.
 
         Waits for the write queue first, so nothing queued for the user lands after.
         """
@@ -859,6 +867,19 @@ class ContextEngine:
             ids,
             memory_prefix=memory.settings.redis_prefix,
         )
+        self._forgotten(report, None)
+        return report
+
+    def forget_store_namespace(
+        self, namespace_prefix: Sequence[str], *, tenant: str = "default"
+    ) -> ForgetReport:
+        """Delete every item-store item under ``namespace_prefix`` (non-empty) of
+        ``tenant`` everywhere, the files on disk included. Store items are keyed by
+        namespace, not by user, so :meth:`forget` leaves them: a LangGraph store that
+        keeps a user's items under ``("memories", user)`` forgets them with that prefix."""
+        check_id("tenant", tenant)
+        where = self._items.namespace_filter(tenant, namespace_prefix)
+        report = forget_store_items(self._longterm, self._memory_store().redis, tenant, where)
         self._forgotten(report, None)
         return report
 

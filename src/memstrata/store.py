@@ -347,6 +347,12 @@ class ItemStore:
         self._longterm.delete(MEMORIES, [_point_id(tenant, labels, key)], tenant=tenant)
         return True
 
+    def namespace_filter(self, tenant: str, namespace_prefix: Sequence[str]) -> Filter:
+        """The engine filter of every item under ``namespace_prefix`` (non-empty: a
+        whole tenant's store is never one mistyped call away)."""
+        check_id("tenant", tenant)
+        return self._filter(tenant, check_namespace("namespace_prefix", namespace_prefix))
+
     def _filter(self, tenant: str, prefix: Sequence[str], *, indexed: bool = False) -> Filter:
         extras: list[tuple[str, str | int]] = []
         if prefix:

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from memstrata import ContextEngine
 from memstrata.cli import app
+from memstrata.config import settings_from_env
 
 runner = CliRunner()
 
@@ -156,3 +158,16 @@ def test_forget_a_user_and_a_memory(tmp_path: Path) -> None:
     both = runner.invoke(app, ["forget", "--json", "--data-dir", data])
     assert both.exit_code == 2
     assert json.loads(both.stdout)["error"]["type"] == "ValidationError"
+
+
+def test_forget_a_store_namespace(tmp_path: Path) -> None:
+    data = tmp_path / "s"
+    with ContextEngine.open(settings_from_env(data_dir=data)) as engine:
+        engine.store_put(("memories", "u1"), "diet", {"text": "no peanuts"})
+        engine.store_put(("memories", "u2"), "diet", {"text": "no shellfish"})
+    prefix = ["--store-namespace", "memories", "--store-namespace", "u1"]
+    report = run_json("forget", *prefix, "--data-dir", str(data))
+    assert report["points_deleted"] == 1
+    with ContextEngine.open(settings_from_env(data_dir=data)) as engine:
+        assert engine.store_get(("memories", "u1"), "diet") is None
+        assert engine.store_get(("memories", "u2"), "diet") is not None

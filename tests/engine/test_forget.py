@@ -7,6 +7,7 @@ import json
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -113,3 +114,39 @@ def test_forgetting_one_memory_takes_its_versions_and_what_it_said(
     with pytest.raises(ValidationError) as info:
         engine.forget_memories([], tenant="acme")
     assert info.value.field == "ids"
+
+
+def test_a_store_namespace_is_gone_from_l3_and_every_file(
+    engine_factory: Factory, tmp_path: Path
+) -> None:
+    data = tmp_path / "forget-store"
+    engine = engine_factory(data)
+    gone, kept = (f"zq{uuid.uuid4().hex[:10]}" for _ in range(2))
+    engine.store_put(("memories", "bob"), "diet", {"text": f"{gone} noodles"}, tenant="acme")
+    engine.store_put(("memories", "bob", "trips"), "next", {"text": f"{gone} bay"}, tenant="acme")
+    engine.store_put(("memories", "alice"), "diet", {"text": f"{kept} rice"}, tenant="acme")
+    engine.store_put(("memories", "bob"), "diet", {"text": f"{kept} soup"}, tenant="globex")
+    engine.remember("bob", f"My code word is {kept}.", tenant="acme")
+    engine.flush()
+    engine.parts.longterm.optimize()
+    assert files_holding(data, gone), "the scan of the files is blind"
+
+    report = engine.forget_store_namespace(("memories", "bob"), tenant="acme")
+
+    assert report.points_deleted == 2 and report.keys_deleted == 0
+    assert files_holding(data, gone) == []
+    assert engine.store_search(("memories", "bob"), tenant="acme") == []
+    # Only that prefix of that tenant: alice's items, globex's bob and bob's memories stay.
+    assert engine.store_get(("memories", "alice"), "diet", tenant="acme") is not None
+    assert engine.store_get(("memories", "bob"), "diet", tenant="globex") is not None
+    assert engine.retrieve(f"code word {kept}", tenant="acme", user="bob").items
+    audit = (data / "audit.jsonl").read_text().splitlines()
+    assert json.loads(audit[-1])["points_deleted"] == 2 and gone not in audit[-1]
+
+
+@pytest.mark.parametrize("prefix", [(), [""], "memories"])
+def test_a_store_namespace_to_forget_is_checked(engine: ContextEngine, prefix: Any) -> None:
+    engine.store_put(("memories", "bob"), "diet", {"text": "noodles"})
+    with pytest.raises(ValidationError, match="namespace_prefix"):
+        engine.forget_store_namespace(prefix)
+    assert engine.store_get(("memories", "bob"), "diet") is not None

@@ -242,6 +242,8 @@ def test_a_foreign_tenant_finds_nothing_through_any_operation(
             )
             continue
         assert MARKER not in str(response), op.name
+    # Forgetting the owner's store namespace from the other tenant deletes nothing.
+    assert probe("forget", {"store_namespace": ["notes", user]})["points_deleted"] == 0
     # The owner's data survived the probe (its forget ran in the other tenant).
     found = owner("retrieve", {"query": MARKER, "user_id": user})
     assert any(MARKER in item["text"] for item in found["items"])

@@ -220,6 +220,10 @@ def test_every_operation(
     assert {"namespace": ns_path} in listed_ns
     assert call("store_delete", namespace=ns_path, key="diet")["deleted"] is True
     assert call("store_get", namespace=ns_path, key="diet").get("item") is None
+    call("store_put", namespace=[*ns_path, "trips"], key="next", value={"text": "Lisbon"})
+    dropped = call("forget", store_namespace=ns_path)
+    assert dropped["points_deleted"] == 1
+    assert call("store_get", namespace=[*ns_path, "trips"], key="next").get("item") is None
 
     # Maintenance: one consolidation pass over the tenant; nothing is cold, so no restore.
     passed = call("consolidate")

@@ -50,9 +50,9 @@ class ClientMethods(SyncTransport):
         """Store a text in a user's long-term memory (episode and facts). (role: writer)"""
         return self._call("remember", m.RememberRequest, m.Receipt, user_id=user_id, text=text, wait=wait)
 
-    def forget(self, *, user_id: str | None = None, ids: list[str] | None = None) -> m.ForgetResult:
-        """Delete a user's memories, or chosen memories, everywhere. (role: admin)"""
-        return self._call("forget", m.ForgetRequest, m.ForgetResult, user_id=user_id, ids=ids)
+    def forget(self, *, user_id: str | None = None, ids: list[str] | None = None, store_namespace: list[str] | None = None) -> m.ForgetResult:
+        """Delete a user's memories, chosen memories, or item-store items under a namespace prefix, everywhere. (role: admin)"""
+        return self._call("forget", m.ForgetRequest, m.ForgetResult, user_id=user_id, ids=ids, store_namespace=store_namespace)
 
     def retrieve(self, query: str, *, user_id: str | None = None, k: int = 10, collection: Literal['memories', 'knowledge'] = 'memories', include_history: bool = False, as_of: datetime | None = None) -> m.RetrievalOut:
         """Multi-route retrieval of memories or knowledge, with confidence. (role: reader)"""
@@ -258,9 +258,9 @@ class AsyncClientMethods(AsyncTransport):
         """Store a text in a user's long-term memory (episode and facts). (role: writer)"""
         return await self._call("remember", m.RememberRequest, m.Receipt, user_id=user_id, text=text, wait=wait)
 
-    async def forget(self, *, user_id: str | None = None, ids: list[str] | None = None) -> m.ForgetResult:
-        """Delete a user's memories, or chosen memories, everywhere. (role: admin)"""
-        return await self._call("forget", m.ForgetRequest, m.ForgetResult, user_id=user_id, ids=ids)
+    async def forget(self, *, user_id: str | None = None, ids: list[str] | None = None, store_namespace: list[str] | None = None) -> m.ForgetResult:
+        """Delete a user's memories, chosen memories, or item-store items under a namespace prefix, everywhere. (role: admin)"""
+        return await self._call("forget", m.ForgetRequest, m.ForgetResult, user_id=user_id, ids=ids, store_namespace=store_namespace)
 
     async def retrieve(self, query: str, *, user_id: str | None = None, k: int = 10, collection: Literal['memories', 'knowledge'] = 'memories', include_history: bool = False, as_of: datetime | None = None) -> m.RetrievalOut:
         """Multi-route retrieval of memories or knowledge, with confidence. (role: reader)"""

@@ -7,7 +7,8 @@ deletion stick on disk: the embedded Qdrant shards are rebuilt without the delet
 points (their WAL keeps every write otherwise) and the Valkey append-only file is
 rewritten (:mod:`memstrata.working.compaction`). :func:`forget_memories` does the
 same for chosen memories: a fact with every version of its slot, an episode with
-the facts extracted from it.
+the facts extracted from it, and :func:`forget_store_items` for the item store's
+items under a namespace prefix (they are keyed by namespace, not by user).
 
 What remains is that a deletion happened: the caller writes one deletion record
 (:func:`deletion_record`: when, the tenant, a hash of the user id, the counts) and
@@ -135,6 +136,19 @@ def forget_memories(
             keys += int(redis_client.delete(slot_key(memory_prefix, tenant, user, slot)))
     _make_it_stick(longterm, redis_client)
     return ForgetReport(tenant, points, keys, 0)
+
+
+def forget_store_items(
+    longterm: LongTermStore, redis_client: Any, tenant: str, where: Filter
+) -> ForgetReport:
+    """Delete the item-store items ``where`` selects (a namespace prefix of
+    :class:`memstrata.store.ItemStore`), then from the files on disk."""
+    check_id("tenant", tenant)
+    if where.tenant != tenant:
+        raise ValidationError("where", "must select items of the tenant it deletes in")
+    points = longterm.index.delete_where(MEMORIES, where)
+    _make_it_stick(longterm, redis_client)
+    return ForgetReport(tenant, points, 0, 0)
 
 
 def _make_it_stick(longterm: LongTermStore, redis_client: Any) -> None:

@@ -11,6 +11,7 @@ from memstrata.context.models import AdmittedItem, DroppedItem, Origin
 from memstrata.frozen import thaw
 from memstrata.knowledge.ingest import IngestReport
 from memstrata.memory.episodes import Episode
+from memstrata.memory.forget import ForgetReport
 from memstrata.memory.units import MemoryUnit
 from memstrata.retrieval import RetrievalResult
 from memstrata.retrieval.models import RetrievedItem
@@ -170,6 +171,15 @@ def fact_out(unit: MemoryUnit) -> m.FactOut:
         active=unit.active,
         valid_from=unit.valid_from,
         episodes=list(unit.episodes),
+    )
+
+
+def forget_out(report: ForgetReport) -> m.ForgetResult:
+    return m.ForgetResult(
+        points_deleted=report.points_deleted,
+        keys_deleted=report.keys_deleted,
+        queue_entries_deleted=report.queue_entries_deleted,
+        sessions_ended=report.sessions_ended,
     )
 
 

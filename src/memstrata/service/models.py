@@ -141,11 +141,19 @@ class Receipt(Wire):
     facts: list[FactOut] = []
 
 
+Label = Annotated[str, Field(min_length=1, max_length=256)]
+StoreNamespace = Annotated[list[Label], Field(min_length=1, max_length=32)]
+StoreKey = Annotated[str, Field(min_length=1, max_length=1024)]
+
+
 class ForgetRequest(Wire):
-    """Forget a user (everything held of them) or chosen memories; give one of the two."""
+    """Forget a user (everything held of them), chosen memories, or the item store's
+    items under a namespace prefix; give exactly one of the three."""
 
     user_id: Id | None = None
     ids: Annotated[list[Id], Field(min_length=1, max_length=1_000)] | None = None
+    store_namespace: StoreNamespace | None = None
+    """A namespace prefix of the item store (its items are keyed by namespace, not user)."""
 
 
 class ForgetResult(Wire):
@@ -547,10 +555,6 @@ class SharedItemList(Wire):
 
 
 # -- item store (LangGraph's BaseStore) ------------------------------------------------------
-
-Label = Annotated[str, Field(min_length=1, max_length=256)]
-StoreNamespace = Annotated[list[Label], Field(min_length=1, max_length=32)]
-StoreKey = Annotated[str, Field(min_length=1, max_length=1024)]
 
 
 class StorePutRequest(Wire):

@@ -47,20 +47,17 @@ def _remember(call: Call, req: m.RememberRequest) -> m.Receipt:
 
 
 def _forget(call: Call, req: m.ForgetRequest) -> m.ForgetResult:
-    if (req.user_id is None) == (req.ids is None):
-        raise ValidationError("user_id", "give either user_id or ids, not both and not neither")
+    given = [v is not None for v in (req.user_id, req.ids, req.store_namespace)]
+    if sum(given) != 1:
+        raise ValidationError("user_id", "give exactly one of user_id, ids and store_namespace")
     tenant = call.caller.tenant
-    report = (
-        call.engine.forget(req.user_id, tenant=tenant)
-        if req.user_id is not None
-        else call.engine.forget_memories(req.ids or (), tenant=tenant)
-    )
-    return m.ForgetResult(
-        points_deleted=report.points_deleted,
-        keys_deleted=report.keys_deleted,
-        queue_entries_deleted=report.queue_entries_deleted,
-        sessions_ended=report.sessions_ended,
-    )
+    if req.user_id is not None:
+        report = call.engine.forget(req.user_id, tenant=tenant)
+    elif req.ids is not None:
+        report = call.engine.forget_memories(req.ids, tenant=tenant)
+    else:
+        report = call.engine.forget_store_namespace(req.store_namespace or (), tenant=tenant)
+    return convert.forget_out(report)
 
 
 def _retrieve(call: Call, req: m.RetrieveRequest) -> m.RetrievalOut:
@@ -156,7 +153,8 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     ),
     Operation(
         "forget",
-        "Delete a user's memories, or chosen memories, everywhere.",
+        "Delete a user's memories, chosen memories, or item-store items under a namespace "
+        "prefix, everywhere.",
         m.ForgetRequest,
         m.ForgetResult,
         "admin",
