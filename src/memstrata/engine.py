@@ -1520,6 +1520,7 @@ class ContextEngine:
             working=self._working.info(),
             points=self._longterm.point_counts(),
             metrics=self.metrics(),
+            points_shared=self._longterm.index.shared,
         )
 
 

@@ -156,6 +156,10 @@ def test_sample_values_read_the_decision_counters() -> None:
     assert values["cer.effective"] == 9 and values["cer.ineffective"] == 1
     assert values["l2.keys"] == 12 and values["l2.expired_keys"] == 5
     assert values["l3.points.memories"] == 10
+    on_a_server = sample_values(dataclasses.replace(readings, points_shared=True))
+    assert (
+        on_a_server["l3.server_points.memories"] == 10 and "l3.points.memories" not in on_a_server
+    )
     # Missing counters (an engine without the decision layer) read as 0.
     empty = sample_values(dataclasses.replace(readings, metrics={}))
     assert empty["decisions.answer"] == 0 and empty["cer.effective"] == 0

@@ -141,6 +141,25 @@ def test_gauges_add_up_processes_but_not_the_server() -> None:
     assert [v for _, v in report.l2.keys] == [42.0]  # one server: its last reading
 
 
+def test_l3_points_add_up_embedded_indexes_but_not_a_qdrant_server() -> None:
+    t0 = datetime(2025, 1, 1, tzinfo=UTC)
+
+    def at(second: int, source: str, **values: float) -> HealthSample:
+        return HealthSample(t0 + timedelta(seconds=second), values, source=source)
+
+    embedded = [at(10, "a", **{"l3.points.memories": 7}), at(20, "b", **{"l3.points.memories": 5})]
+    server = [
+        at(10, "a", **{"l3.server_points.memories": 100}),
+        at(20, "b", **{"l3.server_points.memories": 101}),
+    ]
+    window = timedelta(minutes=30)
+    own = build_report(embedded, t0 + window, window).l3
+    assert [v for _, v in own.points["memories"]] == [12.0]  # two processes' own shards
+    shared = build_report(server, t0 + window, window).l3
+    assert [v for _, v in shared.points["memories"]] == [101.0]  # one server, read twice
+    assert [(g.collection, g.last) for g in shared.growth] == [("memories", 101.0)]
+
+
 def test_samples_outside_the_window_and_empty_reports() -> None:
     now = datetime(2025, 1, 1, tzinfo=UTC)
     report = build_report([], now, WEEK)

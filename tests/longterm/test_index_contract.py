@@ -489,6 +489,8 @@ def test_the_answer_generation_moves_with_every_write_and_is_refused_once_closed
     """Store-level answers are reused only while it stands still: the embedded index
     bumps a collection's number on each write to it (not on another's) and has
     none once closed; the server adapter cannot see other clients' writes and says None."""
+    # A server's counts are every process's (the health report does not add them up).
+    assert index.shared is isinstance(index, QdrantServerIndex)
     if isinstance(index, QdrantServerIndex):
         index.upsert(MEMORIES, [make_point("x", "acme")])
         assert index.answer_generation(MEMORIES) is None

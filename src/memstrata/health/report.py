@@ -38,6 +38,7 @@ from memstrata.health.sample import (
     L2_EXPIRED,
     L2_KEYS,
     L3_POINTS,
+    L3_SERVER_POINTS,
     HealthSample,
     decision_name,
     feedback_name,
@@ -274,6 +275,19 @@ class _Increments:
 # -- the report -----------------------------------------------------------------------
 
 
+def _l3_points(window: Sequence[HealthSample], gauge: Callable[[str], Series]) -> dict[str, Series]:
+    """Points per collection: the embedded indexes' (one per process, added up) and a
+    Qdrant server's (one count, whichever process read it), together per bucket."""
+    by_collection: dict[str, dict[datetime, float]] = {}
+    for prefix in (L3_POINTS, L3_SERVER_POINTS):
+        names = {n for s in window for n in s.values if n.startswith(prefix)}
+        for name in sorted(names):
+            totals = by_collection.setdefault(name[len(prefix) :], {})
+            for at, value in gauge(name):
+                totals[at] = totals.get(at, 0.0) + value
+    return {c: tuple(sorted(totals.items())) for c, totals in sorted(by_collection.items())}
+
+
 def build_report(samples: Sequence[HealthSample], now: datetime, since: timedelta) -> HealthReport:
     """The report over ``(now - since, now]``; ``samples`` should reach back 14 days
     (week-over-week CER) and may hold older or newer ones, which are ignored."""
@@ -295,10 +309,7 @@ def build_report(samples: Sequence[HealthSample], now: datetime, since: timedelt
         stale_writes=round(increase(increments(ordered, L1_STALE_WRITES), start, now)),
     )
     l2 = _l2(ordered, window, start, now, size)
-    collections = sorted(
-        {n[len(L3_POINTS) :] for s in window for n in s.values if n.startswith(L3_POINTS)}
-    )
-    points = {c: gauge(L3_POINTS + c) for c in collections}
+    points = _l3_points(window, gauge)
     l3 = L3Health(
         points=MappingProxyType(points),
         growth=tuple(

@@ -4,7 +4,8 @@
 starts them again from 0; the report takes increases, see
 :mod:`memstrata.health.report`). Per-process names (L1, the decision counters, L3
 with the embedded index) are added up across the processes that recorded samples;
-the Valkey server's numbers (L2) are the same for every process and are not.
+a server's numbers (L2 from Valkey, L3 from a Qdrant server) are the same for every
+process and are not.
 ``hot_keys`` and ``low_confidence_queries`` count what happened since the previous
 sample of the same process.
 """
@@ -33,7 +34,9 @@ L2_KEYS = "l2.keys"
 L2_EXPIRED = "l2.expired_keys"
 L2_MEMORY = "l2.used_memory_bytes"
 L3_POINTS = "l3.points."
-"""Prefix: ``l3.points.<collection>``."""
+"""Prefix: ``l3.points.<collection>`` (the embedded index: this process's points)."""
+L3_SERVER_POINTS = "l3.server_points."
+"""Prefix: ``l3.server_points.<collection>`` (a Qdrant server every process shares)."""
 
 DECISION_ROUTES = ROUTES
 TOOL_OUTCOMES = OUTCOMES
@@ -80,7 +83,7 @@ def is_counter(name: str) -> bool:
 
 
 def is_shared(name: str) -> bool:
-    return name in SHARED
+    return name in SHARED or name.startswith(L3_SERVER_POINTS)
 
 
 def _frozen_numbers(field_name: str, raw: Mapping[str, Any], kind: type) -> Mapping[str, Any]:

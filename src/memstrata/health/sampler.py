@@ -22,6 +22,7 @@ from memstrata.health.sample import (
     L2_KEYS,
     L2_MEMORY,
     L3_POINTS,
+    L3_SERVER_POINTS,
     TOOL_OUTCOMES,
     HealthSample,
     decision_name,
@@ -53,6 +54,8 @@ class EngineReadings:
     """Long-term points per collection."""
     metrics: Snapshot = field(default_factory=dict)
     """``engine.metrics()``."""
+    points_shared: bool = False
+    """The points are a server's that every process reads (not added up)."""
 
 
 def l1_bytes(states: Sequence[SessionState], total: int) -> int:
@@ -78,7 +81,7 @@ def sample_values(readings: EngineReadings) -> dict[str, float]:
         values[L2_EXPIRED] = readings.working.expired_keys
         values[L2_MEMORY] = readings.working.used_memory_bytes
     for collection, count in readings.points.items():
-        values[L3_POINTS + collection] = count
+        values[(L3_SERVER_POINTS if readings.points_shared else L3_POINTS) + collection] = count
     for route in DECISION_ROUTES:
         values[decision_name(route)] = sample_value(m, "memstrata_decisions_total", route=route)
     for outcome in TOOL_OUTCOMES:

@@ -706,6 +706,11 @@ class EdgeIndex:
         with self._lease(collection) as lease, _engine_errors("info"):
             return int(lease.shard.info().points_count)
 
+    @property
+    def shared(self) -> bool:
+        """False: the embedded engine's points are this process's own."""
+        return False
+
     def answer_generation(self, collection: str) -> int | None:
         """The query cache's generation of ``collection`` (every write through this
         index bumps it); None with the query cache turned off. Closed: an error, as

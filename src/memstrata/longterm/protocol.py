@@ -126,6 +126,12 @@ class VectorIndex(Protocol):
         may answer an approximate count)."""
         ...
 
+    @property
+    def shared(self) -> bool:
+        """True when other processes write the same points (a server): the counts it
+        reports are the server's, the same for every process reading them."""
+        ...
+
     def answer_generation(self, collection: str) -> int | None:
         """A number that changes whenever ``collection`` is written through this
         index; ``None`` when it can change unseen (written by another process), so no

@@ -375,6 +375,11 @@ class QdrantServerIndex:
         with _engine_errors("point_count"):
             return int(self._client.get_collection(collection).points_count or 0)
 
+    @property
+    def shared(self) -> bool:
+        """True: every replica reads and writes the same server."""
+        return True
+
     def answer_generation(self, collection: str) -> int | None:
         """None: other clients write to a server unseen, so answers are never reused."""
         self._check_open()
