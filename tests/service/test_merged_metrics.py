@@ -44,6 +44,7 @@ def test_each_family_once_with_every_workers_samples() -> None:
 
 
 def test_no_worker_answering_is_still_an_exposition() -> None:
-    families = list(text_string_to_metric_families(merged_exposition({0: None}).decode()))
+    merged = merged_exposition({0: None, 1: "<html>busy</html>\n"})
+    families = list(text_string_to_metric_families(merged.decode()))
     assert [f.name for f in families] == [WORKER_UP]
-    assert families[0].samples[0].value == 0.0
+    assert [s.value for s in families[0].samples] == [0.0, 0.0]

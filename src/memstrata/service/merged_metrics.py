@@ -32,16 +32,26 @@ class _Scraped:
         yield from self._families
 
 
+def _parsed(text: str | None) -> list[Metric] | None:
+    """A worker's families; None when it did not answer or answered something else."""
+    if text is None:
+        return None
+    try:
+        return list(text_string_to_metric_families(text))
+    except ValueError:
+        return None
+
+
 def merged_exposition(scrapes: Mapping[int, str | None]) -> bytes:
     """The text exposition of every worker's scrape (``None``: the worker did not
-    answer); a family appears once, with the samples of every worker that has it."""
+    answer; it counts as down, as does a scrape that is not an exposition); a family
+    appears once, with the samples of every worker that has it."""
     families: dict[str, Metric] = {}
     up = GaugeMetricFamily(WORKER_UP, "1 when the worker answered this scrape.", labels=["worker"])
     for index, text in sorted(scrapes.items()):
-        up.add_metric([str(index)], 0.0 if text is None else 1.0)
-        if text is None:
-            continue
-        for family in text_string_to_metric_families(text):
+        parsed = _parsed(text)
+        up.add_metric([str(index)], 0.0 if parsed is None else 1.0)
+        for family in parsed or ():
             merged = families.get(family.name)
             if merged is None:
                 merged = families[family.name] = Metric(
