@@ -158,6 +158,15 @@ _NO_DATA = Slot(
     "diagnosis again.",
 )
 
+# The vibration standard: cited by the analysis step and by the report.
+_SOP_VIBRATION = L3Need(
+    "knowledge",
+    query="vibration analysis standard RMS velocity alarm",
+    k=1,
+    per_user=False,
+    label="sop_vibration",
+)
+
 
 def _api_intent(name: str, label: str, *extra: L2Need) -> IntentSpec:
     return IntentSpec(
@@ -194,13 +203,7 @@ INTENTS: tuple[IntentSpec, ...] = (
                 per_user=False,
                 label="sop_cooling",
             ),
-            L3Need(
-                "knowledge",
-                query="vibration analysis standard RMS velocity alarm",
-                k=1,
-                per_user=False,
-                label="sop_vibration",
-            ),
+            _SOP_VIBRATION,
         ),
     ),
     IntentSpec(
@@ -218,13 +221,7 @@ INTENTS: tuple[IntentSpec, ...] = (
                 per_user=False,
                 label="template",
             ),
-            L3Need(
-                "knowledge",
-                query="vibration analysis standard RMS velocity alarm",
-                k=1,
-                per_user=False,
-                label="sop_vibration",
-            ),
+            _SOP_VIBRATION,
         ),
     ),
 )
