@@ -10,7 +10,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from memstrata.engine import ContextEngine
-from memstrata.longterm.models import COLLECTIONS
+from memstrata.longterm.points import COLLECTIONS
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.metrics import EngineMetrics, sample_value
 from memstrata.testing.indexes import ADAPTERS, LOCAL_MODE_WARNINGS, make_index
@@ -110,7 +110,7 @@ def test_a_failing_point_count_leaves_the_gauge_out() -> None:
 
 @pytest.mark.parametrize("kind", ADAPTERS)
 def test_index_point_count_is_every_tenant_together(kind: str, tmp_path: Path) -> None:
-    from memstrata.longterm.models import Point
+    from memstrata.longterm.points import Point
     from memstrata.longterm.sparse import Bm25Encoder
     from memstrata.testing.embedders import HashEmbedder
 

@@ -11,7 +11,13 @@ from here.
 """
 
 from memstrata.clock import Clock, FakeClock, SystemClock
-from memstrata.config import LongTermSettings, Settings, WorkingMemorySettings
+from memstrata.config import (
+    LongTermSettings,
+    MemorySettings,
+    PipelineSettings,
+    Settings,
+    WorkingMemorySettings,
+)
 from memstrata.context import BudgetShares, BuiltContext, ContextBudget, ToolResult, Turn
 from memstrata.decision import (
     Decision,
@@ -63,15 +69,10 @@ from memstrata.health import HealthReport, HealthSample
 from memstrata.knowledge.documents import Document, DocumentFormat
 from memstrata.knowledge.hot import MergeReport
 from memstrata.knowledge.ingest import FileError, IngestProgress, IngestReport
-from memstrata.longterm.models import Hit
-from memstrata.memory.consolidate import ConsolidationReport
+from memstrata.longterm.points import Hit
 from memstrata.memory.episodes import Episode
-from memstrata.memory.forget import ForgetReport
-from memstrata.memory.pipeline import IngestReceipt, PipelineStats
-from memstrata.memory.settings import MemorySettings, PipelineSettings
 from memstrata.memory.units import MemoryUnit, UnitSource
-from memstrata.namespaces import AccessRequest, Namespace, SharedItem
-from memstrata.retrieval.models import RetrievalResult, RetrievedItem
+from memstrata.retrieval.results import RetrievalResult, RetrievedItem
 from memstrata.router import (
     ContextBundle,
     ContextItem,
@@ -83,10 +84,14 @@ from memstrata.router import (
     Provenance,
 )
 from memstrata.session import AuthContext, SessionState
-from memstrata.store import StoreItem
+from memstrata.sharing.items import StoreItem
+from memstrata.sharing.namespaces import AccessRequest, Namespace, SharedItem
+from memstrata.upkeep.consolidate import ConsolidationReport
+from memstrata.upkeep.forget import ForgetReport
 from memstrata.working.memory import SessionWorkingMemory
 from memstrata.working.stepgraph import StepGraph, StepSpec
 from memstrata.working.values import Preference, SeriesPoint, StoredPlan, WorkingItem, WorkingKey
+from memstrata.write.submit import WriteReceipt, WriteStats
 
 __version__ = "0.1.0"
 
@@ -133,7 +138,6 @@ __all__ = [
     "HealthSample",
     "Hit",
     "IngestProgress",
-    "IngestReceipt",
     "IngestReport",
     "IntentRegistry",
     "IntentSpec",
@@ -152,7 +156,6 @@ __all__ = [
     "NotFoundError",
     "PermissionDeniedError",
     "PipelineSettings",
-    "PipelineStats",
     "Preference",
     "Provenance",
     "RateLimitedError",
@@ -183,6 +186,8 @@ __all__ = [
     "WorkingItem",
     "WorkingKey",
     "WorkingMemorySettings",
+    "WriteReceipt",
+    "WriteStats",
     "WrittenMemory",
     "__version__",
 ]

@@ -27,7 +27,7 @@ from memstrata.engine import ContextEngine
 from memstrata.errors import MemstrataError, ValidationError, error_code
 from memstrata.router import ContextBundle
 from memstrata.service import convert
-from memstrata.service import models as wire
+from memstrata.service import wire as wire
 from memstrata.service.commands import register as register_service_commands
 
 app = typer.Typer(
@@ -784,9 +784,9 @@ def bench_serve(
     _emit_report(report, as_json)
 
 
-@bench_app.command("ingest")
-def bench_ingest(
-    data_dir: DataDir = Path(".memstrata-bench-ingest"),
+@bench_app.command("write")
+def bench_write(
+    data_dir: DataDir = Path(".memstrata-bench-write"),
     as_json: JsonFlag = False,
     turns: Annotated[int, typer.Option("--turns", help="Turns to observe.", min=1)] = 10_000,
     batch_size: Annotated[
@@ -797,10 +797,10 @@ def bench_ingest(
     ] = 2,
 ) -> None:
     """Write pipeline turns/s end to end vs the raw embedder, and memory per 10k units."""
-    from memstrata.bench.ingest import run_ingest_bench
+    from memstrata.bench.write import run_write_bench
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
-    report = run_ingest_bench(
+    report = run_write_bench(
         data_dir, turns=turns, batch_size=batch_size, threads=threads, progress=err
     )
     _emit_report(report, as_json)

@@ -328,8 +328,8 @@ class PipelineSettings:
     """How the engine runs its write pipeline.
 
     ``background_worker=False`` leaves consuming to worker processes
-    (``python -m memstrata.memory.worker --handler-factory
-    memstrata.memory.handler:worker_handler``); the embedded qdrant-edge store can
+    (``python -m memstrata.write.worker --handler-factory
+    memstrata.write.handle:worker_handler``); the embedded qdrant-edge store can
     be opened by one process only, so that mode needs a Qdrant server.
     """
 

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 from prometheus_client import CollectorRegistry
 
 from memstrata.clock import Clock, SystemClock
-from memstrata.config import Settings
+from memstrata.config import MemorySettings, PipelineSettings, Settings
 from memstrata.context import (
     BuiltContext,
     ContextBudget,
@@ -60,12 +60,6 @@ from memstrata.decision import (
     TraceCard,
     decision_rates,
 )
-from memstrata.decision.feedback import (
-    FeedbackReceipt,
-    FeedbackReport,
-    build_feedback_report,
-    most_ignored,
-)
 from memstrata.embed.defaults import default_embedder
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import (
@@ -75,8 +69,10 @@ from memstrata.errors import (
     UnknownIntentError,
     ValidationError,
 )
-from memstrata.extract.models import ROLES
+from memstrata.extract.candidates import ROLES
 from memstrata.extract.protocol import Extractor
+from memstrata.feedback.events import FeedbackReceipt, feedback_records
+from memstrata.feedback.report import FeedbackReport, build_feedback_report, most_ignored
 from memstrata.gateway import AuditSink, FieldPolicy, Sanitizer
 from memstrata.gateway.audit import AuditEvent, InMemoryAuditLog, JsonlAuditLog, TeeAuditLog
 from memstrata.gateway.logging import install_global_log_redaction
@@ -93,46 +89,19 @@ from memstrata.health.sampler import L1_MEASURED_SESSIONS, l1_bytes
 from memstrata.knowledge.documents import Document
 from memstrata.knowledge.hot import HotKnowledge, MergeReport
 from memstrata.knowledge.ingest import IngestProgress, IngestReport, KnowledgeIngestor
-from memstrata.longterm.models import MEMORIES, Filter, Hit
+from memstrata.longterm.facade import LongTermStore, NewItem
+from memstrata.longterm.points import MEMORIES, Filter, Hit
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import LongTermStore, NewItem
 from memstrata.memory.codec import UNIT_TYPES, from_payload, is_pending
-from memstrata.memory.consolidate import ConsolidationReport, consolidate, restore
-from memstrata.memory.consumer import QueueWorker
 from memstrata.memory.episodes import (
     MAX_SPEAKER_CHARS,
     Episode,
     episode_of_payload,
     turn_episode_id,
 )
-from memstrata.memory.forget import (
-    ForgetReport,
-    deletion_record,
-    forget_memories,
-    forget_store_items,
-    forget_user,
-)
-from memstrata.memory.handler import IngestHandler, feedback_records
-from memstrata.memory.pipeline import (
-    ACTIVE_MEMORY_TYPES,
-    HISTORY_MEMORY_TYPES,
-    IngestPipeline,
-    IngestReceipt,
-    PipelineStats,
-    active_only,
-)
-from memstrata.memory.queue import WriteQueue
-from memstrata.memory.settings import MemorySettings, PipelineSettings
 from memstrata.memory.store import MemoryStore
 from memstrata.memory.units import MemoryUnit
 from memstrata.metrics import EngineMetrics
-from memstrata.namespaces import (
-    AccessRequest,
-    Namespace,
-    NamespaceStore,
-    SharedItem,
-    shared_context_items,
-)
 from memstrata.permissions import Level, check_level, cleared, level_of_payload
 from memstrata.retrieval import RetrievalQuery, RetrievalResult, Retriever
 from memstrata.retrieval.rerank import Reranker
@@ -145,8 +114,23 @@ from memstrata.router import (
     IntentSpec,
 )
 from memstrata.session import SessionRegistry, SessionState
-from memstrata.store import ItemStore, StoreItem
+from memstrata.sharing.items import ItemStore, StoreItem
+from memstrata.sharing.namespaces import (
+    AccessRequest,
+    Namespace,
+    NamespaceStore,
+    SharedItem,
+    shared_context_items,
+)
 from memstrata.tracing import SpanProcessor, Tracing, traced
+from memstrata.upkeep.consolidate import ConsolidationReport, consolidate, restore
+from memstrata.upkeep.forget import (
+    ForgetReport,
+    deletion_record,
+    forget_memories,
+    forget_store_items,
+    forget_user,
+)
 from memstrata.validation import check_id, check_positive_int, check_text
 from memstrata.wiring import (
     build_extractor,
@@ -160,6 +144,17 @@ from memstrata.working.embedded import EmbeddedValkey
 from memstrata.working.memory import SessionWorkingMemory, WorkingMemory
 from memstrata.working.redis_backend import RedisBackend
 from memstrata.working.values import Preference
+from memstrata.write.consume import QueueWorker
+from memstrata.write.handle import WriteHandler
+from memstrata.write.queue import WriteQueue
+from memstrata.write.submit import (
+    ACTIVE_MEMORY_TYPES,
+    HISTORY_MEMORY_TYPES,
+    WritePipeline,
+    WriteReceipt,
+    WriteStats,
+    active_only,
+)
 
 log = logging.getLogger("memstrata")
 AUDIT_FILE = "audit.jsonl"
@@ -224,7 +219,7 @@ class EngineParts:
     knowledge_ingestor: KnowledgeIngestor
     audit: InMemoryAuditLog | None
     memory: MemoryStore | None
-    pipeline: IngestPipeline | None
+    pipeline: WritePipeline | None
 
 
 MAX_RETRIEVAL_QUERY_CHARS = 4_000
@@ -247,7 +242,7 @@ class ContextEngine:
         audit: InMemoryAuditLog | None = None,
         on_close: Sequence[Callable[[], None]] = (),
         memory: MemoryStore | None = None,
-        pipeline: IngestPipeline | None = None,
+        pipeline: WritePipeline | None = None,
         reranker: Reranker | None = None,
         namespaces: NamespaceStore | None = None,
         metrics: EngineMetrics | None = None,
@@ -258,7 +253,7 @@ class ContextEngine:
         self._metrics = metrics if metrics is not None else EngineMetrics()
         self._metrics.watch_layers(
             working_info=working.info,
-            ingest_stats=pipeline.stats if pipeline is not None else None,
+            write_stats=pipeline.stats if pipeline is not None else None,
         )
         self._namespaces = namespaces
         self._clock = clock
@@ -272,7 +267,7 @@ class ContextEngine:
         self._tracing = tracing or Tracing.from_settings(settings.tracing)
         if self._tracing is not None:
             self._on_close.append(self._tracing.shutdown)
-        if pipeline is not None and isinstance(pipeline.handler, IngestHandler):
+        if pipeline is not None and isinstance(pipeline.handler, WriteHandler):
             pipeline.handler.trace_with(self._tracing)
         self._metrics.watch_l3(point_counts=longterm.point_counts)
         longterm.observe_searches(self._metrics.observe_l3_search)
@@ -479,7 +474,7 @@ class ContextEngine:
             raise ConfigError("this engine was built without a memory store")
         return self._memory
 
-    def _write_pipeline(self) -> IngestPipeline:
+    def _write_pipeline(self) -> WritePipeline:
         if self._pipeline is None:
             raise ConfigError("this engine was built without a write pipeline")
         return self._pipeline
@@ -672,7 +667,7 @@ class ContextEngine:
     @traced("engine.observe", fields=("session_id", "role"))
     def observe(
         self, session_id: str, role: str, text: str, *, speaker: str | None = None
-    ) -> IngestReceipt:
+    ) -> WriteReceipt:
         """Record a conversation turn: L1 history now, the episode and its facts queued.
 
         The text passes the gateway first, so no secret reaches L1, the stream, L3
@@ -728,7 +723,7 @@ class ContextEngine:
     @traced("engine.remember", fields=("tenant",))
     def remember(
         self, user_id: str, text_or_unit: str | MemoryUnit, *, tenant: str = "default"
-    ) -> IngestReceipt:
+    ) -> WriteReceipt:
         """Queue a direct long-term write (no worth filter); returns without waiting.
 
         Text is stored whole as an episode and read by the extractor, whose facts
@@ -754,11 +749,11 @@ class ContextEngine:
         ]
         return pipeline.submit_note(episodes)
 
-    def written(self, receipt: IngestReceipt, *, tenant: str) -> WrittenMemory:
+    def written(self, receipt: WriteReceipt, *, tenant: str) -> WrittenMemory:
         """What a flushed ``observe`` / ``remember`` stored: its episodes, and every
         fact and event extracted from them (each version, active or not)."""
-        if not isinstance(receipt, IngestReceipt):
-            raise ValidationError("receipt", "must be an IngestReceipt")
+        if not isinstance(receipt, WriteReceipt):
+            raise ValidationError("receipt", "must be an WriteReceipt")
         check_id("tenant", tenant)
         ids = receipt.episode_ids
         if not ids:
@@ -796,7 +791,7 @@ class ContextEngine:
         """
         self._write_pipeline().flush(timeout_s)
 
-    def ingest_stats(self) -> PipelineStats:
+    def write_stats(self) -> WriteStats:
         """Counters of the write pipeline (enqueued, failures, filter drops, writes)."""
         return self._write_pipeline().stats()
 
@@ -825,7 +820,7 @@ class ContextEngine:
         write-queue entries and this process's sessions of the user with their
         working memory (L1, L2); then the files on disk - the embedded index is
         rebuilt without them and the Valkey AOF rewritten. The audit log keeps one
-        line saying a deletion happened (:func:`memstrata.memory.forget.deletion_record`).
+        line saying a deletion happened (:func:`memstrata.upkeep.forget.deletion_record`).
         Item-store items are keyed by namespace, not user: see
         :meth:`forget_store_namespace`.
 
@@ -1010,7 +1005,7 @@ class ContextEngine:
             return ()
         return self._namespaces.items(tenant, agent)
 
-    # -- item store (LangGraph's BaseStore; memstrata.store) ---------------------------
+    # -- item store (LangGraph's BaseStore; memstrata.sharing.items) ---------------------------
 
     @functools.cached_property
     def _items(self) -> ItemStore:
@@ -1387,7 +1382,7 @@ class ContextEngine:
         confirmed reply move down a little, the ``wrong`` memories are closed and the
         correction becomes memory sourced from the event (it supersedes the used fact
         of the same subject and attribute). ``used`` defaults to what the checked reply
-        reflects (:mod:`memstrata.decision.feedback`). The correction passes the
+        reflects (:mod:`memstrata.feedback.events`). The correction passes the
         gateway before it is queued."""
         check_id("tenant", tenant)
         if not isinstance(correction, str):
@@ -1538,9 +1533,9 @@ def _open_pipeline(
     settings: PipelineSettings,
     redis_url: str,
     clock: Clock,
-    handler: IngestHandler,
+    handler: WriteHandler,
     closers: list[Callable[[], None]],
-) -> IngestPipeline:
+) -> WritePipeline:
     # Its own connection pool: the worker's blocking XREADGROUP must not hold a
     # connection that L2 calls wait for, and needs a longer socket timeout.
     queue_backend = RedisBackend.from_url(
@@ -1565,7 +1560,7 @@ def _open_pipeline(
         )
         for n in range(threads)
     ]
-    pipeline = IngestPipeline(queue, handler, settings, workers=workers)
+    pipeline = WritePipeline(queue, handler, settings, workers=workers)
     pipeline.start()
     closers.insert(0, pipeline.close)
     return pipeline

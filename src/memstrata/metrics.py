@@ -25,11 +25,11 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from memstrata.context.models import BuiltContext
-from memstrata.memory.pipeline import PipelineStats
-from memstrata.retrieval.models import RetrievalResult
+from memstrata.context.values import BuiltContext
+from memstrata.retrieval.results import RetrievalResult
 from memstrata.router.bundle import ContextBundle
 from memstrata.working.backend import BackendInfo
+from memstrata.write.submit import WriteStats
 
 log = logging.getLogger("memstrata.metrics")
 
@@ -126,7 +126,7 @@ class _LayerCollector(Collector):
 
     def __init__(self) -> None:
         self.working_info: Callable[[], BackendInfo] | None = None
-        self.ingest_stats: Callable[[], PipelineStats] | None = None
+        self.write_stats: Callable[[], WriteStats] | None = None
 
     def collect(self) -> Iterable[Metric]:
         metrics: list[Metric] = []
@@ -146,9 +146,9 @@ class _LayerCollector(Collector):
                 )
                 expired.add_metric([], info.expired_keys)
                 metrics += [keys, expired]
-        if self.ingest_stats is not None:
+        if self.write_stats is not None:
             try:
-                stats = self.ingest_stats()
+                stats = self.write_stats()
             except Exception:
                 log.debug("ingest stats unavailable", exc_info=True)
             else:
@@ -274,11 +274,11 @@ class EngineMetrics:
         self,
         *,
         working_info: Callable[[], BackendInfo] | None = None,
-        ingest_stats: Callable[[], PipelineStats] | None = None,
+        write_stats: Callable[[], WriteStats] | None = None,
     ) -> None:
         """Read the L2 and ingest-queue gauges from these calls at each scrape."""
         self._layers.working_info = working_info
-        self._layers.ingest_stats = ingest_stats
+        self._layers.write_stats = write_stats
 
     # -- L3 (long-term store) -------------------------------------------------------
 

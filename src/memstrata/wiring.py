@@ -1,7 +1,7 @@
 """One wiring path: the stack every process builds from one :class:`Settings`.
 
 ``ContextEngine.open`` (the library, the CLI, the demo) and the worker processes
-(``python -m memstrata.memory.worker --handler-factory memstrata.wiring:worker_handler``)
+(``python -m memstrata.write.worker --handler-factory memstrata.wiring:worker_handler``)
 build the L3 index, the long-term store, the memory store, the extractor and the
 queue handler with these functions, so a worker honours the same settings as the
 engine that enqueued its work.
@@ -22,12 +22,12 @@ from memstrata.errors import ConfigError, ModelError, ModelUnavailableError
 from memstrata.extract.protocol import Extractor
 from memstrata.gateway import Sanitizer
 from memstrata.longterm.edge import EdgeIndex
+from memstrata.longterm.facade import LongTermStore, PayloadSanitizer
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import LongTermStore, PayloadSanitizer
-from memstrata.memory.handler import IngestHandler, TextSanitizer
 from memstrata.memory.store import MemoryStore
 from memstrata.working.redis_backend import RedisBackend
+from memstrata.write.handle import TextSanitizer, WriteHandler
 
 QDRANT_DIR = "qdrant"
 """The embedded index's directory under ``Settings.data_dir``."""
@@ -111,17 +111,17 @@ def build_handler(
     *,
     extractor: Extractor | None = None,
     sanitizer: TextSanitizer | None = None,
-) -> IngestHandler:
+) -> WriteHandler:
     """The queue handler writing into ``store`` (its embedder is the store's)."""
-    return IngestHandler(store, extractor=extractor, sanitizer=sanitizer)
+    return WriteHandler(store, extractor=extractor, sanitizer=sanitizer)
 
 
 def worker_handler(
     data_dir: str = "", redis_url: str = "", qdrant_url: str = "", settings: str = ""
-) -> IngestHandler:
+) -> WriteHandler:
     """The handler of a worker process (a ``--handler-factory`` target)::
 
-        python -m memstrata.memory.worker --redis-url unix:///data/valkey/valkey.sock \\
+        python -m memstrata.write.worker --redis-url unix:///data/valkey/valkey.sock \\
             --queue memories --consumer w1 \\
             --handler-factory memstrata.wiring:worker_handler \\
             --handler-arg settings=/etc/memstrata.json

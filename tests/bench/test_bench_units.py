@@ -32,9 +32,9 @@ from memstrata.bench.stats import percentile, progress_bar, summary_ms, summary_
 from memstrata.config import LongTermSettings
 from memstrata.errors import ValidationError
 from memstrata.longterm.edge import EdgeIndex
-from memstrata.longterm.models import MEMORIES
+from memstrata.longterm.facade import NewItem
+from memstrata.longterm.points import MEMORIES
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import NewItem
 from memstrata.testing.embedders import HashEmbedder
 
 

@@ -17,22 +17,22 @@ from memstrata import ContextEngine
 from memstrata.bench.feedback import CONFIRMATIONS, CORRECTIONS, USER, run_script
 from memstrata.bench.feedback import TENANT as BENCH_TENANT
 from memstrata.clock import FakeClock
-from memstrata.decision.feedback import (
+from memstrata.errors import NotFoundError, ValidationError
+from memstrata.feedback.events import (
     FEEDBACK_SESSION,
     KIND_FEEDBACK,
     FeedbackEvent,
     FeedbackRecord,
     FeedbackSteps,
-    build_feedback_report,
     done_key,
     feedback_plan,
     stream_key,
 )
-from memstrata.errors import NotFoundError, ValidationError
-from memstrata.longterm.models import MEMORIES, Filter
-from memstrata.memory.entries import QueueEntry, content_hash
+from memstrata.feedback.report import build_feedback_report
+from memstrata.longterm.points import MEMORIES, Filter
 from memstrata.memory.store import stepped_importance
 from memstrata.testing.disk import valkey_entries
+from memstrata.write.entries import QueueEntry, content_hash
 
 Factory = Callable[..., ContextEngine]
 START = datetime(2025, 3, 1, 9, tzinfo=UTC)
@@ -277,7 +277,7 @@ def test_bad_feedback_is_refused_by_name(engine_opener: Factory) -> None:
     with pytest.raises(ValidationError) as raised:
         engine.feedback_report(tenant="acme", since=datetime(2025, 1, 1))  # naive
     assert raised.value.field == "since"
-    assert engine.ingest_stats().handler.feedback_events == 0
+    assert engine.write_stats().handler.feedback_events == 0
     assert "memstrata_feedback_total" not in engine.metrics()  # nothing counted
 
 

@@ -13,10 +13,10 @@ import pytest
 
 from memstrata.engine import ContextEngine
 from memstrata.errors import ValidationError
-from memstrata.longterm.models import MEMORIES, Filter
-from memstrata.memory.forget import deletion_record
+from memstrata.longterm.points import MEMORIES, Filter
 from memstrata.testing.disk import files_holding
 from memstrata.testing.disk import keys_holding as redis_holding
+from memstrata.upkeep.forget import deletion_record
 
 Factory = Callable[..., ContextEngine]
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from memstrata.cli import app
 from memstrata.clock import FakeClock
 from memstrata.engine import ContextEngine
-from memstrata.retrieval.models import RetrievalResult
+from memstrata.retrieval.results import RetrievalResult
 
 Factory = Callable[..., ContextEngine]
 TURNS = (

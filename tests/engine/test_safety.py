@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memstrata.engine import ContextEngine
-from memstrata.longterm.models import Filter
+from memstrata.longterm.points import Filter
 from memstrata.testing.disk import valkey_entries
 
 Factory = Callable[..., ContextEngine]

@@ -9,7 +9,7 @@ from memstrata.config import LongTermSettings, RetrievalSettings
 from memstrata.eval.command import open_turn_store
 from memstrata.eval.datasets import Turn
 from memstrata.eval.systems import retrieved, retriever_search
-from memstrata.longterm.models import Filter
+from memstrata.longterm.points import Filter
 from memstrata.memory.episodes import EPISODE_WINDOW_TYPE
 from memstrata.retrieval import Retriever
 from memstrata.testing.embedders import HashEmbedder

@@ -13,8 +13,8 @@ from memstrata.config import LongTermSettings
 from memstrata.gateway import Sanitizer
 from memstrata.knowledge import HotKnowledge, KnowledgeIngestor
 from memstrata.longterm.edge import EdgeIndex
+from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import LongTermStore
 from memstrata.testing.embedders import HashEmbedder
 
 

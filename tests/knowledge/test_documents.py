@@ -11,8 +11,8 @@ from memstrata.errors import BackendError, ValidationError
 from memstrata.knowledge import Document, KnowledgeIngestor
 from memstrata.knowledge.ingest import DOCUMENT_KEY_PREFIX
 from memstrata.knowledge.manifest import JsonManifestStore
-from memstrata.longterm.models import KNOWLEDGE, Filter, Record
-from memstrata.longterm.store import LongTermStore
+from memstrata.longterm.facade import LongTermStore
+from memstrata.longterm.points import KNOWLEDGE, Filter, Record
 
 GUIDE = "# Guide\n\nWelcome.\n\n## Install\n\nUnpack the pump.\n\n## Operate\n\nPress start.\n"
 SECRET = "sk-proj-AbCdEf0123456789AbCdEf0123456789AbCd"

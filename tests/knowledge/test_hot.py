@@ -11,9 +11,9 @@ from memstrata.embed.protocol import Embedder
 from memstrata.errors import ValidationError
 from memstrata.gateway import Sanitizer
 from memstrata.knowledge import DEFAULT_TTL_S, HotKnowledge, MergeReport
-from memstrata.longterm.models import HOT_KNOWLEDGE, KNOWLEDGE, Filter
+from memstrata.longterm.facade import LongTermStore
+from memstrata.longterm.points import HOT_KNOWLEDGE, KNOWLEDGE, Filter
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import LongTermStore
 
 Q = "how do I reset the pump controller"
 A = "hold the reset button for five seconds"

@@ -25,8 +25,8 @@ from memstrata.knowledge import (
     rich_progress,
     run_ingest_command,
 )
-from memstrata.longterm.models import KNOWLEDGE, Filter, Record
-from memstrata.longterm.store import LongTermStore
+from memstrata.longterm.facade import LongTermStore
+from memstrata.longterm.points import KNOWLEDGE, Filter, Record
 
 SECRET = "sk-proj-AbCdEf0123456789AbCdEf0123456789AbCd"
 

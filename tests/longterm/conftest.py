@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from memstrata.embed.minilm import MiniLMEmbedder
-from memstrata.longterm.models import Point
+from memstrata.longterm.points import Point
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.testing.embedders import HashEmbedder

@@ -14,10 +14,10 @@ from memstrata.config import LongTermSettings
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import ConfigError
 from memstrata.longterm.adjacent import add_context_terms, blend_adjacent, turn_position
-from memstrata.longterm.models import MEMORIES, SparseVector
+from memstrata.longterm.facade import LongTermStore, NewItem
+from memstrata.longterm.points import MEMORIES, SparseVector
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import LongTermStore, NewItem
 
 
 def unit_rows(*rows: list[float]) -> NDArray[np.float32]:

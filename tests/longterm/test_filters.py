@@ -9,7 +9,7 @@ from qdrant_client import models as qm
 
 from memstrata.errors import ValidationError
 from memstrata.longterm.edge import edge_filter
-from memstrata.longterm.models import Filter
+from memstrata.longterm.points import Filter
 from memstrata.longterm.qdrant_server import client_filter
 
 FULL = Filter(

@@ -21,7 +21,7 @@ from memstrata.embed.protocol import Embedder
 from memstrata.errors import BackendUnavailableError, NotFoundError, ValidationError
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.fusion import rrf
-from memstrata.longterm.models import KNOWLEDGE, MEMORIES, Filter, Point, ScoredPoint, SparseVector
+from memstrata.longterm.points import KNOWLEDGE, MEMORIES, Filter, Point, ScoredPoint, SparseVector
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.qdrant_server import QdrantServerIndex
 from memstrata.longterm.sparse import Bm25Encoder

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from memstrata.config import LongTermSettings
 from memstrata.embed.protocol import Embedder
-from memstrata.longterm.models import MEMORIES, Filter
+from memstrata.longterm.facade import LongTermStore, NewItem
+from memstrata.longterm.points import MEMORIES, Filter
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import LongTermStore, NewItem
 
 TENANTS = ["t0", "t1", "t2", "t3", "t4"]
 USERS = ["u0", "u1", "u2", None]

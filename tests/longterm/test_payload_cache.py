@@ -11,8 +11,8 @@ import pytest
 
 from memstrata.errors import ValidationError
 from memstrata.longterm.edge import EdgeIndex
-from memstrata.longterm.models import MEMORIES, Filter
 from memstrata.longterm.payload_cache import PayloadCache
+from memstrata.longterm.points import MEMORIES, Filter
 
 
 def test_lookup_store_and_lru_bound() -> None:

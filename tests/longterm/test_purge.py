@@ -24,7 +24,7 @@ from memstrata.longterm.edge_purge import (
     staging_dir,
     trash_dir,
 )
-from memstrata.longterm.models import KNOWLEDGE, MEMORIES, Filter, Point
+from memstrata.longterm.points import KNOWLEDGE, MEMORIES, Filter, Point
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.testing.disk import files_holding
 

@@ -10,7 +10,7 @@ import pytest
 
 from memstrata.errors import ValidationError
 from memstrata.longterm.edge import EdgeIndex
-from memstrata.longterm.models import EMPTY_PAYLOAD, KNOWLEDGE, MEMORIES, Filter, ScoredPoint
+from memstrata.longterm.points import EMPTY_PAYLOAD, KNOWLEDGE, MEMORIES, Filter, ScoredPoint
 from memstrata.longterm.query_cache import QueryCache
 from memstrata.longterm.sparse import Bm25Encoder
 

@@ -11,7 +11,7 @@ import pytest
 from memstrata.config import LongTermSettings, Settings
 from memstrata.errors import ConfigError, ValidationError
 from memstrata.longterm.edge import EdgeIndex
-from memstrata.longterm.models import COLLECTIONS
+from memstrata.longterm.points import COLLECTIONS
 from memstrata.wiring import open_index
 
 TASKS = Path(f"/proc/{os.getpid()}/task")

@@ -15,10 +15,10 @@ from memstrata.clock import FakeClock
 from memstrata.config import LongTermSettings
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import BackendUnavailableError, ValidationError
-from memstrata.longterm.models import KNOWLEDGE, MEMORIES, Filter, Hit, ScoredPoint
+from memstrata.longterm.facade import LongTermStore, NewItem
+from memstrata.longterm.points import KNOWLEDGE, MEMORIES, Filter, Hit, ScoredPoint
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import LongTermStore, NewItem
 
 IndexFactory = Callable[[str, Path], VectorIndex]
 

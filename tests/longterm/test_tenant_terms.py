@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstrata.longterm.layout import _tenant_key, tenant_term_ids
-from memstrata.longterm.models import Filter, Point, SparseVector
+from memstrata.longterm.points import Filter, Point, SparseVector
 from memstrata.longterm.protocol import VectorIndex
 
 _U32 = 2**32
@@ -69,7 +69,7 @@ def test_ids_are_pinned_and_stable_across_processes() -> None:
     ]
     code = (
         "from memstrata.longterm.layout import tenant_term_ids as m;"
-        "from memstrata.longterm.models import SparseVector as S;"
+        "from memstrata.longterm.points import SparseVector as S;"
         "print(m(S((7, 123456), (1.0, 1.0)), 'acme'))"
     )
     out = subprocess.run(

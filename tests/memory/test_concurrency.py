@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from memstrata.config import MemorySettings
 from memstrata.errors import ConflictError
-from memstrata.longterm.models import MEMORIES, Filter
-from memstrata.memory.facts import FactBatch
-from memstrata.memory.settings import MemorySettings
+from memstrata.longterm.points import MEMORIES, Filter
 from memstrata.memory.store import MemoryStore, WriteOutcome
+from memstrata.write.commit import FactBatch
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 WRITERS = 100

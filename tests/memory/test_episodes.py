@@ -10,7 +10,7 @@ from numpy.typing import NDArray
 
 from memstrata.config import LongTermSettings
 from memstrata.errors import ConfigError
-from memstrata.longterm.store import NewItem
+from memstrata.longterm.facade import NewItem
 from memstrata.memory.episodes import (
     EPISODE_TYPE,
     EPISODE_WINDOW_TYPE,

@@ -11,13 +11,12 @@ from typing import Any
 import pytest
 
 from memstrata.clock import FakeClock
-from memstrata.config import LongTermSettings
+from memstrata.config import LongTermSettings, MemorySettings
 from memstrata.embed.protocol import Embedder
 from memstrata.longterm.edge import EdgeIndex
-from memstrata.longterm.models import MEMORIES
+from memstrata.longterm.facade import LongTermStore
+from memstrata.longterm.points import MEMORIES
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import LongTermStore
-from memstrata.memory.settings import MemorySettings
 from memstrata.memory.store import MemoryStore
 from memstrata.working import RedisBackend
 

@@ -6,10 +6,10 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memstrata.longterm.models import MEMORIES
+from memstrata.longterm.points import MEMORIES
 from memstrata.memory.codec import slot_string, to_item, unit_id
-from memstrata.memory.consolidate import consolidate
 from memstrata.memory.versioning import active_fields
+from memstrata.upkeep.consolidate import consolidate
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 DAY = timedelta(days=1)

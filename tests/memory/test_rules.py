@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from memstrata.config import MemorySettings
 from memstrata.errors import BackendError, ValidationError
 from memstrata.memory.codec import from_payload, point_type, slot_string, to_item, unit_id
-from memstrata.memory.forgetting import bumped_importance, is_forgotten, retention_score
-from memstrata.memory.settings import MemorySettings
+from memstrata.memory.retention import bumped_importance, is_forgotten, retention_score
 from memstrata.memory.units import FEEDBACK_KEPT, noted_feedback
 from memstrata.memory.versioning import (
     SlotState,

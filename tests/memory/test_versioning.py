@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from memstrata.errors import ValidationError
-from memstrata.longterm.models import MEMORIES
+from memstrata.longterm.points import MEMORIES
 from memstrata.memory.units import MemoryUnit, UnitSource
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)

@@ -10,8 +10,8 @@ import pytest
 
 from memstrata.clock import FakeClock
 from memstrata.config import LongTermSettings
+from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import LongTermStore
 from memstrata.testing.embedders import HashEmbedder
 from memstrata.testing.indexes import ADAPTERS, LOCAL_MODE_WARNINGS, make_index
 

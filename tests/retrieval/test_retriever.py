@@ -26,9 +26,9 @@ from memstrata.config import LongTermSettings, RetrievalSettings
 from memstrata.embed.protocol import Embedder
 from memstrata.embed.tokens import TokenVectors
 from memstrata.errors import ValidationError
+from memstrata.longterm.facade import LongTermStore, NewItem
 from memstrata.longterm.qdrant_server import QdrantServerIndex
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import LongTermStore, NewItem
 from memstrata.retrieval import (
     EmbeddingRescorer,
     RetrievalQuery,

@@ -13,13 +13,13 @@ from numpy.typing import NDArray
 
 from memstrata.config import LongTermSettings, RetrievalSettings
 from memstrata.errors import ConfigError
-from memstrata.longterm.models import Filter
-from memstrata.longterm.store import IndexedItem, LongTermStore, NewItem
+from memstrata.longterm.facade import IndexedItem, LongTermStore, NewItem
+from memstrata.longterm.points import Filter
 from memstrata.memory.episodes import EPISODE_TYPE, EPISODE_WINDOW_TYPE, window_points
-from memstrata.memory.pipeline import ACTIVE_MEMORY_TYPES
 from memstrata.retrieval import RetrievalQuery, RetrievedItem, Retriever
 from memstrata.retrieval.links import EPISODE_WINDOW
 from memstrata.testing.settings import NEUTRAL_RETRIEVAL
+from memstrata.write.submit import ACTIVE_MEMORY_TYPES
 
 DIM = 64
 NOW = datetime(2023, 8, 20, 15, 0, tzinfo=UTC)

@@ -21,7 +21,7 @@ from memstrata.errors import (
     ValidationError,
 )
 from memstrata.service import codegen
-from memstrata.service import models as m
+from memstrata.service import wire as m
 from memstrata.service.operations import OPERATIONS
 from memstrata.service.server import open_service
 

@@ -35,11 +35,11 @@ from rich.console import Console
 
 from memstrata.clock import FakeClock
 from memstrata.config import Settings
-from memstrata.decision.feedback import FEEDBACK_SESSION, FeedbackSteps
 from memstrata.engine import ContextEngine
-from memstrata.memory.pipeline import IngestReceipt
+from memstrata.feedback.events import FEEDBACK_SESSION, FeedbackSteps
 from memstrata.memory.units import MemoryUnit
 from memstrata.validation import check_positive_int
+from memstrata.write.submit import WriteReceipt
 
 TENANT = "bench"
 USER = "u1"
@@ -224,7 +224,7 @@ def run_script(engine: ContextEngine, clock: FakeClock, *, rounds: int = 2) -> S
     """The scripted user on ``engine`` (module docstring); ``clock`` is the engine's."""
     check_positive_int("rounds", rounds)
     sessions = [f"m{n}" for n in range(len(MEMORIES))]
-    receipts: dict[str, IngestReceipt] = {}
+    receipts: dict[str, WriteReceipt] = {}
     for sid, text in zip(sessions, MEMORIES, strict=True):
         engine.start_session(USER, "chat", tenant=TENANT, session_id=sid)
         receipts[text] = engine.observe(sid, "user", text)

@@ -59,10 +59,10 @@ from memstrata.longterm.edge import (
     sparse_query,
     tenant_filter,
 )
+from memstrata.longterm.facade import LongTermStore, NewItem, hybrid_route_depth
 from memstrata.longterm.fusion import ENGINE_RRF_K
-from memstrata.longterm.models import DENSE_VECTOR, Filter, SparseVector
+from memstrata.longterm.points import DENSE_VECTOR, Filter, SparseVector
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import LongTermStore, NewItem, hybrid_route_depth
 from memstrata.session.state import SessionState
 from memstrata.working import keys as K
 from memstrata.working.embedded import EmbeddedValkey

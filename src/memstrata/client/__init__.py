@@ -4,7 +4,7 @@
 ``MEMSTRATA_API_KEY``) call a running service over REST; ``Client(service=...)`` calls a
 service in this process. Both are generated from the service's capability table
 (:mod:`memstrata.service.codegen`), so every operation has one method, typed with the
-wire models of :mod:`memstrata.service.models`.
+wire models of :mod:`memstrata.service.wire`.
 """
 
 from memstrata.client._methods import AsyncClientMethods, ClientMethods

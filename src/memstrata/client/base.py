@@ -19,8 +19,8 @@ from pydantic import ValidationError as PydanticValidationError
 from memstrata import errors
 from memstrata.errors import MemstrataError
 from memstrata.service.core import Service
-from memstrata.service.models import dump
 from memstrata.service.operations import request_error
+from memstrata.service.wire import dump
 
 R = TypeVar("R", bound=BaseModel)
 DEFAULT_TIMEOUT_S = 60.0

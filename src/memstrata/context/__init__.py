@@ -17,7 +17,15 @@ from memstrata.context.budget import (
 from memstrata.context.builder import build_context
 from memstrata.context.compress import compress_turns
 from memstrata.context.encodings import load_encoding
-from memstrata.context.models import (
+from memstrata.context.protect import ProtectedField, find_protected
+from memstrata.context.tokens import (
+    ApproxCounter,
+    TiktokenCounter,
+    TokenCounter,
+    counter_for_model,
+    encoding_for_model,
+)
+from memstrata.context.values import (
     AdmittedItem,
     BuiltContext,
     ChatMessage,
@@ -29,14 +37,6 @@ from memstrata.context.models import (
     SectionUsage,
     ToolResult,
     Turn,
-)
-from memstrata.context.protect import ProtectedField, find_protected
-from memstrata.context.tokens import (
-    ApproxCounter,
-    TiktokenCounter,
-    TokenCounter,
-    counter_for_model,
-    encoding_for_model,
 )
 from memstrata.errors import BudgetError
 

@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from memstrata.context.models import MAX_REF_CHARS, MemoryItem, MemoryKind
+from memstrata.context.values import MAX_REF_CHARS, MemoryItem, MemoryKind
 from memstrata.errors import ValidationError
 from memstrata.frozen import thaw
 from memstrata.hashing import canonical_json
-from memstrata.retrieval.models import RetrievedItem
+from memstrata.retrieval.results import RetrievedItem
 from memstrata.router.bundle import ContextBundle, ContextItem
 
 

@@ -20,7 +20,16 @@ from memstrata.context.compress import (
     summarize_digests,
     turn_ids,
 )
-from memstrata.context.models import (
+from memstrata.context.render import (
+    ITEM_SEPARATOR,
+    MEMORY_HEADER,
+    TOOL_HEADER,
+    block,
+    memory_line,
+    tool_line,
+)
+from memstrata.context.tokens import REPLY_PRIMING_TOKENS, TokenCounter, message_tokens
+from memstrata.context.values import (
     LIVE_LAYERS,
     AdmittedItem,
     BuiltContext,
@@ -35,15 +44,6 @@ from memstrata.context.models import (
     ToolResult,
     Turn,
 )
-from memstrata.context.render import (
-    ITEM_SEPARATOR,
-    MEMORY_HEADER,
-    TOOL_HEADER,
-    block,
-    memory_line,
-    tool_line,
-)
-from memstrata.context.tokens import REPLY_PRIMING_TOKENS, TokenCounter, message_tokens
 from memstrata.errors import BudgetError, ValidationError
 from memstrata.extract.text import normal_form
 

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from memstrata.context.models import Turn, TurnRole
 from memstrata.context.protect import FIELD_KINDS, ProtectedField, find_protected
+from memstrata.context.values import Turn, TurnRole
 from memstrata.errors import ValidationError
 from memstrata.extract.text import split_sentences
 from memstrata.hashing import sha256_hex

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memstrata.context.models import LIVE_LAYERS, MemoryItem, ToolResult
+from memstrata.context.values import LIVE_LAYERS, MemoryItem, ToolResult
 
 MEMORY_HEADER = (
     "## Retrieved context\n"

@@ -4,22 +4,6 @@ gate and fallbacks, trace cards, reply checks, decision metrics and the feedback
 from memstrata.decision.cards import CardStore, TraceCard, cards_json
 from memstrata.decision.consistency import ReplyCheck, check_reply
 from memstrata.decision.decide import ROUTES, Decision, Route, UsedContext, decide
-from memstrata.decision.feedback import (
-    FEEDBACK_KINDS,
-    KIND_FEEDBACK,
-    FeedbackEvent,
-    FeedbackKind,
-    FeedbackPlan,
-    FeedbackReceipt,
-    FeedbackRecord,
-    FeedbackReport,
-    FeedbackSteps,
-    IgnoredMemory,
-    IntentStats,
-    QuestionStats,
-    build_feedback_report,
-    feedback_plan,
-)
 from memstrata.decision.judgment import Judgment, facts_held, rule_judgment
 from memstrata.decision.layer import DecisionLayer
 from memstrata.decision.metrics import DecisionMetrics, DecisionRates, decision_rates
@@ -39,6 +23,24 @@ from memstrata.decision.tools import (
     facts_of,
     gate,
     next_in_chain,
+)
+from memstrata.feedback.events import (
+    FEEDBACK_KINDS,
+    KIND_FEEDBACK,
+    FeedbackEvent,
+    FeedbackKind,
+    FeedbackPlan,
+    FeedbackReceipt,
+    FeedbackRecord,
+    FeedbackSteps,
+    feedback_plan,
+)
+from memstrata.feedback.report import (
+    FeedbackReport,
+    IgnoredMemory,
+    IntentStats,
+    QuestionStats,
+    build_feedback_report,
 )
 
 __all__ = [

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import memstrata.cer as cer
+from memstrata.feedback.events import MEMORY_TYPES
 from memstrata.frozen import thaw
 from memstrata.router.bundle import ContextBundle, ContextItem
 
@@ -184,3 +185,16 @@ def _number(text: str) -> float | None:
         return float(text.replace(",", ""))
     except ValueError:
         return None
+
+
+def used_in_reply(reply: str, items: Iterable[ContextItem]) -> tuple[str, ...]:
+    """The L3 memories and episodes among ``items`` that ``reply`` reflects, each judged
+    on its own by the CER matcher (a value it holds, or a sentence of its text): what a
+    feedback event counts as used when the caller does not say."""
+    used: list[str] = []
+    for item in items:
+        content = thaw(item.content)
+        kind = content.get("type") if isinstance(content, dict) else None
+        if item.provenance.layer == "L3" and kind in MEMORY_TYPES and context_used(reply, [item]):
+            used.append(item.provenance.ref)
+    return tuple(dict.fromkeys(used))

@@ -19,17 +19,8 @@ from typing import Any
 
 from memstrata.clock import Clock
 from memstrata.decision.cards import CardStore, TraceCard
-from memstrata.decision.consistency import ReplyCheck, check_reply
+from memstrata.decision.consistency import ReplyCheck, check_reply, used_in_reply
 from memstrata.decision.decide import Decision, decide, questions_for
-from memstrata.decision.feedback import (
-    FeedbackEvent,
-    UsedBy,
-    check_feedback,
-    check_ids,
-    new_event_id,
-    outcome_of,
-    used_in_reply,
-)
 from memstrata.decision.judgment import (
     Judgment,
     evidence_items,
@@ -48,6 +39,14 @@ from memstrata.decision.tools import (
     gate,
 )
 from memstrata.errors import ModelError, NotFoundError, ValidationError
+from memstrata.feedback.events import (
+    FeedbackEvent,
+    UsedBy,
+    check_feedback,
+    check_ids,
+    new_event_id,
+    outcome_of,
+)
 from memstrata.router.bundle import ContextBundle
 from memstrata.router.intents import IntentSpec
 from memstrata.session.state import SessionState
@@ -408,7 +407,7 @@ class DecisionLayer:
         used: Sequence[str] | None = None,
         wrong: Sequence[str] | None = None,
     ) -> FeedbackEvent:
-        """The feedback event of a decision (:mod:`memstrata.decision.feedback`):
+        """The feedback event of a decision (:mod:`memstrata.feedback.events`):
         ``correction`` already passed the gateway. ``used`` defaults to what the
         checked reply reflects, else every memory on the card."""
         checked = check_feedback(kind, rating, correction)

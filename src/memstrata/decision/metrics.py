@@ -93,7 +93,7 @@ class DecisionMetrics:
         self.cer_steps.labels(str(effective).lower()).inc()
 
     def observe_feedback(self, kind: str, outcome: str, used: int) -> None:
-        """One feedback event; ``outcome`` as :func:`~memstrata.decision.feedback.
+        """One feedback event; ``outcome`` as :func:`~memstrata.feedback.events.
         outcome_of` says, ``used`` the memories the reply used."""
         self.feedback.labels(kind).inc()
         if outcome == "positive" and used:

@@ -46,8 +46,8 @@ from memstrata.eval.systems import (
     store_systems,
 )
 from memstrata.longterm.edge import EdgeIndex
+from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import LongTermStore
 from memstrata.retrieval import Retriever
 
 MemstrataSearchFactory = Callable[[TurnStore], SearchFn]

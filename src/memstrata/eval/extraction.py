@@ -57,7 +57,7 @@ labeled with no fact count through their false positives). Per attribute, precis
 is grouped by the predicted attribute and recall by the labeled one. Sequences are
 scored apart as *supersede accuracy*: their texts are extracted in order and each fact
 applied to its ``(subject, attribute)`` slot -- a multi-valued attribute
-(``memstrata.memory.settings.DEFAULT_MULTI_VALUED``) accumulates its values as a set,
+(``memstrata.config.DEFAULT_MULTI_VALUED``) accumulates its values as a set,
 any other is replaced by the later value, events are ignored -- and a sequence is
 correct when the slot ends holding exactly the labeled value(s) (compared by
 :func:`value_key`).
@@ -78,15 +78,15 @@ from typing import Any, Literal, cast
 from rich.console import Console
 from rich.table import Table
 
+from memstrata.config import DEFAULT_MULTI_VALUED
 from memstrata.errors import (
     DatasetError,
     ExtractionError,
     ExtractionUnavailableError,
     ValidationError,
 )
-from memstrata.extract.models import ROLES, UNIT_KINDS, Candidate, Role, Turn, UnitKind
+from memstrata.extract.candidates import ROLES, UNIT_KINDS, Candidate, Role, Turn, UnitKind
 from memstrata.extract.protocol import Extractor
-from memstrata.memory.settings import DEFAULT_MULTI_VALUED
 
 Split = Literal["dev", "test"]
 SPLITS: tuple[Split, ...] = ("dev", "test")

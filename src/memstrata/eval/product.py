@@ -19,8 +19,8 @@ from memstrata.engine import ContextEngine
 from memstrata.errors import BackendError
 from memstrata.eval.datasets import Turn
 from memstrata.eval.systems import Retrieved
-from memstrata.extract.models import ROLES
-from memstrata.retrieval.models import RetrievedItem
+from memstrata.extract.candidates import ROLES
+from memstrata.retrieval.results import RetrievedItem
 
 EVAL_USER = "eval-user"
 """Each conversation (tenant) is one user's memory."""

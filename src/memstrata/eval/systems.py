@@ -16,8 +16,8 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from memstrata.eval.datasets import Turn
-from memstrata.longterm.models import MEMORIES
-from memstrata.longterm.store import LongTermStore, NewItem
+from memstrata.longterm.facade import LongTermStore, NewItem
+from memstrata.longterm.points import MEMORIES
 from memstrata.memory.episodes import window_points
 from memstrata.retrieval import RetrievalQuery, Retriever
 from memstrata.validation import MAX_TEXT_CHARS

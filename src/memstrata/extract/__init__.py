@@ -8,6 +8,7 @@ reach L3), then an :class:`Extractor` (the deterministic :class:`RuleExtractor`,
 """
 
 from memstrata.errors import ExtractionError, ExtractionUnavailableError
+from memstrata.extract.candidates import Candidate, Role, Turn
 from memstrata.extract.filter import DropReason, Verdict, WorthFilter
 from memstrata.extract.llm import LLMExtractor
 from memstrata.extract.llm_payload import (
@@ -17,7 +18,6 @@ from memstrata.extract.llm_payload import (
     build_request_body,
     parse_answer,
 )
-from memstrata.extract.models import Candidate, Role, Turn
 from memstrata.extract.protocol import Extractor
 from memstrata.extract.rules import RuleExtractor
 from memstrata.extract.verbatim import find_extras

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from memstrata.extract.models import Turn
+from memstrata.extract.candidates import Turn
 from memstrata.extract.patterns import CN_QUESTION_END, QUESTION_START
 from memstrata.extract.protocol import Extractor
 from memstrata.extract.rules import RuleExtractor

@@ -18,13 +18,13 @@ from collections.abc import Callable
 
 from memstrata.chat import ChatEndpoint, endpoint_url, redacted_url
 from memstrata.errors import ExtractionError, ExtractionUnavailableError
+from memstrata.extract.candidates import Candidate, Turn
 from memstrata.extract.llm_payload import (
     UnusableAnswerError,
     build_request_body,
     message_content,
     parse_answer,
 )
-from memstrata.extract.models import Candidate, Turn
 
 __all__ = ["LLMExtractor", "endpoint_url", "redacted_url"]
 

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memstrata.errors import ValidationError
-from memstrata.extract.models import Candidate, Turn, UnitKind
+from memstrata.extract.candidates import Candidate, Turn, UnitKind
 
 SYSTEM_PROMPT = """\
 You extract long-term memories from one message of a conversation between a user and an \

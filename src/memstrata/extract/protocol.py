@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from memstrata.extract.models import Candidate, Turn
+from memstrata.extract.candidates import Candidate, Turn
 
 
 class Extractor(Protocol):

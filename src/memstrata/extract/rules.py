@@ -30,8 +30,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from memstrata.extract.candidates import Candidate, Turn
 from memstrata.extract.clauses import Clause, split_clauses
-from memstrata.extract.models import Candidate, Turn
 from memstrata.extract.patterns import (
     CHANNELS,
     CN_QUESTION_END,

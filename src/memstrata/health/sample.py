@@ -21,9 +21,9 @@ from types import MappingProxyType
 from typing import Any
 
 from memstrata.decision.decide import ROUTES
-from memstrata.decision.feedback import FEEDBACK_KINDS
 from memstrata.decision.tools import OUTCOMES
 from memstrata.errors import ValidationError
+from memstrata.feedback.events import FEEDBACK_KINDS
 
 # -- value names ---------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memstrata.decision.feedback import FEEDBACK_KINDS
+from memstrata.feedback.events import FEEDBACK_KINDS
 from memstrata.health.counters import top
 from memstrata.health.sample import (
     CER_EFFECTIVE,

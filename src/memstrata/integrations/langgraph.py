@@ -4,7 +4,7 @@
 Needs the ``langgraph`` extra (``pip install memstrata[langgraph]``); nothing else in
 memstrata imports langgraph.
 
-How a LangGraph item maps onto memstrata (:mod:`memstrata.store`): the namespace
+How a LangGraph item maps onto memstrata (:mod:`memstrata.sharing.items`): the namespace
 tuple, the key and the value dict are stored as they are, one item per
 ``(namespace, key)``, in the tenant's long-term store (L3), so items are persistent
 across restarts and tenant-isolated. A put of an existing key replaces it, a put of
@@ -44,8 +44,8 @@ from langgraph.store.base import (
 
 from memstrata.client import Client
 from memstrata.engine import ContextEngine
-from memstrata.service import models as m
-from memstrata.store import StoreItem
+from memstrata.service import wire as m
+from memstrata.sharing.items import StoreItem
 
 __all__ = ["MemstrataStore"]
 

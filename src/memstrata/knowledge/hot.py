@@ -20,10 +20,10 @@ from memstrata.config import LongTermSettings
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import ValidationError
 from memstrata.hashing import sha256_hex
+from memstrata.longterm.facade import MAX_K, LongTermStore, NewItem, PayloadSanitizer
 from memstrata.longterm.fusion import rrf
-from memstrata.longterm.models import HOT_KNOWLEDGE, KNOWLEDGE, Filter, Hit, Record
+from memstrata.longterm.points import HOT_KNOWLEDGE, KNOWLEDGE, Filter, Hit, Record
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.longterm.store import MAX_K, LongTermStore, NewItem, PayloadSanitizer
 from memstrata.validation import check_id, check_positive_float, check_positive_int, check_text
 
 DEFAULT_TTL_S = 72 * 3600

@@ -28,8 +28,8 @@ from memstrata.knowledge.chunking import Chunker
 from memstrata.knowledge.documents import Document
 from memstrata.knowledge.manifest import FileEntry, JsonManifestStore, Manifest, ManifestStore
 from memstrata.knowledge.parsing import DocFormat, format_for_suffix
-from memstrata.longterm.models import KNOWLEDGE
-from memstrata.longterm.store import LongTermStore, NewItem, PayloadSanitizer
+from memstrata.longterm.facade import LongTermStore, NewItem, PayloadSanitizer
+from memstrata.longterm.points import KNOWLEDGE
 from memstrata.permissions import Level, check_level
 from memstrata.validation import MAX_TEXT_CHARS, check_id
 

@@ -3,7 +3,8 @@
 from typing import TYPE_CHECKING, Any
 
 from memstrata.longterm.edge import EdgeIndex
-from memstrata.longterm.models import (
+from memstrata.longterm.facade import LongTermStore, NewItem
+from memstrata.longterm.points import (
     COLLECTIONS,
     HOT_KNOWLEDGE,
     KNOWLEDGE,
@@ -17,7 +18,6 @@ from memstrata.longterm.models import (
 )
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder, tokenize
-from memstrata.longterm.store import LongTermStore, NewItem
 
 if TYPE_CHECKING:
     from memstrata.longterm.qdrant_server import QdrantServerIndex

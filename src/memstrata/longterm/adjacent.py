@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from memstrata.longterm.models import SparseVector
+from memstrata.longterm.points import SparseVector
 
 Position = tuple[str, int]
 """``(thread, seq)``: a turn's conversation and its place in it."""

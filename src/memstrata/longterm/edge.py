@@ -42,7 +42,8 @@ from memstrata.longterm.layout import (
     tenant_term_ids,
 )
 from memstrata.longterm.leases import Lease, ShardLeases
-from memstrata.longterm.models import (
+from memstrata.longterm.payload_cache import DEFAULT_PAYLOAD_CACHE_ENTRIES, PayloadCache
+from memstrata.longterm.points import (
     COLLECTIONS,
     DENSE_VECTOR,
     EMPTY_PAYLOAD,
@@ -56,7 +57,6 @@ from memstrata.longterm.models import (
     engine_payload,
     engine_vector,
 )
-from memstrata.longterm.payload_cache import DEFAULT_PAYLOAD_CACHE_ENTRIES, PayloadCache
 from memstrata.longterm.query_cache import DEFAULT_QUERY_CACHE_ENTRIES, QueryCache
 from memstrata.memo import remember
 from memstrata.validation import check_non_negative_int, check_positive_int

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.errors import NotFoundError, ValidationError
-from memstrata.longterm.models import (
+from memstrata.longterm.points import (
     COLLECTIONS,
     SPARSE_VECTOR,
     Point,

@@ -24,7 +24,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from memstrata.longterm.models import Filter, Point, Record, ScoredPoint, SparseVector
+from memstrata.longterm.points import Filter, Point, Record, ScoredPoint, SparseVector
 
 
 class VectorIndex(Protocol):

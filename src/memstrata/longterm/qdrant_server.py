@@ -40,7 +40,7 @@ from memstrata.longterm.layout import (
     check_query_vector,
     tenant_term_ids,
 )
-from memstrata.longterm.models import (
+from memstrata.longterm.points import (
     COLLECTIONS,
     DENSE_VECTOR,
     SPARSE_VECTOR,

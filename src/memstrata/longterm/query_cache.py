@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from memstrata.longterm.models import EMPTY_PAYLOAD, ScoredPoint
+from memstrata.longterm.points import EMPTY_PAYLOAD, ScoredPoint
 from memstrata.validation import check_positive_int
 
 DEFAULT_QUERY_CACHE_ENTRIES = 1024

@@ -26,7 +26,7 @@ from typing import Any
 import snowballstemmer
 
 from memstrata.errors import ValidationError
-from memstrata.longterm.models import SparseVector
+from memstrata.longterm.points import SparseVector
 
 # CJK ideographs (basic, extension A, compatibility): these runs go to jieba, since
 # Chinese has no spaces; everything else that is a letter or digit is split by regex.

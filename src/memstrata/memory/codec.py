@@ -18,7 +18,7 @@ from typing import Any
 
 from memstrata.errors import ValidationError
 from memstrata.hashing import sha256_hex
-from memstrata.longterm.store import NewItem
+from memstrata.longterm.facade import NewItem
 from memstrata.memory.units import MemoryUnit, UnitSource
 
 TYPE_HISTORY = "history"

@@ -16,8 +16,8 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from memstrata.longterm.models import MEMORIES, Filter
-from memstrata.longterm.store import LongTermStore
+from memstrata.longterm.facade import LongTermStore
+from memstrata.longterm.points import MEMORIES, Filter
 from memstrata.memory.codec import from_payload, is_pending
 from memstrata.memory.slots import SlotRecords
 from memstrata.memory.units import MemoryUnit

@@ -31,7 +31,7 @@ class SlotRecords:
         self._cas = client.register_script(CAS_SCRIPT)
         # Tenants this object has added to the set. The set only grows (nothing here
         # removes a member), so every later write of theirs skips a round trip:
-        # ~0.19 ms of a memory write's ~2.7 ms (bench ingest, one consumer thread).
+        # ~0.19 ms of a memory write's ~2.7 ms (bench write, one consumer thread).
         # A server that lost its data lost the slot records too; another process (or
         # SlotRecords) registers a tenant again at its first write.
         self._registered: set[str] = set()

@@ -19,9 +19,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.clock import Clock
+from memstrata.config import MemorySettings
 from memstrata.errors import ConflictError, NotFoundError, ValidationError
-from memstrata.longterm.models import MEMORIES, Filter
-from memstrata.longterm.store import LongTermStore
+from memstrata.longterm.facade import LongTermStore
+from memstrata.longterm.points import MEMORIES, Filter
 from memstrata.memory.codec import (
     ACTIVE_TYPES,
     from_payload,
@@ -30,9 +31,8 @@ from memstrata.memory.codec import (
     to_item,
     unit_id,
 )
-from memstrata.memory.forgetting import bumped_importance
 from memstrata.memory.repair import rebuild_slot, repair_slot
-from memstrata.memory.settings import MemorySettings
+from memstrata.memory.retention import bumped_importance
 from memstrata.memory.slots import SlotRecords
 from memstrata.memory.units import MemoryUnit
 from memstrata.memory.versioning import (

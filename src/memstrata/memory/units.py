@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from memstrata.errors import ValidationError
-from memstrata.extract.models import MAX_VALUE_CHARS, UNIT_KINDS, Candidate, Turn, UnitKind
+from memstrata.extract.candidates import MAX_VALUE_CHARS, UNIT_KINDS, Candidate, Turn, UnitKind
 from memstrata.hashing import sha256_hex
 from memstrata.validation import check_id, check_text
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from memstrata.config import MemorySettings
 from memstrata.errors import BackendError
-from memstrata.memory.settings import MemorySettings
 from memstrata.memory.units import MemoryUnit
 
 WriteAction = Literal["inserted", "superseded", "merged", "deduplicated", "ignored_older"]

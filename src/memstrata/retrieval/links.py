@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from memstrata.longterm.models import MEMORIES, Filter, ScoredPoint
-from memstrata.longterm.store import LongTermStore
+from memstrata.longterm.facade import LongTermStore
+from memstrata.longterm.points import MEMORIES, Filter, ScoredPoint
 
 EPISODE = "episode"
 EPISODE_WINDOW = "episode_window"

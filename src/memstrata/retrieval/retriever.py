@@ -39,12 +39,12 @@ from memstrata.embed.protocol import Embedder, TokenEmbedder
 from memstrata.errors import BackendError
 from memstrata.extract.filter import is_pure_question
 from memstrata.longterm.adjacent import Position, turn_position
-from memstrata.longterm.models import MEMORIES, Filter, ScoredPoint
-from memstrata.longterm.store import LongTermStore
+from memstrata.longterm.facade import LongTermStore
+from memstrata.longterm.points import MEMORIES, Filter, ScoredPoint
 from memstrata.memo import remember
 from memstrata.retrieval.links import EPISODE, EPISODE_WINDOW, follow
-from memstrata.retrieval.models import RetrievalQuery, RetrievalResult, RetrievedItem
 from memstrata.retrieval.rerank import Reranker
+from memstrata.retrieval.results import RetrievalQuery, RetrievalResult, RetrievedItem
 from memstrata.retrieval.routes import Route, build_routes, entities, entity_spans
 from memstrata.retrieval.scoring import (
     SECONDS_PER_DAY,

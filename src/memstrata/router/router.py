@@ -18,8 +18,8 @@ from numpy.typing import NDArray
 from memstrata.clock import Clock
 from memstrata.config import LongTermSettings
 from memstrata.errors import ContextMissError, ValidationError
-from memstrata.longterm.models import MEMORIES, Hit
-from memstrata.longterm.store import LongTermStore
+from memstrata.longterm.facade import LongTermStore
+from memstrata.longterm.points import MEMORIES, Hit
 from memstrata.permissions import level_of_payload
 from memstrata.retrieval.links import EPISODE, follow
 from memstrata.router.bundle import ContextBundle, ContextItem, MissingContext, Provenance

@@ -7,17 +7,17 @@ from typing import Any
 
 from memstrata.context import BuiltContext
 from memstrata.context import Turn as ContextTurn
-from memstrata.context.models import AdmittedItem, DroppedItem, Origin
+from memstrata.context.values import AdmittedItem, DroppedItem, Origin
 from memstrata.frozen import thaw
 from memstrata.knowledge.ingest import IngestReport
 from memstrata.memory.episodes import Episode
-from memstrata.memory.forget import ForgetReport
 from memstrata.memory.units import MemoryUnit
 from memstrata.retrieval import RetrievalResult
-from memstrata.retrieval.models import RetrievedItem
+from memstrata.retrieval.results import RetrievedItem
 from memstrata.router import ContextBundle
-from memstrata.service import models as m
+from memstrata.service import wire as m
 from memstrata.session import SessionState
+from memstrata.upkeep.forget import ForgetReport
 
 # Payload fields that are the item itself (text, type) or internal bookkeeping.
 _HIDDEN_PAYLOAD = frozenset({"text", "type", "tenant", "facts", "content_hash", "pending"})

@@ -20,9 +20,9 @@ from grpc_reflection.v1alpha import reflection
 
 from memstrata.errors import MemstrataError, ValidationError, error_code
 from memstrata.service.core import Service, bearer_key, error_body
-from memstrata.service.models import dump
 from memstrata.service.operations import BY_NAME, OPERATIONS, Operation
 from memstrata.service.proto import POOL, SERVICE_FULL_NAME, message_class, method_name
+from memstrata.service.wire import dump
 
 log = logging.getLogger("memstrata.service")
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024

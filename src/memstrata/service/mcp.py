@@ -25,8 +25,8 @@ from starlette.types import ASGIApp
 from memstrata import __version__
 from memstrata.errors import MemstrataError, error_code
 from memstrata.service.core import Service, bearer_key, error_body
-from memstrata.service.models import dump
 from memstrata.service.operations import OPERATIONS
+from memstrata.service.wire import dump
 
 INTERNAL_ERROR = -32603
 

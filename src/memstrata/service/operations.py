@@ -22,12 +22,12 @@ from memstrata.service.capability import (
 )
 from memstrata.service.ops import (
     decisions,
+    items,
     keys,
     knowledge,
     memory,
     namespaces,
     sessions,
-    store,
     working,
 )
 
@@ -37,7 +37,7 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     *working.OPERATIONS,
     *knowledge.OPERATIONS,
     *namespaces.OPERATIONS,
-    *store.OPERATIONS,
+    *items.OPERATIONS,
     *decisions.OPERATIONS,
     *keys.OPERATIONS,
 )

@@ -218,7 +218,7 @@ def proto_text(fdp: descriptor_pb2.FileDescriptorProto | None = None) -> str:
     """The descriptor as a .proto source file."""
     fdp = fdp or file_descriptor()
     lines = [
-        "// Generated from memstrata.service.models: python -m memstrata.service.proto > this file",
+        "// Generated from memstrata.service.wire: python -m memstrata.service.proto > this file",
         "// Do not edit: tests/service check it equals what the code serves.",
         'syntax = "proto3";',
         "",

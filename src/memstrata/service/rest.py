@@ -24,8 +24,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memstrata.errors import MemstrataError, ValidationError, error_code, error_code_of
 from memstrata.service.core import Service, bearer_key, error_body
 from memstrata.service.mcp import http_app as mcp_http_app
-from memstrata.service.models import dump
 from memstrata.service.operations import OPERATIONS, Operation
+from memstrata.service.wire import dump
 
 log = logging.getLogger("memstrata.service")
 MAX_BODY_BYTES = 16 * 1024 * 1024

@@ -29,7 +29,7 @@ from memstrata.errors import (
 )
 from memstrata.health import parse_duration, render_html, render_markdown
 from memstrata.service import convert
-from memstrata.service import models as m
+from memstrata.service import wire as m
 from memstrata.service.capability import SESSION_ERRORS, SESSION_SEPARATOR, Call, Operation
 
 CARD_ERRORS = (NotFoundError,)

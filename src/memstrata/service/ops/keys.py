@@ -7,7 +7,7 @@ from typing import Any
 from memstrata.errors import (
     NotFoundError,
 )
-from memstrata.service import models as m
+from memstrata.service import wire as m
 from memstrata.service.auth import KeyInfo
 from memstrata.service.capability import (
     Call,

@@ -10,7 +10,7 @@ from memstrata.errors import (
 )
 from memstrata.knowledge import Document
 from memstrata.service import convert
-from memstrata.service import models as m
+from memstrata.service import wire as m
 from memstrata.service.capability import (
     Call,
     Operation,

@@ -7,13 +7,13 @@ from typing import Any
 from memstrata.errors import (
     NotFoundError,
 )
-from memstrata.namespaces import AccessRequest, Namespace, SharedItem
 from memstrata.service import convert
-from memstrata.service import models as m
+from memstrata.service import wire as m
 from memstrata.service.capability import (
     Call,
     Operation,
 )
+from memstrata.sharing.namespaces import AccessRequest, Namespace, SharedItem
 
 
 def _namespace_out(ns: Namespace) -> m.NamespaceOut:

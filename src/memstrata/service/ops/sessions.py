@@ -11,7 +11,7 @@ from memstrata.errors import (
     ValidationError,
 )
 from memstrata.service import convert
-from memstrata.service import models as m
+from memstrata.service import wire as m
 from memstrata.service.capability import (
     SESSION_ERRORS,
     Call,

@@ -8,7 +8,7 @@ from memstrata.errors import (
     ContextMissError,
 )
 from memstrata.service import convert
-from memstrata.service import models as m
+from memstrata.service import wire as m
 from memstrata.service.capability import (
     SESSION_ERRORS,
     Call,

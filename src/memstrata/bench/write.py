@@ -1,0 +1,260 @@
+"""``memstrata bench write``: the write pipeline end to end against the raw embedder.
+
+One run measures, on the embedded defaults (Valkey + qdrant-edge + MiniLM on CPU):
+
+* ``turns_per_s``: ``observe`` of N varied English and Chinese turns (facts that
+  supersede each other, preferences, decisions, orders and payments with ids and
+  amounts) until every turn's episode and every extracted unit is searchable - the
+  clock stops after ``flush()`` returned and a search found the last user's newest
+  fact;
+* ``embedder_per_s``: the same model embedding, in the same process right after,
+  exactly the texts the run's model embedded (every episode and fact), call by call
+  in the same batches - recorded as the run made them;
+* ``ratio`` = turns_per_s / (embedder texts/s ÷ texts per turn): the run's end-to-end
+  time against the raw embedder's time for the same work. The embedder is the
+  bound of the pipeline, so anything far below 1 is overhead of our own code;
+* ``stage_s``: where the write path's time went (the handler's stage clocks:
+  extraction, the embedding call, fact commits, the episode upsert), and
+  ``observe_us_per_turn``, the caller's side;
+* ``rss_mb_per_10k``: the resident-memory growth of the process over the run (read
+  from /proc/self/status, VmRSS), per 10k stored points.
+
+The run writes into a new directory under ``--data-dir`` (numbers for an empty
+store); nothing that was there before is touched.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from rich.console import Console
+
+from memstrata.bench.stats import progress_bar
+from memstrata.config import PipelineSettings, Settings
+from memstrata.embed.cache import CachedEmbedder
+from memstrata.embed.minilm import MiniLMEmbedder
+from memstrata.embed.protocol import Embedder
+from memstrata.engine import ContextEngine
+from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.validation import check_positive_int
+
+TENANT = "bench"
+TURNS_PER_USER = 10
+TARGET_RATIO = 0.8
+
+_CITIES_EN = ("Hangzhou", "Chengdu", "Osaka", "Berlin", "Austin", "Lyon", "Pune", "Porto")
+_CITIES_CN = ("杭州", "成都", "深圳", "苏州", "南京", "武汉", "西安", "厦门")
+_JOBS_EN = ("nurse", "engineer", "teacher", "pilot", "accountant", "designer", "chef")
+_JOBS_CN = ("工程师", "护士", "老师", "会计", "设计师", "厨师", "医生")
+_PREFS_EN = ("aisle seats", "green tea", "email summaries", "morning calls", "PDF reports")
+_PREFS_CN = ("靠窗的座位", "绿茶", "邮件摘要", "早上的电话", "PDF报告")
+_ACTIONS_EN = (
+    "renew the fleet contract for device D{n}",
+    "switch supplier for the cooling loop of site S{n}",
+    "cancel the maintenance visit planned for unit U{n}",
+    "upgrade the firmware of inverter I{n}",
+)
+_ACTIONS_CN = (
+    "续签设备D{n}的合同",
+    "更换站点S{n}的供应商",
+    "取消机组U{n}的维护",
+    "升级逆变器I{n}的固件",
+)
+
+
+def _turn_text(rng: random.Random, user_no: int, k: int) -> str:
+    """The k-th turn of a user: a mix of facts, updates and events, half in Chinese."""
+    chinese = (user_no + k) % 2 == 1
+    n = rng.randint(100, 99_999)
+    day = f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+    order = f"ORD-2025-{rng.randint(0, 999_999):06d}"
+    amount = rng.randint(5, 5_000)
+    kind = k % 5
+    if chinese:
+        if kind == 0:
+            return (
+                f"我{'住在' if k < 5 else '搬到'}{rng.choice(_CITIES_CN)}{'' if k < 5 else '了'}。"
+            )
+        if kind == 1:
+            return f"我是一名{rng.choice(_JOBS_CN)}。"
+        if kind == 2:
+            return f"我偏好{rng.choice(_PREFS_CN)}。"
+        if kind == 3:
+            return f"我决定在{day}{rng.choice(_ACTIONS_CN).format(n=n)}。"
+        return f"我的订单{order}已经付款{amount}元。"
+    if kind == 0:
+        verb = "I live in" if k < 5 else "I moved to"
+        return f"{verb} {rng.choice(_CITIES_EN)}."
+    if kind == 1:
+        job = rng.choice(_JOBS_EN)
+        return f"I work as {'an' if job[0] in 'aeiou' else 'a'} {job}."
+    if kind == 2:
+        return f"I prefer {rng.choice(_PREFS_EN)}."
+    if kind == 3:
+        return f"I decided to {rng.choice(_ACTIONS_EN).format(n=n)} on {day}."
+    return f"My order {order} cost {amount} yuan."
+
+
+def generate_turns(turns: int, seed: int = 7) -> list[tuple[str, str]]:
+    """``(user_id, text)`` pairs, ``TURNS_PER_USER`` turns per user, deterministic."""
+    check_positive_int("turns", turns)
+    rng = random.Random(seed)
+    return [
+        (f"user{i // TURNS_PER_USER}", _turn_text(rng, i // TURNS_PER_USER, i % TURNS_PER_USER))
+        for i in range(turns)
+    ]
+
+
+class RecordingEmbedder:
+    """An embedder that keeps the batches it was asked for (to replay them raw)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self.calls: list[list[str]] = []
+        self.recording = True
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        if self.recording:
+            with self._lock:
+                self.calls.append(list(texts))
+        return self._inner.embed(texts)
+
+
+def fresh_run_dir(root: Path) -> Path:
+    """A new directory under ``root`` for one run (``ingest-1``, ``ingest-2``...):
+    a benchmark never deletes, or writes into, what it did not create."""
+    root.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        path = root / f"ingest-{n}"
+        try:
+            path.mkdir()
+        except FileExistsError:
+            n += 1
+            continue
+        return path
+
+
+def rss_mb() -> float:
+    """Resident set size of this process in MiB (VmRSS of /proc/self/status)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("VmRSS not found in /proc/self/status")
+
+
+def run_write_bench(
+    data_dir: Path,
+    *,
+    turns: int = 10_000,
+    batch_size: int = 256,
+    threads: int = 2,
+    progress: Console | None = None,
+) -> dict[str, Any]:
+    """Run the benchmark; returns the JSON document the CLI prints.
+
+    ``threads`` consumer threads drain the queue (see ``PipelineSettings.worker_threads``).
+    """
+    check_positive_int("turns", turns)
+    check_positive_int("batch_size", batch_size, maximum=4096)
+    run_dir = fresh_run_dir(Path(data_dir))
+    model = MiniLMEmbedder()
+    recorder = RecordingEmbedder(model)
+    # The cache must hold a whole batch; the recorder below it sees what the model
+    # really embeds (cache misses), in the batches the handler made.
+    embedder = CachedEmbedder(recorder, max_entries=max(4096, 4 * batch_size))
+    work = generate_turns(turns)
+    users = sorted({user for user, _ in work})
+    settings = PipelineSettings(
+        batch_size=batch_size, queue_maxlen=max(turns, 1000), worker_threads=threads
+    )
+    with ContextEngine.open(
+        Settings(data_dir=run_dir), embedder=embedder, pipeline=settings
+    ) as engine:
+        # Load the model and let its allocator reach its steady size for a full
+        # batch, and load jieba's dictionary (~1 s, once per process): none of it is
+        # ingest time, nor memory that grows with the stored units.
+        model.embed([text for _, text in generate_turns(batch_size, seed=1)])
+        Bm25Encoder().encode_document("我住在杭州。")
+        for user in users:
+            engine.start_session(user, "bench", tenant=TENANT, session_id=f"s-{user}")
+        rss_before = rss_mb()
+        recorder.calls.clear()
+        with progress_bar(progress or Console(stderr=True)) as bar:
+            task = bar.add_task("observe", total=len(work))
+            started = time.perf_counter()
+            not_queued = 0
+            for i, (user, text) in enumerate(work):
+                if not engine.observe(f"s-{user}", "user", text).queued:
+                    not_queued += 1
+                if i % 500 == 0:
+                    bar.update(task, completed=i, refresh=True)
+            observed = time.perf_counter() - started
+            bar.update(task, description="flush", completed=len(work), refresh=True)
+            engine.flush(timeout_s=max(600.0, turns / 10))
+            recorder.recording = False
+            last = engine.search(users[-1], "which city does the user live in", tenant=TENANT)
+            elapsed = time.perf_counter() - started
+        rss_after = rss_mb()
+        points = engine.count_memories(TENANT)
+        episodes = engine.count_memories(TENANT, types=("episode",))
+        stats = engine.write_stats()
+    calls = [batch for batch in recorder.calls if batch]
+    embed_started = time.perf_counter()
+    for batch in calls:
+        model.embed(batch)
+    embed_s = time.perf_counter() - embed_started
+    texts = sum(len(batch) for batch in calls)
+    turns_per_s = turns / elapsed
+    embedder_per_s = texts / embed_s if embed_s > 0 else 0.0
+    # The raw embedder's throughput in turns: its time for the same texts.
+    embedder_turns_per_s = turns / embed_s if embed_s > 0 else 0.0
+    handler = stats.handler
+    return {
+        "turns": turns,
+        "users": len(users),
+        "points_stored": points,
+        "episodes_stored": episodes,
+        "episodes_written": handler.episodes_written,
+        "units_written": handler.units_written,
+        "turns_dropped_by_filter": dict(handler.dropped),
+        "extraction_failures": handler.extraction_failures,
+        "not_queued": not_queued,
+        "observe_s": round(observed, 3),
+        "observe_us_per_turn": round(observed / turns * 1e6, 1),
+        "end_to_end_s": round(elapsed, 3),
+        "turns_per_s": round(turns_per_s, 1),
+        "embedder_s": round(embed_s, 3),
+        "embedder_texts": texts,
+        "embedder_calls": len(calls),
+        "embedder_texts_per_s": round(embedder_per_s, 1),
+        "embedder_turns_per_s": round(embedder_turns_per_s, 1),
+        "ratio": round(turns_per_s / embedder_turns_per_s, 3) if embedder_turns_per_s else None,
+        "stage_s": dict(handler.seconds),
+        "stage_ms_per_turn": {k: round(v / turns * 1e3, 3) for k, v in handler.seconds.items()},
+        "rss_mb_before": round(rss_before, 1),
+        "rss_mb_after": round(rss_after, 1),
+        "rss_mb_per_10k": round((rss_after - rss_before) / max(points, 1) * 10_000, 1),
+        "search_found_last_user": bool(last),
+        "batch_size": batch_size,
+        "worker_threads": threads,
+        "embedder": model.name,
+        "data_dir": str(run_dir),
+        "target_ratio_min": TARGET_RATIO,
+    }

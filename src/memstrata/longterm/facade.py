@@ -1,0 +1,715 @@
+"""LongTermStore: the L3 facade over one VectorIndex, one Embedder, one BM25 encoder.
+
+Validation, embedding, payload building and fusion are written here once, above
+the index role, so the embedded and the server adapters cannot drift apart.
+A hybrid search runs two engine queries (dense top-N, BM25 top-N), both filtered
+by tenant inside the engine, and fuses them with the pure functions of
+:mod:`memstrata.longterm.fusion`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memstrata.clock import Clock, SystemClock
+from memstrata.config import LongTermSettings
+from memstrata.embed.protocol import Embedder
+from memstrata.errors import ValidationError
+from memstrata.longterm.adjacent import add_context_terms, blend_adjacent, turn_position
+from memstrata.longterm.fusion import Fused
+from memstrata.longterm.fusion import normalized as fuse_normalized
+from memstrata.longterm.fusion import rrf as fuse_rrf
+from memstrata.longterm.layout import check_ids
+from memstrata.longterm.points import (
+    COLLECTIONS,
+    RESERVED_KEYS,
+    Filter,
+    Hit,
+    Point,
+    Record,
+    ScoredPoint,
+    SparseVector,
+    check_point_id,
+)
+from memstrata.longterm.protocol import VectorIndex
+from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.memo import remember
+from memstrata.tracing import span
+from memstrata.validation import MAX_TEXT_CHARS, check_id, check_positive_int, check_text
+
+MAX_K = 1000
+SEARCH_MODES = ("hybrid", "dense", "sparse")
+# Answers of identical searches kept by a store (see LongTermStore.search).
+ANSWERS_MAX = 256
+
+
+class PayloadSanitizer(Protocol):
+    """The gateway role L3 needs (``memstrata.gateway.Sanitizer`` fits)."""
+
+    def text(self, text: str, *, location: str, field: str | None = None) -> str:
+        """``text`` with credentials and PII replaced."""
+        ...
+
+    def value(self, obj: Any, *, location: str) -> Any:
+        """A JSON-like value with credentials and PII replaced; never mutates it."""
+        ...
+
+
+class _NoSanitizer:
+    def text(self, text: str, *, location: str, field: str | None = None) -> str:
+        return text
+
+    def value(self, obj: Any, *, location: str) -> Any:
+        return obj
+
+
+@dataclass(frozen=True, slots=True)
+class NewItem:
+    """An item to store. ``id`` defaults to a fresh UUID; ``created_at`` to now.
+
+    ``extra`` keys the retriever reads: ``thread`` + ``seq`` place a conversation
+    turn (turns written in one call are indexed with their nearby turns' vectors and
+    words, and lend each other context at retrieval), ``importance`` (0..1),
+    ``speaker``.
+    """
+
+    text: str
+    tenant: str
+    user: str | None = None
+    type: str = "fact"
+    source: str = ""
+    id: str | None = None
+    created_at: float | None = None
+    updated_at: float | None = None
+    """When the content last changed at its source (e.g. a file's mtime); default: now."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class IndexedItem:
+    """An item whose index vectors the caller built: ``dense`` (any non-zero length,
+    stored normalized) and ``sparse`` (BM25 terms; None: the item's own text's).
+
+    The write path builds them for episodes, whose vectors carry their neighbours'
+    context as the conversation streams in (:mod:`memstrata.memory.episodes`).
+    """
+
+    item: NewItem
+    dense: NDArray[np.float32]
+    sparse: SparseVector | None = None
+
+
+def _tenant_position(item: NewItem) -> tuple[str, str, int] | None:
+    position = turn_position(item.extra)
+    return None if position is None else (item.tenant, *position)
+
+
+def _check_item(index: int, item: NewItem) -> None:
+    prefix = f"items[{index}]"
+    if not isinstance(item, NewItem):
+        raise ValidationError(prefix, f"must be a NewItem, got {type(item).__name__}")
+    try:
+        check_text("text", item.text, max_chars=MAX_TEXT_CHARS)
+        check_id("tenant", item.tenant)
+        if item.user is not None:
+            check_id("user", item.user)
+        check_id("type", item.type)
+        if not isinstance(item.source, str):
+            raise ValidationError("source", "must be a string")
+        if item.id is not None:
+            check_point_id("id", item.id)
+        for name in ("created_at", "updated_at"):
+            stamp = getattr(item, name)
+            if stamp is not None and (
+                isinstance(stamp, bool)
+                or not isinstance(stamp, int | float)
+                or not np.isfinite(stamp)
+            ):
+                raise ValidationError(name, "must be finite epoch seconds")
+        clash = RESERVED_KEYS.intersection(item.extra)
+        if clash:
+            raise ValidationError("extra", f"reserved keys {sorted(clash)}")
+    except ValidationError as exc:
+        # Name the item and the field, so a batch error is actionable.
+        raise ValidationError(f"{prefix}.{exc.field}", exc.reason) from exc
+
+
+def _check_collection(collection: str) -> str:
+    if collection not in COLLECTIONS:
+        raise ValidationError("collection", f"must be one of {', '.join(COLLECTIONS)}")
+    return collection
+
+
+def _cut_in_tie(ranked: Sequence[ScoredPoint], k: int, limit: int) -> bool:
+    """Whether points tied with the k-th may lie beyond the ``limit`` fetched."""
+    if len(ranked) < limit or len(ranked) <= k:
+        return False  # everything there is was fetched
+    return round(ranked[-1].score, 6) == round(ranked[k - 1].score, 6)
+
+
+SearchObserver = Callable[[str, float], None]
+"""Called with ``(collection, seconds)`` after each search (see
+:meth:`LongTermStore.observe_searches`)."""
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _timed_search(
+    method: Callable[Concatenate[LongTermStore, _P], _R],
+) -> Callable[Concatenate[LongTermStore, _P], _R]:
+    """A search of a collection (the first argument) in an ``l3.search`` span, its
+    duration given to the store's search observer when it succeeds."""
+
+    @functools.wraps(method)
+    def timed(self: LongTermStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        collection = args[0] if args else kwargs.get("collection")
+        observer = self._search_observer
+        with span("l3.search", collection=collection):
+            if observer is None or not isinstance(collection, str):
+                return method(self, *args, **kwargs)
+            started = time.perf_counter()
+            result = method(self, *args, **kwargs)
+            observer(collection, time.perf_counter() - started)
+            return result
+
+    return timed
+
+
+def hybrid_route_depth(top_n: int, k: int) -> int:
+    """How deep each route searches: the configured top-N, but no deeper than 5 x k
+    (at least 20) - a router asking for 3 items gains nothing from fusing 2 x 50
+    candidates, and every candidate costs an id conversion in Python."""
+    return max(k, min(top_n, max(5 * k, 20)))
+
+
+class LongTermStore:
+    """Long-term memory and knowledge: add, hybrid search, get, delete, count."""
+
+    def __init__(
+        self,
+        index: VectorIndex,
+        embedder: Embedder,
+        sparse_encoder: Bm25Encoder,
+        settings: LongTermSettings,
+        *,
+        clock: Clock | None = None,
+        sanitizer: PayloadSanitizer | None = None,
+        bulk_optimize_threshold: int = 1000,
+    ) -> None:
+        self._index = index
+        self._embedder = embedder
+        self._sparse = sparse_encoder
+        self._settings = settings
+        self._clock: Clock = clock or SystemClock()
+        # Everything entering L3 passes the gateway first (DESIGN: Safety), before it
+        # is embedded too: a vector of a secret is as much a leak as its text.
+        self._sanitizer: PayloadSanitizer = sanitizer or _NoSanitizer()
+        self._bulk_threshold = check_positive_int(
+            "bulk_optimize_threshold", bulk_optimize_threshold
+        )
+        if settings.fusion not in ("rrf", "normalized"):
+            raise ValidationError("settings.fusion", "must be 'rrf' or 'normalized'")
+        self._index.ensure_collections(embedder.dim)
+        # Keyed by the index's answer generation too: a write makes every older
+        # answer unreachable (they leave when the dict is emptied at ANSWERS_MAX).
+        self._answers: dict[tuple[Any, ...], tuple[Hit, ...]] = {}
+        self._search_observer: SearchObserver | None = None
+
+    def observe_searches(self, observer: SearchObserver | None) -> None:
+        """Call ``observer(collection, seconds)`` after each successful :meth:`search`
+        and :meth:`route_lists` (one route of a multi-route retrieval): the L3 search
+        latency metric. One observer (the engine's); None removes it."""
+        self._search_observer = observer
+
+    def point_counts(self) -> dict[str, int]:
+        """Points per collection, every tenant together, as the index keeps the number
+        (cheap: read at each metrics scrape)."""
+        return {collection: self._index.point_count(collection) for collection in COLLECTIONS}
+
+    @property
+    def index(self) -> VectorIndex:
+        """The underlying index (for maintenance tools)."""
+        return self._index
+
+    @property
+    def embedder(self) -> Embedder:
+        """The dense model items and queries are embedded with."""
+        return self._embedder
+
+    @property
+    def settings(self) -> LongTermSettings:
+        """The L3 parameters in use."""
+        return self._settings
+
+    def add(self, collection: str, items: Sequence[NewItem]) -> list[str]:
+        """Validate, embed in one batch and store ``items``; returns their ids.
+
+        Conversation turns (``extra`` with ``thread`` and ``seq``) written in the same
+        call are indexed with their nearby turns (:mod:`memstrata.longterm.adjacent`):
+        dense vectors blended with the adjacent turns' (``settings.adjacent_blend``),
+        BM25 vectors with the nearby turns' terms at a discount
+        (``settings.context_terms``); write a conversation's turns together to give
+        each its context. Nothing is written when any item is invalid.
+        """
+        _check_collection(collection)
+        for i, item in enumerate(items):
+            _check_item(i, item)
+        if not items:
+            return []
+        clean = self._sanitize(collection, items)
+        positions = [_tenant_position(item) for item in clean]
+        vectors = blend_adjacent(
+            self._embedder.embed([item.text for item in clean]),
+            positions,
+            self._settings.adjacent_blend,
+        )
+        return self._write(collection, clean, vectors, positions)
+
+    def add_vectors(
+        self, collection: str, items: Sequence[NewItem], vectors: NDArray[np.float32]
+    ) -> list[str]:
+        """Like :meth:`add` with precomputed dense vectors (one row per item), used as
+        given; BM25 vectors still get the context terms."""
+        _check_collection(collection)
+        for i, item in enumerate(items):
+            _check_item(i, item)
+        array = np.asarray(vectors, dtype=np.float32)
+        if array.shape != (len(items), self._embedder.dim):
+            raise ValidationError(
+                "vectors", f"expected shape ({len(items)}, {self._embedder.dim}), got {array.shape}"
+            )
+        if not items:
+            return []
+        norms = np.linalg.norm(array, axis=1, keepdims=True)
+        if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+            raise ValidationError("vectors", "rows must be finite and non-zero")
+        clean = self._sanitize(collection, items)
+        return self._write(
+            collection, clean, array / norms, [_tenant_position(item) for item in clean]
+        )
+
+    def add_points(self, collection: str, points: Sequence[IndexedItem]) -> list[str]:
+        """Store items with the vectors their callers built, in one engine call.
+
+        The texts must already be clean: a vector computed from a secret leaks it as
+        much as the text would, so a text the gateway would still change is refused
+        (ValidationError naming it) and nothing is written.
+        """
+        _check_collection(collection)
+        for i, point in enumerate(points):
+            if not isinstance(point, IndexedItem):
+                raise ValidationError(f"points[{i}]", "must be an IndexedItem")
+            _check_item(i, point.item)
+        if not points:
+            return []
+        items = [point.item for point in points]
+        clean = self._sanitize(collection, items)
+        for i, (before, after) in enumerate(zip(items, clean, strict=True)):
+            if before.text != after.text:
+                raise ValidationError(
+                    f"points[{i}].text", "holds what the gateway redacts; sanitize first"
+                )
+        array = np.stack([np.asarray(p.dense, dtype=np.float32) for p in points])
+        if array.shape[1] != self._embedder.dim:
+            raise ValidationError("dense", f"must have {self._embedder.dim} dimensions")
+        norms = np.linalg.norm(array, axis=1, keepdims=True)
+        if not np.all(np.isfinite(norms)) or np.any(norms == 0):
+            raise ValidationError("dense", "rows must be finite and non-zero")
+        sparse = [
+            p.sparse if p.sparse is not None else self._sparse.encode_document(item.text)
+            for p, item in zip(points, clean, strict=True)
+        ]
+        return self._upsert(collection, clean, array / norms, sparse)
+
+    def clear_caches(self) -> None:
+        """Drop every answer and document encoding kept (texts of deleted memories
+        among them): the next reads recompute them."""
+        self._answers.clear()
+        self._sparse.clear_cache()
+
+    def document_terms(self, text: str) -> SparseVector:
+        """The BM25 vector of ``text`` alone (no context terms), as documents get it."""
+        return self._sparse.encode_document(text)
+
+    def _sanitize(self, collection: str, items: Sequence[NewItem]) -> list[NewItem]:
+        location = f"L3:{collection}"
+        clean: list[NewItem] = []
+        for i, item in enumerate(items):
+            text = self._sanitizer.text(item.text, location=location, field="text")
+            try:
+                # A placeholder may lengthen the text; the limit still holds after.
+                check_text("text", text, max_chars=MAX_TEXT_CHARS)
+            except ValidationError as exc:
+                raise ValidationError(f"items[{i}].text", exc.reason) from exc
+            extra = self._sanitizer.value(dict(item.extra), location=location) if item.extra else {}
+            source = self._sanitizer.text(item.source, location=location, field="source")
+            clean.append(replace(item, text=text, extra=extra, source=source))
+        return clean
+
+    def _write(
+        self,
+        collection: str,
+        items: Sequence[NewItem],
+        vectors: NDArray[np.float32],
+        positions: Sequence[tuple[str, str, int] | None],
+    ) -> list[str]:
+        sparse = add_context_terms(
+            [self._sparse.encode_document(item.text) for item in items],
+            positions,
+            self._settings.context_terms,
+        )
+        return self._upsert(collection, items, vectors, sparse)
+
+    def _upsert(
+        self,
+        collection: str,
+        items: Sequence[NewItem],
+        vectors: NDArray[np.float32],
+        sparse: Sequence[SparseVector],
+    ) -> list[str]:
+        now = self._clock.now().timestamp()
+        points: list[Point] = []
+        for item, vector, terms in zip(items, vectors, sparse, strict=True):
+            created = now if item.created_at is None else float(item.created_at)
+            payload: dict[str, Any] = {
+                **item.extra,
+                "tenant": item.tenant,
+                "user": item.user,
+                "type": item.type,
+                "text": item.text,
+                "source": item.source,
+                "created_at": created,
+                "updated_at": now if item.updated_at is None else float(item.updated_at),
+            }
+            point_id = item.id or str(uuid.uuid4())
+            points.append(Point(point_id, vector, terms, payload))
+        self._index.upsert(collection, points)
+        if len(points) >= self._bulk_threshold:
+            # Bulk loads leave many small unindexed segments; merge and index them now
+            # rather than paying brute-force search until a background pass runs.
+            self._index.optimize()
+        return [p.id for p in points]
+
+    @_timed_search
+    def search(
+        self,
+        collection: str,
+        query: str,
+        *,
+        tenant: str,
+        user: str | None = None,
+        types: Sequence[str] | None = None,
+        k: int = 10,
+        fusion: str | None = None,
+        query_vector: NDArray[np.float32] | None = None,
+        mode: str = "hybrid",
+        explain: bool = False,
+    ) -> list[Hit]:
+        """Tenant-filtered search, best first; every hit carries its cosine to the query.
+
+        ``mode``: 'hybrid' (dense top-N and BM25 top-N fused), 'dense' or 'sparse'
+        (one route alone, e.g. as evaluation baselines). ``fusion`` overrides the
+        settings ('rrf' or 'normalized'). RRF runs inside the engine unless
+        ``explain`` asks for each hit's rank in each route, which needs both route
+        lists in Python (about twice the latency). ``query_vector`` skips embedding
+        the query (benchmarks, callers that embedded already).
+        """
+        _check_collection(collection)
+        check_text("query", query)
+        check_positive_int("k", k, maximum=MAX_K)
+        method = self._settings.fusion if fusion is None else fusion
+        if method not in ("rrf", "normalized"):
+            raise ValidationError("fusion", "must be 'rrf' or 'normalized'")
+        if mode not in SEARCH_MODES:
+            raise ValidationError("mode", f"must be one of {', '.join(SEARCH_MODES)}")
+        flt = Filter(tenant=tenant, user=user, types=None if types is None else tuple(types))
+        qvec = self._query_vector(query, query_vector)
+        # Agents repeat some searches word for word at every step (an intent's fixed
+        # knowledge query): until the collection is written, the answer is the same.
+        # Kept here whole, the adapter keeps none of its parts (reuse=False below):
+        # its cache's bookkeeping cost ~0.12 ms a search in a loop of new queries.
+        generation = self._index.answer_generation(collection)
+        if generation is None:
+            return self._search(collection, query, qvec, flt, k, method, mode, explain)
+        key = (collection, generation, query, qvec.tobytes(), flt, k, method, mode, explain)
+        found = self._answers.get(key)
+        if found is None:
+            hits = self._search(collection, query, qvec, flt, k, method, mode, explain)
+            found = remember(self._answers, key, tuple(hits), ANSWERS_MAX)
+        return list(found)
+
+    def _search(
+        self,
+        collection: str,
+        query: str,
+        qvec: NDArray[np.float32],
+        flt: Filter,
+        k: int,
+        method: str,
+        mode: str,
+        explain: bool,
+    ) -> list[Hit]:
+        if mode == "dense":
+            found = self._index.search_dense(
+                collection, qvec, flt, k, self._settings.hnsw_ef, reuse=False
+            )
+            return [
+                Hit(p.id, p.score, p.score, rank, None, p.payload)
+                for rank, p in enumerate(found, start=1)
+            ]
+        sparse_query = self._sparse.encode_query(query)
+        if mode == "sparse":
+            ranked = self._index.search_sparse(
+                collection, sparse_query, flt, k, with_payload=False, reuse=False
+            )
+            fused = [Fused(p.id, p.score, (None, rank)) for rank, p in enumerate(ranked, start=1)]
+        elif method == "rrf" and not explain:
+            fused = self._engine_rrf(collection, qvec, sparse_query, flt, k)
+        else:
+            fused = self._fuse_in_python(collection, qvec, sparse_query, flt, k, method)
+        return self._with_cosines(collection, qvec, flt.tenant, fused)
+
+    def _engine_rrf(
+        self,
+        collection: str,
+        qvec: NDArray[np.float32],
+        sparse_query: SparseVector,
+        flt: Filter,
+        k: int,
+    ) -> list[Fused]:
+        """The top ``k`` of the engine's RRF fusion, ties ordered by id.
+
+        RRF ties are common (dense rank r alone vs BM25 rank r alone) and the engine
+        cuts them arbitrarily, so the same query could return different hits. Every
+        point tied with the k-th must be seen to order them: fetch k + 2 and, in the
+        rare case the last fetched still ties with the k-th, fetch twice as many.
+        (A fixed 2k cost ~40 us a query in id conversions for nothing.)
+        """
+        limit = min(k + 2, MAX_K)
+        while True:
+            engine_fused = self._index.search_fused(
+                collection,
+                qvec,
+                sparse_query,
+                flt,
+                dense_limit=hybrid_route_depth(self._settings.dense_top_n, k),
+                sparse_limit=hybrid_route_depth(self._settings.sparse_top_n, k),
+                limit=limit,
+                ef=self._settings.hnsw_ef,
+                reuse=False,
+            )
+            if not _cut_in_tie(engine_fused, k, limit) or limit == MAX_K:
+                break
+            limit = min(2 * limit, MAX_K)
+        ordered = sorted(engine_fused, key=lambda p: (-round(p.score, 6), p.id))[:k]
+        return [Fused(p.id, p.score, (None, None)) for p in ordered]
+
+    @_timed_search
+    def route_lists(
+        self,
+        collection: str,
+        query: str,
+        query_vector: NDArray[np.float32],
+        flt: Filter,
+        *,
+        dense_depth: int,
+        sparse_depth: int,
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """One route's raw candidates: dense ``(id, cosine)`` and BM25 ``(id, score)``
+        lists, best first, ids only (multi-route retrieval fuses them itself)."""
+        _check_collection(collection)
+        check_text("query", query)
+        qvec = self._query_vector(query, query_vector)
+        depth_d = check_positive_int("dense_depth", dense_depth, maximum=MAX_K)
+        depth_s = check_positive_int("sparse_depth", sparse_depth, maximum=MAX_K)
+        with span("l3.dense", depth=depth_d):
+            dense = self._index.search_dense(
+                collection, qvec, flt, depth_d, self._settings.hnsw_ef, with_payload=False
+            )
+        with span("l3.bm25", depth=depth_s):
+            sparse = self._index.search_sparse(
+                collection, self._sparse.encode_query(query), flt, depth_s, with_payload=False
+            )
+        return [(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse]
+
+    def read_scored(
+        self,
+        collection: str,
+        ids: Sequence[str],
+        query_vector: NDArray[np.float32],
+        *,
+        tenant: str,
+        known_cosines: Mapping[str, float] | None = None,
+    ) -> dict[str, ScoredPoint]:
+        """The tenant's points among ``ids`` with payload and exact cosine to the vector.
+
+        ``known_cosines``: cosines the caller already has for some ids (from a dense
+        search with this same vector); only the others are scored by the engine.
+        """
+        _check_collection(collection)
+        point_ids = tuple(dict.fromkeys(check_ids(ids)))
+        if not point_ids:
+            return {}
+        qvec = self._query_vector("-", query_vector)
+        known = known_cosines or {}
+        unknown = tuple(i for i in point_ids if i not in known)
+        scored: dict[str, ScoredPoint] = {}
+        if unknown:
+            found = self._index.search_dense(
+                collection,
+                qvec,
+                Filter(tenant=tenant, ids=unknown),
+                len(unknown),
+                self._settings.hnsw_ef,
+                with_payload=True,
+            )
+            scored = {p.id: p for p in found}
+        if len(unknown) < len(point_ids):
+            for record in self._index.retrieve(
+                collection, [i for i in point_ids if i in known], tenant
+            ):
+                scored[record.id] = ScoredPoint(record.id, float(known[record.id]), record.payload)
+        return scored
+
+    def _fuse_in_python(
+        self,
+        collection: str,
+        qvec: NDArray[np.float32],
+        sparse_query: SparseVector,
+        flt: Filter,
+        k: int,
+        method: str,
+    ) -> list[Fused]:
+        # Routes return ids and scores only; payloads are read for the fused top k.
+        dense = self._index.search_dense(
+            collection,
+            qvec,
+            flt,
+            hybrid_route_depth(self._settings.dense_top_n, k),
+            self._settings.hnsw_ef,
+            with_payload=False,
+            reuse=False,
+        )
+        sparse = self._index.search_sparse(
+            collection,
+            sparse_query,
+            flt,
+            hybrid_route_depth(self._settings.sparse_top_n, k),
+            with_payload=False,
+            reuse=False,
+        )
+        lists = [[(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse]]
+        return fuse_rrf(lists, limit=k) if method == "rrf" else fuse_normalized(lists, limit=k)
+
+    def _with_cosines(
+        self, collection: str, qvec: NDArray[np.float32], tenant: str, fused: Sequence[Fused]
+    ) -> list[Hit]:
+        """Hits for ``fused`` with their payloads and exact cosines, in fused order."""
+        if not fused:
+            return []
+        # One engine call scores every fused id against the query vector (exact cosine,
+        # whichever route found it; same tenant condition) and brings its payload.
+        scored = {
+            p.id: p
+            for p in self._index.search_dense(
+                collection,
+                qvec,
+                Filter(tenant=tenant, ids=tuple(f.id for f in fused)),
+                len(fused),
+                self._settings.hnsw_ef,
+                with_payload=True,
+                reuse=False,
+            )
+        }
+        hits: list[Hit] = []
+        for f in fused:
+            record = scored.get(f.id)
+            if record is None:
+                continue  # deleted between the route query and this read
+            hits.append(Hit(f.id, f.score, record.score, f.ranks[0], f.ranks[1], record.payload))
+        return hits
+
+    def _query_vector(
+        self, query: str, query_vector: NDArray[np.float32] | None
+    ) -> NDArray[np.float32]:
+        if query_vector is None:
+            return np.asarray(self._embedder.embed([query])[0], dtype=np.float32)
+        array = np.asarray(query_vector, dtype=np.float32)
+        if array.shape != (self._embedder.dim,):
+            raise ValidationError("query_vector", f"must be {self._embedder.dim} finite floats")
+        # One dot product checks and normalizes: it is finite only if every element is
+        # (or, rarely, huge finite elements overflowed float32: redone in float64).
+        with np.errstate(over="ignore", invalid="ignore"):
+            square = float(np.dot(array, array))
+        if not math.isfinite(square):
+            if not np.isfinite(array).all():
+                raise ValidationError("query_vector", f"must be {self._embedder.dim} finite floats")
+            wide = array.astype(np.float64)
+            square = float(np.dot(wide, wide))
+        if square == 0:
+            raise ValidationError("query_vector", "must not be all zeros")
+        normalized: NDArray[np.float32] = array / np.float32(math.sqrt(square))
+        return normalized
+
+    def dense_vectors(
+        self, collection: str, ids: Sequence[str], *, tenant: str
+    ) -> dict[str, NDArray[np.float32]]:
+        """The stored dense vectors of the tenant's points among ``ids``."""
+        _check_collection(collection)
+        records = self._index.retrieve(
+            collection, check_ids(ids), check_id("tenant", tenant), with_vectors=True
+        )
+        return {r.id: r.dense for r in records if r.dense is not None}
+
+    def get(self, collection: str, ids: Sequence[str], *, tenant: str) -> list[Record]:
+        """The tenant's items among ``ids`` (another tenant's id yields nothing)."""
+        _check_collection(collection)
+        return self._index.retrieve(collection, check_ids(ids), check_id("tenant", tenant))
+
+    def delete(self, collection: str, ids: Sequence[str], *, tenant: str) -> None:
+        """Delete the tenant's items among ``ids``; other tenants' items are untouched."""
+        _check_collection(collection)
+        self._index.delete(collection, check_ids(ids), check_id("tenant", tenant))
+
+    def count(
+        self,
+        collection: str,
+        *,
+        tenant: str,
+        user: str | None = None,
+        types: Sequence[str] | None = None,
+    ) -> int:
+        """Number of the tenant's items (optionally one user's, some types)."""
+        _check_collection(collection)
+        flt = Filter(tenant=tenant, user=user, types=None if types is None else tuple(types))
+        return self._index.count(collection, flt)
+
+    def iter_records(
+        self, collection: str, flt: Filter, *, page_size: int = 256
+    ) -> Iterator[Record]:
+        """Every point matching ``flt`` (tenant pushed down), paged, without vectors."""
+        _check_collection(collection)
+        check_positive_int("page_size", page_size, maximum=10_000)
+        offset: str | None = None
+        while True:
+            page, offset = self._index.scroll(collection, flt, limit=page_size, offset=offset)
+            yield from page
+            if offset is None:
+                return
+
+    def optimize(self) -> None:
+        """Build indexes / merge segments now (also run after bulk writes)."""
+        self._index.optimize()
+
+    def close(self) -> None:
+        """Close the index."""
+        self._index.close()

@@ -1,0 +1,134 @@
+"""Values of multi-route retrieval: the query, each retrieved item, the result."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from memstrata.errors import ValidationError
+from memstrata.longterm.points import COLLECTIONS
+from memstrata.retrieval.routes import Route
+from memstrata.retrieval.timeexpr import TimeWindow
+from memstrata.validation import check_id, check_positive_int, check_text
+
+MAX_RETRIEVE_K = 200
+MAX_RECENT_TURNS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalQuery:
+    """One retrieval: what to find, for whom, how many, and when it is asked.
+
+    ``now`` (timezone-aware) resolves relative dates in the question and ages the
+    memories for time decay; ``recent`` are the last conversation turns (the intent
+    route); ``as_of`` (timezone-aware) reads memories as they stood then: what had
+    been said by then, and the fact versions valid at that instant (``types`` must
+    then admit ``history``). Validated on construction; errors name the field.
+    """
+
+    text: str
+    tenant: str
+    user: str | None = None
+    k: int = 10
+    now: datetime | None = None
+    recent: tuple[str, ...] = ()
+    collection: str = "memories"
+    types: tuple[str, ...] | None = None
+    as_of: datetime | None = None
+
+    def __post_init__(self) -> None:
+        check_text("text", self.text)
+        check_id("tenant", self.tenant)
+        if self.user is not None:
+            check_id("user", self.user)
+        check_positive_int("k", self.k, maximum=MAX_RETRIEVE_K)
+        if self.now is not None and (not isinstance(self.now, datetime) or self.now.tzinfo is None):
+            raise ValidationError("now", "must be a timezone-aware datetime")
+        if not isinstance(self.recent, tuple) or len(self.recent) > MAX_RECENT_TURNS:
+            raise ValidationError("recent", f"must be a tuple of at most {MAX_RECENT_TURNS} turns")
+        for i, turn in enumerate(self.recent):
+            if not isinstance(turn, str):
+                raise ValidationError(f"recent[{i}]", "must be a string")
+        if self.collection not in COLLECTIONS:
+            raise ValidationError("collection", f"must be one of {', '.join(COLLECTIONS)}")
+        if self.types is not None:
+            if not isinstance(self.types, tuple) or not self.types:
+                raise ValidationError("types", "must be a non-empty tuple or None")
+            for name in self.types:
+                check_id("types", name)
+        if self.as_of is not None and (
+            not isinstance(self.as_of, datetime) or self.as_of.tzinfo is None
+        ):
+            raise ValidationError("as_of", "must be a timezone-aware datetime")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class RetrievedItem:
+    """One retrieved memory with the evidence for its rank.
+
+    ``score`` is the final score (comparable within one result); ``cosine`` the
+    dense similarity to the raw query (the confidence signal; for a fact brought in by
+    the episode it was said in, the better of its own and the episode's); ``routes``
+    the query routes that found it (``episode`` for a fact reached through its
+    episode); ``in_time_window`` whether it was observed inside the question's time
+    window (None when the question names no time). ``superseded_by`` is set on an
+    episode whose content a newer fact has replaced (the fact's id: the episode is
+    the past) and on a superseded fact version.
+    """
+
+    id: str
+    score: float
+    cosine: float
+    low_confidence: bool
+    routes: tuple[str, ...]
+    payload: Mapping[str, Any]
+    observed_at: datetime | None
+    in_time_window: bool | None
+    superseded_by: str | None = None
+    facts: tuple[RetrievedItem, ...] = ()
+    """For an episode: the current facts extracted from it (or that replaced what it
+    said), best first."""
+
+    @property
+    def text(self) -> str:
+        """The stored text."""
+        return str(self.payload.get("text", ""))
+
+    @property
+    def kind(self) -> str:
+        """The payload type: ``episode``, ``fact``, ``event``, ``history`` (a closed
+        fact version), ``knowledge``..."""
+        return str(self.payload.get("type", ""))
+
+    @property
+    def is_history(self) -> bool:
+        """A closed fact version (returned only with history or ``as_of`` reads)."""
+        return self.kind == "history"
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalResult:
+    """What :meth:`Retriever.retrieve` returns.
+
+    ``l3_skipped``: every candidate was below the skip threshold, so ``items`` is
+    empty and the would-be items are in ``below_threshold`` (the caller builds its
+    context from L1/L2 alone and can say why).
+    """
+
+    items: tuple[RetrievedItem, ...]
+    below_threshold: tuple[RetrievedItem, ...]
+    l3_skipped: bool
+    time_window: TimeWindow | None
+    routes: tuple[Route, ...]
+
+    def current_facts(self) -> tuple[RetrievedItem, ...]:
+        """Every current fact or event in ``items``, found on its own or carried by
+        an episode, once each, in rank order."""
+        seen: dict[str, RetrievedItem] = {}
+        for item in self.items:
+            for found in (item, *item.facts):
+                if found.kind in ("fact", "event") and found.id not in seen:
+                    seen[found.id] = found
+        return tuple(seen.values())

@@ -1,0 +1,2 @@
+"""Context shared between agents: namespaces with ACLs and TTLs, and the item store
+behind LangGraph's ``BaseStore``."""

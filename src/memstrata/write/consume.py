@@ -1,0 +1,314 @@
+"""The consumer side of the write queue: :class:`QueueWorker`.
+
+A worker reads batches for its consumer name, hands them to a handler and
+acknowledges only after the handler returned. Guarantees and their limits:
+
+* at-least-once: a crash between the store write and the XACK re-delivers the
+  entry (to this or another worker, via XAUTOCLAIM after ``claim_idle_ms``), so
+  the store write itself must be idempotent (upsert keyed by ``content_hash``);
+* a content hash acknowledged inside the queue's dedupe window is acknowledged
+  again without calling the handler, so replays cost nothing;
+* a handler exception is logged by type only (messages may quote user content)
+  and the entry stays pending; after ``max_deliveries`` it is moved to the
+  dead-letter stream and acknowledged, never silently dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Protocol
+
+from memstrata.clock import Clock, SystemClock
+from memstrata.validation import (
+    check_id,
+    check_non_negative_int,
+    check_positive_float,
+    check_positive_int,
+)
+from memstrata.write.entries import (
+    MalformedEntryError,
+    QueueEntry,
+    decode_entry,
+    parse_stream_id,
+)
+from memstrata.write.queue import RawEntry, WriteQueue
+
+logger = logging.getLogger(__name__)
+
+# Dead-letter reasons that are not a handler exception type.
+ERROR_MALFORMED = "MalformedEntry"
+ERROR_CONSUMER_LOST = "ConsumerLost"
+
+
+class Handler(Protocol):
+    """Writes a batch to the long-term store; returning means it is durable.
+
+    Delivery is at-least-once: after a crash between the write and the
+    acknowledgement, the same entries (same ``content_hash``) arrive again, so the
+    write must be idempotent. Raising leaves the whole batch pending; the worker
+    then retries the entries one by one so one bad entry cannot hold back others.
+    """
+
+    def __call__(self, entries: Sequence[QueueEntry], /) -> None:
+        """Handle ``entries`` (distinct content hashes, in stream order within the batch)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Group:
+    """Entries of one batch sharing a content hash: handled once, acked together."""
+
+    first: QueueEntry
+    ids: tuple[str, ...]
+    raw: tuple[RawEntry, ...]
+    deliveries: int
+
+
+class QueueWorker:
+    """Drains one :class:`WriteQueue` into ``handler`` as consumer ``consumer_name``.
+
+    ``claim_idle_ms`` must exceed the slowest handler call: an entry idle that long
+    is presumed abandoned and taken over. ``block_ms`` (0 = do not block) bounds
+    how long an idle worker waits in XREADGROUP, hence how fast :meth:`stop` is.
+    """
+
+    def __init__(
+        self,
+        queue: WriteQueue,
+        handler: Handler,
+        consumer_name: str,
+        *,
+        batch_size: int = 100,
+        block_ms: int = 1000,
+        claim_idle_ms: int = 30_000,
+        max_deliveries: int = 5,
+        error_backoff_s: float = 0.5,
+        clock: Clock | None = None,
+    ) -> None:
+        self._queue = queue
+        self._handler = handler
+        self._consumer = check_id("consumer_name", consumer_name)
+        self._batch_size = check_positive_int("batch_size", batch_size, maximum=10_000)
+        self._block_ms = check_non_negative_int("block_ms", block_ms)
+        self._claim_idle_ms = check_positive_int("claim_idle_ms", claim_idle_ms)
+        self._max_deliveries = check_positive_int("max_deliveries", max_deliveries)
+        self._backoff_s = check_positive_float("error_backoff_s", error_backoff_s)
+        self._clock = clock or SystemClock()
+        self._claim_cursor = "0-0"
+        self._last_claim = float("-inf")
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    @property
+    def queue(self) -> WriteQueue:
+        """The queue this worker drains."""
+        return self._queue
+
+    @property
+    def consumer_name(self) -> str:
+        """This worker's consumer name inside the group."""
+        return self._consumer
+
+    # --- one batch ----------------------------------------------------------------
+
+    def run_once(self) -> int:
+        """Take one batch (reclaimed first, then new) and settle it; returns its size.
+
+        Every entry taken is acknowledged, dead-lettered, or left pending for a
+        retry. Backend failures propagate as BackendError; the entries stay pending.
+        """
+        batch: list[tuple[RawEntry, int]] = []
+        if self._claim_due():
+            cursor, claimed = self._queue.claim_idle(
+                self._consumer, self._claim_idle_ms, self._claim_cursor, self._batch_size
+            )
+            self._claim_cursor = cursor
+            self._last_claim = self._clock.monotonic()
+            counts = self._queue.delivery_counts([entry_id for entry_id, _ in claimed])
+            # An entry missing from the PEL was acknowledged meanwhile by its old owner.
+            batch.extend((raw, counts[raw[0]]) for raw in claimed if raw[0] in counts)
+        room = self._batch_size - len(batch)
+        if room > 0:
+            # Never block while holding reclaimed work.
+            block = None if batch or self._block_ms == 0 else self._block_ms
+            batch.extend((raw, 1) for raw in self._queue.read_new(self._consumer, room, block))
+        if batch:
+            self._settle(batch)
+        return len(batch)
+
+    def _claim_due(self) -> bool:
+        # XAUTOCLAIM scans the PEL; a few times per idle period is enough, except
+        # while a previous scan stopped early (cursor not back at 0-0).
+        if self._claim_cursor != "0-0":
+            return True
+        elapsed_ms = (self._clock.monotonic() - self._last_claim) * 1000
+        return elapsed_ms >= self._claim_idle_ms / 4
+
+    def _settle(self, batch: Sequence[tuple[RawEntry, int]]) -> None:
+        groups: dict[str, list[tuple[QueueEntry, RawEntry]]] = {}
+        for raw, deliveries in batch:
+            try:
+                entry = decode_entry(raw[0], raw[1], deliveries)
+            except MalformedEntryError:
+                logger.warning(
+                    "write queue %s: entry %s is malformed; dead-lettered",
+                    self._queue.name,
+                    raw[0],
+                )
+                self._queue.dead_letter(raw[0], raw[1], ERROR_MALFORMED, deliveries)
+                continue
+            groups.setdefault(entry.content_hash, []).append((entry, raw))
+        live = [
+            _Group(
+                first=members[0][0],
+                ids=tuple(e.entry_id for e, _ in members),
+                raw=tuple(r for _, r in members),
+                deliveries=max(e.deliveries for e, _ in members),
+            )
+            for members in groups.values()
+        ]
+        # XAUTOCLAIM's cursor wraps around the PEL, so a batch need not be sorted.
+        # Across batches a retried entry still arrives after newer ones, so the
+        # store must order facts by their own timestamps, not by arrival.
+        live.sort(key=lambda g: parse_stream_id(g.first.entry_id))
+        done = self._queue.done_hashes([g.first.content_hash for g in live])
+        replayed = [g for g in live if g.first.content_hash in done]
+        if replayed:
+            # Already written by an earlier delivery or an identical enqueue.
+            self._queue.ack([i for g in replayed for i in g.ids], [])
+        todo = [g for g in live if g.first.content_hash not in done]
+        lost = [g for g in todo if g.deliveries > self._max_deliveries]
+        for group in lost:
+            # Handed out max_deliveries times without an ack or a recorded failure:
+            # its consumers died or stalled on it (a crash-inducing entry).
+            self._give_up(group, ERROR_CONSUMER_LOST)
+        todo = [g for g in todo if g.deliveries <= self._max_deliveries]
+        if todo:
+            self._handle(todo)
+
+    def _handle(self, todo: Sequence[_Group]) -> None:
+        try:
+            self._handler([g.first for g in todo])
+        except Exception as exc:
+            if len(todo) == 1:
+                self._failed(todo[0], exc)
+                return
+            logger.warning(
+                "write queue %s: batch of %d failed with %s; retrying one by one",
+                self._queue.name,
+                len(todo),
+                type(exc).__name__,
+            )
+            for group in todo:
+                self._handle_one(group)
+            return
+        self._ack(todo)
+
+    def _handle_one(self, group: _Group) -> None:
+        try:
+            self._handler([group.first])
+        except Exception as exc:
+            self._failed(group, exc)
+            return
+        self._ack([group])
+
+    def _ack(self, groups: Sequence[_Group]) -> None:
+        self._queue.ack([i for g in groups for i in g.ids], [g.first.content_hash for g in groups])
+
+    def _failed(self, group: _Group, exc: Exception) -> None:
+        error = type(exc).__name__
+        if group.deliveries >= self._max_deliveries:
+            self._give_up(group, error)
+            return
+        # Left pending: XAUTOCLAIM hands it out again after claim_idle_ms, which
+        # doubles as the retry backoff. Only the type is logged, never str(exc).
+        logger.warning(
+            "write queue %s: entry %s (delivery %d/%d) failed with %s; will retry",
+            self._queue.name,
+            group.first.entry_id,
+            group.deliveries,
+            self._max_deliveries,
+            error,
+        )
+
+    def _give_up(self, group: _Group, error: str) -> None:
+        logger.error(
+            "write queue %s: entry %s dead-lettered after %d deliveries (%s)",
+            self._queue.name,
+            group.first.entry_id,
+            group.deliveries,
+            error,
+        )
+        for entry_id, fields in group.raw:
+            self._queue.dead_letter(entry_id, fields, error, group.deliveries)
+
+    # --- loops ----------------------------------------------------------------------
+
+    def run_forever(self, stop: threading.Event) -> None:
+        """Run batches until ``stop`` is set; backend errors are logged and retried."""
+        delay = self._backoff_s
+        while not stop.is_set():
+            try:
+                taken = self.run_once()
+            except Exception as exc:
+                # Redis down, a failover, a bug in a decoder: keep the loop alive; the
+                # entries are still pending and will be reclaimed.
+                logger.warning(
+                    "write queue %s: worker %s: %s; retrying in %.2fs",
+                    self._queue.name,
+                    self._consumer,
+                    type(exc).__name__,
+                    delay,
+                )
+                stop.wait(delay)
+                delay = min(delay * 2, 30.0)
+                continue
+            delay = self._backoff_s
+            if taken == 0 and self._block_ms == 0:
+                stop.wait(0.05)  # no blocking read to pace an idle loop
+
+    def start(self) -> QueueWorker:
+        """Run :meth:`run_forever` in a daemon thread until :meth:`stop` (idempotent)."""
+        if self._thread is not None and self._thread.is_alive():
+            return self  # idempotent: one loop per worker object
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self.run_forever,
+            args=(self._stop,),
+            name=f"memstrata-queue-{self._queue.name}-{self._consumer}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self, timeout_s: float | None = None) -> None:
+        """Signal the thread and wait for it (the current batch always completes)."""
+        self._stop.set()
+        if self._thread is not None:
+            wait = timeout_s if timeout_s is not None else self._block_ms / 1000 + 10.0
+            self._thread.join(wait)
+            self._thread = None
+
+    @property
+    def running(self) -> bool:
+        """True while the background thread is alive."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def flush(self, timeout_s: float) -> None:
+        """Wait until everything enqueued so far is acknowledged (see WriteQueue.flush)."""
+        self._queue.flush(timeout_s)
+
+    def __enter__(self) -> QueueWorker:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,548 @@
+"""The consumer side of the write path: a batch of queue entries in, L3 points out.
+
+:class:`WriteHandler` is the :class:`~memstrata.write.consume.Handler` a
+:class:`~memstrata.write.consume.QueueWorker` calls with a batch. Per batch:
+
+1. every entry is decoded (:mod:`memstrata.write.payloads`) into the episode it
+   stores and the units extracted from it:
+
+   * ``turn`` (``engine.observe``): always kept whole as an episode; the
+     worth-remembering filter decides whether the extractor reads it;
+   * ``note`` (``engine.remember`` with text): kept as an episode and read by the
+     extractor (no filter: the caller asked for it to be kept);
+   * ``unit`` (``engine.remember`` with a :class:`MemoryUnit`): written as is;
+   * ``feedback`` (``engine.feedback``): a correction's text is kept as an episode and
+     read by the extractor, like a note, its units sourced from the event;
+
+   each extracted unit names its episode (``MemoryUnit.episodes``);
+2. one embedding call for every episode and unit text of the batch;
+3. the facts and events committed together (:class:`~memstrata.write.commit.FactBatch`);
+4. one upsert of the episodes, indexed with their conversation's context
+   (:class:`~memstrata.memory.episodes.EpisodeIndex`; the turns within reach it
+   does not hold are read back and embedded again) and naming the facts
+   extracted from them, with the final fact and event points;
+5. each feedback event's plan (:func:`memstrata.feedback.events.feedback_plan`),
+   once its correction is written: the memories it names wrong closed when still
+   current, importance moved (units through the memory store; episodes get an
+   ``importance`` payload, re-indexed with their context), and the event appended
+   to the tenant's feedback stream with a marker that stops a replay from applying
+   it twice (each memory also records the events whose step it took, in the same
+   write, for a worker that died between the two).
+
+Failure policy, which the queue's at-least-once delivery relies on:
+
+* an entry that cannot be decoded is logged by id and field - never its text - and
+  counted, then acknowledged without a write: one bad entry cannot block the queue;
+* an extraction failure (LLM endpoint down or answering garbage) is logged by ids
+  and error type and counted; the episode is still written, so nothing said is lost;
+* a store failure raises, so the worker leaves the batch pending and retries it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from types import MappingProxyType
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memstrata.embed.protocol import Embedder
+from memstrata.errors import ExtractionError, ValidationError
+from memstrata.extract.filter import WorthFilter
+from memstrata.extract.protocol import Extractor
+from memstrata.extract.rules import RuleExtractor
+from memstrata.feedback.events import (
+    DONE_TTL_S,
+    FEEDBACK_SESSION,
+    KIND_FEEDBACK,
+    MAX_STREAM_EVENTS,
+    FeedbackEvent,
+    FeedbackSteps,
+    done_key,
+    feedback_plan,
+    stream_key,
+)
+from memstrata.longterm.facade import IndexedItem, NewItem
+from memstrata.longterm.points import MEMORIES, Record
+from memstrata.memory.codec import ACTIVE_TYPES
+from memstrata.memory.episodes import (
+    EPISODE_TYPE,
+    NO_TERMS,
+    Episode,
+    note_episode_id,
+    window_items,
+)
+from memstrata.memory.store import MemoryStore, stepped_importance
+from memstrata.memory.units import MemoryUnit, noted_feedback, unit_from_candidate
+from memstrata.tracing import Tracing, activated, finished_span, now_ns, span
+from memstrata.working.redis_errors import redis_errors
+from memstrata.write.commit import FactBatch
+from memstrata.write.entries import QueueEntry
+from memstrata.write.index import EpisodeIndex, item_of_record
+from memstrata.write.payloads import (
+    ENTRY_KINDS,
+    KIND_NOTE,
+    KIND_TURN,
+    KIND_UNIT,
+    extractor_turn,
+    note_episode,
+    turn_episode,
+    unit_from_payload,
+)
+
+logger = logging.getLogger("memstrata.write.handle")
+
+# Entries prepared but not yet written (a failed store write) are kept so a retry
+# neither re-asks an LLM nor trips the filter's repeat detection.
+MAX_PREPARED = 4096
+
+
+class _StageClock:
+    """Wall time per stage of one batch (perf_counter laps); each lap is also an
+    ``ingest.<stage>`` span when tracing is on."""
+
+    def __init__(self) -> None:
+        self.laps: dict[str, float] = {}
+        self._last = time.perf_counter()
+        self._last_ns = now_ns()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.laps[stage] = self.laps.get(stage, 0.0) + now - self._last
+        self._last = now
+        end_ns = now_ns()
+        finished_span(f"ingest.{stage}", self._last_ns, end_ns)
+        self._last_ns = end_ns
+
+
+class TextSanitizer(Protocol):
+    """The gateway role the handler needs (``memstrata.gateway.Sanitizer`` fits)."""
+
+    def text(self, text: str, *, location: str, field: str | None = None) -> str:
+        """``text`` with credentials and PII replaced."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """One entry as the batch writes it: its episode (none for a structured unit)
+    and the units to commit; for a feedback entry, its event (applied once they are
+    written)."""
+
+    episode: Episode | None
+    units: tuple[MemoryUnit, ...]
+    feedback: FeedbackEvent | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HandlerStats:
+    """What the handler did since it started (a snapshot; counters only, no content)."""
+
+    entries: int = 0
+    turns_kept: int = 0
+    """Turns the worth-remembering filter passed to the extractor."""
+    dropped: Mapping[str, int] = field(default_factory=dict)
+    """Turns the worth-remembering filter kept from the extractor, by reason (their
+    episodes are stored all the same)."""
+    extraction_failures: int = 0
+    invalid_entries: int = 0
+    episodes_written: int = 0
+    units_written: int = 0
+    store_failures: int = 0
+    feedback_events: int = 0
+    """Feedback events applied (a replay of an applied one is not counted again)."""
+    seconds: Mapping[str, float] = field(default_factory=dict)
+    """Wall time spent per stage of a batch, summed over the worker threads:
+    ``extract`` (decoding, filter, extractor), ``embed`` (the one model call),
+    ``facts`` (slot reads, decisions, pending points, swaps), ``write`` (episode
+    vectors and the final upsert) and ``settle``."""
+
+
+class WriteHandler:
+    """Decode, extract, embed once, commit and write a batch (module docstring).
+
+    Thread-safe: the engine's worker threads call it concurrently; two copies of one
+    content (a replay) are never handled at the same time.
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        *,
+        extractor: Extractor | None = None,
+        worth: WorthFilter | None = None,
+        embedder: Embedder | None = None,
+        sanitizer: TextSanitizer | None = None,
+        episodes: EpisodeIndex | None = None,
+        feedback_steps: FeedbackSteps | None = None,
+    ) -> None:
+        self._store = store
+        self._feedback_steps = feedback_steps or FeedbackSteps()
+        # Importance steps read, move and rewrite a memory: two worker threads applying
+        # events on one memory at once would lose a step. Feedback is rare; one at a time.
+        self._feedback_lock = threading.Lock()
+        self._facts = FactBatch(store)
+        self._extractor: Extractor = extractor or RuleExtractor()
+        self._worth = worth or WorthFilter()
+        self._embedder = embedder or store.longterm.embedder
+        self._settings = store.longterm.settings
+        self._episodes = episodes or EpisodeIndex(
+            store.longterm.document_terms, store.longterm.settings
+        )
+        # For entries from producers other than the engine (which sanitizes before
+        # enqueueing): the extractor, an LLM endpoint perhaps, sees clean text only.
+        self._sanitizer = sanitizer
+        self._lock = threading.Lock()
+        self._prepared: OrderedDict[str, Prepared] = OrderedDict()
+        self._inflight: dict[str, threading.Event] = {}
+        self._counts: Counter[str] = Counter()
+        self._dropped: Counter[str] = Counter()
+        self._seconds: dict[str, float] = {}
+        self._tracing: Tracing | None = None
+
+    def trace_with(self, tracing: Tracing | None) -> None:
+        """Trace each batch (``ingest.batch``, a child span per stage) in ``tracing``
+        (None: not traced). The engine passes its own."""
+        self._tracing = tracing
+
+    @property
+    def extractor(self) -> Extractor:
+        """The extractor in use (rule-based unless configured otherwise)."""
+        return self._extractor
+
+    @property
+    def store(self) -> MemoryStore:
+        """The memory store it writes (and, through it, the L3 store)."""
+        return self._store
+
+    def stats(self) -> HandlerStats:
+        """Counters since start."""
+        with self._lock:
+            counts, dropped = dict(self._counts), dict(self._dropped)
+            seconds = {k: round(v, 6) for k, v in self._seconds.items()}
+        return HandlerStats(
+            entries=counts.get("entries", 0),
+            turns_kept=counts.get("turns_kept", 0),
+            dropped=MappingProxyType(dropped),
+            extraction_failures=counts.get("extraction_failures", 0),
+            invalid_entries=counts.get("invalid_entries", 0),
+            episodes_written=counts.get("episodes_written", 0),
+            units_written=counts.get("units_written", 0),
+            store_failures=counts.get("store_failures", 0),
+            feedback_events=counts.get("feedback_events", 0),
+            seconds=MappingProxyType(seconds),
+        )
+
+    def _count(self, name: str, n: int = 1) -> None:
+        with self._lock:
+            self._counts[name] += n
+
+    def __call__(self, entries: Sequence[QueueEntry], /) -> None:
+        """Handle one batch; raises only when the store failed (the batch is retried)."""
+        self._count("entries", len(entries))
+        with activated(self._tracing), span("ingest.batch", entries=len(entries)):
+            mine, theirs = self._claim(entries)
+            try:
+                self._write(mine)
+            finally:
+                self._release(mine)
+            for entry, finished in theirs:
+                # Another thread held the same content: the filter would call this copy a
+                # repeat (and its ack would mark the content done) before that thread's
+                # write is durable. After it finished, this copy is a no-op or - if it
+                # failed - the write that makes the content durable.
+                finished.wait()
+                self._write([entry])
+
+    def _claim(
+        self, entries: Sequence[QueueEntry]
+    ) -> tuple[list[QueueEntry], list[tuple[QueueEntry, threading.Event]]]:
+        mine: list[QueueEntry] = []
+        theirs: list[tuple[QueueEntry, threading.Event]] = []
+        with self._lock:
+            for entry in entries:
+                busy = self._inflight.get(entry.content_hash)
+                if busy is None:
+                    self._inflight[entry.content_hash] = threading.Event()
+                    mine.append(entry)
+                else:
+                    theirs.append((entry, busy))
+        return mine, theirs
+
+    def _release(self, entries: Sequence[QueueEntry]) -> None:
+        with self._lock:
+            for entry in entries:
+                self._inflight.pop(entry.content_hash).set()
+
+    # --- the batch -----------------------------------------------------------------------
+
+    def _write(self, entries: Sequence[QueueEntry]) -> None:
+        clock = _StageClock()
+        plan = [(entry, self._prepared_of(entry)) for entry in entries]
+        episodes = [p.episode for _, p in plan if p.episode is not None]
+        units = [unit for _, p in plan for unit in p.units]
+        clock.lap("extract")
+        if not episodes and not units:
+            self._add_seconds(clock)
+            self._apply_feedback(plan, [])
+            self._forget_prepared(plan)
+            return
+        try:
+            # A long episode's window keys (what MiniLM cannot read of it in one vector)
+            # are embedded in the same call.
+            windows = [w for e in episodes for w in window_items(e.item(), self._settings)]
+            texts = [e.text for e in episodes] + [u.text for u in units]
+            texts += [w.text for w in windows]
+            vectors = np.asarray(self._embedder.embed(texts), dtype=np.float32)
+            clock.lap("embed")
+            n_ep, n_units = len(episodes), len(units)
+            window_points = [
+                IndexedItem(w, vectors[n_ep + n_units + i], NO_TERMS) for i, w in enumerate(windows)
+            ]
+            staged = self._facts.stage(units, list(vectors[n_ep : n_ep + n_units]))
+            clock.lap("facts")
+            fact_ids: dict[str, list[str]] = {}
+            for unit, outcome in zip(units, staged.outcomes, strict=True):
+                for episode_id in unit.episodes:
+                    fact_ids.setdefault(episode_id, []).append(outcome.unit_id)
+            new = [(e.item(fact_ids.get(e.id, ())), vectors[i]) for i, e in enumerate(episodes)]
+            with self._episodes.writing():
+                points = [
+                    *staged.points,
+                    *self._episodes.index(new, self._read_back),
+                    *window_points,
+                ]
+                if points:
+                    self._store.longterm.add_points(MEMORIES, points)
+            clock.lap("write")
+            self._facts.settle(staged)
+            clock.lap("settle")
+        except Exception:
+            self._count("store_failures")
+            raise
+        finally:
+            self._add_seconds(clock)
+        self._count("episodes_written", len(episodes))
+        self._count("units_written", len(units))
+        self._apply_feedback(plan, [outcome.unit_id for outcome in staged.outcomes])
+        self._forget_prepared(plan)
+
+    def _forget_prepared(self, plan: Sequence[tuple[QueueEntry, Prepared]]) -> None:
+        with self._lock:
+            for entry, _ in plan:
+                self._prepared.pop(entry.content_hash, None)
+
+    def _add_seconds(self, clock: _StageClock) -> None:
+        with self._lock:
+            for stage, seconds in clock.laps.items():
+                self._seconds[stage] = self._seconds.get(stage, 0.0) + seconds
+
+    def _read_back(
+        self, wanted: Sequence[tuple[str, str]]
+    ) -> list[tuple[NewItem, NDArray[np.float32]]]:
+        """Stored episodes the context index needs back (written by another process,
+        before a restart, or trimmed), with their own vectors embedded again."""
+        by_tenant: dict[str, list[str]] = {}
+        for tenant, point_id in wanted:
+            by_tenant.setdefault(tenant, []).append(point_id)
+        records = [
+            record
+            for tenant, ids in by_tenant.items()
+            for record in self._store.longterm.get(MEMORIES, ids, tenant=tenant)
+        ]
+        if not records:
+            return []
+        vectors = self._embedder.embed([str(r.payload.get("text", "")) for r in records])
+        return [(item_of_record(r), vectors[i]) for i, r in enumerate(records)]
+
+    # --- one entry -----------------------------------------------------------------------
+
+    def _prepared_of(self, entry: QueueEntry) -> Prepared:
+        with self._lock:
+            ready = self._prepared.get(entry.content_hash)
+        if ready is not None:
+            return ready  # a retry after a store failure: no second filter or LLM pass
+        prepared = self._prepare(entry)
+        with self._lock:
+            self._prepared[entry.content_hash] = prepared
+            while len(self._prepared) > MAX_PREPARED:
+                self._prepared.popitem(last=False)
+        return prepared
+
+    def _prepare(self, entry: QueueEntry) -> Prepared:
+        try:
+            if entry.kind == KIND_UNIT:
+                return Prepared(None, (unit_from_payload(entry.payload),))
+            if entry.kind == KIND_FEEDBACK:
+                event = FeedbackEvent.from_payload(entry.payload)
+                correction = self._correction_episode(event)
+                if correction is None:
+                    return Prepared(None, (), event)
+                return Prepared(correction, self._extract(entry, correction), event)
+            if entry.kind == KIND_NOTE:
+                episode = note_episode(entry.payload)
+            elif entry.kind == KIND_TURN:
+                episode = turn_episode(entry.payload)
+            else:
+                kinds = sorted({*ENTRY_KINDS, KIND_FEEDBACK})
+                raise ValidationError("kind", f"must be one of {kinds}")
+            if self._sanitizer is not None:
+                clean = self._sanitizer.text(episode.text, location="ingest:turn", field="text")
+                episode = replace(episode, text=clean)
+        except ValidationError as exc:
+            # The field name is safe to log; the reason may quote the value.
+            logger.warning(
+                "ingest: invalid %s entry %s (field %s); acknowledged without a write",
+                entry.kind,
+                entry.entry_id,
+                exc.field,
+            )
+            self._count("invalid_entries")
+            return Prepared(None, ())
+        if entry.kind == KIND_TURN:
+            verdict = self._worth.worth_remembering(extractor_turn(episode))
+            if not verdict.keep:
+                with self._lock:
+                    self._dropped[verdict.reason or "unknown"] += 1
+                return Prepared(episode, ())
+            self._count("turns_kept")
+        return Prepared(episode, self._extract(entry, episode))
+
+    def _extract(self, entry: QueueEntry, episode: Episode) -> tuple[MemoryUnit, ...]:
+        turn = extractor_turn(episode)
+        try:
+            candidates = self._extractor.extract(turn)
+            return tuple(
+                unit_from_candidate(candidate, turn, episodes=(episode.id,))
+                for candidate in candidates
+            )
+        except (ExtractionError, ValidationError) as exc:
+            # Never the text or the exception message (either may quote the turn).
+            logger.warning(
+                "ingest: extraction failed for entry %s (session %s, turn %s): %s; "
+                "the episode is kept without facts",
+                entry.entry_id,
+                turn.session_id,
+                turn.turn_id,
+                type(exc).__name__,
+            )
+            self._count("extraction_failures")
+            return ()
+
+    # --- feedback ----------------------------------------------------------------------
+
+    def _correction_episode(self, event: FeedbackEvent) -> Episode | None:
+        """The episode a correction is kept as: the user's words, sourced from the
+        event (session ``feedback``, turn the event id), its id derived from both."""
+        if not event.correction:
+            return None
+        if event.user is None:
+            logger.warning(
+                "ingest: feedback %s names no user; its correction is not remembered", event.id
+            )
+            return None
+        text = event.correction
+        if self._sanitizer is not None:
+            text = self._sanitizer.text(text, location="ingest:feedback", field="correction")
+        at = datetime.fromtimestamp(event.at, tz=UTC)
+        return Episode(
+            id=note_episode_id(event.tenant, event.user, f"feedback\x1f{event.id}\x1f{text}", at),
+            tenant=event.tenant,
+            user=event.user,
+            text=text,
+            role="user",
+            observed_at=at,
+            source=f"feedback:{event.id}",
+            session_id=FEEDBACK_SESSION,
+            turn_id=event.id,
+        )
+
+    def _apply_feedback(
+        self, plan: Sequence[tuple[QueueEntry, Prepared]], unit_ids: Sequence[str]
+    ) -> None:
+        """Apply the batch's feedback events, in order, once its writes are done;
+        ``unit_ids`` are the ids the batch's units were written as (in plan order)."""
+        offset = 0
+        for _, prepared in plan:
+            created = tuple(dict.fromkeys(unit_ids[offset : offset + len(prepared.units)]))
+            offset += len(prepared.units)
+            if prepared.feedback is not None:
+                with self._feedback_lock:
+                    self._apply_event(prepared.feedback, created)
+
+    def _apply_event(self, event: FeedbackEvent, created: Sequence[str]) -> None:
+        """One event's plan (``created``: the memories its correction became)."""
+        redis = self._store.redis
+        tenant = event.tenant
+        with redis_errors("redis read feedback marker"):
+            if redis.exists(done_key(tenant, event.id)):
+                return  # a replay of an event already applied
+        plan = feedback_plan(event, self._feedback_steps)
+        for point_id in plan.invalidate:
+            # Closed only when still current: a wrong fact the correction's fact
+            # superseded is history already (and names its successor).
+            found = self._store.get(tenant, [point_id])
+            if found and found[0].active and point_id not in created:
+                self._store.invalidate(tenant, point_id)
+        steps = dict(plan.steps)
+        if steps:
+            records = self._store.longterm.get(MEMORIES, list(steps), tenant=tenant)
+            self._store.adjust_importance(
+                tenant,
+                {r.id: steps[r.id] for r in records if r.payload.get("type") in ACTIVE_TYPES},
+                event_id=event.id,
+            )
+            self._adjust_episodes(
+                [r for r in records if r.payload.get("type") == EPISODE_TYPE], steps, event.id
+            )
+        record = event.record(created)
+        with redis_errors("redis write feedback event"):
+            pipe = redis.pipeline(transaction=True)
+            pipe.xadd(
+                stream_key(tenant), record.fields(), maxlen=MAX_STREAM_EVENTS, approximate=True
+            )
+            pipe.set(done_key(tenant, event.id), "1", ex=DONE_TTL_S)
+            pipe.execute()
+        self._count("feedback_events")
+
+    def _adjust_episodes(
+        self, records: Sequence[Record], steps: Mapping[str, float], event_id: str
+    ) -> None:
+        """Episodes with their importance moved: the payload gains ``importance`` (the
+        retriever weighs it as it weighs a unit's; 0.5 when absent) and the episode is
+        indexed again with its context, as when it was written (its own vector
+        embedded again; the turns around it keep theirs). Like a unit, an episode
+        records ``event_id`` with the step and takes each event once."""
+        items = []
+        for record in records:
+            applied = record.payload.get("feedback_applied") or []
+            if event_id in applied:
+                continue
+            item = item_of_record(record)
+            before = record.payload.get("importance", 0.5)
+            current = (
+                0.5 if isinstance(before, bool) or not isinstance(before, int | float) else before
+            )
+            importance = stepped_importance(float(current), steps[record.id])
+            extra = {
+                **item.extra,
+                "importance": importance,
+                "feedback_applied": list(noted_feedback([str(i) for i in applied], event_id)),
+            }
+            items.append(replace(item, extra=extra))
+        if not items:
+            return
+        vectors = np.asarray(self._embedder.embed([i.text for i in items]), dtype=np.float32)
+        with self._episodes.writing():
+            points = self._episodes.index(
+                [(item, vectors[i]) for i, item in enumerate(items)], self._read_back
+            )
+            if points:
+                self._store.longterm.add_points(MEMORIES, points)

@@ -1,0 +1,301 @@
+"""The write path, step 1: what ``observe`` and ``remember`` hand to the queue.
+
+The write path of this package, in the order a turn flows:
+
+1. :mod:`~memstrata.write.submit` (here): ``engine.observe`` / ``engine.remember``
+   turn what was said into episodes and queue entries (payloads:
+   :mod:`~memstrata.write.payloads`) and return at once with an
+   :class:`WriteReceipt`; ``engine.feedback`` queues its events the same way
+   (:mod:`memstrata.feedback.events`);
+2. :mod:`~memstrata.write.queue` (with :mod:`~memstrata.write.entries`): the
+   durable Redis Stream;
+3. :mod:`~memstrata.write.consume`: a :class:`QueueWorker` (a thread the engine
+   starts, or ``python -m memstrata.write.worker`` processes) takes batches;
+4. :mod:`~memstrata.write.handle`: per batch, the episodes and the units the
+   extractor (:mod:`memstrata.extract`) finds in them, embedded in one call;
+5. :mod:`~memstrata.write.commit` and :mod:`~memstrata.memory.store`: versioned facts
+   (:mod:`~memstrata.memory.versioning`, slot records in
+   :mod:`~memstrata.memory.slots`, payloads in :mod:`~memstrata.memory.codec`);
+6. :mod:`~memstrata.memory.episodes`: episode vectors with their conversation's
+   context, written with the facts to L3 (:mod:`memstrata.longterm`) in one upsert.
+
+Two rules hold here:
+
+* the agent's step never fails because of the long-term path: a failure to
+  enqueue (Redis down, a failover) is logged by type, counted, and reported in the
+  receipt (``queued=False``) instead of raised;
+* oversized text is split into chunks along paragraph and sentence boundaries (each
+  chunk one entry, so one entry never exceeds the queue's payload limit), and text
+  beyond ``max_observe_chars`` is rejected with a ValidationError naming ``text``.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from memstrata.config import PipelineSettings
+from memstrata.errors import BackendError, ValidationError
+from memstrata.extract.protocol import Extractor
+from memstrata.feedback.events import KIND_FEEDBACK, FeedbackEvent
+from memstrata.memory.episodes import Episode
+from memstrata.memory.units import MemoryUnit
+from memstrata.router.intents import IntentSpec
+from memstrata.validation import check_positive_float, check_positive_int
+from memstrata.write.consume import QueueWorker
+from memstrata.write.entries import JSON, QueueEntry, QueueStats
+from memstrata.write.handle import HandlerStats
+from memstrata.write.payloads import (
+    KIND_NOTE,
+    KIND_TURN,
+    KIND_UNIT,
+    note_payload,
+    turn_payload,
+    unit_payload,
+)
+from memstrata.write.queue import WriteQueue
+
+logger = logging.getLogger("memstrata.write.submit")
+
+ACTIVE_MEMORY_TYPES: tuple[str, ...] = ("episode", "fact", "event", "preference", "profile")
+"""Payload types of memories a read sees by default: what was said (episodes) and the
+current facts and events - never ``history`` (superseded versions) or ``pending`` (a
+version being committed)."""
+HISTORY_MEMORY_TYPES: tuple[str, ...] = (*ACTIVE_MEMORY_TYPES, "history")
+
+# Break points, strongest first: a blank line, a line end, a sentence end (English
+# or Chinese punctuation), then any whitespace; a chunk with none is cut hard.
+_BREAKS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\n\s*\n"),
+    re.compile(r"\n"),
+    re.compile(r"(?<=[.!?;。！？；])\s*"),
+    re.compile(r"\s+"),
+)
+
+
+class PipelineHandler(Protocol):
+    """The handler role the pipeline owns (:class:`~memstrata.write.handle.WriteHandler`)."""
+
+    @property
+    def extractor(self) -> Extractor:
+        """The extractor it runs."""
+        ...
+
+    def stats(self) -> HandlerStats:
+        """Its counters."""
+        ...
+
+    def __call__(self, entries: Sequence[QueueEntry], /) -> None:
+        """Write one batch."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class WriteReceipt:
+    """What ``observe`` / ``remember`` did; ``queued`` is False when enqueueing failed.
+
+    ``entry_ids`` are the stream ids of the entries written (one per chunk), which
+    may be fewer than ``chunks`` when the queue failed midway; ``error`` is the
+    exception type name of that failure (never its message: it may quote content).
+    ``episode_ids`` are the L3 ids the text's episodes get once written (one per
+    chunk; none for a structured unit): ``engine.written(receipt)`` reads them back
+    with the facts extracted from them.
+    """
+
+    queued: bool
+    entry_ids: tuple[str, ...]
+    chunks: int
+    session_id: str | None = None
+    turn_id: str | None = None
+    error: str | None = None
+    episode_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WriteStats:
+    """Counters of the pipeline; ``queue`` is None when Redis could not be asked."""
+
+    enqueued: int
+    enqueue_failures: int
+    handler: HandlerStats
+    queue: QueueStats | None
+
+
+def split_text(text: str, max_chars: int) -> tuple[str, ...]:
+    """``text`` as chunks of at most ``max_chars``, cut at the strongest break found.
+
+    Pure. Chunks keep their text verbatim (no whitespace is invented) apart from
+    the whitespace at a cut, and blank chunks are dropped.
+    """
+    check_positive_int("max_chars", max_chars)
+    chunks: list[str] = []
+    rest = text
+    while len(rest) > max_chars:
+        window = rest[: max_chars + 1]
+        cut = max_chars
+        for pattern in _BREAKS:
+            ends = [
+                m.end() for m in pattern.finditer(window) if m.start() > 0 and m.end() <= max_chars
+            ]
+            if ends and ends[-1] >= max_chars // 2:
+                cut = ends[-1]
+                break
+        head, rest = rest[:cut], rest[cut:]
+        if head.strip():
+            chunks.append(head.strip())
+    if rest.strip():
+        chunks.append(rest.strip())
+    return tuple(chunks)
+
+
+def active_only(spec: IntentSpec) -> IntentSpec:
+    """``spec`` with its ``memories`` needs restricted to active units when unrestricted.
+
+    A need that names its own types keeps them (a caller may ask for history).
+    """
+    needs = tuple(
+        replace(need, types=ACTIVE_MEMORY_TYPES)
+        if need.collection == "memories" and need.types is None
+        else need
+        for need in spec.l3
+    )
+    return spec if needs == spec.l3 else replace(spec, l3=needs)
+
+
+class WritePipeline:
+    """The queue, its handler and the in-process worker threads, as the engine owns them."""
+
+    def __init__(
+        self,
+        queue: WriteQueue,
+        handler: PipelineHandler,
+        settings: PipelineSettings,
+        *,
+        workers: Sequence[QueueWorker] = (),
+    ) -> None:
+        self._queue = queue
+        self._handler = handler
+        self._settings = settings
+        self._workers = tuple(workers)
+        self._lock = threading.Lock()
+        self._enqueued = 0
+        self._failures = 0
+
+    @property
+    def queue(self) -> WriteQueue:
+        """The durable write queue."""
+        return self._queue
+
+    @property
+    def handler(self) -> PipelineHandler:
+        """The handler the worker threads run (worker processes build the same one)."""
+        return self._handler
+
+    @property
+    def settings(self) -> PipelineSettings:
+        return self._settings
+
+    @property
+    def workers(self) -> tuple[QueueWorker, ...]:
+        """The in-process workers (none when consumers run as separate processes)."""
+        return self._workers
+
+    # -- producing --------------------------------------------------------------------
+
+    def submit_turn(self, episodes: Sequence[Episode]) -> WriteReceipt:
+        """Enqueue the episodes of one observed turn (one per chunk, text sanitized)."""
+        receipt = self._enqueue_all(KIND_TURN, [turn_payload(e) for e in episodes])
+        first = episodes[0]
+        turn_id = first.turn_id.partition(".")[0] if first.turn_id else None
+        return replace(
+            receipt,
+            session_id=first.session_id,
+            turn_id=turn_id,
+            episode_ids=tuple(e.id for e in episodes),
+        )
+
+    def submit_note(self, episodes: Sequence[Episode]) -> WriteReceipt:
+        """Enqueue remembered texts (already chunked and sanitized), one episode each."""
+        payloads = [note_payload(e.tenant, e.user, e.text, e.observed_at) for e in episodes]
+        receipt = self._enqueue_all(KIND_NOTE, payloads)
+        return replace(receipt, episode_ids=tuple(e.id for e in episodes))
+
+    def submit_unit(self, unit: MemoryUnit) -> WriteReceipt:
+        """Enqueue one structured unit for a direct write."""
+        return self._enqueue_all(KIND_UNIT, [unit_payload(unit)])
+
+    def submit_feedback(self, event: FeedbackEvent) -> WriteReceipt:
+        """Enqueue one feedback event (its texts already sanitized; see
+        :mod:`memstrata.feedback.events`)."""
+        return self._enqueue_all(KIND_FEEDBACK, [event.as_payload()])
+
+    def chunks(self, text: str, *, max_chars: int | None = None) -> tuple[str, ...]:
+        """Validate the size of ``text`` and split it; ValidationError names ``text``.
+
+        Chunks are at most ``max_chars`` (default ``settings.max_turn_chars``) long.
+        """
+        if len(text) > self._settings.max_observe_chars:
+            raise ValidationError(
+                "text", f"is {len(text)} chars, the limit is {self._settings.max_observe_chars}"
+            )
+        limit = self._settings.max_turn_chars if max_chars is None else max_chars
+        chunks = split_text(text, min(limit, self._settings.max_turn_chars))
+        if not chunks:
+            raise ValidationError("text", "must not be empty")
+        return chunks
+
+    def _enqueue_all(self, kind: str, payloads: Sequence[dict[str, JSON]]) -> WriteReceipt:
+        ids: list[str] = []
+        for payload in payloads:
+            try:
+                ids.append(self._queue.enqueue(kind, payload))
+            except BackendError as exc:
+                # Redis down or failing over: the agent's step goes on; the caller
+                # learns from the receipt, operators from the log and the counter.
+                with self._lock:
+                    self._failures += 1
+                    self._enqueued += len(ids)
+                logger.warning(
+                    "ingest: could not enqueue a %s entry on queue %s: %s",
+                    kind,
+                    self._queue.name,
+                    type(exc).__name__,
+                )
+                return WriteReceipt(False, tuple(ids), len(payloads), error=type(exc).__name__)
+        with self._lock:
+            self._enqueued += len(ids)
+        return WriteReceipt(True, tuple(ids), len(payloads))
+
+    # -- consuming ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the in-process worker threads, if any (idempotent)."""
+        for worker in self._workers:
+            worker.start()
+
+    def flush(self, timeout_s: float) -> None:
+        """Wait until every entry enqueued so far is written and acknowledged.
+
+        Raises FlushTimeoutError (a BackendError) when ``timeout_s`` passes first.
+        """
+        check_positive_float("timeout_s", timeout_s)
+        self._queue.flush(timeout_s)
+
+    def stats(self) -> WriteStats:
+        """Counters; the queue part is None when Redis cannot be reached."""
+        try:
+            queue_stats: QueueStats | None = self._queue.stats()
+        except BackendError:
+            queue_stats = None
+        with self._lock:
+            enqueued, failures = self._enqueued, self._failures
+        return WriteStats(enqueued, failures, self._handler.stats(), queue_stats)
+
+    def close(self) -> None:
+        """Stop the worker threads, each after its current batch."""
+        for worker in self._workers:
+            worker.stop()
