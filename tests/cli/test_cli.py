@@ -136,7 +136,7 @@ def test_consolidate_and_restore_report_as_json(tmp_path: Path) -> None:
     data = str(tmp_path / "d")
     run_json("remember", "--user", "u1", "--text", "I live in Hangzhou.", "--data-dir", data)
     report = run_json("consolidate", "--data-dir", data)
-    assert set(report["memories"]) >= {"merged_duplicates", "compressed", "cold_forgotten"}
+    assert set(report["memories"]) >= {"merged_duplicates", "compressed", "cold_faded"}
     assert report["hot_knowledge"]["default"] == {"merged": 0, "duplicates": 0, "expired": 0}
     missing = "00000000-0000-4000-8000-000000000000"
     assert run_json("restore", missing, "--data-dir", data)["restored"] == []

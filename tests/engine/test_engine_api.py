@@ -119,7 +119,7 @@ def test_confirmed_knowledge_is_searchable_then_merged_by_consolidate(
     assert result.hot_knowledge["acme"] == MergeReport(merged=1, duplicates=0, expired=0)
     assert set(result.hot_knowledge) == {"acme", "default"}
     assert result.as_dict()["hot_knowledge"]["acme"]["merged"] == 1
-    assert set(result.as_dict()["memories"]) >= {"merged_duplicates", "cold_forgotten"}
+    assert set(result.as_dict()["memories"]) >= {"merged_duplicates", "cold_faded"}
     assert engine.search("u1", "reset", tenant="acme", collection="hot_knowledge") == []
     merged = engine.search("u1", "reset the controller", tenant="acme", collection="knowledge")
     assert merged and "Hold the reset button" in merged[0].payload["text"]

@@ -11,7 +11,7 @@ import pytest
 from memstrata.config import MemorySettings
 from memstrata.errors import BackendError, ValidationError
 from memstrata.memory.codec import from_payload, point_type, slot_string, to_item, unit_id
-from memstrata.memory.retention import bumped_importance, is_forgotten, retention_score
+from memstrata.memory.retention import bumped_importance, has_faded, retention_score
 from memstrata.memory.units import FEEDBACK_KEPT, noted_feedback
 from memstrata.memory.versioning import (
     SlotState,
@@ -96,8 +96,8 @@ def test_retention_decays_and_pinning_stops_it(make_unit: Any) -> None:
     assert retention_score(pinned, T0 + 1000 * DAY) == pytest.approx(0.8)
     used = replace(unit, last_accessed=T0 + 30 * DAY)
     assert retention_score(used, T0 + 30 * DAY) == pytest.approx(0.8)
-    assert is_forgotten(unit, T0 + 400 * DAY, floor=0.01)
-    assert not is_forgotten(pinned, T0 + 400 * DAY, floor=0.01)
+    assert has_faded(unit, T0 + 400 * DAY, floor=0.01)
+    assert not has_faded(pinned, T0 + 400 * DAY, floor=0.01)
     assert bumped_importance(0.5) == pytest.approx(0.525)
     assert bumped_importance(1.0) == 1.0
 

@@ -71,7 +71,7 @@ def test_consolidation_pass(env: Any, make_unit: Any) -> None:
     assert len(report.summaries) == 1
     assert report.cold_superseded == (ids["old_city"],)
     assert report.cold_invalidated == (ids["wrong"],)
-    assert report.cold_forgotten == (ids["stale"],)
+    assert report.cold_faded == (ids["stale"],)
     assert report.counts["summaries"] == 1
 
     summary = store.get(env.tenant, list(report.summaries))[0]
@@ -111,7 +111,7 @@ def test_consolidation_is_deterministic(make_store: Any, make_unit: Any) -> None
         _script(env, make_unit, "t1")
         reports.append(consolidate(env.store, NOW))
     assert reports[0] == reports[1]
-    assert reports[0].summaries and reports[0].cold_forgotten
+    assert reports[0].summaries and reports[0].cold_faded
 
 
 def test_summary_value_keeps_verbatim_fields(make_unit: Any) -> None:

@@ -1,4 +1,5 @@
-"""Forgetting: pure retention arithmetic (seed 003 §2.3, §5.2).
+"""Retention: how a memory fades with time unless it is used (pure arithmetic; deletion
+is `memstrata.upkeep.forget`). Seed 003 §2.3, §5.2.
 
 ``retention = importance x decay ** age_days``: with the default 0.96 per day a
 memory loses half its weight in about 17 days unless it is used again. Age runs
@@ -37,7 +38,7 @@ def bumped_importance(importance: float, *, step: float = DEFAULT_ACCESS_STEP) -
     return min(1.0, importance + step * (1.0 - importance))
 
 
-def is_forgotten(
+def has_faded(
     unit: MemoryUnit,
     now: datetime,
     *,

@@ -8,7 +8,7 @@ One pass per tenant, in a fixed order (so the same input gives the same report):
    keeps ids, amounts and dates verbatim; a summary is never summarized again
    (seed 003 §3.2: no nested summaries);
 4. move superseded history older than the horizon, invalidated units and
-   forgotten units (retention below the floor, not pinned) to ``memories_cold``,
+   faded units (retention below the floor, not pinned) to ``memories_cold``,
    from where :func:`restore` brings them back.
 """
 
@@ -35,7 +35,7 @@ from memstrata.memory.codec import (
     to_item,
     unit_id,
 )
-from memstrata.memory.retention import is_forgotten, retention_score
+from memstrata.memory.retention import has_faded, retention_score
 from memstrata.memory.store import MemoryStore
 from memstrata.memory.units import MAX_VALUE_CHARS, MemoryUnit, UnitSource
 from memstrata.memory.versioning import active_fields
@@ -63,7 +63,7 @@ class ConsolidationReport:
     """Ids of the events a summary replaced (moved to cold storage)."""
     cold_superseded: tuple[str, ...] = ()
     cold_invalidated: tuple[str, ...] = ()
-    cold_forgotten: tuple[str, ...] = ()
+    cold_faded: tuple[str, ...] = ()
 
     @property
     def counts(self) -> Mapping[str, int]:
@@ -76,7 +76,7 @@ class ConsolidationReport:
             "compressed": len(self.compressed),
             "cold_superseded": len(self.cold_superseded),
             "cold_invalidated": len(self.cold_invalidated),
-            "cold_forgotten": len(self.cold_forgotten),
+            "cold_faded": len(self.cold_faded),
         }
 
 
@@ -261,14 +261,14 @@ def _to_cold(store: MemoryStore, tenant: str, now: datetime, report: dict[str, l
             moves["cold_invalidated"].append(unit)
         elif not unit.active and unit.valid_to is not None and unit.valid_to < horizon:
             moves["cold_superseded"].append(unit)
-        elif unit.active and is_forgotten(
+        elif unit.active and has_faded(
             unit, now, floor=settings.forget_below_retention, decay_per_day=settings.decay_per_day
         ):
             if unit.kind == "fact":
                 slot = slot_string(tenant, unit.slot)
                 if not store.slots.clear_active(tenant, unit.source.user, slot, unit.id or ""):
                     continue  # superseded meanwhile: history now, handled next pass
-            moves["cold_forgotten"].append(unit)
+            moves["cold_faded"].append(unit)
     for action in sorted(moves):
         ids = [u.id or "" for u in moves[action]]
         move(store, tenant, ids, MEMORIES, MEMORIES_COLD)
