@@ -24,6 +24,7 @@ from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.memory.store import MemoryStore
 from memstrata.memory.units import MemoryUnit, UnitSource
+from memstrata.retrieval import Retriever
 from memstrata.testing import ValkeyCluster, WorkingBackendCase
 from memstrata.testing.embedders import HashEmbedder
 from memstrata.working import EmbeddedValkey, InMemoryBackend, RedisBackend
@@ -161,7 +162,11 @@ def make_store(tmp_path: Path, embedded_backend: RedisBackend) -> Iterator[Store
         prefix = prefix or f"mv-{uuid.uuid4().hex[:10]}"
         base = settings or MemorySettings()
         store = MemoryStore(
-            longterm, embedded_backend.client, clock, settings=replace(base, redis_prefix=prefix)
+            longterm,
+            embedded_backend.client,
+            clock,
+            settings=replace(base, redis_prefix=prefix),
+            reader=Retriever(longterm, longterm.embedder),
         )
         return Env(store, longterm, clock, embedded_backend.client, prefix)
 
@@ -195,6 +200,7 @@ def env(shared_longterm: LongTermStore, embedded_backend: RedisBackend) -> Env:
         embedded_backend.client,
         clock,
         settings=MemorySettings(redis_prefix=prefix),
+        reader=Retriever(shared_longterm, shared_longterm.embedder),
     )
     tenant = f"t-{uuid.uuid4().hex[:10]}"
     return Env(store, shared_longterm, clock, embedded_backend.client, prefix, tenant)

@@ -1,36 +1,114 @@
-"""One wiring path: the stack every process builds from one :class:`Settings`.
+"""One wiring path: every component of the stack, built once from one :class:`Settings`.
 
-``ContextEngine.open`` (the library, the CLI, the demo) and the worker processes
-(``python -m memstrata.write.worker --handler-factory memstrata.wiring:worker_handler``)
-build the L3 index, the long-term store, the memory store, the extractor and the
-queue handler with these functions, so a worker honours the same settings as the
-engine that enqueued its work.
+:func:`build_stack` is where the engine's parts are made: the L2 backend (an embedded
+Valkey under the data directory, or the server of ``redis_url``), the L3 index
+(qdrant-edge under the data directory, or the Qdrant server of ``qdrant_url``), the
+gateway and its audit log, the write pipeline and its worker threads, the reader, the
+router, knowledge, sharing, decisions, health, metrics and tracing; then the
+capability services over them (:mod:`memstrata.capabilities`). ``ContextEngine.open``
+(the library, the CLI, the demo, the service, eval and bench) calls it; worker
+processes (``python -m memstrata.write.worker --handler-factory
+memstrata.wiring:worker_handler``) build their handler with the same functions, so a
+worker honours the same settings as the engine that enqueued its work. No other
+module constructs a backend, a client of one, or an index (a test checks).
+(docs/architecture.md, "Wiring")
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from memstrata.capabilities import (
+    Capabilities,
+    Decisions,
+    Knowledge,
+    Reader,
+    Sessions,
+    Sharing,
+    Upkeep,
+    UpkeepParts,
+    Writer,
+)
+from memstrata.capabilities.upkeep import append_audit
 from memstrata.chat import ChatEndpoint
 from memstrata.clock import Clock, SystemClock
-from memstrata.config import Settings, settings_from_env
+from memstrata.config import MemorySettings, PipelineSettings, Settings, settings_from_env
+from memstrata.decision import CardStore, DecisionLayer, DecisionMetrics, RiskThresholds
 from memstrata.decision.model_judge import ModelJudge
-from memstrata.embed.protocol import Embedder
+from memstrata.embed.defaults import default_embedder
+from memstrata.embed.protocol import Embedder, embed_one
 from memstrata.errors import ConfigError, ModelError, ModelUnavailableError
 from memstrata.extract.protocol import Extractor
-from memstrata.gateway import Sanitizer
+from memstrata.gateway import FieldPolicy, Sanitizer
+from memstrata.gateway.audit import AuditSink, InMemoryAuditLog, JsonlAuditLog, TeeAuditLog
+from memstrata.gateway.logging import install_global_log_redaction
+from memstrata.health import HealthMonitor, HealthRecorder
+from memstrata.knowledge.hot import HotKnowledge
+from memstrata.knowledge.ingest import KnowledgeIngestor
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.facade import LongTermStore, PayloadSanitizer
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.memory.store import MemoryStore
+from memstrata.metrics import EngineMetrics
+from memstrata.retrieval import Retriever
+from memstrata.router import DEFAULT_INTENTS, SEED_INTENTS, ContextRouter, IntentRegistry
+from memstrata.router.intents import active_only
+from memstrata.session import SessionRegistry
+from memstrata.sharing.items import ItemStore
+from memstrata.sharing.namespaces import NamespaceStore
+from memstrata.tracing import SpanProcessor, Tracing
+from memstrata.working.embedded import EmbeddedValkey
+from memstrata.working.memory import WorkingMemory
 from memstrata.working.redis_backend import RedisBackend
+from memstrata.write.consume import QueueWorker
 from memstrata.write.handle import TextSanitizer, WriteHandler
+from memstrata.write.intake import Intake
+from memstrata.write.queue import WriteQueue
+from memstrata.write.submit import WritePipeline
 
 QDRANT_DIR = "qdrant"
 """The embedded index's directory under ``Settings.data_dir``."""
+VALKEY_DIR = "valkey"
+"""The embedded Valkey's directory under ``Settings.data_dir``."""
+AUDIT_FILE = "audit.jsonl"
+"""The audit log under ``Settings.data_dir``: redactions, deletions, namespace access."""
+
+Closer = Callable[[], None]
+log = logging.getLogger("memstrata")
+
+
+# --- backends and indexes ------------------------------------------------------------------
+
+
+def embedded_valkey(settings: Settings) -> EmbeddedValkey:
+    """The embedded Valkey of ``settings``' data directory (not started)."""
+    return EmbeddedValkey(Path(settings.data_dir) / VALKEY_DIR)
+
+
+def working_url(settings: Settings) -> str:
+    """The URL of the Valkey/Redis the engine of ``settings`` uses."""
+    return settings.redis_url or embedded_valkey(settings).url
+
+
+def redis_backend(url: str, *, socket_timeout_s: float = 5.0) -> RedisBackend:
+    """A connection pool to the Valkey/Redis (or Redis Cluster) at ``url``."""
+    return RedisBackend.from_url(url, socket_timeout_s=socket_timeout_s)
+
+
+def open_working_backend(settings: Settings, closers: list[Closer]) -> tuple[RedisBackend, str]:
+    """The L2 backend and its URL: the server of ``redis_url``, else the embedded
+    Valkey under the data directory, started here (its stop joins ``closers``)."""
+    if settings.redis_url:
+        return redis_backend(settings.redis_url), settings.redis_url
+    server = embedded_valkey(settings).start()
+    closers.append(server.stop)
+    return redis_backend(server.url), server.url
 
 
 def open_index(settings: Settings) -> VectorIndex:
@@ -55,7 +133,7 @@ def open_longterm(
     embedder: Embedder,
     *,
     clock: Clock,
-    sanitizer: PayloadSanitizer,
+    sanitizer: PayloadSanitizer | None = None,
 ) -> LongTermStore:
     """The L3 facade with the settings' parameters."""
     return LongTermStore(
@@ -63,11 +141,23 @@ def open_longterm(
     )
 
 
+def open_reader(settings: Settings, longterm: LongTermStore) -> Retriever:
+    """The reader: the one L3 ranker, with the settings' retrieval parameters."""
+    return Retriever(longterm, longterm.embedder, settings.retrieval, settings.longterm)
+
+
 def open_memory(
-    settings: Settings, longterm: LongTermStore, redis_client: object, clock: Clock
+    settings: Settings,
+    longterm: LongTermStore,
+    redis_client: object,
+    clock: Clock,
+    reader: Retriever | None = None,
 ) -> MemoryStore:
     """The versioned memory store (slot records on ``redis_client``)."""
-    return MemoryStore(longterm, redis_client, clock, settings=settings.memory)
+    return MemoryStore(longterm, redis_client, clock, settings=settings.memory, reader=reader)
+
+
+# --- the write path ------------------------------------------------------------------------
 
 
 def build_extractor(settings: Settings) -> Extractor | None:
@@ -86,26 +176,6 @@ def build_extractor(settings: Settings) -> Extractor | None:
     )
 
 
-def build_judge(settings: Settings) -> ModelJudge | None:
-    """The model judge when ``settings.decision`` names an endpoint (its key from
-    ``MEMSTRATA_LLM_API_KEY``); None leaves the decision to the rules. One retry: a
-    decision waits on it, and the rules are always there to fall back on."""
-    config = settings.decision
-    if not config.llm_base_url:
-        return None
-    endpoint = ChatEndpoint(
-        config.llm_base_url,
-        config.llm_model,
-        os.environ.get("MEMSTRATA_LLM_API_KEY"),
-        what="LLM decision endpoint",
-        error=ModelError,
-        unavailable=ModelUnavailableError,
-        timeout_s=config.timeout_s,
-        max_retries=1,
-    )
-    return ModelJudge(endpoint)
-
-
 def build_handler(
     store: MemoryStore,
     *,
@@ -114,6 +184,58 @@ def build_handler(
 ) -> WriteHandler:
     """The queue handler writing into ``store`` (its embedder is the store's)."""
     return WriteHandler(store, extractor=extractor, sanitizer=sanitizer)
+
+
+def queue_backend(url: str, settings: PipelineSettings) -> RedisBackend:
+    """The write queue's own connection pool: the worker's blocking XREADGROUP must not
+    hold a connection that L2 calls wait for, and needs a longer socket timeout."""
+    return redis_backend(url, socket_timeout_s=queue_timeout_s(settings.block_ms))
+
+
+def queue_timeout_s(block_ms: int) -> float:
+    """A queue connection's socket timeout: longer than its blocking reads."""
+    return max(5.0, block_ms / 1000 + 5.0)
+
+
+def worker_queue(url: str, name: str, *, group: str, block_ms: int) -> WriteQueue:
+    """The write queue of a worker process (``python -m memstrata.write.worker``), on a
+    connection whose socket timeout outlasts a blocking XREADGROUP, as the engine's."""
+    backend = redis_backend(url, socket_timeout_s=queue_timeout_s(block_ms))
+    return WriteQueue(backend.client, name, group=group)
+
+
+def open_write_pipeline(
+    settings: PipelineSettings,
+    redis_url: str,
+    clock: Clock,
+    handler: WriteHandler,
+    closers: list[Closer],
+) -> WritePipeline:
+    """The write queue, its handler and the engine's worker threads, started."""
+    backend = queue_backend(redis_url, settings)
+    closers.insert(0, backend.close)
+    queue = WriteQueue(
+        backend.client, settings.queue_name, maxlen=settings.queue_maxlen, clock=clock
+    )
+    threads = settings.worker_threads if settings.background_worker else 0
+    # Real time, not the engine clock: reclaiming abandoned entries is about how
+    # long a consumer has really been silent.
+    workers = [
+        QueueWorker(
+            queue,
+            handler,
+            f"engine-{os.getpid()}-{n}",
+            batch_size=settings.batch_size,
+            block_ms=settings.block_ms,
+            claim_idle_ms=settings.claim_idle_ms,
+            max_deliveries=settings.max_deliveries,
+        )
+        for n in range(threads)
+    ]
+    pipeline = WritePipeline(queue, handler, settings, workers=workers)
+    pipeline.start()
+    closers.insert(0, pipeline.close)
+    return pipeline
 
 
 def worker_handler(
@@ -142,12 +264,300 @@ def worker_handler(
         config = replace(config, qdrant_url=qdrant_url)
     if not config.redis_url:
         raise ConfigError("worker_handler: redis_url is required (argument or settings)")
-    from memstrata.embed.defaults import default_embedder
-
     clock = SystemClock()
     sanitizer = Sanitizer(clock=clock)
     longterm = open_longterm(
         config, open_index(config), default_embedder(), clock=clock, sanitizer=sanitizer
     )
-    store = open_memory(config, longterm, RedisBackend.from_url(config.redis_url).client, clock)
+    reader = open_reader(config, longterm)
+    store = open_memory(config, longterm, redis_backend(config.redis_url).client, clock, reader)
     return build_handler(store, extractor=build_extractor(config), sanitizer=sanitizer)
+
+
+# --- decisions ---------------------------------------------------------------------------
+
+
+def build_judge(settings: Settings) -> ModelJudge | None:
+    """The model judge when ``settings.decision`` names an endpoint (its key from
+    ``MEMSTRATA_LLM_API_KEY``); None leaves the decision to the rules. One retry: a
+    decision waits on it, and the rules are always there to fall back on."""
+    config = settings.decision
+    if not config.llm_base_url:
+        return None
+    endpoint = ChatEndpoint(
+        config.llm_base_url,
+        config.llm_model,
+        os.environ.get("MEMSTRATA_LLM_API_KEY"),
+        what="LLM decision endpoint",
+        error=ModelError,
+        unavailable=ModelUnavailableError,
+        timeout_s=config.timeout_s,
+        max_retries=1,
+    )
+    return ModelJudge(endpoint)
+
+
+def _decision_layer(
+    settings: Settings,
+    backend: RedisBackend,
+    clock: Clock,
+    sanitizer: Sanitizer,
+    metrics: DecisionMetrics,
+) -> DecisionLayer:
+    decided = settings.decision
+    return DecisionLayer(
+        cards=CardStore(
+            backend.client, retention_s=decided.card_retention_s, max_cards=decided.max_cards
+        ),
+        clock=clock,
+        sanitize_text=lambda text, where: sanitizer.text(text, location=where),
+        sanitize_value=lambda value, where: sanitizer.value(value, location=where),
+        metrics=metrics,
+        thresholds=RiskThresholds(
+            decided.threshold_low, decided.threshold_medium, decided.threshold_high
+        ),
+        judge=build_judge(settings),
+        loaded_cosine=settings.longterm.low_confidence_cosine,
+    )
+
+
+def intent_registry(intents: IntentRegistry | None) -> IntentRegistry:
+    """The engine's intents: the caller's registry (else the seed intents) plus the
+    general-purpose ones it does not define; unrestricted ``memories`` needs read
+    active units only."""
+    specs = (
+        [intents.get(name) for name in intents.names()]
+        if intents is not None
+        else list(SEED_INTENTS)
+    )
+    specs += [d for d in DEFAULT_INTENTS if d.name not in {s.name for s in specs}]
+    return IntentRegistry(active_only(spec) for spec in specs)
+
+
+# --- the stack -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EngineParts:
+    """Every component of one engine's stack, as :func:`build_stack` made them.
+
+    For benchmarks, evaluations, tests and extensions that measure or reach below the
+    engine's methods; not a stable API (these objects and their methods change
+    without notice). Application code, the CLI, the demo and the service use the
+    engine's methods.
+    """
+
+    settings: Settings
+    clock: Clock
+    embedder: Embedder
+    sanitizer: Sanitizer
+    audit: InMemoryAuditLog
+    audit_file: Path
+    sessions: SessionRegistry
+    working_memory: WorkingMemory
+    working_backend: RedisBackend
+    """The L2 server's connection pool (API keys, trace cards and samples live there too)."""
+    redis_url: str
+    longterm: LongTermStore
+    retriever: Retriever
+    router: ContextRouter
+    hot_knowledge: HotKnowledge
+    knowledge_ingestor: KnowledgeIngestor
+    memory: MemoryStore
+    pipeline: WritePipeline
+    namespaces: NamespaceStore
+    items: ItemStore
+    decisions: DecisionLayer
+    decision_metrics: DecisionMetrics
+    health: HealthMonitor
+    metrics: EngineMetrics
+    tracing: Tracing | None
+
+
+@dataclass
+class Stack:
+    """A built stack: its parts, the capability services over them, and what closes
+    them (in order: the pipeline first, the embedded Valkey and tracing last)."""
+
+    parts: EngineParts
+    capabilities: Capabilities
+    closers: list[Closer]
+
+    def close(self) -> None:
+        """Close every part, each once; a failure is logged and the rest still closed."""
+        closers, self.closers = self.closers, []
+        for close in closers:
+            try:
+                close()
+            except Exception:  # keep closing the rest; report, never hide
+                log.exception("error while closing a backend")
+
+
+def build_stack(
+    settings: Settings | None = None,
+    *,
+    clock: Clock | None = None,
+    embedder: Embedder | None = None,
+    policy: FieldPolicy | None = None,
+    intents: IntentRegistry | None = None,
+    pipeline: PipelineSettings | None = None,
+    memory: MemorySettings | None = None,
+    extractor: Extractor | None = None,
+    span_processor: SpanProcessor | None = None,
+) -> Stack:
+    """Start (or connect to) every backend named by ``settings`` and build the stack
+    over them (see :meth:`memstrata.engine.ContextEngine.open` for the arguments).
+    Whatever was started is stopped again when building fails."""
+    settings = settings or Settings()
+    if pipeline is not None:
+        settings = replace(settings, pipeline=pipeline)
+    if memory is not None:
+        settings = replace(settings, memory=memory)
+    clock = clock or SystemClock()
+    data_dir = Path(settings.data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    audit_file = data_dir / AUDIT_FILE
+    memory_audit = InMemoryAuditLog()
+    audit: AuditSink = TeeAuditLog((memory_audit, JsonlAuditLog(audit_file)))
+    sanitizer = Sanitizer(policy, audit, clock)
+    if settings.redact_logs:
+        install_global_log_redaction(sanitizer)
+    closers: list[Closer] = []
+    try:
+        backend, redis_url = open_working_backend(settings, closers)
+        working = WorkingMemory(backend, settings.working, clock, sanitizer=sanitizer)
+        closers.insert(0, working.close)
+        embedder = embedder or default_embedder()
+        longterm = open_longterm(
+            settings, open_index(settings), embedder, clock=clock, sanitizer=sanitizer
+        )
+        closers.insert(0, longterm.close)
+        reader = open_reader(settings, longterm)
+        memory_store = open_memory(settings, longterm, backend.client, clock, reader)
+        handler = build_handler(memory_store, extractor=extractor or build_extractor(settings))
+        write_pipeline = open_write_pipeline(settings.pipeline, redis_url, clock, handler, closers)
+    except BaseException:
+        for close in closers:
+            with contextlib.suppress(Exception):
+                close()
+        raise
+    # Spans (memstrata.tracing): the given processor's, else the settings'; shut down last.
+    tracing = (
+        Tracing.of(span_processor)
+        if span_processor is not None
+        else Tracing.from_settings(settings.tracing)
+    )
+    if tracing is not None:
+        closers.append(tracing.shutdown)
+    handler.trace_with(tracing)
+    metrics = EngineMetrics()
+    metrics.watch_layers(working_info=working.info, write_stats=write_pipeline.stats)
+    metrics.watch_l3(point_counts=longterm.point_counts)
+    longterm.observe_searches(metrics.observe_l3_search)
+    sessions = SessionRegistry(clock, lambda text, where: sanitizer.text(text, location=where))
+    # Health samples: in the working-memory Valkey.
+    health = HealthMonitor(
+        HealthRecorder(backend.client),
+        clock,
+        lambda text: sanitizer.text(text, location="health:report"),
+    )
+    working.watch_reads(health.key_read)
+    decision_metrics = DecisionMetrics(metrics.registry)
+    parts = EngineParts(
+        settings=settings,
+        clock=clock,
+        embedder=embedder,
+        sanitizer=sanitizer,
+        audit=memory_audit,
+        audit_file=audit_file,
+        sessions=sessions,
+        working_memory=working,
+        working_backend=backend,
+        redis_url=redis_url,
+        longterm=longterm,
+        retriever=reader,
+        router=ContextRouter(
+            intent_registry(intents),
+            working,
+            reader,
+            clock,
+            lambda text: embed_one(embedder, text),
+        ),
+        hot_knowledge=HotKnowledge(longterm, sanitizer, clock, reader=reader),
+        knowledge_ingestor=KnowledgeIngestor(longterm, sanitizer, clock, manifest_dir=data_dir),
+        memory=memory_store,
+        pipeline=write_pipeline,
+        namespaces=NamespaceStore(
+            backend.client, clock, audit=lambda record: append_audit(audit_file, record)
+        ),
+        items=ItemStore(longterm, reader, sanitizer, clock),
+        decisions=_decision_layer(settings, backend, clock, sanitizer, decision_metrics),
+        decision_metrics=decision_metrics,
+        health=health,
+        metrics=metrics,
+        tracing=tracing,
+    )
+    return Stack(parts, build_capabilities(parts), closers)
+
+
+def build_capabilities(parts: EngineParts) -> Capabilities:
+    """The capability services over ``parts`` (what :class:`ContextEngine` delegates to)."""
+    sessions = Sessions(parts.sessions, parts.working_memory)
+    knowledge = Knowledge(parts.longterm, parts.knowledge_ingestor, parts.hot_knowledge)
+    sharing = Sharing(parts.namespaces, parts.items, parts.sanitizer)
+    writer = Writer(
+        intake=Intake(parts.sessions, parts.sanitizer, parts.clock, parts.settings.pipeline),
+        pipeline=parts.pipeline,
+        longterm=parts.longterm,
+        decisions=parts.decisions,
+        decision_metrics=parts.decision_metrics,
+        sanitizer=parts.sanitizer,
+        tracing=parts.tracing,
+    )
+    upkeep = Upkeep(
+        UpkeepParts(
+            clock=parts.clock,
+            audit_file=parts.audit_file,
+            audit=parts.audit,
+            sanitizer=parts.sanitizer,
+            embedder=parts.embedder,
+            sessions=parts.sessions,
+            working=parts.working_memory,
+            longterm=parts.longterm,
+            retriever=parts.retriever,
+            memory=parts.memory,
+            queue_name=parts.pipeline.queue.name,
+            health=parts.health,
+            metrics=parts.metrics,
+        ),
+        flush=writer.flush,
+        end_sessions_of=sessions.end_sessions_of,
+        items_under=sharing.items_under,
+        hot_tenants=knowledge.hot_tenants,
+        merge_hot=knowledge.merge_hot,
+    )
+    reader = Reader(
+        settings=parts.settings,
+        clock=parts.clock,
+        embedder=parts.embedder,
+        longterm=parts.longterm,
+        retriever=parts.retriever,
+        router=parts.router,
+        session_of=sessions.state_of,
+        shared=sharing.shared,
+        metrics=parts.metrics,
+        health=parts.health,
+        health_tick=upkeep.health_tick,
+        tracing=parts.tracing,
+    )
+    decisions = Decisions(
+        layer=parts.decisions,
+        intents=parts.router.intents,
+        session_of=sessions.state_of,
+        metrics=parts.metrics.snapshot,
+        redis_client=parts.memory.redis,
+        longterm=parts.longterm,
+        clock=parts.clock,
+        tracing=parts.tracing,
+    )
+    return Capabilities(sessions, writer, reader, knowledge, decisions, sharing, upkeep)

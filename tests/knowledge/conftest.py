@@ -15,6 +15,7 @@ from memstrata.knowledge import HotKnowledge, KnowledgeIngestor
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.retrieval import Retriever
 from memstrata.testing.embedders import HashEmbedder
 
 
@@ -65,4 +66,4 @@ def ingestor(
 def hot(
     store: LongTermStore, sanitizer: Sanitizer, clock: FakeClock, embedder: HashEmbedder
 ) -> HotKnowledge:
-    return HotKnowledge(store, sanitizer, clock, embedder=embedder, sparse_encoder=Bm25Encoder())
+    return HotKnowledge(store, sanitizer, clock, reader=Retriever(store, embedder))

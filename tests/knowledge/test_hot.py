@@ -13,7 +13,8 @@ from memstrata.gateway import Sanitizer
 from memstrata.knowledge import DEFAULT_TTL_S, HotKnowledge, MergeReport
 from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.points import HOT_KNOWLEDGE, KNOWLEDGE, Filter
-from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.retrieval import Retriever
+from memstrata.retrieval.search import HybridSearch
 
 Q = "how do I reset the pump controller"
 A = "hold the reset button for five seconds"
@@ -76,9 +77,7 @@ def test_search_ignores_expired_items_and_expire_removes_them(
 def test_expiry_boundary_is_the_same_for_search_and_expire(
     store: LongTermStore, sanitizer: Sanitizer, embedder: Embedder, clock: FakeClock, tenant: str
 ) -> None:
-    short = HotKnowledge(
-        store, sanitizer, clock, ttl_s=60, embedder=embedder, sparse_encoder=Bm25Encoder()
-    )
+    short = HotKnowledge(store, sanitizer, clock, ttl_s=60, reader=Retriever(store, embedder))
     short.learn(tenant, Q, A, source="s1")
     clock.advance(60)  # exactly the TTL: expired for both
     assert short.search(tenant, "reset pump") == []
@@ -125,7 +124,10 @@ def test_merge_moves_survivors_and_drops_expired(
     assert len(payload["content_hash"]) == 64
     # Merged knowledge is searchable through the ordinary knowledge search.
     assert (
-        store.search(KNOWLEDGE, "manual cabinet", tenant=tenant, k=1)[0].payload["source"] == "s2"
+        HybridSearch(store)
+        .search(KNOWLEDGE, "manual cabinet", tenant=tenant, k=1)[0]
+        .payload["source"]
+        == "s2"
     )
 
 
@@ -150,7 +152,5 @@ def test_ttl_is_validated(
     assert hot.ttl_s == DEFAULT_TTL_S
     for bad in (0, -1.0, float("inf")):
         with pytest.raises(ValidationError) as err:
-            HotKnowledge(
-                store, sanitizer, FakeClock(), bad, embedder=embedder, sparse_encoder=Bm25Encoder()
-            )
+            HotKnowledge(store, sanitizer, FakeClock(), bad, reader=Retriever(store, embedder))
         assert err.value.field == "ttl_s"

@@ -18,6 +18,7 @@ from memstrata.longterm.facade import LongTermStore, NewItem
 from memstrata.longterm.points import MEMORIES, SparseVector
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.retrieval.search import HybridSearch
 
 
 def unit_rows(*rows: list[float]) -> NDArray[np.float32]:
@@ -136,7 +137,7 @@ def test_store_writes_turns_of_one_call_with_blended_vectors(
     own = hash_embedder.embed([item.text for item in items])
     expected = blend_adjacent(own, [("acme", "s1", i) for i in range(3)], weight)
     for i, point_id in enumerate(ids):
-        (hit,) = store.search(
+        (hit,) = HybridSearch(store).search(
             MEMORIES, items[i].text, tenant="acme", k=1, mode="dense", query_vector=expected[i]
         )
         assert hit.id == point_id
@@ -152,7 +153,7 @@ def test_a_turn_written_alone_keeps_its_own_vector(
     items = _turns("acme")
     ids = [store.add(MEMORIES, [item])[0] for item in items]
     own = hash_embedder.embed([items[1].text])[0]
-    (hit,) = store.search(
+    (hit,) = HybridSearch(store).search(
         MEMORIES, items[1].text, tenant="acme", k=1, mode="dense", query_vector=own
     )
     assert hit.id == ids[1]
@@ -253,7 +254,7 @@ def test_store_indexes_turns_of_one_call_with_their_neighbours_terms(
 ) -> None:
     store = _store(index, hash_embedder, LongTermSettings(context_terms=weights))
     ids = store.add(MEMORIES, _turns("acme"))
-    hits = store.search(MEMORIES, "hiking", tenant="acme", k=5, mode="sparse")
+    hits = HybridSearch(store).search(MEMORIES, "hiking", tenant="acme", k=5, mode="sparse")
     if not weights:
         assert [h.id for h in hits] == ids[:1]
         return
@@ -267,6 +268,9 @@ def test_store_indexes_turns_of_one_call_with_their_neighbours_terms(
         [NewItem("a quiet evening at home", tenant="acme", extra={"thread": "s1", "seq": 3})],
     )
     assert lone[0] not in [
-        h.id for h in store.search(MEMORIES, "sounds lovely", tenant="acme", k=5, mode="sparse")
+        h.id
+        for h in HybridSearch(store).search(
+            MEMORIES, "sounds lovely", tenant="acme", k=5, mode="sparse"
+        )
     ]
-    assert store.search(MEMORIES, "hiking", tenant="other", k=5, mode="sparse") == []
+    assert HybridSearch(store).search(MEMORIES, "hiking", tenant="other", k=5, mode="sparse") == []

@@ -23,6 +23,7 @@ from memstrata.longterm.facade import LongTermStore, NewItem
 from memstrata.longterm.points import MEMORIES, Filter
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.retrieval.search import HybridSearch
 
 TENANTS = ["t0", "t1", "t2", "t3", "t4"]
 USERS = ["u0", "u1", "u2", None]
@@ -68,7 +69,9 @@ def _check_store(
         own = {i for i, item in by_id.items() if _owned(item, tenant, user)}
         flt = Filter(tenant=tenant, user=user)
         for fusion in ("rrf", "normalized"):
-            hits = store.search(MEMORIES, text, tenant=tenant, user=user, k=50, fusion=fusion)
+            hits = HybridSearch(store).search(
+                MEMORIES, text, tenant=tenant, user=user, k=50, fusion=fusion
+            )
             assert {h.id for h in hits} <= own
             assert all(h.payload["tenant"] == tenant for h in hits)
         # Positive control: a limit above the corpus size returns exactly the own

@@ -19,6 +19,7 @@ from memstrata.longterm.facade import LongTermStore, NewItem
 from memstrata.longterm.points import KNOWLEDGE, MEMORIES, Filter, Hit, ScoredPoint
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.retrieval.search import HybridSearch
 
 IndexFactory = Callable[[str, Path], VectorIndex]
 
@@ -117,7 +118,7 @@ def test_bad_search_arguments_name_the_field(store: LongTermStore) -> None:
         args = {"collection": MEMORIES, "query": "q", "tenant": "t", **override}
         collection, query = args.pop("collection"), args.pop("query")
         with pytest.raises(ValidationError) as err:
-            store.search(collection, query, **args)  # type: ignore[arg-type]
+            HybridSearch(store).search(collection, query, **args)  # type: ignore[arg-type]
         assert err.value.field == field, override
 
 
@@ -159,7 +160,9 @@ def test_hybrid_hits_carry_cosine_and_ranks(store: LongTermStore, hash_embedder:
     query = "budget report"
     qvec = hash_embedder.embed([query])[0]
     for fusion in ("rrf", "normalized"):
-        hits = store.search(MEMORIES, query, tenant="t", k=3, fusion=fusion, explain=True)
+        hits = HybridSearch(store).search(
+            MEMORIES, query, tenant="t", k=3, fusion=fusion, explain=True
+        )
         assert hits[0].payload["text"] == "quarterly budget report draft"
         assert hits[0].dense_rank == 1 and hits[0].sparse_rank == 1
         assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
@@ -179,7 +182,9 @@ def test_bm25_only_hit_gets_its_cosine_from_the_stored_vector(
     vectors = np.stack([e[0] + e[1], e[0], e[0] + 0.1 * e[2]])
     texts = ["error zx81q seen", "filler one", "filler two"]
     store.add_vectors(MEMORIES, [NewItem(t, tenant="t") for t in texts], vectors)
-    hits = store.search(MEMORIES, "zx81q", tenant="t", k=2, query_vector=e[0], explain=True)
+    hits = HybridSearch(store).search(
+        MEMORIES, "zx81q", tenant="t", k=2, query_vector=e[0], explain=True
+    )
     rare = next(h for h in hits if h.payload["text"] == texts[0])
     assert rare.dense_rank is None and rare.sparse_rank == 1
     assert rare.cosine == pytest.approx(1 / np.sqrt(2), abs=1e-5)
@@ -203,8 +208,10 @@ def test_engine_fusion_equals_python_fusion(store: LongTermStore) -> None:
     store.add_vectors(MEMORIES, [NewItem(t, tenant="t") for t in texts], vectors)
     for query in ("budget report", "violin lake coffee", "n7 refund", "zzz unmatched"):
         qvec = nprng.normal(size=32).astype(np.float32)
-        fast = store.search(MEMORIES, query, tenant="t", k=8, query_vector=qvec)
-        explained = store.search(MEMORIES, query, tenant="t", k=8, query_vector=qvec, explain=True)
+        fast = HybridSearch(store).search(MEMORIES, query, tenant="t", k=8, query_vector=qvec)
+        explained = HybridSearch(store).search(
+            MEMORIES, query, tenant="t", k=8, query_vector=qvec, explain=True
+        )
         # The engine fuses in float32; RRF ties (dense rank r vs BM25 rank r) may come
         # in either order, and the last tie group may be cut differently.
         assert [h.score for h in fast] == pytest.approx([h.score for h in explained], rel=1e-6)
@@ -244,7 +251,7 @@ def test_fusion_fetches_the_whole_tie_at_the_cut(
     scores = [0.5] * tied + [0.4 - i / 1000 for i in range(30 - tied)]
     spy = TiedFusion(index, ids, scores)
     store = LongTermStore(spy, hash_embedder, Bm25Encoder(), LongTermSettings())  # type: ignore[arg-type]
-    hits = store.search(MEMORIES, "note", tenant="t", k=10)
+    hits = HybridSearch(store).search(MEMORIES, "note", tenant="t", k=10)
     assert spy.limits == limits
     expected = sorted(zip(ids, scores, strict=True), key=lambda p: (-p[1], p[0]))[:10]
     assert [(h.id, h.score) for h in hits] == expected
@@ -259,10 +266,10 @@ def test_single_route_modes(store: LongTermStore, hash_embedder: Embedder) -> No
             NewItem("budget lake", tenant="u"),
         ],
     )
-    sparse = store.search(MEMORIES, "lake", tenant="t", k=5, mode="sparse")
+    sparse = HybridSearch(store).search(MEMORIES, "lake", tenant="t", k=5, mode="sparse")
     assert [h.payload["text"] for h in sparse] == ["holiday photos from the lake"]
     assert sparse[0].sparse_rank == 1 and sparse[0].dense_rank is None
-    dense = store.search(MEMORIES, "lake", tenant="t", k=5, mode="dense")
+    dense = HybridSearch(store).search(MEMORIES, "lake", tenant="t", k=5, mode="dense")
     assert len(dense) == 2 and [h.dense_rank for h in dense] == [1, 2]
     assert all(h.score == h.cosine for h in dense)
     qvec = hash_embedder.embed(["lake"])[0]
@@ -270,7 +277,7 @@ def test_single_route_modes(store: LongTermStore, hash_embedder: Embedder) -> No
         expected = float(np.dot(hash_embedder.embed([hit.payload["text"]])[0], qvec))
         assert hit.cosine == pytest.approx(expected, abs=1e-5)
     with pytest.raises(ValidationError) as err:
-        store.search(MEMORIES, "lake", tenant="t", mode="both")
+        HybridSearch(store).search(MEMORIES, "lake", tenant="t", mode="both")
     assert err.value.field == "mode"
 
 
@@ -283,7 +290,9 @@ def test_search_filters_user_and_types(store: LongTermStore) -> None:
             NewItem("booked a window seat", tenant="t", user="ann", type="event"),
         ],
     )
-    hits = store.search(MEMORIES, "seat", tenant="t", user="ann", types=["preference"])
+    hits = HybridSearch(store).search(
+        MEMORIES, "seat", tenant="t", user="ann", types=["preference"]
+    )
     assert [h.payload["text"] for h in hits] == ["prefers window seat"]
     assert store.count(MEMORIES, tenant="t", user="ann") == 2
     assert store.count(MEMORIES, tenant="t", types=["event"]) == 1
@@ -321,13 +330,13 @@ def minilm_store(make_index: IndexFactory, tmp_path: Path, minilm: Embedder) -> 
 
 
 def test_rare_keyword_is_found_by_bm25(minilm_store: LongTermStore) -> None:
-    hits = minilm_store.search(MEMORIES, "zx81q", tenant="t", k=3, explain=True)
+    hits = HybridSearch(minilm_store).search(MEMORIES, "zx81q", tenant="t", k=3, explain=True)
     assert hits[0].payload["text"] == CORPUS[1]
     assert hits[0].sparse_rank == 1
 
 
 def test_paraphrase_is_found_by_dense(minilm_store: LongTermStore) -> None:
-    hits = minilm_store.search(
+    hits = HybridSearch(minilm_store).search(
         MEMORIES, "moving to Germany for work", tenant="t", k=3, explain=True
     )
     assert hits[0].payload["text"] == CORPUS[0]
@@ -338,7 +347,7 @@ def test_paraphrase_is_found_by_dense(minilm_store: LongTermStore) -> None:
 
 
 def test_chinese_keyword_route(minilm_store: LongTermStore) -> None:
-    hits = minilm_store.search(MEMORIES, "西湖", tenant="t", k=2, explain=True)
+    hits = HybridSearch(minilm_store).search(MEMORIES, "西湖", tenant="t", k=2, explain=True)
     assert hits[0].payload["text"] == CORPUS[5]
     assert hits[0].sparse_rank == 1
 
@@ -377,7 +386,9 @@ def test_text_is_sanitized_before_it_is_embedded_or_stored(
     np.testing.assert_allclose(record.dense, clean_vector, atol=1e-6)
     assert "L3:memories" in sanitizer.locations
     assert (
-        store.search(MEMORIES, "sk-live-123", tenant="t", fusion="normalized")[0].sparse_rank
+        HybridSearch(store)
+        .search(MEMORIES, "sk-live-123", tenant="t", fusion="normalized")[0]
+        .sparse_rank
         is None
     )
 
@@ -434,25 +445,26 @@ def test_an_identical_search_is_answered_again_only_until_a_write(
     spy = FusionCounter(index)
     store = LongTermStore(spy, hash_embedder, Bm25Encoder(), LongTermSettings())  # type: ignore[arg-type]
     other = LongTermStore(index, hash_embedder, Bm25Encoder(), LongTermSettings())
+    search = HybridSearch(store).search
     store.add(MEMORIES, [NewItem("report template: summary first", tenant="t")])
     reuses = index.answer_generation(MEMORIES) is not None  # the embedded index only
-    first = store.search(MEMORIES, "report template", tenant="t", k=3)
-    again = store.search(MEMORIES, "report template", tenant="t", k=3)
+    first = search(MEMORIES, "report template", tenant="t", k=3)
+    again = search(MEMORIES, "report template", tenant="t", k=3)
     assert _same(again, first) and again is not first  # the same hits, a list of its own
     again.clear()
     assert spy.fused == (1 if reuses else 2)
     # Other words, k, scope or mode are other searches.
-    store.search(MEMORIES, "report templates", tenant="t", k=3)
-    store.search(MEMORIES, "report template", tenant="t", k=4)
-    store.search(MEMORIES, "report template", tenant="t", user="u", k=3)
-    store.search(MEMORIES, "report template", tenant="t", k=3, explain=True)
+    search(MEMORIES, "report templates", tenant="t", k=3)
+    search(MEMORIES, "report template", tenant="t", k=4)
+    search(MEMORIES, "report template", tenant="t", user="u", k=3)
+    search(MEMORIES, "report template", tenant="t", k=3, explain=True)
     assert spy.fused == (4 if reuses else 5)
-    assert _same(store.search(MEMORIES, "report template", tenant="t", k=3), first)
+    assert _same(search(MEMORIES, "report template", tenant="t", k=3), first)
     # A write through another store on the same index is seen at once.
     (new,) = other.add(MEMORIES, [NewItem("report template: charts", tenant="t")])
-    assert new in {h.id for h in store.search(MEMORIES, "report template", tenant="t", k=3)}
+    assert new in {h.id for h in search(MEMORIES, "report template", tenant="t", k=3)}
     other.delete(MEMORIES, [new], tenant="t")
-    assert new not in {h.id for h in store.search(MEMORIES, "report template", tenant="t", k=3)}
+    assert new not in {h.id for h in search(MEMORIES, "report template", tenant="t", k=3)}
     index.close()
     with pytest.raises(BackendUnavailableError):
-        store.search(MEMORIES, "report template", tenant="t", k=3)
+        search(MEMORIES, "report template", tenant="t", k=3)

@@ -18,8 +18,8 @@ from memstrata.longterm.points import Filter
 from memstrata.memory.episodes import EPISODE_TYPE, EPISODE_WINDOW_TYPE, window_points
 from memstrata.retrieval import RetrievalQuery, RetrievedItem, Retriever
 from memstrata.retrieval.links import EPISODE_WINDOW
+from memstrata.retrieval.visibility import ACTIVE_MEMORY_TYPES
 from memstrata.testing.settings import NEUTRAL_RETRIEVAL
-from memstrata.write.submit import ACTIVE_MEMORY_TYPES
 
 DIM = 64
 NOW = datetime(2023, 8, 20, 15, 0, tzinfo=UTC)

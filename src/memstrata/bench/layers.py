@@ -31,6 +31,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ from rich.console import Console
 
 from memstrata.bench.stats import progress_bar, summary_ms, summary_us, timed
 from memstrata.clock import SystemClock
-from memstrata.config import LongTermSettings, Settings
+from memstrata.config import Settings
 from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.minilm import MiniLMEmbedder
 from memstrata.embed.protocol import Embedder
@@ -59,15 +60,16 @@ from memstrata.longterm.edge import (
     sparse_query,
     tenant_filter,
 )
-from memstrata.longterm.facade import LongTermStore, NewItem, hybrid_route_depth
+from memstrata.longterm.facade import LongTermStore, NewItem
 from memstrata.longterm.fusion import ENGINE_RRF_K
 from memstrata.longterm.points import DENSE_VECTOR, Filter, SparseVector
 from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.retrieval import Retriever
+from memstrata.retrieval.search import hybrid_route_depth
 from memstrata.session.state import SessionState
+from memstrata.wiring import embedded_valkey, open_index, open_longterm, open_reader, redis_backend
 from memstrata.working import keys as K
-from memstrata.working.embedded import EmbeddedValkey
 from memstrata.working.memory import WorkingMemory
-from memstrata.working.redis_backend import RedisBackend
 from memstrata.working.stepgraph import StepGraph, StepSpec
 from memstrata.working.values import META_PREFIX
 
@@ -154,12 +156,14 @@ L2_OPERATIONS = (
 
 def bench_l2(data_dir: Path, ops: int = L2_OPS) -> dict[str, Any]:
     """memstrata L2 calls vs raw redis-py calls on one embedded Valkey."""
-    with EmbeddedValkey(data_dir / "valkey") as server:
-        backend = RedisBackend.from_url(server.url)
+    with embedded_valkey(Settings(data_dir=data_dir)) as server:
+        backend = redis_backend(server.url)
         clock = SystemClock()
         plain = WorkingMemory(backend, Settings().working, clock)
         guarded = WorkingMemory(backend, Settings().working, clock, sanitizer=Sanitizer())
-        raw = redis.Redis(unix_socket_path=str(server.socket_path), decode_responses=True)
+        # The baseline: plain redis-py calls on a connection of their own.
+        raw_backend = redis_backend(server.url)
+        raw = raw_backend.client
         value = {
             "device_id": "D123",
             "status": "ok",
@@ -180,7 +184,7 @@ def bench_l2(data_dir: Path, ops: int = L2_OPS) -> dict[str, Any]:
             fast_key = f"wm:{{bench_raw_orjson}}:api:{i}"
             samples["raw_orjson_set"].append(timed(_raw_fast_set, raw, fast_key, value))
             samples["raw_orjson_get"].append(timed(_raw_fast_get, raw, fast_key))
-        raw.close()
+        raw_backend.close()
         plain.close()
     mem = samples["mem_set"] + samples["mem_get"]
     base = samples["raw_set"] + samples["raw_get"]
@@ -213,11 +217,11 @@ def _build_store(
     base_vecs: NDArray[np.float32],
     texts: list[str],
     seed: int,
-    settings: LongTermSettings,
+    settings: Settings,
 ) -> LongTermStore:
-    store = LongTermStore(
-        EdgeIndex(path, search_threads=settings.search_threads), embedder, Bm25Encoder(), settings
-    )
+    """An embedded L3 under ``path`` as an engine opens it, holding ``size`` points."""
+    config = replace(settings, data_dir=path)
+    store = open_longterm(config, open_index(config), embedder, clock=SystemClock())
     rng = np.random.default_rng(seed)
     pyrng = random.Random(seed)
     for start in range(0, size, BATCH):
@@ -255,7 +259,7 @@ def raw_edge_search(
     query, then the cosines and payloads of its top ``k`` by id; results read.
 
     The engine requests are built by the edge adapter's own pure builders, so they
-    are the ones :meth:`LongTermStore.search` sends; around them no validation,
+    are the ones the reader's hybrid search sends; around them no validation,
     tokenizing, caches or tie handling: the engine's floor for the same answer.
     ``scope``: the routes' filter (default: the tenant alone).
     """
@@ -298,7 +302,7 @@ def raw_edge_search(
 
 
 def _l3_searches(
-    store: LongTermStore,
+    reader: Retriever,
     shard: qe.EdgeShard,
     encoder: Bm25Encoder,
     texts: list[str],
@@ -313,7 +317,7 @@ def _l3_searches(
     engine: list[Callable[[], object]] = []
     for i, (text, vec) in enumerate(zip(texts, vectors, strict=True)):
         tenant = f"t{i % TENANTS}"
-        ours.append(partial(store.search, "memories", text, tenant=tenant, k=10, query_vector=vec))
+        ours.append(partial(reader.search, "memories", text, tenant=tenant, k=10, query_vector=vec))
         engine.append(
             partial(
                 raw_edge_search,
@@ -371,8 +375,9 @@ def bench_l3(
     query_vecs = embedder.embed(query_texts)
     warmup_vecs = embedder.embed(warmup_texts)
     encoder = Bm25Encoder()
-    settings = Settings().longterm
-    # The route depths LongTermStore.search uses for k = 10.
+    config = Settings()
+    settings = config.longterm
+    # The route depths the reader's hybrid search uses for k = 10.
     dense_depth = hybrid_route_depth(settings.dense_top_n, 10)
     sparse_depth = hybrid_route_depth(settings.sparse_top_n, 10)
     results: dict[str, Any] = {}
@@ -382,14 +387,15 @@ def bench_l3(
         if progress:
             progress.print(f"[bench] building L3 with {size} points ...")
         started = time.perf_counter()
-        store = _build_store(path, size, embedder, base_vecs, texts, size, settings)
+        store = _build_store(path, size, embedder, base_vecs, texts, size, config)
         build_s = time.perf_counter() - started
+        reader = open_reader(config, store)
         index = store.index
-        assert isinstance(index, EdgeIndex)  # built by _build_store
+        assert isinstance(index, EdgeIndex)  # the embedded default
         shard = index.engine_shard("memories")
         searches = partial(
             _l3_searches,
-            store,
+            reader,
             shard,
             encoder,
             dense_depth=dense_depth,
@@ -398,7 +404,7 @@ def bench_l3(
         )
 
         for i in range(WARMUP_QUERIES):
-            store.search(
+            reader.search(
                 "memories",
                 warmup_texts[i],
                 tenant=f"t{i % TENANTS}",
@@ -517,14 +523,9 @@ def route_engine(
 ) -> Iterator[tuple[ContextEngine, SessionState, redis.Redis]]:
     """An engine with ``memories`` memories of one user, 50 knowledge items, a
     planned step result and a preference; a session at step 7; a raw client of its
-    Valkey (which the bench starts, as the engine would, to reach it raw too)."""
+    Valkey (a plain redis-py connection of its own)."""
     shutil.rmtree(path, ignore_errors=True)
-    with (
-        EmbeddedValkey(path / "valkey") as server,
-        ContextEngine.open(
-            Settings(data_dir=path, redis_url=server.url), embedder=CachedEmbedder(embedder)
-        ) as engine,
-    ):
+    with ContextEngine.open(Settings(data_dir=path), embedder=CachedEmbedder(embedder)) as engine:
         texts = _texts(random.Random(3), 1000)
         vectors = embedder.embed(texts)
         nprng = np.random.default_rng(5)
@@ -548,11 +549,13 @@ def route_engine(
         wm.plan_steps(StepGraph((StepSpec("step5", 60), StepSpec("step7", 60, ("step5",)))))
         wm.put_step_result("step5", {"device": "D123", "delta": 1.7})
         state = engine.update_session(state.session_id, lambda s: s.advance(7))
-        client = redis.Redis(unix_socket_path=str(server.socket_path), decode_responses=True)
+        raw = redis_backend(engine.parts.redis_url)
+        client = raw.client
+        assert isinstance(client, redis.Redis)  # the embedded Valkey
         try:
             yield engine, state, client
         finally:
-            client.close()
+            raw.close()
 
 
 def bench_route(

@@ -44,3 +44,8 @@ class TokenEmbedder(Protocol):
     def embed_tokens(self, text: str) -> TokenVectors | None:
         """``text``'s token vectors, or None when this embedder cannot expose them."""
         ...
+
+
+def embed_one(embedder: Embedder, text: str) -> NDArray[np.float32]:
+    """The dense vector of one text (a query), as float32."""
+    return np.asarray(embedder.embed([text])[0], dtype=np.float32)

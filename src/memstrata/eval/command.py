@@ -28,7 +28,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from memstrata.clock import FakeClock
+from memstrata.clock import FakeClock, SystemClock
 from memstrata.config import LongTermSettings, RetrievalSettings, Settings
 from memstrata.embed.protocol import Embedder
 from memstrata.engine import ContextEngine
@@ -45,10 +45,7 @@ from memstrata.eval.systems import (
     retriever_search,
     store_systems,
 )
-from memstrata.longterm.edge import EdgeIndex
-from memstrata.longterm.facade import LongTermStore
-from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.retrieval import Retriever
+from memstrata.wiring import open_index, open_longterm, open_reader
 
 MemstrataSearchFactory = Callable[[TurnStore], SearchFn]
 """Builds the memstrata system's retrieval over the shared store."""
@@ -64,10 +61,8 @@ def default_embedder() -> Embedder:
 
 
 def default_memstrata_search(turns: TurnStore) -> SearchFn:
-    """The memstrata system's retrieval: multi-route :class:`Retriever` with defaults."""
-    store = turns.store
-    retriever = Retriever(store, store.embedder, RetrievalSettings(), store.settings)
-    return retriever_search(turns, retriever)
+    """The memstrata system's retrieval: the multi-route reader with defaults."""
+    return retriever_search(turns, turns.reader)
 
 
 REDRAW_S = 0.1  # at most ten redraws a second, as rich's own refresh thread
@@ -126,16 +121,13 @@ def open_turn_store(
     embedder: Embedder,
     settings: LongTermSettings,
 ) -> Iterator[TurnStore]:
-    """A TurnStore over an embedded index (temporary unless ``data_dir`` is given)."""
+    """A TurnStore over an embedded index and its reader, built as an engine builds
+    them (:mod:`memstrata.wiring`; temporary unless ``data_dir`` is given)."""
     with _index_root(data_dir) as root:
-        store = LongTermStore(
-            EdgeIndex(root / f"eval-{dataset}", search_threads=settings.search_threads),
-            embedder,
-            Bm25Encoder(),
-            settings,
-        )
+        config = Settings(data_dir=root / f"eval-{dataset}", longterm=settings)
+        store = open_longterm(config, open_index(config), embedder, clock=SystemClock())
         try:
-            yield TurnStore(store, source=f"eval:{dataset}")
+            yield TurnStore(store, open_reader(config, store), source=f"eval:{dataset}")
         finally:
             store.close()
 

@@ -83,11 +83,13 @@ SearchFn = Callable[[str, str, datetime, int], Sequence[HitLike]]
 
 
 class TurnStore:
-    """Stores turns in a LongTermStore once per tenant and searches them."""
+    """Stores turns in a LongTermStore once per tenant and searches them through the
+    reader (``reader``, over the same store)."""
 
     def __init__(
         self,
         store: LongTermStore,
+        reader: Retriever,
         *,
         collection: str = MEMORIES,
         source: str = "eval",
@@ -95,6 +97,7 @@ class TurnStore:
         on_indexed: Callable[[int], None] | None = None,
     ) -> None:
         self.store = store
+        self.reader = reader
         self.collection = collection
         self._source = source
         self._batch = batch_size
@@ -164,10 +167,10 @@ class TurnStore:
             self._dirty = False
 
     def search(self, tenant: str, query: str, k: int, mode: str) -> list[HitLike]:
-        """The store's own search in ``mode`` ('hybrid', 'dense' or 'sparse') over the
-        turns (window keys are memstrata's retrieval's, not a baseline's)."""
+        """The reader's single-route search in ``mode`` ('hybrid', 'dense' or 'sparse')
+        over the turns (window keys are memstrata's retrieval's, not a baseline's)."""
         return list(
-            self.store.search(
+            self.reader.search(
                 self.collection, query, tenant=tenant, k=k, mode=mode, types=(TURN_TYPE,)
             )
         )

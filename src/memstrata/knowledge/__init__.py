@@ -7,7 +7,7 @@
     report = ingestor.ingest([Path("docs")], tenant="acme")  # incremental re-runs
     ingestor.ingest_documents([Document("faq.md", "# FAQ ...", "markdown")], tenant="acme")
 
-    hot = HotKnowledge(store, sanitizer, clock, embedder=embedder, sparse_encoder=bm25)
+    hot = HotKnowledge(store, sanitizer, clock, reader=Retriever(store, embedder))
     hot.learn("acme", "how do I reset?", "hold the button 5 s", source="session:s1")
     hot.merge_into_knowledge("acme")  # daily: survivors move into ``knowledge``
 """

@@ -16,14 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memstrata.clock import Clock
-from memstrata.config import LongTermSettings
-from memstrata.embed.protocol import Embedder
 from memstrata.errors import ValidationError
 from memstrata.hashing import sha256_hex
 from memstrata.longterm.facade import MAX_K, LongTermStore, NewItem, PayloadSanitizer
-from memstrata.longterm.fusion import rrf
 from memstrata.longterm.points import HOT_KNOWLEDGE, KNOWLEDGE, Filter, Hit, Record
-from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.retrieval.retriever import Retriever
 from memstrata.validation import check_id, check_positive_float, check_positive_int, check_text
 
 DEFAULT_TTL_S = 72 * 3600
@@ -52,9 +49,8 @@ def pair_text(query: str, response: str) -> str:
 class HotKnowledge:
     """Online-learned knowledge with a TTL, searchable at once, merged into ``knowledge``.
 
-    ``embedder`` and ``sparse_encoder`` must be the ones the store writes with:
-    searches run on the store's index directly, because the age condition has to
-    travel with the tenant filter into the engine.
+    Searches go through the reader (``reader``, over the same store), the age
+    condition travelling with the tenant filter into the engine.
     """
 
     def __init__(
@@ -64,17 +60,13 @@ class HotKnowledge:
         clock: Clock,
         ttl_s: float = DEFAULT_TTL_S,
         *,
-        embedder: Embedder,
-        sparse_encoder: Bm25Encoder,
-        settings: LongTermSettings | None = None,
+        reader: Retriever,
     ) -> None:
         self._store = store
         self._sanitizer = sanitizer
         self._clock = clock
         self._ttl_s = check_positive_float("ttl_s", ttl_s)
-        self._embedder = embedder
-        self._sparse = sparse_encoder
-        self._settings = settings if settings is not None else LongTermSettings()
+        self._reader = reader
 
     @property
     def ttl_s(self) -> float:
@@ -138,55 +130,7 @@ class HotKnowledge:
         check_text("query", query)
         check_positive_int("k", k, maximum=MAX_K)
         cutoff = self._now(now) - self._ttl_s
-        flt = Filter(tenant=tenant, created_after=cutoff)
-        index = self._store.index
-        vector = self._embedder.embed([query])[0]
-        ef = self._settings.hnsw_ef
-        dense = index.search_dense(
-            HOT_KNOWLEDGE,
-            vector,
-            flt,
-            max(self._settings.dense_top_n, k),
-            ef,
-            with_payload=False,
-        )
-        sparse_query = self._sparse.encode_query(query)
-        sparse = (
-            []
-            if sparse_query.is_empty
-            else index.search_sparse(
-                HOT_KNOWLEDGE,
-                sparse_query,
-                flt,
-                max(self._settings.sparse_top_n, k),
-                with_payload=False,
-            )
-        )
-        fused = rrf([[(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse]], limit=k)
-        if not fused:
-            return []
-        cosines = {p.id: p.score for p in dense}
-        missing = tuple(f.id for f in fused if f.id not in cosines)
-        if missing:
-            # Found by BM25 alone: let the engine score just those against the query.
-            restricted = Filter(tenant=tenant, created_after=cutoff, ids=missing)
-            for p in index.search_dense(
-                HOT_KNOWLEDGE, vector, restricted, len(missing), ef, with_payload=False
-            ):
-                cosines[p.id] = p.score
-        records = {r.id: r for r in index.retrieve(HOT_KNOWLEDGE, [f.id for f in fused], tenant)}
-        return [
-            Hit(
-                id=f.id,
-                score=f.score,
-                cosine=cosines.get(f.id, 0.0),
-                dense_rank=f.ranks[0],
-                sparse_rank=f.ranks[1],
-                payload=records[f.id].payload,
-            )
-            for f in fused
-            if f.id in records  # deleted between the route queries and this read
-        ]
+        return self._reader.search(HOT_KNOWLEDGE, query, tenant=tenant, k=k, created_after=cutoff)
 
     def expire(self, tenant: str, *, now: datetime | None = None) -> int:
         """Delete the tenant's items older than the TTL; returns how many."""

@@ -1,21 +1,21 @@
 """LongTermStore: the L3 facade over one VectorIndex, one Embedder, one BM25 encoder.
 
-Validation, embedding, payload building and fusion are written here once, above
-the index role, so the embedded and the server adapters cannot drift apart.
-A hybrid search runs two engine queries (dense top-N, BM25 top-N), both filtered
-by tenant inside the engine, and fuses them with the pure functions of
-:mod:`memstrata.longterm.fusion`.
+Validation, embedding and payload building are written here once, above the index
+role, so the embedded and the server adapters cannot drift apart. The store writes,
+reads by id and filter, and runs one route's raw searches (dense top-N, BM25 top-N,
+both filtered by tenant inside the engine); ranking what they find is the reader's
+(:mod:`memstrata.retrieval`), the one place L3 results are ordered.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,15 +25,11 @@ from memstrata.config import LongTermSettings
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import ValidationError
 from memstrata.longterm.adjacent import add_context_terms, blend_adjacent, turn_position
-from memstrata.longterm.fusion import Fused
-from memstrata.longterm.fusion import normalized as fuse_normalized
-from memstrata.longterm.fusion import rrf as fuse_rrf
 from memstrata.longterm.layout import check_ids
 from memstrata.longterm.points import (
     COLLECTIONS,
     RESERVED_KEYS,
     Filter,
-    Hit,
     Point,
     Record,
     ScoredPoint,
@@ -42,14 +38,10 @@ from memstrata.longterm.points import (
 )
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
-from memstrata.memo import remember
 from memstrata.tracing import span
 from memstrata.validation import MAX_TEXT_CHARS, check_id, check_positive_int, check_text
 
 MAX_K = 1000
-SEARCH_MODES = ("hybrid", "dense", "sparse")
-# Answers of identical searches kept by a store (see LongTermStore.search).
-ANSWERS_MAX = 256
 
 
 class PayloadSanitizer(Protocol):
@@ -149,46 +141,9 @@ def _check_collection(collection: str) -> str:
     return collection
 
 
-def _cut_in_tie(ranked: Sequence[ScoredPoint], k: int, limit: int) -> bool:
-    """Whether points tied with the k-th may lie beyond the ``limit`` fetched."""
-    if len(ranked) < limit or len(ranked) <= k:
-        return False  # everything there is was fetched
-    return round(ranked[-1].score, 6) == round(ranked[k - 1].score, 6)
-
-
 SearchObserver = Callable[[str, float], None]
 """Called with ``(collection, seconds)`` after each search (see
 :meth:`LongTermStore.observe_searches`)."""
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _timed_search(
-    method: Callable[Concatenate[LongTermStore, _P], _R],
-) -> Callable[Concatenate[LongTermStore, _P], _R]:
-    """A search of a collection (the first argument) in an ``l3.search`` span, its
-    duration given to the store's search observer when it succeeds."""
-
-    @functools.wraps(method)
-    def timed(self: LongTermStore, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
-        collection = args[0] if args else kwargs.get("collection")
-        observer = self._search_observer
-        with span("l3.search", collection=collection):
-            if observer is None or not isinstance(collection, str):
-                return method(self, *args, **kwargs)
-            started = time.perf_counter()
-            result = method(self, *args, **kwargs)
-            observer(collection, time.perf_counter() - started)
-            return result
-
-    return timed
-
-
-def hybrid_route_depth(top_n: int, k: int) -> int:
-    """How deep each route searches: the configured top-N, but no deeper than 5 x k
-    (at least 20) - a router asking for 3 items gains nothing from fusing 2 x 50
-    candidates, and every candidate costs an id conversion in Python."""
-    return max(k, min(top_n, max(5 * k, 20)))
 
 
 class LongTermStore:
@@ -219,16 +174,26 @@ class LongTermStore:
         if settings.fusion not in ("rrf", "normalized"):
             raise ValidationError("settings.fusion", "must be 'rrf' or 'normalized'")
         self._index.ensure_collections(embedder.dim)
-        # Keyed by the index's answer generation too: a write makes every older
-        # answer unreachable (they leave when the dict is emptied at ANSWERS_MAX).
-        self._answers: dict[tuple[Any, ...], tuple[Hit, ...]] = {}
         self._search_observer: SearchObserver | None = None
 
     def observe_searches(self, observer: SearchObserver | None) -> None:
-        """Call ``observer(collection, seconds)`` after each successful :meth:`search`
-        and :meth:`route_lists` (one route of a multi-route retrieval): the L3 search
-        latency metric. One observer (the engine's); None removes it."""
+        """Call ``observer(collection, seconds)`` after each successful search timed by
+        :meth:`searching` (a hybrid search, one route of a multi-route retrieval): the
+        L3 search latency metric. One observer (the engine's); None removes it."""
         self._search_observer = observer
+
+    @contextmanager
+    def searching(self, collection: str) -> Iterator[None]:
+        """Time one search of ``collection``: an ``l3.search`` span, and its duration
+        given to the search observer when it succeeds."""
+        observer = self._search_observer
+        with span("l3.search", collection=collection):
+            if observer is None:
+                yield
+                return
+            started = time.perf_counter()
+            yield
+            observer(collection, time.perf_counter() - started)
 
     def point_counts(self) -> dict[str, int]:
         """Points per collection, every tenant together, as the index keeps the number
@@ -331,10 +296,13 @@ class LongTermStore:
         return self._upsert(collection, clean, array / norms, sparse)
 
     def clear_caches(self) -> None:
-        """Drop every answer and document encoding kept (texts of deleted memories
-        among them): the next reads recompute them."""
-        self._answers.clear()
+        """Drop every document encoding kept (texts of deleted memories among them):
+        the next reads recompute them."""
         self._sparse.clear_cache()
+
+    def encode_query(self, query: str) -> SparseVector:
+        """The BM25 vector of a query."""
+        return self._sparse.encode_query(query)
 
     def document_terms(self, text: str) -> SparseVector:
         """The BM25 vector of ``text`` alone (no context terms), as documents get it."""
@@ -399,121 +367,6 @@ class LongTermStore:
             self._index.optimize()
         return [p.id for p in points]
 
-    @_timed_search
-    def search(
-        self,
-        collection: str,
-        query: str,
-        *,
-        tenant: str,
-        user: str | None = None,
-        types: Sequence[str] | None = None,
-        k: int = 10,
-        fusion: str | None = None,
-        query_vector: NDArray[np.float32] | None = None,
-        mode: str = "hybrid",
-        explain: bool = False,
-    ) -> list[Hit]:
-        """Tenant-filtered search, best first; every hit carries its cosine to the query.
-
-        ``mode``: 'hybrid' (dense top-N and BM25 top-N fused), 'dense' or 'sparse'
-        (one route alone, e.g. as evaluation baselines). ``fusion`` overrides the
-        settings ('rrf' or 'normalized'). RRF runs inside the engine unless
-        ``explain`` asks for each hit's rank in each route, which needs both route
-        lists in Python (about twice the latency). ``query_vector`` skips embedding
-        the query (benchmarks, callers that embedded already).
-        """
-        _check_collection(collection)
-        check_text("query", query)
-        check_positive_int("k", k, maximum=MAX_K)
-        method = self._settings.fusion if fusion is None else fusion
-        if method not in ("rrf", "normalized"):
-            raise ValidationError("fusion", "must be 'rrf' or 'normalized'")
-        if mode not in SEARCH_MODES:
-            raise ValidationError("mode", f"must be one of {', '.join(SEARCH_MODES)}")
-        flt = Filter(tenant=tenant, user=user, types=None if types is None else tuple(types))
-        qvec = self._query_vector(query, query_vector)
-        # Agents repeat some searches word for word at every step (an intent's fixed
-        # knowledge query): until the collection is written, the answer is the same.
-        # Kept here whole, the adapter keeps none of its parts (reuse=False below):
-        # its cache's bookkeeping cost ~0.12 ms a search in a loop of new queries.
-        generation = self._index.answer_generation(collection)
-        if generation is None:
-            return self._search(collection, query, qvec, flt, k, method, mode, explain)
-        key = (collection, generation, query, qvec.tobytes(), flt, k, method, mode, explain)
-        found = self._answers.get(key)
-        if found is None:
-            hits = self._search(collection, query, qvec, flt, k, method, mode, explain)
-            found = remember(self._answers, key, tuple(hits), ANSWERS_MAX)
-        return list(found)
-
-    def _search(
-        self,
-        collection: str,
-        query: str,
-        qvec: NDArray[np.float32],
-        flt: Filter,
-        k: int,
-        method: str,
-        mode: str,
-        explain: bool,
-    ) -> list[Hit]:
-        if mode == "dense":
-            found = self._index.search_dense(
-                collection, qvec, flt, k, self._settings.hnsw_ef, reuse=False
-            )
-            return [
-                Hit(p.id, p.score, p.score, rank, None, p.payload)
-                for rank, p in enumerate(found, start=1)
-            ]
-        sparse_query = self._sparse.encode_query(query)
-        if mode == "sparse":
-            ranked = self._index.search_sparse(
-                collection, sparse_query, flt, k, with_payload=False, reuse=False
-            )
-            fused = [Fused(p.id, p.score, (None, rank)) for rank, p in enumerate(ranked, start=1)]
-        elif method == "rrf" and not explain:
-            fused = self._engine_rrf(collection, qvec, sparse_query, flt, k)
-        else:
-            fused = self._fuse_in_python(collection, qvec, sparse_query, flt, k, method)
-        return self._with_cosines(collection, qvec, flt.tenant, fused)
-
-    def _engine_rrf(
-        self,
-        collection: str,
-        qvec: NDArray[np.float32],
-        sparse_query: SparseVector,
-        flt: Filter,
-        k: int,
-    ) -> list[Fused]:
-        """The top ``k`` of the engine's RRF fusion, ties ordered by id.
-
-        RRF ties are common (dense rank r alone vs BM25 rank r alone) and the engine
-        cuts them arbitrarily, so the same query could return different hits. Every
-        point tied with the k-th must be seen to order them: fetch k + 2 and, in the
-        rare case the last fetched still ties with the k-th, fetch twice as many.
-        (A fixed 2k cost ~40 us a query in id conversions for nothing.)
-        """
-        limit = min(k + 2, MAX_K)
-        while True:
-            engine_fused = self._index.search_fused(
-                collection,
-                qvec,
-                sparse_query,
-                flt,
-                dense_limit=hybrid_route_depth(self._settings.dense_top_n, k),
-                sparse_limit=hybrid_route_depth(self._settings.sparse_top_n, k),
-                limit=limit,
-                ef=self._settings.hnsw_ef,
-                reuse=False,
-            )
-            if not _cut_in_tie(engine_fused, k, limit) or limit == MAX_K:
-                break
-            limit = min(2 * limit, MAX_K)
-        ordered = sorted(engine_fused, key=lambda p: (-round(p.score, 6), p.id))[:k]
-        return [Fused(p.id, p.score, (None, None)) for p in ordered]
-
-    @_timed_search
     def route_lists(
         self,
         collection: str,
@@ -528,17 +381,18 @@ class LongTermStore:
         lists, best first, ids only (multi-route retrieval fuses them itself)."""
         _check_collection(collection)
         check_text("query", query)
-        qvec = self._query_vector(query, query_vector)
+        qvec = self.query_vector(query, query_vector)
         depth_d = check_positive_int("dense_depth", dense_depth, maximum=MAX_K)
         depth_s = check_positive_int("sparse_depth", sparse_depth, maximum=MAX_K)
-        with span("l3.dense", depth=depth_d):
-            dense = self._index.search_dense(
-                collection, qvec, flt, depth_d, self._settings.hnsw_ef, with_payload=False
-            )
-        with span("l3.bm25", depth=depth_s):
-            sparse = self._index.search_sparse(
-                collection, self._sparse.encode_query(query), flt, depth_s, with_payload=False
-            )
+        with self.searching(collection):
+            with span("l3.dense", depth=depth_d):
+                dense = self._index.search_dense(
+                    collection, qvec, flt, depth_d, self._settings.hnsw_ef, with_payload=False
+                )
+            with span("l3.bm25", depth=depth_s):
+                sparse = self._index.search_sparse(
+                    collection, self._sparse.encode_query(query), flt, depth_s, with_payload=False
+                )
         return [(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse]
 
     def read_scored(
@@ -559,7 +413,7 @@ class LongTermStore:
         point_ids = tuple(dict.fromkeys(check_ids(ids)))
         if not point_ids:
             return {}
-        qvec = self._query_vector("-", query_vector)
+        qvec = self.query_vector("-", query_vector)
         known = known_cosines or {}
         unknown = tuple(i for i in point_ids if i not in known)
         scored: dict[str, ScoredPoint] = {}
@@ -580,67 +434,10 @@ class LongTermStore:
                 scored[record.id] = ScoredPoint(record.id, float(known[record.id]), record.payload)
         return scored
 
-    def _fuse_in_python(
-        self,
-        collection: str,
-        qvec: NDArray[np.float32],
-        sparse_query: SparseVector,
-        flt: Filter,
-        k: int,
-        method: str,
-    ) -> list[Fused]:
-        # Routes return ids and scores only; payloads are read for the fused top k.
-        dense = self._index.search_dense(
-            collection,
-            qvec,
-            flt,
-            hybrid_route_depth(self._settings.dense_top_n, k),
-            self._settings.hnsw_ef,
-            with_payload=False,
-            reuse=False,
-        )
-        sparse = self._index.search_sparse(
-            collection,
-            sparse_query,
-            flt,
-            hybrid_route_depth(self._settings.sparse_top_n, k),
-            with_payload=False,
-            reuse=False,
-        )
-        lists = [[(p.id, p.score) for p in dense], [(p.id, p.score) for p in sparse]]
-        return fuse_rrf(lists, limit=k) if method == "rrf" else fuse_normalized(lists, limit=k)
-
-    def _with_cosines(
-        self, collection: str, qvec: NDArray[np.float32], tenant: str, fused: Sequence[Fused]
-    ) -> list[Hit]:
-        """Hits for ``fused`` with their payloads and exact cosines, in fused order."""
-        if not fused:
-            return []
-        # One engine call scores every fused id against the query vector (exact cosine,
-        # whichever route found it; same tenant condition) and brings its payload.
-        scored = {
-            p.id: p
-            for p in self._index.search_dense(
-                collection,
-                qvec,
-                Filter(tenant=tenant, ids=tuple(f.id for f in fused)),
-                len(fused),
-                self._settings.hnsw_ef,
-                with_payload=True,
-                reuse=False,
-            )
-        }
-        hits: list[Hit] = []
-        for f in fused:
-            record = scored.get(f.id)
-            if record is None:
-                continue  # deleted between the route query and this read
-            hits.append(Hit(f.id, f.score, record.score, f.ranks[0], f.ranks[1], record.payload))
-        return hits
-
-    def _query_vector(
+    def query_vector(
         self, query: str, query_vector: NDArray[np.float32] | None
     ) -> NDArray[np.float32]:
+        """``query_vector`` checked and normalized, or ``query`` embedded when None."""
         if query_vector is None:
             return np.asarray(self._embedder.embed([query])[0], dtype=np.float32)
         array = np.asarray(query_vector, dtype=np.float32)

@@ -13,16 +13,16 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.clock import Clock
 from memstrata.config import MemorySettings
-from memstrata.errors import ConflictError, NotFoundError, ValidationError
+from memstrata.errors import ConfigError, ConflictError, NotFoundError, ValidationError
 from memstrata.longterm.facade import LongTermStore
-from memstrata.longterm.points import MEMORIES, Filter
+from memstrata.longterm.points import MEMORIES, Filter, Hit
 from memstrata.memory.codec import (
     ACTIVE_TYPES,
     from_payload,
@@ -67,6 +67,23 @@ class MemoryHit:
     cosine: float
 
 
+class HitSearch(Protocol):
+    """The reader role a memory store searches with (:class:`memstrata.retrieval.Retriever`)."""
+
+    def search(
+        self,
+        collection: str,
+        query: str,
+        *,
+        tenant: str,
+        user: str | None = None,
+        types: Sequence[str] | None = None,
+        k: int = 10,
+    ) -> list[Hit]:
+        """Hits best first, each with its cosine to the query."""
+        ...
+
+
 class MemoryStore:
     """Long-term memory that stays correct over months (seed 003 §2.3, §6.1)."""
 
@@ -77,8 +94,10 @@ class MemoryStore:
         clock: Clock,
         *,
         settings: MemorySettings | None = None,
+        reader: HitSearch | None = None,
     ) -> None:
         self._lt = longterm
+        self._reader = reader
         self._clock = clock
         self._settings = settings or MemorySettings()
         self._redis = redis_client
@@ -364,12 +383,16 @@ class MemoryStore:
         k: int = 10,
         kinds: Sequence[str] = ACTIVE_TYPES,
     ) -> list[MemoryHit]:
-        """Hybrid search over active units only (history is filtered in the engine)."""
+        """Hybrid search over active units only (history is filtered in the engine), by
+        the reader this store was given; a hit whose slot record names another active
+        version is repaired and left out."""
+        if self._reader is None:
+            raise ConfigError("this memory store was built without a reader to search with")
         check_positive_int("k", k)
         kinds = tuple(kinds)
         if not kinds or any(kind not in ACTIVE_TYPES for kind in kinds):
             raise ValidationError("kinds", f"must be a non-empty subset of {ACTIVE_TYPES}")
-        hits = self._lt.search(MEMORIES, query, tenant=tenant, user=user, types=kinds, k=k)
+        hits = self._reader.search(MEMORIES, query, tenant=tenant, user=user, types=kinds, k=k)
         out: list[MemoryHit] = []
         for hit in hits:
             unit = from_payload(hit.id, hit.payload)

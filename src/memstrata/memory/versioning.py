@@ -203,3 +203,23 @@ def version_at(versions: Sequence[MemoryUnit], at: datetime) -> MemoryUnit | Non
     if not holding:
         return None
     return max(holding, key=lambda u: (u.valid_from, u.version))
+
+
+def valid_at(payload: Mapping[str, Any], at: float) -> bool:
+    """The one as-of rule: whether a memory point counts when memory is read as it
+    stood at epoch ``at``. It had been said by then (``created_at``) and, for a fact
+    version, was valid then (``[valid_from_ts, valid_to_ts)``); episodes and events
+    have no validity interval and count once said."""
+    created = _epoch(payload.get("created_at"))
+    if created is not None and created > at:
+        return False
+    start, end = _epoch(payload.get("valid_from_ts")), _epoch(payload.get("valid_to_ts"))
+    if start is not None and start > at:
+        return False
+    return end is None or at < end
+
+
+def _epoch(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.longterm.facade import LongTermStore
-from memstrata.longterm.points import MEMORIES, Filter, ScoredPoint
+from memstrata.longterm.points import MEMORIES, Filter, Hit, ScoredPoint
 
 EPISODE = "episode"
 EPISODE_WINDOW = "episode_window"
@@ -111,3 +111,45 @@ def follow(
         if found:
             facts[episode_id] = tuple(sorted(found.values(), key=lambda p: (-p.score, p.id)))
     return Links(facts, superseded)
+
+
+class LinkedHit(NamedTuple):
+    """One point of a plain search after its links were followed: its cosine to the
+    query, its payload and, for an episode a newer fact replaced, that fact's text."""
+
+    id: str
+    cosine: float
+    payload: Mapping[str, Any]
+    replaced_by: str | None
+
+
+def fold_hits(
+    store: LongTermStore, tenant: str, query_vector: NDArray[np.float32], hits: Sequence[Hit]
+) -> list[LinkedHit]:
+    """Hits of :class:`~memstrata.retrieval.search.HybridSearch` with their episode
+    links followed (:func:`follow`): an episode's current facts come right before it
+    (a fact found on its own and also carried comes once, with the better cosine),
+    and an episode whose fact was superseded names the current one."""
+    links = follow(
+        store,
+        tenant,
+        query_vector,
+        [(h.id, h.payload) for h in hits if h.payload.get("type") == EPISODE],
+    )
+    carried = {p.id for points in links.facts.values() for p in points}
+    out: list[LinkedHit] = []
+    emitted: set[str] = set()
+    for hit in hits:
+        episode = hit.payload.get("type") == EPISODE
+        if hit.id in emitted or (not episode and hit.id in carried):
+            continue
+        replaced_by = None
+        for point in links.facts.get(hit.id, ()):
+            if point.id == links.superseded.get(hit.id):
+                replaced_by = str(point.payload.get("text", ""))
+            if point.id not in emitted:
+                emitted.add(point.id)
+                out.append(LinkedHit(point.id, max(point.score, hit.cosine), point.payload, None))
+        emitted.add(hit.id)
+        out.append(LinkedHit(hit.id, hit.cosine, hit.payload, replaced_by))
+    return out

@@ -1,6 +1,10 @@
-"""Multi-route retrieval over L3 (DESIGN "Retrieval and context building").
+"""The reader: every ranking of L3 (docs/architecture.md, "The reader").
 
-For one :class:`RetrievalQuery`:
+:class:`Retriever` is the one object that orders what L3 holds. :meth:`Retriever.search`
+is its single-route stage (:mod:`memstrata.retrieval.search`: the raw query, dense +
+BM25 fused, exact cosines), what the router's L3 needs, ``engine.search``, hot
+knowledge and the item store read with; :meth:`Retriever.retrieve` is the multi-route
+retrieval agents get. For one :class:`RetrievalQuery`:
 
 1. routes - the raw query, its entities, the recent conversation - embedded (the
    entities' vector pooled from the query's own token vectors when the embedder has
@@ -40,9 +44,11 @@ from memstrata.errors import BackendError
 from memstrata.extract.filter import is_pure_question
 from memstrata.longterm.adjacent import Position, turn_position
 from memstrata.longterm.facade import LongTermStore
-from memstrata.longterm.points import MEMORIES, Filter, ScoredPoint
+from memstrata.longterm.points import MEMORIES, Filter, Hit, ScoredPoint
 from memstrata.memo import remember
-from memstrata.retrieval.links import EPISODE, EPISODE_WINDOW, follow
+from memstrata.memory.versioning import valid_at
+from memstrata.retrieval.confidence import skips_l3
+from memstrata.retrieval.links import EPISODE, EPISODE_WINDOW, LinkedHit, fold_hits, follow
 from memstrata.retrieval.rerank import Reranker
 from memstrata.retrieval.results import RetrievalQuery, RetrievalResult, RetrievedItem
 from memstrata.retrieval.routes import Route, build_routes, entities, entity_spans
@@ -55,10 +61,12 @@ from memstrata.retrieval.scoring import (
     merge_routes,
     type_factor,
 )
+from memstrata.retrieval.search import HybridSearch, Keep
 from memstrata.retrieval.timeexpr import TimeWindow, resolve
 from memstrata.tracing import span, traced_stage
 
 _FACTOR_CACHE_ENTRIES = 65_536
+MAX_SEARCH_K = 1000
 
 
 class Retriever:
@@ -81,16 +89,89 @@ class Retriever:
         self._type_weights = dict(self._settings.type_weights)
         self._factors: dict[tuple[Any, ...], float] = {}
         self._feature_cache: dict[str, tuple[Mapping[str, Any], _Features]] = {}
+        self._hybrid = HybridSearch(store)
 
     @property
     def settings(self) -> RetrievalSettings:
         """The retrieval parameters in use."""
         return self._settings
 
+    @property
+    def longterm(self) -> LongTermSettings:
+        """The L3 parameters in use (confidence thresholds among them)."""
+        return self._longterm
+
+    @property
+    def store(self) -> LongTermStore:
+        """The store read."""
+        return self._store
+
     def clear_caches(self) -> None:
-        """Drop what scoring remembers of payloads (texts of deleted memories among them)."""
+        """Drop what scoring and search remember of payloads (texts of deleted memories
+        among them)."""
         self._factors.clear()
         self._feature_cache.clear()
+        self._hybrid.clear_caches()
+
+    def search(
+        self,
+        collection: str,
+        query: str,
+        *,
+        tenant: str,
+        user: str | None = None,
+        types: Sequence[str] | None = None,
+        k: int = 10,
+        fusion: str | None = None,
+        query_vector: NDArray[np.float32] | None = None,
+        mode: str = "hybrid",
+        explain: bool = False,
+        created_after: float | None = None,
+        as_of: datetime | None = None,
+    ) -> list[Hit]:
+        """The single-route hybrid search (:meth:`HybridSearch.search`), best first.
+        ``as_of`` keeps the points :func:`~memstrata.memory.versioning.valid_at` that
+        instant (over-fetching: validity is an interval, which the engine filter cannot
+        express next to the type condition)."""
+        depth = k if as_of is None else min(4 * k, MAX_SEARCH_K)
+        hits = self._hybrid.search(
+            collection,
+            query,
+            tenant=tenant,
+            user=user,
+            types=types,
+            k=depth,
+            fusion=fusion,
+            query_vector=query_vector,
+            mode=mode,
+            explain=explain,
+            created_after=created_after,
+        )
+        if as_of is None:
+            return hits
+        at = as_of.timestamp()
+        return [h for h in hits if valid_at(h.payload, at)][:k]
+
+    def linked(
+        self, tenant: str, query_vector: NDArray[np.float32], hits: Sequence[Hit]
+    ) -> list[LinkedHit]:
+        """``hits`` of :meth:`search` with their episode links followed
+        (:func:`~memstrata.retrieval.links.fold_hits`)."""
+        return fold_hits(self._store, tenant, query_vector, hits)
+
+    def ranked_page(
+        self,
+        collection: str,
+        query: str,
+        flt: Filter,
+        keep: Keep,
+        *,
+        limit: int,
+        offset: int = 0,
+    ) -> list[ScoredPoint]:
+        """Points matching ``flt`` and ``keep``, RRF-ranked, one page
+        (:meth:`HybridSearch.ranked_page`)."""
+        return self._hybrid.ranked_page(collection, query, flt, keep, limit=limit, offset=offset)
 
     def retrieve(self, query: RetrievalQuery) -> RetrievalResult:
         """The best ``query.k`` items of the tenant, with provenance and confidence."""
@@ -126,13 +207,12 @@ class Retriever:
         ranked = self._adjust(query, pool, points, window, named_lower, keep)
         if query.as_of is not None:
             at = query.as_of.timestamp()
-            ranked = [item for item in ranked if _valid_at(item.payload, at)]
+            ranked = [item for item in ranked if valid_at(item.payload, at)]
         if reranking and ranked:
             ranked = self._rerank(query, vectors[0], ranked)
         ranked = self._diversified(query, ranked)
         top = self._linked(query, vectors[0], ranked) if linking else ranked[: query.k]
-        floor = self._longterm.skip_below_cosine
-        if top and all(_best_cosine(item) < floor for item in top):
+        if skips_l3((_best_cosine(item) for item in top), self._longterm):
             return RetrievalResult((), tuple(top), True, window, routes)
         return RetrievalResult(tuple(top), (), False, window, routes)
 
@@ -497,18 +577,6 @@ def _linked_fact(
 
 def _best_cosine(item: RetrievedItem) -> float:
     return max([item.cosine, *(fact.cosine for fact in item.facts)])
-
-
-def _valid_at(payload: Mapping[str, Any], at: float) -> bool:
-    """Whether a point read "as of" epoch ``at`` counts: said by then, and for a fact
-    version, valid then (``[valid_from, valid_to)``)."""
-    created = _number(payload.get("created_at"))
-    if created is not None and created > at:
-        return False
-    start, end = _number(payload.get("valid_from_ts")), _number(payload.get("valid_to_ts"))
-    if start is not None and start > at:
-        return False
-    return end is None or at < end
 
 
 def _observed_seconds(payload: Mapping[str, Any]) -> float | None:

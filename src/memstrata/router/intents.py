@@ -9,11 +9,12 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Literal
 
 from memstrata.errors import UnknownIntentError, ValidationError
+from memstrata.retrieval.visibility import ACTIVE_MEMORY_TYPES
 from memstrata.validation import check_id, check_positive_int
 
 L2Kind = Literal["api", "result", "series", "pending", "preference"]
@@ -184,3 +185,17 @@ def resolve_placeholders(template: str, values: Mapping[str, object]) -> str:
     return _PLACEHOLDER.sub(
         lambda m: "" if values.get(m.group(1)) is None else str(values[m.group(1)]), template
     )
+
+
+def active_only(spec: IntentSpec) -> IntentSpec:
+    """``spec`` with its ``memories`` needs restricted to active units when unrestricted
+    (:data:`~memstrata.retrieval.visibility.ACTIVE_MEMORY_TYPES`): superseded versions
+    stay out of the agent's context. A need that names its own types keeps them (a
+    caller may ask for history)."""
+    needs = tuple(
+        replace(need, types=ACTIVE_MEMORY_TYPES)
+        if need.collection == "memories" and need.types is None
+        else need
+        for need in spec.l3
+    )
+    return spec if needs == spec.l3 else replace(spec, l3=needs)

@@ -1,16 +1,19 @@
 """route(): load what a step intent needs from L1, L2 and L3, with provenance.
 
-The router reads only; it never writes. L3 confidence follows seed 000 §4.3:
-an item whose cosine to the query is below ``low_confidence_cosine`` is flagged,
-and when every L3 candidate of the step is below ``skip_below_cosine`` L3 is
-skipped altogether (the bundle says so).
+The router reads only; it never writes. Its L3 needs are read through the reader
+(:class:`~memstrata.retrieval.Retriever`: a need's query searched, episode links
+followed), or taken from a retrieval the caller already made (``build_context``
+reads memories once). Confidence follows the reader's rules
+(:mod:`memstrata.retrieval.confidence`): an item below ``low_confidence_cosine`` is
+flagged; one below ``skip_below_cosine`` is reported in ``missing``, never served,
+and when every L3 candidate of the step is below it, L3 is skipped (the bundle says so).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -18,10 +21,12 @@ from numpy.typing import NDArray
 from memstrata.clock import Clock
 from memstrata.config import LongTermSettings
 from memstrata.errors import ContextMissError, ValidationError
-from memstrata.longterm.facade import LongTermStore
-from memstrata.longterm.points import MEMORIES, Hit
+from memstrata.longterm.points import MEMORIES
 from memstrata.permissions import level_of_payload
-from memstrata.retrieval.links import EPISODE, follow
+from memstrata.retrieval.confidence import below_floor, is_low_confidence, skips_l3
+from memstrata.retrieval.links import EPISODE, LinkedHit
+from memstrata.retrieval.results import RetrievalResult, RetrievedItem
+from memstrata.retrieval.retriever import Retriever
 from memstrata.router.bundle import ContextBundle, ContextItem, MissingContext, Provenance
 from memstrata.router.intents import (
     IntentRegistry,
@@ -36,6 +41,7 @@ from memstrata.working.keys import pending_key, pref_key, series_key
 from memstrata.working.memory import SessionWorkingMemory, WorkingMemory
 
 QueryEmbedder = Callable[[str], NDArray[np.float32]]
+MAX_QUERY_CHARS = 8_000
 
 
 def _hours_between(earlier: datetime | None, later: datetime) -> float | None:
@@ -51,21 +57,28 @@ class ContextRouter:
         self,
         intents: IntentRegistry,
         working: WorkingMemory,
-        longterm: LongTermStore,
-        settings: LongTermSettings,
+        reader: Retriever,
         clock: Clock,
         embed_query: QueryEmbedder,
     ) -> None:
         self._intents = intents
         self._working = working
-        self._longterm = longterm
-        self._settings = settings
+        self._reader = reader
+        self._settings: LongTermSettings = reader.longterm
         self._clock = clock
         self._embed_query = embed_query
 
     @property
     def intents(self) -> IntentRegistry:
         return self._intents
+
+    def checked(self, step_intent: str, query: str | None) -> IntentSpec:
+        """The spec of ``step_intent`` once the step's query is checked: what
+        :meth:`route` refuses, refused before anything is read."""
+        spec = self._intents.get(step_intent)
+        if query is not None:
+            check_text("query", query, max_chars=MAX_QUERY_CHARS)
+        return spec
 
     def route(
         self,
@@ -74,19 +87,21 @@ class ContextRouter:
         query: str | None = None,
         *,
         query_vector: NDArray[np.float32] | None = None,
+        memories: RetrievalResult | None = None,
     ) -> ContextBundle:
         """The context bundle for one step of ``session``.
 
         ``query`` feeds L3 needs without a fixed query; ``query_vector`` lets a caller
-        that already embedded ``query`` skip the embedding.
+        that already embedded ``query`` skip the embedding. ``memories``: a retrieval
+        of the user's memories for ``query`` the caller made already; the intent's
+        ``memories`` needs without a fixed query take their items from it instead of
+        searching again.
         """
         if not isinstance(session, SessionState):
             raise ValidationError(
                 "session", f"must be a SessionState, got {type(session).__name__}"
             )
-        spec = self._intents.get(step_intent)
-        if query is not None:
-            check_text("query", query, max_chars=8_000)
+        spec = self.checked(step_intent, query)
         if query_vector is not None and query is None:
             raise ValidationError("query_vector", "needs the query it was computed from")
         now = self._clock.now()
@@ -101,7 +116,7 @@ class ContextRouter:
             else:
                 items.append(item)
         l3_items, l3_missing, skipped = self._l3_items(
-            session, spec, query, query_vector, l1_values, now
+            session, spec, query, query_vector, l1_values, now, memories
         )
         items.extend(l3_items)
         missing.extend(l3_missing)
@@ -216,8 +231,9 @@ class ContextRouter:
         query_vector: NDArray[np.float32] | None,
         l1_values: dict[str, Any],
         now: datetime,
+        memories: RetrievalResult | None,
     ) -> tuple[list[ContextItem], list[MissingContext], bool]:
-        found: list[tuple[L3Need, _Found]] = []
+        found: list[tuple[L3Need, LinkedHit]] = []
         missing: list[MissingContext] = []
         vectors: dict[str, NDArray[np.float32]] = {}
         if query is not None and query_vector is not None:
@@ -227,33 +243,22 @@ class ContextRouter:
             if not text or not text.strip():
                 missing.append(MissingContext(need.item_prefix, "L3", need.collection, "no query"))
                 continue
-            if text not in vectors:
-                vectors[text] = self._embed_query(text)
-            hits = self._longterm.search(
-                need.collection,
-                text,
-                tenant=session.tenant,
-                user=session.user_id if need.per_user else None,
-                types=need.types,
-                k=need.k,
-                query_vector=vectors[text],
-            )
-            if not hits:
+            if memories is not None and need.collection == MEMORIES and not need.query:
+                entries = _taken(memories, need)
+            else:
+                if text not in vectors:
+                    vectors[text] = self._embed_query(text)
+                entries = self._searched(session, need, text, vectors[text])
+            if not entries:
                 missing.append(MissingContext(need.item_prefix, "L3", need.collection, "no match"))
-            entries = (
-                self._linked(session.tenant, vectors[text], hits)
-                if need.collection == MEMORIES
-                else [_Found(h.id, h.cosine, h.payload, None) for h in hits]
-            )
             found.extend((need, entry) for entry in entries)
+        skipped = skips_l3((entry.cosine for _, entry in found), self._settings)
         floor = self._settings.skip_below_cosine
-        skipped = bool(found) and all(entry.cosine < floor for _, entry in found)
         items = []
         counters: dict[str, int] = {}
         for need, entry in found:
-            if entry.cosine < floor:
-                # Noise costs tokens and misleads the model (seed 000 §4.3): below the
-                # floor an item is reported, never served.
+            if below_floor(entry.cosine, self._settings):
+                # Below the floor an item is reported, never served.
                 reason = f"cosine {entry.cosine:.3f} below {floor}" + (
                     ": L3 skipped" if skipped else ""
                 )
@@ -264,34 +269,25 @@ class ContextRouter:
             items.append(self._l3_item(need, entry, rank, now))
         return items, missing, skipped
 
-    def _linked(
-        self, tenant: str, vector: NDArray[np.float32], hits: Sequence[Hit]
-    ) -> list[_Found]:
-        """Memories with their episode links followed (:mod:`memstrata.retrieval.links`):
-        an episode's current facts come right before it (a fact found on its own and
-        also carried comes once), and an episode whose fact was superseded names the
-        current one."""
-        links = follow(
-            self._longterm, tenant, vector, [(h.id, h.payload) for h in hits if _is_episode(h)]
+    def _searched(
+        self, session: SessionState, need: L3Need, text: str, vector: NDArray[np.float32]
+    ) -> list[LinkedHit]:
+        """One need's items, searched by the reader (episode links followed for
+        memories)."""
+        hits = self._reader.search(
+            need.collection,
+            text,
+            tenant=session.tenant,
+            user=session.user_id if need.per_user else None,
+            types=need.types,
+            k=need.k,
+            query_vector=vector,
         )
-        carried = {p.id for points in links.facts.values() for p in points}
-        out: list[_Found] = []
-        emitted: set[str] = set()
-        for hit in hits:
-            if hit.id in emitted or (not _is_episode(hit) and hit.id in carried):
-                continue
-            replaced_by = None
-            for point in links.facts.get(hit.id, ()):
-                if point.id == links.superseded.get(hit.id):
-                    replaced_by = str(point.payload.get("text", ""))
-                if point.id not in emitted:
-                    emitted.add(point.id)
-                    out.append(_Found(point.id, max(point.score, hit.cosine), point.payload, None))
-            emitted.add(hit.id)
-            out.append(_Found(hit.id, hit.cosine, hit.payload, replaced_by))
-        return out
+        if need.collection == MEMORIES:
+            return self._reader.linked(session.tenant, vector, hits)
+        return [LinkedHit(h.id, h.cosine, h.payload, None) for h in hits]
 
-    def _l3_item(self, need: L3Need, found: _Found, rank: int, now: datetime) -> ContextItem:
+    def _l3_item(self, need: L3Need, found: LinkedHit, rank: int, now: datetime) -> ContextItem:
         payload = found.payload
         # Age from when it was said, like retrieve(): the write time depends on when an
         # ingest worker got to the turn, and would make the same session age differently.
@@ -316,21 +312,33 @@ class ContextRouter:
                 str(payload.get("source") or need.collection),
                 found.cosine,
                 freshness,
-                low_confidence=found.cosine < self._settings.low_confidence_cosine,
+                low_confidence=is_low_confidence(found.cosine, self._settings),
                 level=level_of_payload(payload),
             ),
         )
 
 
-class _Found(NamedTuple):
-    """One L3 point a need found: its cosine to the query, its payload and, for an
-    episode a newer fact replaced, that fact's text."""
+def _taken(memories: RetrievalResult, need: L3Need) -> list[LinkedHit]:
+    """A ``memories`` need's items from a retrieval made already: its first ``k``
+    items of the need's types, each episode's current facts right before it (as a
+    search's links give them), a superseded episode marked with the current fact."""
+    found = memories.items or memories.below_threshold
+    chosen = [i for i in found if need.types is None or i.kind in need.types][: need.k]
+    out: list[LinkedHit] = []
+    emitted: set[str] = set()
+    for item in chosen:
+        replaced_by = None
+        for fact in item.facts:
+            if fact.id == item.superseded_by:
+                replaced_by = fact.text
+            if fact.id not in emitted:
+                emitted.add(fact.id)
+                out.append(_linked(fact, None))
+        if item.id not in emitted:
+            emitted.add(item.id)
+            out.append(_linked(item, replaced_by))
+    return out
 
-    id: str
-    cosine: float
-    payload: Mapping[str, Any]
-    replaced_by: str | None
 
-
-def _is_episode(hit: Hit) -> bool:
-    return hit.payload.get("type") == EPISODE
+def _linked(item: RetrievedItem, replaced_by: str | None) -> LinkedHit:
+    return LinkedHit(item.id, item.cosine, item.payload, replaced_by)

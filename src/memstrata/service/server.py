@@ -16,16 +16,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import redis
-from redis.cluster import RedisCluster
-
 from memstrata.clock import Clock, SystemClock
 from memstrata.config import Settings
 from memstrata.engine import ContextEngine
 from memstrata.errors import BackendUnavailableError
 from memstrata.service.auth import KeyStore
 from memstrata.service.core import Service
-from memstrata.working.embedded import EmbeddedValkey
+from memstrata.wiring import embedded_valkey, redis_backend
 
 log = logging.getLogger("memstrata.service")
 ADMIN_KEY_FILE = "admin.key"
@@ -39,21 +36,6 @@ class ServeOptions:
     grpc_threads: int = 16
 
 
-def working_url(settings: Settings) -> str:
-    """The URL of the Valkey/Redis the engine of ``settings`` uses."""
-    if settings.redis_url:
-        return settings.redis_url
-    return EmbeddedValkey(Path(settings.data_dir) / "valkey").url
-
-
-def redis_client(url: str) -> redis.Redis | RedisCluster:
-    if url.startswith("redis+cluster://"):
-        return RedisCluster.from_url(
-            "redis://" + url.removeprefix("redis+cluster://"), decode_responses=True
-        )
-    return redis.Redis.from_url(url, decode_responses=True)
-
-
 @contextlib.contextmanager
 def key_store(settings: Settings, clock: Clock | None = None) -> Iterator[KeyStore]:
     """The key store of ``settings`` without an engine (``memstrata keys``).
@@ -65,7 +47,7 @@ def key_store(settings: Settings, clock: Clock | None = None) -> Iterator[KeySto
     url = settings.redis_url
     if not url:
         try:
-            server = EmbeddedValkey(Path(settings.data_dir) / "valkey").start()
+            server = embedded_valkey(settings).start()
         except BackendUnavailableError as exc:
             raise BackendUnavailableError(
                 f"{exc}. If `memstrata serve` is running on this data directory, manage keys "
@@ -73,11 +55,11 @@ def key_store(settings: Settings, clock: Clock | None = None) -> Iterator[KeySto
                 "MEMSTRATA_API_KEY"
             ) from None
         url = server.url
-    client = redis_client(url)
+    backend = redis_backend(url)
     try:
-        yield KeyStore(client, clock)
+        yield KeyStore(backend.client, clock)
     finally:
-        client.close()
+        backend.close()
         if server is not None:
             server.stop()
 
@@ -122,10 +104,10 @@ def open_service(
     clock = clock or SystemClock()
     owned = engine is None
     engine = engine or ContextEngine.open(settings, clock=clock)
-    client = redis_client(working_url(settings))
-    keys = KeyStore(client, clock)
+    # The keys live in the engine's Valkey, reached through its own connection pool.
+    keys = KeyStore(engine.parts.working_backend.client, clock)
     admin_file = None if keys.any_key() else write_admin_key(keys, Path(settings.data_dir))
-    closers: list[Callable[[], None]] = [client.close]
+    closers: list[Callable[[], None]] = []
     if owned:
         closers.append(engine.close)
     return RunningService(Service(engine, keys, clock), engine, keys, admin_file, closers)

@@ -47,8 +47,8 @@ from memstrata.errors import BackendUnavailableError, ConfigError, ValidationErr
 from memstrata.service.auth import KeyStore
 from memstrata.service.core import bearer_key
 from memstrata.service.merged_metrics import merged_exposition
-from memstrata.service.server import ServeOptions, redis_client, write_admin_key
-from memstrata.working.embedded import EmbeddedValkey
+from memstrata.service.server import ServeOptions, write_admin_key
+from memstrata.wiring import embedded_valkey, redis_backend
 
 log = logging.getLogger("memstrata.service")
 LAYOUT_FILE = "workers.json"
@@ -308,12 +308,12 @@ def serve_workers(settings: Settings, options: ServeOptions, workers: int) -> No
     try:
         url = settings.redis_url
         if not url:
-            valkey = EmbeddedValkey(base / "valkey").start()
+            valkey = embedded_valkey(settings).start()
             closers.append(valkey.stop)
             url = valkey.url
-        client = redis_client(url)
-        closers.insert(0, client.close)
-        keys = KeyStore(client)
+        backend = redis_backend(url)
+        closers.insert(0, backend.close)
+        keys = KeyStore(backend.client)
         if not keys.any_key():
             path = write_admin_key(keys, base)
             log.warning("no API key existed: an admin key was written to %s", path)

@@ -37,14 +37,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import numpy as np
-
 from memstrata.clock import Clock
 from memstrata.errors import ValidationError
 from memstrata.frozen import thaw
-from memstrata.longterm.facade import MAX_K, LongTermStore, NewItem, PayloadSanitizer
-from memstrata.longterm.fusion import rrf
+from memstrata.longterm.facade import LongTermStore, NewItem, PayloadSanitizer
 from memstrata.longterm.points import MEMORIES, Filter, Record
+from memstrata.retrieval.retriever import Retriever
 from memstrata.validation import MAX_TEXT_CHARS, check_id
 
 STORE_TYPE = "store_item"
@@ -264,8 +262,11 @@ def _namespace_matches(namespace: Sequence[str], pattern: Sequence[str], *, suff
 class ItemStore:
     """Items of every tenant in L3 (see the module docstring)."""
 
-    def __init__(self, longterm: LongTermStore, sanitizer: PayloadSanitizer, clock: Clock) -> None:
+    def __init__(
+        self, longterm: LongTermStore, reader: Retriever, sanitizer: PayloadSanitizer, clock: Clock
+    ) -> None:
         self._longterm = longterm
+        self._reader = reader
         self._sanitizer = sanitizer
         self._clock = clock
 
@@ -410,27 +411,9 @@ class ItemStore:
         limit: int,
         offset: int,
     ) -> list[StoreItem]:
-        wanted = offset + limit
-        qvec = np.asarray(self._longterm.embedder.embed([query])[0], dtype=np.float32)
         flt = self._filter(tenant, prefix, indexed=True)
-        depth = min(MAX_K, max(50, 4 * wanted))
-        while True:
-            dense, sparse = self._longterm.route_lists(
-                MEMORIES, query, qvec, flt, dense_depth=depth, sparse_depth=depth
-            )
-            fused = rrf([dense, sparse])
-            scored = self._longterm.read_scored(
-                MEMORIES, [f.id for f in fused], qvec, tenant=tenant, known_cosines=dict(dense)
-            )
-            found = [
-                _item(point.payload, score=_finite(point.score))
-                for f in fused
-                if (point := scored.get(f.id)) is not None and keep(point.payload)
-            ]
-            exhausted = len(dense) < depth and len(sparse) < depth
-            if len(found) >= wanted or exhausted or depth >= MAX_K:
-                return found[offset:wanted]
-            depth = min(MAX_K, depth * 4)
+        page = self._reader.ranked_page(MEMORIES, query, flt, keep, limit=limit, offset=offset)
+        return [_item(point.payload, score=_finite(point.score)) for point in page]
 
     def list_namespaces(
         self,

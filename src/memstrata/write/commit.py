@@ -1,4 +1,4 @@
-"""Versioned facts and events of one queue batch, committed together.
+"""Stage 6 of the write path: the versioned facts and events of one queue batch, committed together.
 
 :meth:`MemoryStore.write` commits one unit in about five engine and Redis round trips.
 A queue batch goes through :class:`FactBatch` instead:

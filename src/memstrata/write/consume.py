@@ -1,4 +1,4 @@
-"""The consumer side of the write queue: :class:`QueueWorker`.
+"""Stage 4 of the write path: the consumer side of the write queue, :class:`QueueWorker`.
 
 A worker reads batches for its consumer name, hands them to a handler and
 acknowledges only after the handler returned. Guarantees and their limits:

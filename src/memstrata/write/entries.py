@@ -1,4 +1,4 @@
-"""Pure building blocks of the write queue: keys, payload checks, entry codecs.
+"""Stage 3 of the write path, its pure part: keys, payload checks and entry codecs.
 
 Nothing here talks to Redis, so every rule (what a valid payload is, how the
 content hash is computed, how stream ids compare) is tested without a server.

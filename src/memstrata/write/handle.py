@@ -1,4 +1,4 @@
-"""The consumer side of the write path: a batch of queue entries in, L3 points out.
+"""Stage 5 of the write path: a batch of queue entries in, L3 points out.
 
 :class:`WriteHandler` is the :class:`~memstrata.write.consume.Handler` a
 :class:`~memstrata.write.consume.QueueWorker` calls with a batch. Per batch:

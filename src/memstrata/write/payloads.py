@@ -1,5 +1,5 @@
-"""The queue payloads of the write path (pure): what ``observe`` and ``remember``
-enqueue, and the values the consumer rebuilds from them.
+"""Stage 2 of the write path, its pure part: the queue payloads of turns, notes and units,
+and the values the consumer rebuilds from them.
 
 * ``turn`` (``engine.observe``): an :class:`~memstrata.memory.episodes.Episode` of a
   conversation, with its thread and position;

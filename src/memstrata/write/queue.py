@@ -1,4 +1,4 @@
-"""The durable write queue: a Redis Stream read by one consumer group.
+"""Stage 3 of the write path: the durable write queue, a Redis Stream read by one consumer group.
 
 Producers (``observe`` / ``remember``) call :meth:`WriteQueue.enqueue`, which is a
 single XADD and returns at once; :class:`~memstrata.write.consume.QueueWorker`

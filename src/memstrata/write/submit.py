@@ -1,32 +1,14 @@
-"""The write path, step 1: what ``observe`` and ``remember`` hand to the queue.
+"""Stage 2 of the write path: episodes, units and feedback events become queue entries.
 
-The write path of this package, in the order a turn flows:
-
-1. :mod:`~memstrata.write.submit` (here): ``engine.observe`` / ``engine.remember``
-   turn what was said into episodes and queue entries (payloads:
-   :mod:`~memstrata.write.payloads`) and return at once with an
-   :class:`WriteReceipt`; ``engine.feedback`` queues its events the same way
-   (:mod:`memstrata.feedback.events`);
-2. :mod:`~memstrata.write.queue` (with :mod:`~memstrata.write.entries`): the
-   durable Redis Stream;
-3. :mod:`~memstrata.write.consume`: a :class:`QueueWorker` (a thread the engine
-   starts, or ``python -m memstrata.write.worker`` processes) takes batches;
-4. :mod:`~memstrata.write.handle`: per batch, the episodes and the units the
-   extractor (:mod:`memstrata.extract`) finds in them, embedded in one call;
-5. :mod:`~memstrata.write.commit` and :mod:`~memstrata.memory.store`: versioned facts
-   (:mod:`~memstrata.memory.versioning`, slot records in
-   :mod:`~memstrata.memory.slots`, payloads in :mod:`~memstrata.memory.codec`);
-6. :mod:`~memstrata.memory.episodes`: episode vectors with their conversation's
-   context, written with the facts to L3 (:mod:`memstrata.longterm`) in one upsert.
-
+:class:`WritePipeline` owns the queue, its handler and the engine's worker threads.
 Two rules hold here:
 
 * the agent's step never fails because of the long-term path: a failure to
   enqueue (Redis down, a failover) is logged by type, counted, and reported in the
   receipt (``queued=False``) instead of raised;
-* oversized text is split into chunks along paragraph and sentence boundaries (each
-  chunk one entry, so one entry never exceeds the queue's payload limit), and text
-  beyond ``max_observe_chars`` is rejected with a ValidationError naming ``text``.
+* one entry per chunk (:func:`split_text` cuts along paragraph and sentence
+  boundaries, used by :mod:`~memstrata.write.intake`), so one entry never exceeds the
+  queue's payload limit.
 """
 
 from __future__ import annotations
@@ -39,12 +21,11 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from memstrata.config import PipelineSettings
-from memstrata.errors import BackendError, ValidationError
+from memstrata.errors import BackendError
 from memstrata.extract.protocol import Extractor
 from memstrata.feedback.events import KIND_FEEDBACK, FeedbackEvent
 from memstrata.memory.episodes import Episode
 from memstrata.memory.units import MemoryUnit
-from memstrata.router.intents import IntentSpec
 from memstrata.validation import check_positive_float, check_positive_int
 from memstrata.write.consume import QueueWorker
 from memstrata.write.entries import JSON, QueueEntry, QueueStats
@@ -60,12 +41,6 @@ from memstrata.write.payloads import (
 from memstrata.write.queue import WriteQueue
 
 logger = logging.getLogger("memstrata.write.submit")
-
-ACTIVE_MEMORY_TYPES: tuple[str, ...] = ("episode", "fact", "event", "preference", "profile")
-"""Payload types of memories a read sees by default: what was said (episodes) and the
-current facts and events - never ``history`` (superseded versions) or ``pending`` (a
-version being committed)."""
-HISTORY_MEMORY_TYPES: tuple[str, ...] = (*ACTIVE_MEMORY_TYPES, "history")
 
 # Break points, strongest first: a blank line, a line end, a sentence end (English
 # or Chinese punctuation), then any whitespace; a chunk with none is cut hard.
@@ -152,20 +127,6 @@ def split_text(text: str, max_chars: int) -> tuple[str, ...]:
     return tuple(chunks)
 
 
-def active_only(spec: IntentSpec) -> IntentSpec:
-    """``spec`` with its ``memories`` needs restricted to active units when unrestricted.
-
-    A need that names its own types keeps them (a caller may ask for history).
-    """
-    needs = tuple(
-        replace(need, types=ACTIVE_MEMORY_TYPES)
-        if need.collection == "memories" and need.types is None
-        else need
-        for need in spec.l3
-    )
-    return spec if needs == spec.l3 else replace(spec, l3=needs)
-
-
 class WritePipeline:
     """The queue, its handler and the in-process worker threads, as the engine owns them."""
 
@@ -233,21 +194,6 @@ class WritePipeline:
         :mod:`memstrata.feedback.events`)."""
         return self._enqueue_all(KIND_FEEDBACK, [event.as_payload()])
 
-    def chunks(self, text: str, *, max_chars: int | None = None) -> tuple[str, ...]:
-        """Validate the size of ``text`` and split it; ValidationError names ``text``.
-
-        Chunks are at most ``max_chars`` (default ``settings.max_turn_chars``) long.
-        """
-        if len(text) > self._settings.max_observe_chars:
-            raise ValidationError(
-                "text", f"is {len(text)} chars, the limit is {self._settings.max_observe_chars}"
-            )
-        limit = self._settings.max_turn_chars if max_chars is None else max_chars
-        chunks = split_text(text, min(limit, self._settings.max_turn_chars))
-        if not chunks:
-            raise ValidationError("text", "must not be empty")
-        return chunks
-
     def _enqueue_all(self, kind: str, payloads: Sequence[dict[str, JSON]]) -> WriteReceipt:
         ids: list[str] = []
         for payload in payloads:
@@ -260,7 +206,7 @@ class WritePipeline:
                     self._failures += 1
                     self._enqueued += len(ids)
                 logger.warning(
-                    "ingest: could not enqueue a %s entry on queue %s: %s",
+                    "write queue: could not enqueue a %s entry on queue %s: %s",
                     kind,
                     self._queue.name,
                     type(exc).__name__,

@@ -1,4 +1,4 @@
-"""A write-queue consumer as its own process.
+"""Stage 4 of the write path as its own process: a write-queue consumer.
 
 ::
 
@@ -29,9 +29,8 @@ from types import FrameType
 from typing import Any, cast
 
 from memstrata.errors import ConfigError, MemstrataError
-from memstrata.working.redis_backend import RedisBackend
 from memstrata.write.consume import Handler, QueueWorker
-from memstrata.write.queue import DEFAULT_GROUP, WriteQueue
+from memstrata.write.queue import DEFAULT_GROUP
 
 logger = logging.getLogger("memstrata.write.worker")
 
@@ -122,11 +121,14 @@ def load_handler(spec: str, *, factory: bool, args: Mapping[str, str]) -> Handle
 
 def build_worker(options: WorkerOptions) -> QueueWorker:
     """Connect and assemble the worker described by ``options``."""
+    # The wiring builds the connection as an engine's queue has it; imported here, so
+    # that ``python -m`` of this module loads the stack only when it runs.
+    from memstrata.wiring import worker_queue
+
     handler = load_handler(options.handler, factory=options.factory, args=options.handler_args)
-    # The socket timeout must outlast a blocking XREADGROUP.
-    timeout_s = max(5.0, options.block_ms / 1000 + 5.0)
-    backend = RedisBackend.from_url(options.redis_url, socket_timeout_s=timeout_s)
-    queue = WriteQueue(backend.client, options.queue, group=options.group)
+    queue = worker_queue(
+        options.redis_url, options.queue, group=options.group, block_ms=options.block_ms
+    )
     return QueueWorker(
         queue,
         handler,

@@ -1,0 +1,267 @@
+"""Upkeep: deletion everywhere, consolidation, restore, the health report, metrics and
+the audit trail (docs/architecture.md, "Upkeep" and "Health and metrics")."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from memstrata.clock import Clock
+from memstrata.embed.protocol import Embedder
+from memstrata.errors import MemstrataError, NotFoundError, ValidationError
+from memstrata.gateway import Sanitizer
+from memstrata.gateway.audit import AuditEvent, InMemoryAuditLog
+from memstrata.health import (
+    EngineReadings,
+    HealthMonitor,
+    HealthReport,
+    HealthSample,
+    build_report,
+)
+from memstrata.health.sampler import L1_MEASURED_SESSIONS, l1_bytes
+from memstrata.knowledge.hot import MergeReport
+from memstrata.longterm.facade import LongTermStore
+from memstrata.longterm.points import Filter
+from memstrata.memory.store import MemoryStore
+from memstrata.metrics import EngineMetrics
+from memstrata.retrieval import Retriever
+from memstrata.session import SessionRegistry, SessionState
+from memstrata.upkeep.consolidate import ConsolidationReport, consolidate, restore
+from memstrata.upkeep.forget import (
+    ForgetReport,
+    deletion_record,
+    forget_memories,
+    forget_store_items,
+    forget_user,
+)
+from memstrata.validation import check_id
+from memstrata.working.memory import WorkingMemory
+
+log = logging.getLogger("memstrata")
+
+
+@dataclass(frozen=True, slots=True)
+class ConsolidationResult:
+    """What one consolidation pass did: the memories' report, and per tenant what the
+    hot-knowledge merge expired and moved into ``knowledge``."""
+
+    memories: ConsolidationReport
+    hot_knowledge: Mapping[str, MergeReport]
+
+    def __post_init__(self) -> None:
+        frozen = dict(sorted(self.hot_knowledge.items()))
+        object.__setattr__(self, "hot_knowledge", MappingProxyType(frozen))
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary: counts and ids per memory action, merges per tenant."""
+        report = self.memories
+        return {
+            "memories": dict(report.counts),
+            "memory_ids": {name: list(getattr(report, name)) for name in report.counts},
+            "hot_knowledge": {
+                tenant: {"merged": m.merged, "duplicates": m.duplicates, "expired": m.expired}
+                for tenant, m in self.hot_knowledge.items()
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class UpkeepParts:
+    """What upkeep works on (built by :mod:`memstrata.wiring`)."""
+
+    clock: Clock
+    audit_file: Path
+    audit: InMemoryAuditLog | None
+    sanitizer: Sanitizer
+    embedder: Embedder
+    sessions: SessionRegistry
+    working: WorkingMemory
+    longterm: LongTermStore
+    retriever: Retriever
+    memory: MemoryStore
+    queue_name: str
+    health: HealthMonitor
+    metrics: EngineMetrics
+
+
+class Upkeep:
+    """forget, consolidate, restore, health, metrics and audit."""
+
+    def __init__(
+        self,
+        parts: UpkeepParts,
+        *,
+        flush: Callable[[], None],
+        end_sessions_of: Callable[[str, str], list[SessionState]],
+        items_under: Callable[[str, Sequence[str]], Filter],
+        hot_tenants: Callable[[], frozenset[str]],
+        merge_hot: Callable[..., MergeReport],
+    ) -> None:
+        self._parts = parts
+        self._flush = flush
+        self._end_sessions_of = end_sessions_of
+        self._items_under = items_under
+        self._hot_tenants = hot_tenants
+        self._merge_hot = merge_hot
+
+    # -- deletion ---------------------------------------------------------------------
+
+    def forget(self, user_id: str, *, tenant: str = "default") -> ForgetReport:
+        """Delete everything held of ``user_id`` in ``tenant``, everywhere (see
+        :meth:`ContextEngine.forget`). Waits for the write queue first, so nothing
+        queued for the user lands after."""
+        check_id("user_id", user_id)
+        check_id("tenant", tenant)
+        self._flush()
+        ended = self._end_sessions_of(user_id, tenant)
+        parts = self._parts
+        report = forget_user(
+            parts.longterm,
+            parts.memory.redis,
+            tenant,
+            user_id,
+            memory_prefix=parts.memory.settings.redis_prefix,
+            queues=(parts.queue_name,),
+            sessions=[state.session_id for state in ended],
+        )
+        report = replace(report, sessions_ended=len(ended))
+        self._forgotten(report, user_id)
+        return report
+
+    def forget_memories(self, ids: Sequence[str], *, tenant: str = "default") -> ForgetReport:
+        """Delete chosen memories of ``tenant`` everywhere (disk included)."""
+        check_id("tenant", tenant)
+        self._flush()
+        memory = self._parts.memory
+        report = forget_memories(
+            self._parts.longterm,
+            memory.redis,
+            tenant,
+            ids,
+            memory_prefix=memory.settings.redis_prefix,
+        )
+        self._forgotten(report, None)
+        return report
+
+    def forget_store_namespace(
+        self, namespace_prefix: Sequence[str], *, tenant: str = "default"
+    ) -> ForgetReport:
+        """Delete every item-store item under ``namespace_prefix`` of ``tenant``."""
+        check_id("tenant", tenant)
+        where = self._items_under(tenant, namespace_prefix)
+        parts = self._parts
+        report = forget_store_items(parts.longterm, parts.memory.redis, tenant, where)
+        self._forgotten(report, None)
+        return report
+
+    def _forgotten(self, report: ForgetReport, user: str | None) -> None:
+        parts = self._parts
+        # Caches in this process keep texts too; the next reads rebuild them.
+        parts.longterm.clear_caches()
+        parts.retriever.clear_caches()
+        parts.sanitizer.clear_cache()
+        clear = getattr(parts.embedder, "clear", None)
+        if callable(clear):
+            clear()
+        append_audit(parts.audit_file, deletion_record(report, parts.clock.now(), user=user))
+
+    # -- consolidation ------------------------------------------------------------------
+
+    def consolidate(
+        self, *, tenants: Sequence[str] | None = None, now: datetime | None = None
+    ) -> ConsolidationResult:
+        """One consolidation pass (the daily job) over ``tenants`` (see
+        :meth:`ContextEngine.consolidate`)."""
+        if now is not None and (not isinstance(now, datetime) or now.tzinfo is None):
+            raise ValidationError("now", "must be a timezone-aware datetime")
+        if isinstance(tenants, str):
+            raise ValidationError("tenants", "must be a sequence of tenants, not one string")
+        memory = self._parts.memory
+        at = now or self._parts.clock.now()
+        report = consolidate(memory, at, tenants=tenants)
+        if tenants is None:
+            names = {*memory.slots.tenants(), "default", *self._hot_tenants()}
+        else:
+            names = {check_id("tenants", t) for t in tenants}
+        merges = {t: self._merge_hot(t, now=at) for t in sorted(names)}
+        return ConsolidationResult(memories=report, hot_knowledge=merges)
+
+    def restore(self, ids: Sequence[str], *, tenant: str = "default") -> tuple[str, ...]:
+        """Bring units back from cold storage; returns the ids restored."""
+        if isinstance(ids, str):
+            raise ValidationError("ids", "must be a sequence of ids, not one string")
+        return restore(self._parts.memory, check_id("tenant", tenant), ids)
+
+    # -- health, metrics, audit ------------------------------------------------------------
+
+    def record_health_sample(self) -> HealthSample:
+        """Take a health sample now (engine clock) and record it."""
+        return self._parts.health.record(self._parts.clock.now(), self._readings())
+
+    def health_tick(self) -> None:
+        """A sample when one is due (a clock read otherwise); never fails the caller."""
+        if not self._parts.health.claim_due():
+            return
+        try:
+            self.record_health_sample()
+        except MemstrataError:
+            log.warning("health sample not recorded", exc_info=True)
+
+    def health_report(self, *, since: timedelta = timedelta(days=7)) -> HealthReport:
+        """The context health report over the last ``since``, from the recorded samples
+        (14 days are read, for the week-over-week CER)."""
+        if not isinstance(since, timedelta) or since <= timedelta(0):
+            raise ValidationError("since", "must be a positive timedelta")
+        now = self._parts.clock.now()
+        span = max(since, timedelta(days=14)) + timedelta(hours=1)  # + each baseline
+        return build_report(self._parts.health.log.window(now - span, now), now, since)
+
+    def _readings(self) -> EngineReadings:
+        parts = self._parts
+        ids = parts.sessions.session_ids()
+        states: list[SessionState] = []
+        for sid in ids[:L1_MEASURED_SESSIONS]:
+            with contextlib.suppress(NotFoundError):
+                states.append(parts.sessions.get(sid))
+        return EngineReadings(
+            sessions=len(ids),
+            l1_bytes=l1_bytes(states, len(ids)),
+            stale_writes=parts.sessions.stale_writes,
+            working=parts.working.info(),
+            points=parts.longterm.point_counts(),
+            metrics=self.metrics(),
+            points_shared=parts.longterm.index.shared,
+        )
+
+    def metrics(self) -> dict[str, list[dict[str, Any]]]:
+        """The engine's metrics now, JSON-ready: ``{sample: [{"labels", "value"}]}``."""
+        return self._parts.metrics.snapshot()
+
+    def metrics_text(self) -> bytes:
+        """The engine's metrics in the Prometheus text exposition format."""
+        return self._parts.metrics.text()
+
+    def metrics_registry(self) -> CollectorRegistry:
+        """The Prometheus registry of this engine (not the process-global one)."""
+        return self._parts.metrics.registry
+
+    def audit_events(self) -> tuple[AuditEvent, ...]:
+        """The redactions and maskings the gateway recorded in this process, oldest
+        first (bounded: the oldest are dropped first)."""
+        audit = self._parts.audit
+        return audit.events() if audit is not None else ()
+
+
+def append_audit(path: Path, record: Mapping[str, Any]) -> None:
+    """One JSON line in the audit log (appends are atomic for lines this short)."""
+    with path.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(dict(record), sort_keys=True) + "\n")
