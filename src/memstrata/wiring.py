@@ -111,6 +111,13 @@ def open_working_backend(settings: Settings, closers: list[Closer]) -> tuple[Red
     return redis_backend(server.url), server.url
 
 
+def open_working(
+    settings: Settings, backend: RedisBackend, clock: Clock, *, sanitizer: Sanitizer | None
+) -> WorkingMemory:
+    """L2 working memory over ``backend`` (``sanitizer``: the gateway its writes pass)."""
+    return WorkingMemory(backend, settings.working, clock, sanitizer=sanitizer)
+
+
 def open_index(settings: Settings) -> VectorIndex:
     """The Qdrant server named by ``settings.qdrant_url``, else the embedded engine
     under ``data_dir`` (one process at a time may hold it)."""
@@ -425,7 +432,7 @@ def build_stack(
     closers: list[Closer] = []
     try:
         backend, redis_url = open_working_backend(settings, closers)
-        working = WorkingMemory(backend, settings.working, clock, sanitizer=sanitizer)
+        working = open_working(settings, backend, clock, sanitizer=sanitizer)
         closers.insert(0, working.close)
         embedder = embedder or default_embedder()
         longterm = open_longterm(

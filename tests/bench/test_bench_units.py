@@ -35,6 +35,7 @@ from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.facade import NewItem
 from memstrata.longterm.points import MEMORIES
 from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.retrieval.search import HybridSearch
 from memstrata.testing.embedders import HashEmbedder
 
 
@@ -146,7 +147,7 @@ def test_the_raw_engine_baseline_finds_what_the_store_finds(tmp_path: Path) -> N
     for i, query in enumerate(_texts(random.Random(11), 12)):
         tenant = f"t{i % 100}"
         vector = embedder.embed([query])[0]
-        hits = store.search(MEMORIES, query, tenant=tenant, k=11, query_vector=vector)
+        hits = HybridSearch(store).search(MEMORIES, query, tenant=tenant, k=11, query_vector=vector)
         raw = raw_edge_search(
             index.engine_shard(MEMORIES),
             (vector / np.linalg.norm(vector)).tolist(),
@@ -202,7 +203,7 @@ def test_the_raw_route_reads_what_route_reads(tmp_path: Path) -> None:
             assert preference["value"] == '"pdf with charts"'
             for need, found in zip(needs, searches, strict=True):
                 text = need.query or query
-                hits = engine.parts.longterm.search(
+                hits = engine.parts.retriever.search(
                     need.collection,
                     text,
                     tenant="bench",

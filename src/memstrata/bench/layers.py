@@ -31,7 +31,6 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -45,7 +44,7 @@ from rich.console import Console
 
 from memstrata.bench.stats import progress_bar, summary_ms, summary_us, timed
 from memstrata.clock import SystemClock
-from memstrata.config import Settings
+from memstrata.config import LongTermSettings, Settings
 from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.minilm import MiniLMEmbedder
 from memstrata.embed.protocol import Embedder
@@ -67,9 +66,15 @@ from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.retrieval import Retriever
 from memstrata.retrieval.search import hybrid_route_depth
 from memstrata.session.state import SessionState
-from memstrata.wiring import embedded_valkey, open_index, open_longterm, open_reader, redis_backend
+from memstrata.wiring import (
+    embedded_valkey,
+    open_index,
+    open_longterm,
+    open_reader,
+    open_working,
+    redis_backend,
+)
 from memstrata.working import keys as K
-from memstrata.working.memory import WorkingMemory
 from memstrata.working.stepgraph import StepGraph, StepSpec
 from memstrata.working.values import META_PREFIX
 
@@ -159,8 +164,9 @@ def bench_l2(data_dir: Path, ops: int = L2_OPS) -> dict[str, Any]:
     with embedded_valkey(Settings(data_dir=data_dir)) as server:
         backend = redis_backend(server.url)
         clock = SystemClock()
-        plain = WorkingMemory(backend, Settings().working, clock)
-        guarded = WorkingMemory(backend, Settings().working, clock, sanitizer=Sanitizer())
+        config = Settings(data_dir=data_dir)
+        plain = open_working(config, backend, clock, sanitizer=None)
+        guarded = open_working(config, backend, clock, sanitizer=Sanitizer())
         # The baseline: plain redis-py calls on a connection of their own.
         raw_backend = redis_backend(server.url)
         raw = raw_backend.client
@@ -217,10 +223,10 @@ def _build_store(
     base_vecs: NDArray[np.float32],
     texts: list[str],
     seed: int,
-    settings: Settings,
+    settings: LongTermSettings,
 ) -> LongTermStore:
     """An embedded L3 under ``path`` as an engine opens it, holding ``size`` points."""
-    config = replace(settings, data_dir=path)
+    config = Settings(data_dir=path, longterm=settings)
     store = open_longterm(config, open_index(config), embedder, clock=SystemClock())
     rng = np.random.default_rng(seed)
     pyrng = random.Random(seed)
@@ -387,7 +393,7 @@ def bench_l3(
         if progress:
             progress.print(f"[bench] building L3 with {size} points ...")
         started = time.perf_counter()
-        store = _build_store(path, size, embedder, base_vecs, texts, size, config)
+        store = _build_store(path, size, embedder, base_vecs, texts, size, settings)
         build_s = time.perf_counter() - started
         reader = open_reader(config, store)
         index = store.index
