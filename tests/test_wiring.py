@@ -68,3 +68,30 @@ def test_the_environment_names_the_file_and_overrides_it(tmp_path: Path) -> None
     assert settings.memory.redis_prefix == "ff" and settings.data_dir == Path("/from/file")
     assert settings.redis_url == "redis://h:6379"
     assert settings_from_env(env, data_dir=tmp_path).data_dir == tmp_path
+
+
+def test_a_worker_process_takes_what_its_options_leave_out_from_the_settings(
+    tmp_path: Path,
+) -> None:
+    from memstrata.write.worker import parse_options
+
+    path = tmp_path / "s.json"
+    path.write_text(
+        json.dumps(
+            {
+                "redis_url": "redis://h:6379",
+                "pipeline": {"queue_name": "q7", "batch_size": 7, "block_ms": 300},
+            }
+        )
+    )
+    settings = settings_from_env({"MEMSTRATA_SETTINGS": str(path)})
+    options = parse_options(["--consumer", "c", "--handler", "json:dumps"], settings)
+    assert (options.redis_url, options.queue, options.batch_size) == ("redis://h:6379", "q7", 7)
+    assert options.block_ms == 300 and options.maxlen == settings.pipeline.queue_maxlen
+    given = parse_options(
+        ["--consumer", "c", "--handler", "json:dumps", "--queue", "other", "--batch-size", "3"],
+        settings,
+    )
+    assert (given.queue, given.batch_size, given.block_ms) == ("other", 3, 300)
+    with pytest.raises(SystemExit):  # no URL anywhere
+        parse_options(["--consumer", "c", "--handler", "json:dumps"], Settings())

@@ -204,11 +204,13 @@ def queue_timeout_s(block_ms: int) -> float:
     return max(5.0, block_ms / 1000 + 5.0)
 
 
-def worker_queue(url: str, name: str, *, group: str, block_ms: int) -> WriteQueue:
+def worker_queue(
+    url: str, name: str, *, group: str, block_ms: int, maxlen: int | None
+) -> WriteQueue:
     """The write queue of a worker process (``python -m memstrata.write.worker``), on a
     connection whose socket timeout outlasts a blocking XREADGROUP, as the engine's."""
     backend = redis_backend(url, socket_timeout_s=queue_timeout_s(block_ms))
-    return WriteQueue(backend.client, name, group=group)
+    return WriteQueue(backend.client, name, group=group, maxlen=maxlen)
 
 
 def open_write_pipeline(

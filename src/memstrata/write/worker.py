@@ -8,8 +8,12 @@
 ``--handler module:callable`` names the handler itself; ``--handler-factory
 module:callable`` names a function called once with the ``--handler-arg KEY=VALUE``
 pairs as keyword strings that returns the handler (for handlers that need a
-connection or a path). SIGTERM and SIGINT stop the loop after the current batch;
-the exit status is 0 after a clean stop and 2 for bad arguments.
+connection or a path). What the options leave out (the Redis URL, the queue, batch
+size, block and claim times, deliveries, the stream's length) comes from the
+deployment's settings (``MEMSTRATA_SETTINGS`` and ``MEMSTRATA_*``), the ones the
+engine that enqueues reads; the queue is built by :mod:`memstrata.wiring` as the
+engine's is. SIGTERM and SIGINT stop the loop after the current batch; the exit
+status is 0 after a clean stop and 2 for bad arguments.
 
 This module is deliberately not imported by :mod:`memstrata.write.consume`, so that
 ``python -m`` runs it without a double import.
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, cast
 
+from memstrata.config import Settings, settings_from_env
 from memstrata.errors import ConfigError, MemstrataError
 from memstrata.write.consume import Handler, QueueWorker
 from memstrata.write.queue import DEFAULT_GROUP
@@ -47,17 +52,20 @@ class WorkerOptions:
     handler_args: Mapping[str, str]
     group: str = DEFAULT_GROUP
     batch_size: int = 100
-    block_ms: int = 1000
+    block_ms: int = 200
     claim_idle_ms: int = 30_000
     max_deliveries: int = 5
+    maxlen: int | None = 100_000
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m memstrata.write.worker", description="Drain a memstrata write queue."
     )
-    parser.add_argument("--redis-url", required=True, help="redis://, unix://, redis+cluster://")
-    parser.add_argument("--queue", required=True, help="queue name")
+    parser.add_argument(
+        "--redis-url", help="redis://, unix://, redis+cluster:// (default: the settings')"
+    )
+    parser.add_argument("--queue", help="queue name (default: the settings' pipeline.queue_name)")
     parser.add_argument("--consumer", required=True, help="consumer name, unique per process")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--handler", help="module:callable, the handler itself")
@@ -67,17 +75,26 @@ def _parser() -> argparse.ArgumentParser:
         help="keyword argument for --handler-factory (repeatable)",
     )  # fmt: skip
     parser.add_argument("--group", default=DEFAULT_GROUP)
-    parser.add_argument("--batch-size", type=int, default=100)
-    parser.add_argument("--block-ms", type=int, default=1000)
-    parser.add_argument("--claim-idle-ms", type=int, default=30_000)
-    parser.add_argument("--max-deliveries", type=int, default=5)
+    # Unset: the deployment's settings (MEMSTRATA_SETTINGS / MEMSTRATA_* variables), as
+    # the engine that enqueues reads them.
+    parser.add_argument("--batch-size", type=int)
+    parser.add_argument("--block-ms", type=int)
+    parser.add_argument("--claim-idle-ms", type=int)
+    parser.add_argument("--max-deliveries", type=int)
     return parser
 
 
-def parse_options(argv: Sequence[str]) -> WorkerOptions:
-    """Parse command-line arguments (argparse exits with status 2 on bad ones)."""
+def parse_options(argv: Sequence[str], settings: Settings | None = None) -> WorkerOptions:
+    """Parse command-line arguments (argparse exits with status 2 on bad ones); what
+    they leave out comes from ``settings`` (default: the environment's,
+    :func:`memstrata.config.settings_from_env`)."""
     parser = _parser()
     ns = parser.parse_args(list(argv))
+    config = settings if settings is not None else settings_from_env()
+    pipeline = config.pipeline
+    redis_url = ns.redis_url or config.redis_url
+    if not redis_url:
+        parser.error("--redis-url is required (or redis_url in the settings)")
     pairs: dict[str, str] = {}
     for item in ns.handler_arg:
         key, sep, value = item.partition("=")
@@ -87,17 +104,18 @@ def parse_options(argv: Sequence[str]) -> WorkerOptions:
     if pairs and ns.handler_factory is None:
         parser.error("--handler-arg needs --handler-factory")
     return WorkerOptions(
-        redis_url=ns.redis_url,
-        queue=ns.queue,
+        redis_url=redis_url,
+        queue=ns.queue or pipeline.queue_name,
         consumer=ns.consumer,
         handler=ns.handler_factory or ns.handler,
         factory=ns.handler_factory is not None,
         handler_args=pairs,
         group=ns.group,
-        batch_size=ns.batch_size,
-        block_ms=ns.block_ms,
-        claim_idle_ms=ns.claim_idle_ms,
-        max_deliveries=ns.max_deliveries,
+        batch_size=pipeline.batch_size if ns.batch_size is None else ns.batch_size,
+        block_ms=pipeline.block_ms if ns.block_ms is None else ns.block_ms,
+        claim_idle_ms=pipeline.claim_idle_ms if ns.claim_idle_ms is None else ns.claim_idle_ms,
+        max_deliveries=pipeline.max_deliveries if ns.max_deliveries is None else ns.max_deliveries,
+        maxlen=pipeline.queue_maxlen,
     )
 
 
@@ -127,7 +145,11 @@ def build_worker(options: WorkerOptions) -> QueueWorker:
 
     handler = load_handler(options.handler, factory=options.factory, args=options.handler_args)
     queue = worker_queue(
-        options.redis_url, options.queue, group=options.group, block_ms=options.block_ms
+        options.redis_url,
+        options.queue,
+        group=options.group,
+        block_ms=options.block_ms,
+        maxlen=options.maxlen,
     )
     return QueueWorker(
         queue,
