@@ -73,7 +73,7 @@ def test_the_environment_names_the_file_and_overrides_it(tmp_path: Path) -> None
 def test_a_worker_process_takes_what_its_options_leave_out_from_the_settings(
     tmp_path: Path,
 ) -> None:
-    from memstrata.write.worker import parse_options
+    from memstrata.worker import parse_options
 
     path = tmp_path / "s.json"
     path.write_text(

@@ -1,4 +1,5 @@
-"""Context effectiveness rate (CER), seed 000 §5.1, as pure functions.
+"""Context effectiveness rate (CER) as pure functions (docs/architecture.md, "Health and
+metrics").
 
     CER = steps where context was correctly loaded AND used / total steps
 
@@ -93,7 +94,7 @@ def context_loaded(
     l3_confidences: Sequence[float | None] | None = None,
     threshold: float,
 ) -> bool:
-    """Seed 000 §5.1's "correctly loaded".
+    """CER's "correctly loaded" (docs/architecture.md, "Health and metrics").
 
     ``present_l2_keys`` are the keys read back present and unexpired;
     ``l3_confidences`` are the confidences of the L3 results, or None when the step
@@ -143,7 +144,8 @@ def context_used(
     require_all: bool = False,
     min_overlap: float = DEFAULT_MIN_OVERLAP,
 ) -> bool:
-    """Seed 000 §5.1's "used": the context pieces are reflected in ``output``.
+    """CER's "used": the context pieces are reflected in ``output``
+    (docs/architecture.md, "Health and metrics").
 
     By default one reflected piece is enough; ``require_all`` demands every piece.
     No context at all is never "used".

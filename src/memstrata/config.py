@@ -25,12 +25,17 @@ from memstrata.validation import check_id, check_positive_int
 
 @dataclass(frozen=True, slots=True)
 class WorkingMemorySettings:
-    """L2 parameters (seed 000 §3.2)."""
+    """L2 parameters (docs/architecture.md, "The layers", "Parameters")."""
 
     api_ttl_s: float = 15 * 60
+    """TTL of a cached API response."""
     min_result_ttl_s: float = 60.0
+    """Floor of a planned step result's TTL, however close its last dependent's end."""
     default_result_ttl_s: float = 15 * 60
+    """TTL of a step result without a plan or without dependents, and of a time series
+    (refreshed on every append)."""
     series_window_points: int = 1000
+    """Newest points a time series keeps."""
 
 
 MAX_CONTEXT_STEPS = 8
@@ -43,35 +48,34 @@ MAX_SEARCH_THREADS = 256
 
 @dataclass(frozen=True, slots=True)
 class LongTermSettings:
-    """L3 parameters."""
+    """L3 parameters (docs/architecture.md, "The layers", "Parameters")."""
 
     dense_top_n: int = 50
+    """Dense candidates of one plain hybrid search (fewer when it asks for few items)."""
     sparse_top_n: int = 50
+    """BM25 candidates of one plain hybrid search (likewise)."""
     hnsw_ef: int = 256
+    """HNSW search breadth: higher finds more of the true nearest neighbours, slower."""
     fusion: str = "rrf"  # "rrf" | "normalized"
-    # The seed's 0.72 / 0.65 were calibrated for a bigger model. Calibrated for the
-    # default all-MiniLM-L6-v2 by `memstrata eval locomo` (categories 1-4, memstrata's
-    # retrieved items, turn vectors blended with their neighbors' at 0.1): 90 % of
-    # retrieved evidence items have cosine >= 0.361 (items below are flagged) and
-    # 97.5 % have >= 0.271 (L3 is skipped when every item is below). At 0.72 / 0.65,
-    # ~96 % of the evidence would be flagged and 67 % of the questions that did
-    # retrieve evidence skipped. See docs/benchmarks.md.
+    # Confidence (docs/architecture.md, "Confidence"): the source design's 0.72 / 0.65
+    # were calibrated for a larger model; these are calibrated for the default
+    # all-MiniLM-L6-v2 by `memstrata eval locomo` (docs/benchmarks.md, "How the
+    # defaults were chosen").
     low_confidence_cosine: float = 0.36
+    """An L3 item whose cosine to the query is below this is flagged low-confidence
+    (the prompt says so)."""
     skip_below_cosine: float = 0.27
+    """An L3 item below this is reported, never served; when every item of a read is
+    below it, L3 is skipped for that read."""
     adjacent_blend: float = 0.1
     """Weight of the adjacent turns' vectors in a conversation turn's dense vector
-    (:mod:`memstrata.longterm.adjacent`; 0 turns it off). LoCoMo hit_any@10 /
-    hit_all@10 without context terms: 0 -> 0.831 / 0.702, 0.15 -> 0.846 / 0.711, 0.2 ->
-    0.848 / 0.712, 0.3 -> 0.845 / 0.709, 0.5 -> 0.842 / 0.704; with context terms (0.5,
-    0.25): 0 -> 0.863 / 0.735, 0.05 -> 0.865 / 0.735, 0.1 -> 0.865 / 0.733, 0.25 -> 0.859
-    / 0.729; the defaults, (0.5, 0.35) at 0.1: 0.866 / 0.739."""
+    (:mod:`memstrata.longterm.adjacent`; 0 turns it off): a short reply is found by
+    what it answers (docs/benchmarks.md, "How the defaults were chosen")."""
     context_terms: tuple[float, ...] = (0.5, 0.35)
     """Discounts of the terms of the turns 1, 2, ... steps away added to a conversation
     turn's BM25 vector (:func:`memstrata.longterm.adjacent.add_context_terms`; empty
-    turns it off). LoCoMo hit_any@10 / hit_all@10: none (blend 0.15, BM25 weight 0.85)
-    0.851 / 0.714; with BM25 weight 1.0, (0.5,) at blend 0.15 0.857 / 0.724; at blend
-    0.1, (0.5, 0.25) 0.865 / 0.733, (0.5, 0.35) 0.866 / 0.739, (0.5, 0.5) 0.863 / 0.735,
-    (0.5, 0.35, 0.25) 0.865 / 0.733."""
+    turns it off); the turn's own words keep their full weight (docs/benchmarks.md,
+    "How the defaults were chosen")."""
     window_words: int = 150
     """Long texts get extra dense keys (:mod:`memstrata.memory.episodes`): the dense
     model reads only the first ~256 word pieces (~190 English words) of a text, so an
@@ -79,22 +83,17 @@ class LongTermSettings:
     ``window_words`` words every ``window_stride_words`` words after its start, each
     a dense-only point naming its episode; retrieval scores the episode by the best
     of its own vector and its windows. 0 turns windows off. An assistant's answers
-    are often this long; LoCoMo's longest turn has 99 words (no window). On LoCoMo
-    with every other turn behind 220 words of another conversation's text, windows
-    took hit_any@10 / hit_all@10 from 0.734 / 0.606 to 0.761 / 0.628."""
+    are often this long (docs/benchmarks.md, "How the defaults were chosen")."""
     window_stride_words: int = 100
+    """Words from one window's start to the next one's."""
     max_windows: int = 32
     """Windows per episode at most (a 32,000-character text has ~50 at the defaults)."""
     search_threads: int = DEFAULT_SEARCH_THREADS
     """Threads in each embedded qdrant-edge shard's search pool, which reads a query's
-    segments in parallel. The engine's own default gave 8 per shard on a 2-CPU
-    machine: 32 threads whose spinning took the caller's CPU (~800k
-    involuntary context switches in 3 s of searches). Measured on 2 CPUs, 100k points
-    over 100 tenants, p50 / p99 ms of the hybrid search: 8 threads 0.94-1.06 /
-    1.48-2.62, 2 threads 0.94-1.00 / 1.50-1.57, 1 thread 0.79-0.94 / 1.14-1.54; one
-    40k-point tenant: 1 thread 1.9 / 2.4-2.8, 8 threads 2.4-3.2 / 4.0-5.4. One case
-    gains from 8: route()'s search of a 10k-point user, 1.60 against 1.45 ms p50. Raise
-    it on a many-core machine whose tenants span several large segments."""
+    segments in parallel. One by default: the engine's own default (8 per shard) spins
+    on the caller's CPUs and costs more than it gains on a small machine
+    (docs/benchmarks.md, "How the defaults were chosen"). Raise it on a many-core
+    machine whose tenants span several large segments."""
 
     def __post_init__(self) -> None:
         threads = self.search_threads
@@ -130,74 +129,73 @@ class LongTermSettings:
 
 @dataclass(frozen=True, slots=True)
 class RetrievalSettings:
-    """Multi-route retrieval (DESIGN "Retrieval and context building").
+    """Multi-route retrieval (docs/architecture.md, "The reader").
 
-    Defaults were chosen on LoCoMo with ``memstrata eval locomo`` (docs/benchmarks.md
-    has the runs). Confidence thresholds live in :class:`LongTermSettings`.
+    Which data and command each default was chosen with: docs/benchmarks.md, "How the
+    defaults were chosen". Confidence thresholds live in :class:`LongTermSettings`.
     """
 
     route_depth: int = 200
-    """Dense and BM25 candidates of the raw-query route (LoCoMo: 100 cost 0.026
-    hit_any@10 against 200; 250 with a pool of 250 gained 0.003 / 0.003, measured with
-    a speaker boost of 0.35, for +1.2 ms p50 and ~+3 ms p99: no room under the 25 ms
-    p99 target)."""
+    """Dense and BM25 candidates of the raw-query route: fewer lose evidence, more
+    cost latency for little gain."""
     secondary_route_depth: int = 50
     """Dense and BM25 candidates of the entity and intent routes: weighted below the
-    raw query, only their best few can place (LoCoMo: 50 and 200 score the same)."""
+    raw query, only their best few can place."""
     window_depth: int = 50
     """Window keys of long episodes (``LongTermSettings.window_words``) searched with
     the raw query's dense route; each lends its cosine to its episode (the best
     counts). 0: windows are not searched."""
     pool_size: int = 200
-    """Merged candidates that get payloads, context and the adjustments (LoCoMo, 2
-    conversations: pool 60 / depth 100 gave hit_any@10 0.71, 200 / 200 0.78)."""
+    """Merged candidates that get payloads, context and the adjustments: a small pool
+    leaves out evidence the adjustments would have raised."""
     dense_weight: float = 1.0
+    """Weight of the cosine in a route's fusion."""
     sparse_weight: float = 1.0
-    """BM25 is divided by the route's best BM25 score; cosine is used as is. LoCoMo
-    (hit_any@10 / hit_all@10) with context terms (0.5, 0.35): 0.85 -> 0.864 / 0.736,
-    1.0 -> 0.866 / 0.739, 1.2 -> 0.863 / 0.731 (before them, stemmed BM25: 0.35 ->
-    0.798, 0.5 -> 0.813, 0.85 -> 0.831, 1.0 -> 0.830, 1.3 -> 0.831 hit_any@10)."""
+    """Weight of BM25 in a route's fusion. BM25 is divided by the route's best BM25
+    score; cosine is used as is."""
     entity_route_weight: float = 0.3
-    """Entities alone score below the full query (merge keeps the best): 0.5 cost
-    0.01 hit@10 on LoCoMo, 0.25 changed nothing; the route matters for terse queries."""
+    """Entities alone score below the full query (merge keeps the best); the route
+    matters for terse queries."""
     intent_route_weight: float = 0.4
+    """Weight of the recent-conversation route against the raw query."""
     decay_per_day: float = 0.96
+    """Time decay per day of a memory's age (0.96: half in about 17 days)."""
     decay_weight: float = 0.05
-    """0 turns time decay off, 1 is pure ``decay_per_day ** age``. Low by default: on
-    LoCoMo a question is as likely about month one as about last week (0.3 cost
-    0.05 hit@10); recency of facts is handled by versioning, not by decay."""
+    """0 turns time decay off, 1 is pure ``decay_per_day ** age``. Low by default: a
+    question is as likely about long ago as about last week; recency of facts is
+    handled by versioning, not by decay."""
     importance_weight: float = 0.2
+    """A score is multiplied by ``1 + importance_weight * (importance - 0.5)``."""
     type_weights: tuple[tuple[str, float], ...] = (("preference", 1.1), ("summary", 0.9))
+    """Multiplier per memory type (1 for the types not named)."""
     neighbor_weight: float = 0.3
     """Share of the best adjacent turn's score (same ``thread``, ``seq`` +-1) added:
     an answer often sits in the reply to the turn that matches the question."""
     thread_weight: float = 0.7
-    """Share of the mean of the thread's best three scores added (topic locality).
-    With blended turn vectors (``LongTermSettings.adjacent_blend``), LoCoMo at blend
-    0.2: 0.3 -> 0.831 / 0.700, 0.5 -> 0.848 / 0.712, 0.7 -> 0.851 / 0.711, 0.9 -> 0.850
-    / 0.710; at 0.15: 0.5 -> 0.846 / 0.711, 0.7 -> 0.851 / 0.714."""
+    """Share of the mean of the thread's best three scores added (topic locality)."""
     time_boost: float = 0.6
     """Multiplier bonus for memories observed inside the question's time window."""
     time_slack_days: float = 3.0
+    """Days the question's time window is widened by on each side."""
     time_filter: bool = False
     """Filter to the time window instead of boosting (misses undated paraphrases)."""
     question_penalty: float = 0.2
     """A memory that is only a question ("what did you do?") rarely holds the answer."""
     short_penalty: float = 0.1
+    """Share taken off the score of a text shorter than ``short_words`` words."""
     short_words: int = 8
     entity_field_boost: float = 0.2
     """Bonus when an entity of the query equals one of ``entity_fields`` of the item.
-    LoCoMo categories 1-4: 0.2 -> 0.851 / 0.714, 0.35 -> 0.855 / 0.716; but the
-    adversarial questions (a premise about the wrong speaker) fall from 0.823 to
-    0.758 hit_any@10 at 0.35: the boost follows the question's speaker, right or wrong."""
+    Kept small: the boost follows the question's speaker, right or wrong, so a
+    question with a false premise about who said something is misled by a large one
+    (docs/benchmarks.md, "How the defaults were chosen")."""
     entity_fields: tuple[str, ...] = ("speaker",)
+    """Payload fields an entity of the query is matched against."""
     redundancy_penalty: float = 0.2
     """Maximal marginal relevance over the best 2k: an item's score is lowered by this
-    share times its cosine to the closest better item (0 turns it off). Chosen on
-    LoCoMo conversations 1-5 and checked on 6-10, and the reverse (hit_any@10 /
-    hit_all@10 of the index path): 0 -> 0.874 / 0.750 and 0.858 / 0.728; 0.15 -> 0.876 /
-    0.749 and 0.860 / 0.728; 0.2 -> 0.878 / 0.750 and 0.863 / 0.731; 0.25 -> 0.876 /
-    0.750 and 0.861 / 0.727; 0.5 -> 0.876 / 0.747 and 0.860 / 0.718."""
+    share times its cosine to the closest better item (0 turns it off). Ten
+    restatements of one event are one memory and nine missing ones
+    (docs/benchmarks.md, "How the defaults were chosen")."""
     rerank_weight: float = 0.0
     """Weight of the reranker's score against the retrieval score (0: no reranker)."""
 
@@ -242,9 +240,10 @@ class RetrievalSettings:
 
 
 # Attributes whose values accumulate as a set instead of superseding each other
-# (seed 003 §6.1: complementary information merges into one complete memory). The rule
-# extractor also writes health notes, things given up ("avoids"), children and pets
-# one item per fact: a second allergy or a second child adds, it does not replace.
+# (complementary information merges into one complete memory: docs/architecture.md,
+# "The writer"). The rule extractor also writes health notes, things given up
+# ("avoids"), children and pets one item per fact: a second allergy or a second child
+# adds, it does not replace.
 DEFAULT_MULTI_VALUED: frozenset[str] = frozenset(
     {
         "likes",
@@ -293,12 +292,18 @@ class MemorySettings:
     retry_backoff_max_s: float = 0.02
     """Upper bound of the jittered sleep between two attempts."""
     decay_per_day: float = 0.96
+    """Retention decay per day since the last access (docs/architecture.md, "Upkeep")."""
     access_importance_step: float = 0.05
     """An access moves importance this fraction of the way to 1."""
     compress_after_days: float = 30.0
+    """Consolidation compresses only events older than this..."""
     compress_below_retention: float = 0.2
+    """... whose retention fell below this (pinned events never)."""
     history_horizon_days: float = 180.0
+    """Superseded versions closed longer ago than this move to cold storage."""
     forget_below_retention: float = 0.01
+    """A unit whose retention fell below this has faded: consolidation moves it to cold
+    storage (pinned units never)."""
     redis_prefix: str = "mv"
     """First part of every Redis key (two stores can share one server)."""
 
@@ -328,7 +333,7 @@ class PipelineSettings:
     """How the engine runs its write pipeline.
 
     ``background_worker=False`` leaves consuming to worker processes
-    (``python -m memstrata.write.worker --handler-factory
+    (``python -m memstrata.worker --handler-factory
     memstrata.write.handle:worker_handler``); the embedded qdrant-edge store can
     be opened by one process only, so that mode needs a Qdrant server.
     """
@@ -340,9 +345,13 @@ class PipelineSettings:
     overlap the other's embedding (the model runs one batch at a time anyway); the
     store orders a slot's versions by their own timestamps, not by arrival."""
     batch_size: int = 100
+    """Queue entries a worker reads (and embeds together) at a time."""
     block_ms: int = 200
+    """How long a worker's read waits for new entries."""
     claim_idle_ms: int = 30_000
+    """Entries pending this long (a consumer died holding them) are claimed by another."""
     max_deliveries: int = 5
+    """Deliveries of an entry before it moves to the dead-letter stream."""
     max_turn_chars: int = 8_000
     """A longer observed text is split into chunks of at most this many chars."""
     max_observe_chars: int = 200_000
@@ -436,10 +445,14 @@ class DecisionSettings:
     ``MEMSTRATA_LLM_API_KEY`` only; the rules decide whenever it fails)."""
 
     threshold_low: float = 0.36
+    """Confidence a low-risk answer needs (the default low-confidence cosine)."""
     threshold_medium: float = 0.5
     threshold_high: float = 0.72
+    """Confidence a high-risk answer needs (docs/architecture.md, "Confidence")."""
     card_retention_s: int = 30 * 86_400
+    """How long a trace card is kept."""
     max_cards: int = 100_000
+    """Trace cards kept per tenant at most (the oldest go first)."""
     llm_base_url: str | None = None
     llm_model: str = "default"
     timeout_s: float = 10.0

@@ -1,6 +1,6 @@
 """The scripted agent session behind ``memstrata demo``.
 
-A battery-health diagnosis agent (the scenario of seed 000) runs a few steps and
+A battery-health diagnosis agent (docs/architecture.md, "The layers") runs a few steps and
 every layer does its job: L1 tracks the step and the device, L2 caches an API
 response, keeps a sensor window and shares a step result between steps, a
 preference and a knowledge base feed the report, and a secret in a tool response
@@ -193,7 +193,8 @@ def run_demo(engine: ContextEngine) -> DemoResult:
 
 
 def _step(title: str, bundle: ContextBundle, output: str, threshold: float) -> DemoStep:
-    """The step with its CER outcome (seed 000 §5.1): loaded = every L2 key the intent
+    """The step with its CER outcome (docs/architecture.md, "Health and metrics"): loaded =
+    every L2 key the intent
     needs is present and unexpired and L3 (when asked) returned a confident item;
     used = the agent's output reflects some loaded L2/L3 content."""
     l2_items = bundle.layer("L2")

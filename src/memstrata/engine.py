@@ -674,7 +674,7 @@ class ContextEngine:
         question: str = "",
         given: Mapping[str, Any] | None = None,
     ) -> Decision:
-        """Answer, call a tool, or ask (seed 003 §4.1), from a judgment of ``bundle``;
+        """Answer, call a tool, or ask, from a judgment of ``bundle``;
         writes the step's trace card (``decision.card_id``). ``given`` holds what the
         caller parsed from this turn (an order id, say), as ``given.<name>`` facts."""
         return self._decisions.decide(session, bundle, question=question, given=given)
@@ -688,7 +688,7 @@ class ContextEngine:
         params: Mapping[str, Any] | None = None,
     ) -> ToolOutcome:
         """Run the decision's tool call through the gate, confirmations and the
-        fallback chain (seed 003 §4.2)."""
+        fallback chain (docs/architecture.md, "Decisions and feedback")."""
         return self._decisions.call_tool(card_id, tenant=tenant, tool=tool, params=params)
 
     def confirm_tool(
@@ -743,7 +743,7 @@ class ContextEngine:
         used: Sequence[str] | None = None,
         wrong: Sequence[str] | None = None,
     ) -> FeedbackReceipt:
-        """The user's follow-up to a decision (seed 003 §4.3): ``confirmed``,
+        """The user's follow-up to a decision: ``confirmed``,
         ``corrected`` (``correction``: what is right), ``abandoned`` or a ``rating``
         from 1 to 5. Queued like a write and applied by the queue's workers
         (``flush()`` waits): the used memories' importance moves up (confirmed,

@@ -1,4 +1,4 @@
-"""Permission levels on every piece of context (seed 000 §2.1).
+"""Permission levels on every piece of context (docs/architecture.md, "Safety").
 
 L1 session state is ``high``; L2 working memory is ``medium`` (its fields already
 masked by the gateway); an L3 point carries the level its source declared (payload

@@ -7,7 +7,7 @@ gateway and its audit log, the write pipeline and its worker threads, the reader
 router, knowledge, sharing, decisions, health, metrics and tracing; then the
 capability services over them (:mod:`memstrata.capabilities`). ``ContextEngine.open``
 (the library, the CLI, the demo, the service, eval and bench) calls it; worker
-processes (``python -m memstrata.write.worker --handler-factory
+processes (``python -m memstrata.worker --handler-factory
 memstrata.wiring:worker_handler``) build their handler with the same functions, so a
 worker honours the same settings as the engine that enqueued its work. No other
 module constructs a backend, a client of one, or an index (a test checks).
@@ -207,7 +207,7 @@ def queue_timeout_s(block_ms: int) -> float:
 def worker_queue(
     url: str, name: str, *, group: str, block_ms: int, maxlen: int | None
 ) -> WriteQueue:
-    """The write queue of a worker process (``python -m memstrata.write.worker``), on a
+    """The write queue of a worker process (``python -m memstrata.worker``), on a
     connection whose socket timeout outlasts a blocking XREADGROUP, as the engine's."""
     backend = redis_backend(url, socket_timeout_s=queue_timeout_s(block_ms))
     return WriteQueue(backend.client, name, group=group, maxlen=maxlen)
@@ -252,7 +252,7 @@ def worker_handler(
 ) -> WriteHandler:
     """The handler of a worker process (a ``--handler-factory`` target)::
 
-        python -m memstrata.write.worker --redis-url unix:///data/valkey/valkey.sock \\
+        python -m memstrata.worker --redis-url unix:///data/valkey/valkey.sock \\
             --queue memories --consumer w1 \\
             --handler-factory memstrata.wiring:worker_handler \\
             --handler-arg settings=/etc/memstrata.json

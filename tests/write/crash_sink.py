@@ -1,6 +1,6 @@
 """The durable sink used by the crash test, loaded by a worker child process.
 
-``make_sink`` is given to ``python -m memstrata.write.worker --handler-factory``.
+``make_sink`` is given to ``python -m memstrata.worker --handler-factory``.
 Each entry is written with HSETNX (content hash -> entry id): idempotent by
 content hash, as the at-least-once queue requires of a store write. HINCRBY on a
 second hash counts every write attempt, so the test can see exactly which entries

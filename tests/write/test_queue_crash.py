@@ -13,10 +13,10 @@ import redis
 
 from memstrata.errors import ConfigError
 from memstrata.testing.processes import spawn_queue_worker, wait_for
+from memstrata.worker import load_handler, main, parse_options
 from memstrata.working import EmbeddedValkey
 from memstrata.write.consume import QueueWorker
 from memstrata.write.queue import WriteQueue
-from memstrata.write.worker import load_handler, main, parse_options
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parents[1] / "src"
@@ -27,7 +27,7 @@ BATCH = 50
 def spawn_worker(
     url: str, queue: str, consumer: str, log: Path, *, claim_idle_ms: int, sleep_s: float
 ) -> subprocess.Popen[bytes]:
-    """``python -m memstrata.write.worker`` with the crash sink as its handler."""
+    """``python -m memstrata.worker`` with the crash sink as its handler."""
     args = [
         "--redis-url", url, "--queue", queue, "--consumer", consumer,
         "--handler-factory", "crash_sink:make_sink",

@@ -1,8 +1,8 @@
 """Reference agents that run offline on the engine (``memstrata demo support`` and
-``memstrata demo diagnostics``): a customer-support agent (seed 003 §5) and the
-battery-health diagnostics agent (seed 000). Each writes its replies with a
-deterministic scripted model by default, or with any OpenAI-compatible endpoint
-(:func:`~memstrata.agents.writer.chat_writer_from_env`)."""
+``memstrata demo diagnostics``): a customer-support agent and the battery-health
+diagnostics agent (docs/agents.md; docs/architecture.md, "The layers"). Each writes its
+replies with a deterministic scripted model by default, or with any OpenAI-compatible
+endpoint (:func:`~memstrata.agents.writer.chat_writer_from_env`)."""
 
 from memstrata.agents.diagnostics import DeviceReport, DiagnosticsAgent
 from memstrata.agents.loop import AgentLoop, Move, StepRecord, store_api_response

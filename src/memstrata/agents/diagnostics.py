@@ -1,14 +1,16 @@
-"""The battery-health diagnostics reference agent (seed 000 §1, §3, §4.2).
+"""The battery-health diagnostics reference agent (docs/agents.md; docs/architecture.md,
+"The layers").
 
 A batch of devices is diagnosed in one ~40-minute session on an injected clock. Each
 device is worked by its own worker (sequentially, or concurrently on threads), and
-each worker owns a sub-session: its L1 state holds *its* device
-(``last_entity_id``), every tool is bound to that fact by the gate, and every L2 key
-is under its session. Seed 000 §4.2's bug, where the third device's results
-overwrote the first's because concurrent workers mutated one shared
+each worker owns a sub-session: its L1 state holds *its* device (``last_entity_id``),
+every tool is bound to that fact by the gate, and every L2 key is under its session.
+The bug behind L1's compare-and-swap (docs/architecture.md, "The layers"), the third
+device's results overwriting the first's because concurrent workers mutated one shared
 ``last_device_id``, cannot happen: nothing is shared but the engine.
 
-Per device, seven planned steps (their TTLs come from the plan, seed 000 §3.2):
+Per device, seven planned steps (their TTLs come from the plan: docs/architecture.md,
+"The layers"):
 
 1. ``device_info`` tool -> the device record;
 2. ``sensor_window`` tool -> the 37 sensor streams into L2 windows (series); the

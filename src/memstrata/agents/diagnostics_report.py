@@ -1,5 +1,6 @@
 """The diagnostics agent's scripted model: the reply of each step, and the device
-report in the required format (seed 000 §1: ISO 26262-style traceability).
+report in the required format (ISO 26262-style traceability: docs/architecture.md,
+"The layers").
 
 The report has five sections (summary, temperature anomaly windows with timestamps,
 vibration comparison, root cause, recommended action) and a list of sources: every

@@ -40,7 +40,7 @@ STREAMS: tuple[str, ...] = (
     "vibration_rms",
     "ambient_temp",
 )
-"""The 37 sensor streams of a pack (seed 000 §1)."""
+"""The 37 sensor streams of a pack (docs/architecture.md, "The layers")."""
 
 # Fake credentials the APIs leak (built from parts so secret scanners see no key).
 API_KEY = "sk_" + "live_51Mq8rTYZ2fleetKEY7ghiJKL9xyz"

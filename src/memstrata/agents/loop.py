@@ -1,4 +1,5 @@
-"""One agent step on the engine (seed 003 §4): route -> decide -> tool / ask / answer
+"""One agent step on the engine (docs/architecture.md, "Decisions and feedback"): route ->
+decide -> tool / ask / answer
 -> reply -> check_reply (regenerate once on a conflict) -> feedback where told.
 
 The loop is the same for every reference agent; an agent brings its intents,

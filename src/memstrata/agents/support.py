@@ -1,4 +1,4 @@
-"""The customer-support reference agent (seed 003 §5): product questions answered from
+"""The customer-support reference agent (docs/agents.md): product questions answered from
 an ingested FAQ, order status through a tool bound to the session's order, refunds
 through a confirmed high-impact tool, preferences kept across sessions, and a user's
 correction that the feedback loop turns into a superseding fact.
@@ -143,7 +143,8 @@ INTENTS: tuple[IntentSpec, ...] = (
     IntentSpec(
         "shipping_city",
         l1=_L1,
-        # The entity route (seed 003 §5.2): the memory asked for, not the whole message.
+        # The entity route (docs/architecture.md, "The reader"): the memory asked for,
+        # not the whole message.
         l3=(L3Need("memories", query="user city", k=3, label="city_memory"),),
         description="where the customer's parcels go, from memory",
     ),

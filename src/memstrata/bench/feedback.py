@@ -1,4 +1,5 @@
-"""``memstrata bench feedback``: what the feedback loop does to retrieval (seed 003 §4.3).
+"""``memstrata bench feedback``: what the feedback loop does to retrieval
+(docs/architecture.md, "Decisions and feedback").
 
 A scripted user, on the embedded defaults (Valkey + qdrant-edge + MiniLM on CPU):
 

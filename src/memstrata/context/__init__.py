@@ -1,4 +1,5 @@
-"""The token-budgeted context builder (seed 003 §3.1-§3.2, seed 000 §4.3, §6.2).
+"""The token-budgeted context builder (docs/architecture.md, "Context budget and
+compression").
 
 Build a :class:`ContextRequest` (system prompt, memory items — e.g. ``from_bundle`` of a
 router bundle —, history turns, current input, tool results), pick a

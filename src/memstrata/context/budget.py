@@ -1,8 +1,9 @@
 """Token budgets: the window, the output reserve, and the share of each section.
 
-Seed 003 §3.1: the usable context is the window minus the output reserve
+The usable context is the window minus the output reserve
 (``max_tokens`` + a buffer), split into sections — system 5-10 %, memory 30-40 %,
-history 20-30 %, current input and tool results 20-25 %.
+history 20-30 %, current input and tool results 20-25 % (docs/architecture.md,
+"Context budget and compression").
 """
 
 from __future__ import annotations

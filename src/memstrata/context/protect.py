@@ -1,10 +1,11 @@
 """Never-compress fields: ids, amounts, dates and decisions, found verbatim.
 
-Seed 003 §3.2: a summary may shorten everything else, but these must survive it
-unchanged (``¥1,280.50`` stays ``¥1,280.50``). Ids, amounts and dates reuse the write
-pipeline's finder (``extract.verbatim.find_extras``) plus a few id and timestamp shapes
-it does not need; decisions are whole sentences that match the extractor's decision
-cues or a decision word.
+A summary may shorten everything else, but these must survive it unchanged
+(``¥1,280.50`` stays ``¥1,280.50``; docs/architecture.md, "Context budget and
+compression"). Ids, amounts and dates reuse the write pipeline's finder
+(``extract.verbatim.find_extras``) plus a few id and timestamp shapes it does not need;
+decisions are whole sentences that match the extractor's decision cues or a decision
+word.
 """
 
 from __future__ import annotations

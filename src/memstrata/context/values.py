@@ -69,7 +69,7 @@ def check_bool(field: str, value: Any) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    """Where an admitted or dropped item came from (seed 000 §6.2)."""
+    """Where an admitted or dropped item came from (docs/architecture.md, "The reader")."""
 
     layer: ItemLayer
     ref: str

@@ -1,5 +1,6 @@
-"""The decision layer (seed 003 §4): judgment and routing, tools with the validation
-gate and fallbacks, trace cards, reply checks, decision metrics and the feedback loop."""
+"""The decision layer: judgment and routing, tools with the validation gate and fallbacks,
+trace cards, reply checks, decision metrics and the feedback loop (docs/architecture.md,
+"Decisions and feedback")."""
 
 from memstrata.decision.cards import CardStore, TraceCard, cards_json
 from memstrata.decision.consistency import ReplyCheck, check_reply

@@ -1,4 +1,5 @@
-"""Trace cards (seed 003 §4.2): one per decision, kept in Valkey, bounded.
+"""Trace cards (docs/architecture.md, "Decisions and feedback"): one per decision, kept in
+Valkey, bounded.
 
 A card holds what an operator needs to replay a step: the route, the confidence and
 its threshold, the memory, episode and knowledge ids used, the tool with its

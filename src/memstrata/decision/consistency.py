@@ -1,11 +1,11 @@
-"""Checks of a reply against the context it was built from (seed 003 §4.2, §6.3; seed
-000 §5.1).
+"""Checks of a reply against the context it was built from (docs/architecture.md,
+"Decisions and feedback", "Health and metrics").
 
 * Consistency: the reply's key conclusions (values, numbers) must not contradict the
   memories used. A reply that states a value the context marks as replaced, or a
   number other than the one held for a label it names, is a conflict: the caller
   regenerates, or the card is flagged.
-* Context effectiveness (CER, seed 000 §5.1, :mod:`memstrata.cer`): a step's context
+* Context effectiveness (CER, :mod:`memstrata.cer`): a step's context
   was *loaded* when its L2 evidence is present and unexpired and its L3 evidence
   reaches the confidence threshold, and *used* when the reply reflects it (a held
   value, or a sentence of an item's text).
@@ -132,7 +132,7 @@ def conflicts(reply: str, items: Sequence[ContextItem]) -> tuple[str, ...]:
 def context_loaded(
     bundle: ContextBundle, evidence: Sequence[ContextItem], *, threshold: float
 ) -> bool:
-    """Seed 000 §5.1's "correctly loaded" (:func:`memstrata.cer.context_loaded`): every
+    """CER's "correctly loaded" (:func:`memstrata.cer.context_loaded`): every
     L2 item the step asked for is present and unexpired, and its L3 evidence, if any,
     reaches ``threshold``."""
     if not evidence:
@@ -149,7 +149,7 @@ def context_loaded(
 
 
 def context_used(reply: str, evidence: Sequence[ContextItem]) -> bool:
-    """Seed 000 §5.1's "used" (:func:`memstrata.cer.context_used`): the reply reflects
+    """CER's "used" (:func:`memstrata.cer.context_used`): the reply reflects
     a value an item holds, or one sentence of an item's text."""
     pieces = [value for _, value in held_values(evidence)]
     for item in evidence:

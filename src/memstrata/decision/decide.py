@@ -1,4 +1,5 @@
-"""From a judgment to one of three decisions: answer, call a tool, or ask (seed 003 §4.1).
+"""From a judgment to one of three decisions: answer, call a tool, or ask
+(docs/architecture.md, "Decisions and feedback").
 
 Pure: the same judgment, policy and thresholds always give the same decision. Under
 the risk's threshold, or when key information is missing and nothing was found, the

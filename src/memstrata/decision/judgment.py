@@ -1,5 +1,5 @@
-"""The structured judgment a decision is made from (seed 003 §4.1): is more data
-needed, of which kind, and is what the bundle holds enough?
+"""The structured judgment a decision is made from (docs/architecture.md, "Decisions and
+feedback"): is more data needed, of which kind, and is what the bundle holds enough?
 
 :func:`rule_judgment` is pure: the bundle, the step's policy, the facts held and the
 thresholds in; the same inputs always give the same judgment. A model may make the

@@ -1,5 +1,5 @@
 """The decision layer as the engine runs it: judgment, decision, gate, tools, reply
-check, and one trace card per decision (seed 003 §4.1–§4.2).
+check, and one trace card per decision (docs/architecture.md, "Decisions and feedback").
 
 The engine's ``decide``/``call_tool``/``check_reply`` methods delegate here. What a
 card's decision was made from (its bundle and facts) is held in process, bounded,

@@ -1,4 +1,5 @@
-"""Decision-quality metrics (seed 003 §5.3, seed 000 §5.1), on the engine's registry.
+"""Decision-quality metrics, on the engine's registry (docs/architecture.md, "Health and
+metrics").
 
 Counters, so Prometheus rates and the health report's week-over-week differences
 both come from them; :func:`decision_rates` turns a snapshot into the four rates an

@@ -1,5 +1,6 @@
 """A model makes the judgment (and checks the reply) when an OpenAI-compatible
-endpoint is configured (seed 003 §4.1: "a small model, or even rules").
+endpoint is configured ("a small model, or even rules": docs/architecture.md,
+"Decisions and feedback").
 
 The model answers in JSON under a schema; what it proposes is still held to the
 rules' bars: a tool it names must be registered, its parameters pass the gate, and

@@ -1,5 +1,6 @@
 """What a step may decide, per intent: its risk, the key information it needs, the
-evidence that answers it and the tool that fetches what is missing (seed 003 §4.1).
+evidence that answers it and the tool that fetches what is missing (docs/architecture.md,
+"Decisions and feedback").
 
 A :class:`StepPolicy` is data, like an intent: registering one never touches the
 decision code. An intent with no policy gets :func:`default_policy`: low risk, no
@@ -84,8 +85,9 @@ class StepPolicy:
 class RiskThresholds:
     """The confidence an answer needs, per risk level: the less a wrong answer is
     tolerated, the higher the bar. ``low`` is the default embedder's calibrated
-    low-confidence cosine (``longterm.low_confidence_cosine``); 0.72 is the seed's
-    (000 §4.3), the bar for a high-risk answer from L3."""
+    low-confidence cosine (``longterm.low_confidence_cosine``); 0.72 is the source
+    design's low-confidence cosine, the bar for a high-risk answer from L3
+    (docs/architecture.md, "Confidence")."""
 
     low: float = 0.36
     medium: float = 0.5

@@ -1,4 +1,5 @@
-"""Tools an agent may call, the gate every call passes, and the fallback chain (seed 003 §4.2).
+"""Tools an agent may call, the gate every call passes, and the fallback chain
+(docs/architecture.md, "Decisions and feedback").
 
 * :class:`ToolSpec`: a tool's JSON-schema parameters, its risk level, whether it is
   high-impact (refund, send a message, change data), its alternatives, and which
@@ -11,8 +12,8 @@
   :class:`PendingCall` that the caller or a human confirms or rejects, and only a
   confirmed one runs. A failing call is retried once, then its alternatives are tried
   in order, then the answer is an honest "cannot complete now". A failure's text
-  passes the gateway before it is kept anywhere (seed 000 §4.4: a request with a key
-  in it must not come back as context).
+  passes the gateway before it is kept anywhere: a request with a key in it must not
+  come back as context (docs/architecture.md, "Safety").
 """
 
 from __future__ import annotations
@@ -420,7 +421,8 @@ def next_in_chain(
     facts: Mapping[str, Any],
     attempts: Sequence[Attempt],
 ) -> ChainStep:
-    """The fallback chain (seed 003 §4.2): the tool, retried once, then each
+    """The fallback chain (docs/architecture.md, "Decisions and feedback"): the tool,
+    retried once, then each
     alternative that passes the same gate, then nothing ("cannot complete now").
 
     An alternative is never high-impact: what was confirmed was the first tool's call.

@@ -1,4 +1,4 @@
-"""Extraction for the long-term write pipeline (seed 003 §2.1-§2.3).
+"""Extraction for the long-term write pipeline (docs/architecture.md, "The writer").
 
 A :class:`Turn` goes through the :class:`WorthFilter` (small talk and repeats never
 reach L3), then an :class:`Extractor` (the deterministic :class:`RuleExtractor`, or an

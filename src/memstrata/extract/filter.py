@@ -1,4 +1,5 @@
-"""The "worth remembering" filter (seed 003 §2.3): small talk and repeats never reach L3.
+"""The "worth remembering" filter (docs/architecture.md, "The writer"): small talk and
+repeats never reach L3.
 
 A turn is dropped, with a reason, when it is
 

@@ -1,8 +1,9 @@
 """Never-compress values: order ids, amounts and dates, found and kept verbatim.
 
-Seed 003 §3.2 asks that ids, amounts and dates survive every summary unchanged, so they
-are captured exactly as written (``¥1,299.00`` stays ``¥1,299.00``) and labelled
-``order_id``, ``id``, ``amount`` or ``date``.
+Ids, amounts and dates must survive every summary unchanged (docs/architecture.md,
+"Context budget and compression"), so they are captured exactly as written
+(``¥1,299.00`` stays ``¥1,299.00``) and labelled ``order_id``, ``id``, ``amount`` or
+``date``.
 """
 
 from __future__ import annotations

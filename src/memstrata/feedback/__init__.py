@@ -1,3 +1,4 @@
-"""The feedback loop's values (seed 003 §4.3), below the decision layer and the write
-path: :mod:`~memstrata.feedback.events` (the event, its codec and plan, the processed
-record) and :mod:`~memstrata.feedback.report` (what keeps missing the right memory)."""
+"""The feedback loop's values (docs/architecture.md, "Decisions and feedback"), below
+the decision layer and the write path: :mod:`~memstrata.feedback.events` (the event, its
+codec and plan, the processed record) and :mod:`~memstrata.feedback.report` (what keeps
+missing the right memory)."""

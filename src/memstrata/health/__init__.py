@@ -1,4 +1,4 @@
-"""The daily context health report (seed 000 §5.2-§5.3).
+"""The daily context health report (docs/architecture.md, "Health and metrics").
 
 The engine records a :class:`HealthSample` at most once a minute into a bounded
 Valkey stream (:class:`HealthRecorder`); :func:`build_report` turns the samples of

@@ -1,4 +1,5 @@
-"""The context health report (seed 000 §5.3), built from recorded samples (pure).
+"""The context health report, built from recorded samples (pure; docs/architecture.md,
+"Health and metrics").
 
 Counters are cumulative per process: an increase is summed sample to sample within
 each process (a drop means the process restarted and counts from 0 again), and the
@@ -74,7 +75,8 @@ class L2Health:
     expired_per_minute: Series
     expired_per_minute_avg: float | None
     expiry_rate: float | None
-    """Keys expired per minute over the mean key count (seed: should stay < 5 %)."""
+    """Keys expired per minute over the mean key count (should stay < 5 %:
+    docs/architecture.md, "Health and metrics")."""
     hot_keys: Ranked
     """Reads per key family, the 10 most read first."""
 

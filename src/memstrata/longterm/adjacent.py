@@ -11,7 +11,8 @@ its nearby turns of the same tenant and thread:
   weights[d-1] * near[t])`` for the turns ``d`` steps away (:func:`add_context_terms`).
   The turn's own words keep their full weight, so an exact match still ranks first.
 
-LoCoMo numbers are in docs/benchmarks.md.
+Why, and by how much on LoCoMo: docs/benchmarks.md ("Context terms";
+"How the defaults were chosen").
 """
 
 from __future__ import annotations
@@ -76,8 +77,8 @@ def add_context_terms(
     rows without a position or a nearby turn come back as they were.
 
     ``max``, not a sum: a term said in three nearby turns does not outweigh the turn
-    that says it itself (LoCoMo: summing cost 0.01 hit@10). Only rows of this batch
-    are nearby turns, as in :func:`blend_adjacent`.
+    that says it itself (docs/benchmarks.md, "How the defaults were chosen"). Only rows
+    of this batch are nearby turns, as in :func:`blend_adjacent`.
     """
     steps = max((step for step, weight in enumerate(weights, 1) if weight > 0), default=0)
     if steps == 0:

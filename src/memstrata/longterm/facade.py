@@ -165,8 +165,8 @@ class LongTermStore:
         self._sparse = sparse_encoder
         self._settings = settings
         self._clock: Clock = clock or SystemClock()
-        # Everything entering L3 passes the gateway first (DESIGN: Safety), before it
-        # is embedded too: a vector of a secret is as much a leak as its text.
+        # Everything entering L3 passes the gateway first, before it is embedded too: a
+        # vector of a secret is as much a leak as its text (docs/architecture.md, "Safety").
         self._sanitizer: PayloadSanitizer = sanitizer or _NoSanitizer()
         self._bulk_threshold = check_positive_int(
             "bulk_optimize_threshold", bulk_optimize_threshold

@@ -35,7 +35,8 @@ _TOKEN_RE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<word>[^\W_{_CJK}]+)")
 
 # Function words only: BM25's IDF discounts frequent words, but not enough for the
 # auxiliaries and question words every question carries ("how did ... would ...").
-# Removing these lifted LoCoMo BM25 hit_any@10 by ~0.02 (docs/benchmarks.md).
+# Dropping them lets the words that matter decide (docs/benchmarks.md, "How the
+# defaults were chosen").
 ENGLISH_STOPWORDS = frozenset(
     """a an and are as at be but by for from has have he her his i if in into is it its
     me my no not of on or our she so than that the their them then there these they this
@@ -73,8 +74,9 @@ _stemmers = threading.local()  # a Snowball stemmer object keeps state between c
 def _stem(word: str) -> str:
     """The Snowball (Porter 2) stem of an ASCII word: "hiking", "hiked", "hikes" -> "hike".
 
-    Measured on LoCoMo: BM25 hit_any@10 0.632 -> 0.669 over the plural-only stemmer
-    this replaced. Other scripts are left as they are (jieba already gives words).
+    It matches more forms of a word than the plural-only stemmer it replaced
+    (docs/benchmarks.md, "How the defaults were chosen"). Other scripts are left as
+    they are (jieba already gives words).
     """
     if len(word) <= 2 or not word.isascii() or not word.isalpha():
         return word

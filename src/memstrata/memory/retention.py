@@ -1,5 +1,5 @@
 """Retention: how a memory fades with time unless it is used (pure arithmetic; deletion
-is `memstrata.upkeep.forget`). Seed 003 §2.3, §5.2.
+is `memstrata.upkeep.forget`; docs/architecture.md, "Upkeep").
 
 ``retention = importance x decay ** age_days``: with the default 0.96 per day a
 memory loses half its weight in about 17 days unless it is used again. Age runs

@@ -85,7 +85,7 @@ class HitSearch(Protocol):
 
 
 class MemoryStore:
-    """Long-term memory that stays correct over months (seed 003 §2.3, §6.1)."""
+    """Long-term memory that stays correct over months (docs/architecture.md, "The writer")."""
 
     def __init__(
         self,

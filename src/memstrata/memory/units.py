@@ -1,4 +1,5 @@
-"""Memory units: atomic, structured, versioned facts and events (seed 003 §2.1, seed 000 §4.1).
+"""Memory units: atomic, structured, versioned facts and events (docs/architecture.md,
+"The writer").
 
 A unit says one thing about one subject: ``(subject, attribute) = value``. Facts are
 versioned per ``(user, subject, attribute)`` slot (one active version, the rest history
@@ -110,7 +111,8 @@ class MemoryUnit:
     """Verbatim never-compress values found in the text: ids, amounts, dates."""
     derived_from: tuple[str, ...] = field(default=())
     """Ids of the units a summary compresses; non-empty marks a summary, which
-    consolidation never summarizes again (seed 003 §3.2: no nested summaries)."""
+    consolidation never summarizes again (no nested summaries: docs/architecture.md,
+    "Upkeep")."""
     episodes: tuple[str, ...] = field(default=())
     """Ids of the episodes (the stored turns or remembered texts) this unit was
     extracted from, oldest first: a fact never replaces what the user said."""

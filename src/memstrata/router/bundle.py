@@ -14,7 +14,8 @@ Layer = Literal["L1", "L2", "L3"]
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
-    """Where a piece of context came from and how far to trust it (seed 000 §6.2)."""
+    """Where a piece of context came from and how far to trust it (docs/architecture.md,
+    "The reader")."""
 
     layer: Layer
     ref: str

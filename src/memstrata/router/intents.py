@@ -1,7 +1,8 @@
 """Step intents are data: each declares what it needs from each layer.
 
-Registering a new intent never touches the router's code (seed 000 §3.4 hard-codes
-three branches; here they are three registrations in :data:`SEED_INTENTS`).
+Registering a new intent never touches the router's code (the source design hard-codes
+three branches; here they are three registrations in :data:`SEED_INTENTS`:
+docs/architecture.md, "The reader").
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """L1 session state: an immutable value per session, never persisted.
 
-Only pointers live here (ids and hashes); payloads belong to L2 (seed 000 §3.1).
+Only pointers live here (ids and hashes); payloads belong to L2 (docs/architecture.md,
+"The layers").
 Every change returns a new value.
 """
 

@@ -1,4 +1,5 @@
-"""Shared context namespaces (seed 000 §6.3): context several agents of a tenant share.
+"""Shared context namespaces (docs/architecture.md, "Sharing"): context several agents of a
+tenant share.
 
 A namespace has a declared purpose, its own TTL (every item written to it lives that
 long) and an ACL of agents that may read or write it. Its owner may read and write.

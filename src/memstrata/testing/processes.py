@@ -13,11 +13,11 @@ from pathlib import Path
 def spawn_queue_worker(
     args: Sequence[str], log: Path, *, pythonpath: Sequence[Path]
 ) -> subprocess.Popen[bytes]:
-    """``python -m memstrata.write.worker ARGS`` with its output appended to ``log``."""
+    """``python -m memstrata.worker ARGS`` with its output appended to ``log``."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in pythonpath)}
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "memstrata.write.worker", *args],
+            [sys.executable, "-m", "memstrata.worker", *args],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,

@@ -6,7 +6,7 @@ One pass per tenant, in a fixed order (so the same input gives the same report):
 2. merge duplicates left by races (same content, several active points);
 3. compress old, low-value events into one summary per (user, month) whose value
    keeps ids, amounts and dates verbatim; a summary is never summarized again
-   (seed 003 §3.2: no nested summaries);
+   (no nested summaries: docs/architecture.md, "Upkeep");
 4. move superseded history older than the horizon, invalidated units and
    faded units (retention below the floor, not pinned) to ``memories_cold``,
    from where :func:`restore` brings them back.

@@ -1,4 +1,4 @@
-"""L2 working memory over the Redis protocol (seed 000 §3.2).
+"""L2 working memory over the Redis protocol (docs/architecture.md, "The layers").
 
 ``WorkingMemory(backend, settings, clock).session(sid)`` gives a session view with
 API-response caching, dependency-driven step results, windowed time series and a

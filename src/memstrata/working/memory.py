@@ -5,15 +5,15 @@ views. A view is bound to one session id and builds every key from it, so there 
 no call that takes a raw key or another session's id: cross-session reads are
 impossible by construction rather than by a runtime check.
 
-Step-result TTLs (seed 000 §3.2): with a stored plan (:meth:`plan_steps`), a result
-must survive until its last dependent's estimated end x 2, counted from when the
-plan was stored, and never less than ``min_result_ttl_s``; a step without
-dependents, or any step when there is no plan, gets ``default_result_ttl_s``. When
-a dependent reads the result, the TTL is raised (PEXPIRE GT, never lowered) to
-cover the estimated time from that reader's start to the last dependent's end, x 2.
-That extension depends on the plan alone, so :meth:`plan_steps` stores it for every
-(step, dependent) pair beside the plan, and a dependent read takes the result and
-its extension in one round trip.
+Step-result TTLs (docs/architecture.md, "The layers"): with a stored plan
+(:meth:`plan_steps`), a result must survive until its last dependent's estimated end
+x 2, counted from when the plan was stored, and never less than
+``min_result_ttl_s``; a step without dependents, or any step when there is no plan,
+gets ``default_result_ttl_s``. When a dependent reads the result, the TTL is raised
+(PEXPIRE GT, never lowered) to cover the estimated time from that reader's start to
+the last dependent's end, x 2. That extension depends on the plan alone, so
+:meth:`plan_steps` stores it for every (step, dependent) pair beside the plan, and a
+dependent read takes the result and its extension in one round trip.
 
 Every value passes the optional sanitizing gateway before it is validated and
 encoded; bad input raises ValidationError naming the field before anything is
@@ -94,7 +94,7 @@ class WorkingMemory:
         self._backend = backend
         self._settings = settings
         self._clock = clock
-        # Every value written to L2 passes the gateway first (DESIGN: Safety).
+        # Every value written to L2 passes the gateway first (docs/architecture.md, "Safety").
         self._sanitizer: ValueSanitizer = sanitizer or _NoSanitizer()
         self._on_read: ReadHook = _no_read_hook
 

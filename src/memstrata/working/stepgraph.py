@@ -4,7 +4,7 @@ A :class:`StepGraph` is a pure, frozen value: steps with an estimated duration a
 the steps they depend on. Estimated end times follow the critical path
 (``end = max(end of deps) + duration``, measured from when the plan started), and a
 result must survive until the last step that consumes it has finished, doubled as a
-safety margin (seed 000 §3.2).
+safety margin (docs/architecture.md, "The layers").
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from typing import Any
 from memstrata.errors import ValidationError
 from memstrata.validation import check_id
 
-# Results must outlive their consumers; the seed doubles the estimate.
+# Results must outlive their consumers: the estimate is doubled (docs/architecture.md,
+# "The layers").
 TTL_SAFETY_FACTOR = 2.0
 
 

@@ -10,7 +10,7 @@ Read the modules in the order a turn flows through them:
 3. :mod:`~memstrata.write.queue` (keys and codecs in :mod:`~memstrata.write.entries`):
    the durable Redis Stream, at-least-once;
 4. :mod:`~memstrata.write.consume`: a :class:`~memstrata.write.consume.QueueWorker`
-   (a thread of the engine, or a ``python -m memstrata.write.worker`` process) takes
+   (a thread of the engine, or a ``python -m memstrata.worker`` process) takes
    batches;
 5. :mod:`~memstrata.write.handle`: per batch, the episodes decoded, filtered for what
    is worth remembering, read by the extractor (:mod:`memstrata.extract`), embedded in

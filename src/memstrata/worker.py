@@ -1,8 +1,9 @@
-"""Stage 4 of the write path as its own process: a write-queue consumer.
+"""A write-queue consumer as its own process (stage 4 of the write path, ``consume``,
+outside the engine).
 
 ::
 
-    python -m memstrata.write.worker --redis-url unix:///data/valkey.sock \\
+    python -m memstrata.worker --redis-url unix:///data/valkey.sock \\
         --queue memories --handler mypkg.store:write_batch
 
 ``--handler module:callable`` names the handler itself; ``--handler-factory
@@ -34,10 +35,11 @@ from typing import Any, cast
 
 from memstrata.config import Settings, settings_from_env
 from memstrata.errors import ConfigError, MemstrataError
+from memstrata.wiring import worker_queue
 from memstrata.write.consume import Handler, QueueWorker
 from memstrata.write.queue import DEFAULT_GROUP
 
-logger = logging.getLogger("memstrata.write.worker")
+logger = logging.getLogger("memstrata.worker")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +62,7 @@ class WorkerOptions:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m memstrata.write.worker", description="Drain a memstrata write queue."
+        prog="python -m memstrata.worker", description="Drain a memstrata write queue."
     )
     parser.add_argument(
         "--redis-url", help="redis://, unix://, redis+cluster:// (default: the settings')"
@@ -139,10 +141,6 @@ def load_handler(spec: str, *, factory: bool, args: Mapping[str, str]) -> Handle
 
 def build_worker(options: WorkerOptions) -> QueueWorker:
     """Connect and assemble the worker described by ``options``."""
-    # The wiring builds the connection as an engine's queue has it; imported here, so
-    # that ``python -m`` of this module loads the stack only when it runs.
-    from memstrata.wiring import worker_queue
-
     handler = load_handler(options.handler, factory=options.factory, args=options.handler_args)
     queue = worker_queue(
         options.redis_url,
