@@ -105,10 +105,10 @@ def test_pipeline_stages_are_spans_with_parent_links(
         "engine.retrieve",
         "engine.route",
         "engine.build_context",
-        "ingest.batch",
-        "ingest.extract",
-        "ingest.embed",
-        "ingest.write",
+        "write.batch",
+        "write.extract",
+        "write.embed",
+        "write.upsert",
         "retrieval.embed",
         "retrieval.search",
         "retrieval.route",
@@ -146,11 +146,11 @@ def test_pipeline_stages_are_spans_with_parent_links(
         assert "retrieval.route" in _ancestors(spans, found)
 
     # Ingest runs in the worker threads: a batch is a root, its stages its children.
-    for found in (s for s in spans if s.name.startswith("ingest.") and s.name != "ingest.batch"):
-        assert _parent_name(spans, found) == "ingest.batch"
+    for found in (s for s in spans if s.name.startswith("write.") and s.name != "write.batch"):
+        assert _parent_name(spans, found) == "write.batch"
         assert found.start_time is not None and found.end_time is not None
         assert found.start_time <= found.end_time
-    assert all(_parent_name(spans, s) is None for s in spans if s.name == "ingest.batch")
+    assert all(_parent_name(spans, s) is None for s in spans if s.name == "write.batch")
 
     # Ids, counts and names as attributes.
     root_retrieve = next(s for s in retrieves if s.parent is None)

@@ -10,7 +10,7 @@ import dataclasses
 import json
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,9 +26,9 @@ from memstrata.context import BuiltContext
 from memstrata.engine import ContextEngine
 from memstrata.errors import MemstrataError, ValidationError, error_code
 from memstrata.router import ContextBundle
-from memstrata.service import convert
-from memstrata.service import wire as wire
 from memstrata.service.commands import register as register_service_commands
+from memstrata.service.inprocess import ServiceTransport
+from memstrata.service.local import local_caller, local_service
 
 app = typer.Typer(
     name="memstrata",
@@ -301,6 +301,22 @@ def _remote(url: str, tenant: str, as_json: bool) -> Iterator[Client]:
         raise _exit_with(exc, as_json) from exc
 
 
+@contextmanager
+def _client(url: str | None, tenant: str, data_dir: Path, as_json: bool) -> Iterator[Client]:
+    """A client of the capability table: the service at ``url`` (over HTTP, as the API
+    key's tenant), or without it the engine of ``data_dir`` opened in this process, as
+    the local user of ``tenant``. Either way a command reads the same wire response."""
+    if url:
+        with _remote(url, tenant, as_json) as client:
+            yield client
+        return
+    with (
+        _engine(data_dir, as_json) as engine,
+        Client(transport=ServiceTransport(local_service(engine, local_caller(tenant)))) as client,
+    ):
+        yield client
+
+
 @app.command()
 def remember(
     user: Annotated[str, typer.Option("--user", help="User id.")],
@@ -312,24 +328,8 @@ def remember(
 ) -> None:
     """Store a text for a user: kept whole as an episode, with the facts extracted from
     it (versioned, deduplicated); prints what was stored."""
-    if url:
-        with _remote(url, tenant, as_json) as client:
-            receipt = client.remember(user, text, wait=True)
-    else:
-        with _engine(data_dir, as_json) as engine:
-            queued = engine.remember(user, text, tenant=tenant)
-            receipt = wire.Receipt(
-                queued=queued.queued, episode_ids=list(queued.episode_ids), error=queued.error
-            )
-            if queued.queued:
-                engine.flush()
-                stored = engine.written(queued, tenant=tenant)
-                receipt = receipt.model_copy(
-                    update={
-                        "episodes": [convert.episode_out(e) for e in stored.episodes],
-                        "facts": [convert.fact_out(u) for u in stored.facts],
-                    }
-                )
+    with _client(url, tenant, data_dir, as_json) as client:
+        receipt = client.remember(user, text, wait=True)
     episodes = [{"id": e.id, "text": e.text} for e in receipt.episodes]
     # What was stored, after the gateway: the text's episodes (one per chunk).
     stored_text = "\n\n".join(str(e["text"]) for e in episodes) or None
@@ -377,12 +377,8 @@ def search(
 ) -> None:
     """Retrieve a user's memories as an agent gets them (``engine.retrieve``): what was
     said and the current facts, the past marked as such."""
-    if url:
-        with _remote(url, tenant, as_json) as client:
-            result = client.retrieve(query, user_id=user, k=k)
-    else:
-        with _engine(data_dir, as_json) as engine:
-            result = convert.retrieval_out(engine.retrieve(query, tenant=tenant, user=user, k=k))
+    with _client(url, tenant, data_dir, as_json) as client:
+        result = client.retrieve(query, user_id=user, k=k)
     rows: list[dict[str, Any]] = [
         {
             "id": item.id,
@@ -460,20 +456,10 @@ def forget(
             ValidationError("user", "give exactly one of --user, --id and --store-namespace"),
             as_json,
         )
-    if url:
-        with _remote(url, tenant, as_json) as client:
-            result = client.forget(
-                user_id=user, ids=memory_id or None, store_namespace=store_label or None
-            )
-    else:
-        with _engine(data_dir, as_json) as engine:
-            if user is not None:
-                report = engine.forget(user, tenant=tenant)
-            elif memory_id:
-                report = engine.forget_memories(memory_id, tenant=tenant)
-            else:
-                report = engine.forget_store_namespace(store_label or [], tenant=tenant)
-        result = convert.forget_out(report)
+    with _client(url, tenant, data_dir, as_json) as client:
+        result = client.forget(
+            user_id=user, ids=memory_id or None, store_namespace=store_label or None
+        )
     document = {"tenant": tenant, **result.model_dump()}
     if as_json:
         _emit_json(document)
@@ -498,6 +484,8 @@ def inspect(
     as_json: JsonFlag = False,
 ) -> None:
     """Show what memstrata holds for a session (L1 if open here, L2 keys and TTLs)."""
+    # Local: the engine's inspect of the id as given (no session is open in this process,
+    # which the inspect operation requires, and the operation keys ids per tenant).
     if url:
         with _remote(url, "default", as_json) as client:
             held = client.inspect(session)
@@ -540,6 +528,8 @@ def ingest(
     """Cold path: chunk documents along sections into `knowledge` (incremental by hash)."""
     from memstrata.knowledge.command import run_ingest_command
 
+    # The engine's file ingestion: its manifest removes the chunks of files gone from a
+    # folder, which ingest_documents (documents given as text) never does.
     with _engine(data_dir, as_json) as engine:
         report = run_ingest_command(
             lambda progress: engine.ingest_files(paths, tenant=tenant, progress=progress),
@@ -564,6 +554,7 @@ def consolidate(
 ) -> None:
     """Merge duplicates, compress old events, move stale units to cold storage,
     expire hot knowledge and merge what survives into `knowledge`."""
+    # Local: one pass over every known tenant (or those given); the operation covers one.
     if url:
         with _remote(url, "default" if not tenant else tenant[0], as_json) as client:
             done = client.consolidate()
@@ -605,12 +596,8 @@ def restore(
     as_json: JsonFlag = False,
 ) -> None:
     """Bring memory units back from cold storage."""
-    if url:
-        with _remote(url, tenant, as_json) as client:
-            restored: Sequence[str] = client.restore(ids).restored
-    else:
-        with _engine(data_dir, as_json) as engine:
-            restored = engine.restore(ids, tenant=tenant)
+    with _client(url, tenant, data_dir, as_json) as client:
+        restored = client.restore(ids).restored
     if as_json:
         _emit_json({"tenant": tenant, "restored": list(restored)})
     else:
@@ -629,21 +616,19 @@ def report(
     as_json: JsonFlag = False,
 ) -> None:
     """Write the context health report (context_health_report.md and .html)."""
-    import contextlib
-
-    from memstrata.errors import ConflictError
-    from memstrata.health import parse_duration, write_report
+    from memstrata.health import HTML_FILE, MARKDOWN_FILE, parse_duration
 
     try:
-        window = parse_duration(since)
+        parse_duration(since)
     except ValidationError as exc:
         raise _exit_with(exc, as_json) from exc
-    with _engine(data_dir, as_json) as engine:
-        # The report ends with the state as of now (unless the clock went backwards).
-        with contextlib.suppress(ConflictError):
-            engine.record_health_sample()
-        health = engine.health_report(since=window)
-    markdown, html = write_report(health, out_dir)
+    # The operation samples the state as of now first (the operator's tenant: default).
+    with _client(None, "default", data_dir, as_json) as client:
+        health = client.health_report(since=since)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    markdown, html = out_dir / MARKDOWN_FILE, out_dir / HTML_FILE
+    markdown.write_text(health.markdown, encoding="utf-8")
+    html.write_text(health.html, encoding="utf-8")
     if as_json:
         _emit_json({"markdown": str(markdown), "html": str(html), "samples": health.samples})
     else:
@@ -671,6 +656,8 @@ def cards(
     except ValidationError as exc:
         raise _exit_with(exc, as_json) from exc
     start = None if window is None else datetime.now(UTC) - window
+    # Local: the engine's cards of the session id as given, as the engine exports them
+    # (the operation keys session ids per tenant and hides the tenant and at_iso).
     if url:
         with _remote(url, tenant, as_json) as client:
             found = client.trace_cards(session_id=session, since=start, limit=limit)
@@ -867,6 +854,7 @@ def feedback_report(
         window = parse_duration(since)
     except ValidationError as exc:
         raise _exit_with(exc, as_json) from exc
+    # The engine's report: the table formats the exact rates, the wire carries them rounded.
     with _engine(data_dir, as_json) as engine:
         try:
             report = engine.feedback_report(tenant=tenant, since=window)
@@ -1104,7 +1092,12 @@ def eval_extraction(
         render_report(report, out)
 
 
-register_service_commands(app)
+def _key_client(url: str, key: str) -> Client:
+    """The client ``memstrata keys --url`` manages keys through."""
+    return Client(url, key, timeout_s=30.0)
+
+
+register_service_commands(app, _key_client)
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -102,7 +102,7 @@ def test_auto_sampling_is_cheap_when_not_due(engine_opener: Callable[..., Contex
     n = 2_000
     started = time.perf_counter()
     for _ in range(n):
-        engine._health_tick()
+        engine._upkeep.health_tick()
     per_call_us = (time.perf_counter() - started) / n * 1e6
     print(f"\nhealth tick when not due: {per_call_us:.2f} us")
     assert per_call_us < 50

@@ -86,3 +86,27 @@ def test_client_in_process(engine_opener: Callable[..., ContextEngine], tmp_path
             client.forget(user_id="u1")  # forget needs the admin role
     finally:
         running.close()
+
+
+def test_client_with_a_transport(
+    engine_opener: Callable[..., ContextEngine], tmp_path: Path
+) -> None:
+    from memstrata.service.inprocess import ServiceTransport
+    from memstrata.service.local import local_caller, local_service
+
+    engine = engine_opener(data_dir=tmp_path / "data")
+    service = local_service(engine, local_caller("acme"))
+    with Client(transport=ServiceTransport(service)) as client:
+        stored = client.remember("u1", "My budget is 300 euros.", wait=True)
+        assert [f.attribute for f in stored.facts] == ["budget"]
+        assert client.forget(user_id="u1").points_deleted >= 2  # the local user is an admin
+
+    async def run() -> m.RetrievalOut:
+        async with AsyncClient(service=service) as client:
+            await client.remember("u2", "I moved to Chengdu.", wait=True)
+            return await client.retrieve("where do I live", user_id="u2")
+
+    assert "Chengdu" in anyio.run(run).items[0].text
+    with pytest.raises(ValidationError) as both:
+        Client("http://localhost:1", transport=ServiceTransport(service))
+    assert both.value.field == "transport"

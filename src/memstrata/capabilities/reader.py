@@ -179,21 +179,12 @@ class Reader:
         *,
         agent: str | None = None,
         clearance: Level = "high",
-    ) -> ContextBundle:
-        """The context bundle for the session's current step (see
-        :meth:`ContextEngine.route`)."""
-        return self._route(session, step_intent, query, agent=agent, clearance=clearance)
-
-    def _route(
-        self,
-        session: SessionState | str,
-        step_intent: str,
-        query: str | None,
-        *,
-        agent: str | None,
-        clearance: Level,
         memories: RetrievalResult | None = None,
     ) -> ContextBundle:
+        """The context bundle for the session's current step (see
+        :meth:`ContextEngine.route`). ``memories``: a retrieval of the user's memories
+        for ``query`` made already, which the intent's ``memories`` needs take their
+        items from (``build_context`` reads memories once)."""
         check_level("clearance", clearance)
         self._health_tick()
         state = self._session_of(session)
@@ -254,7 +245,7 @@ class Reader:
             now=now,
             recent=recent,
         )
-        bundle = self._route(
+        bundle = self.route(
             state, step_intent, user_input, agent=agent, clearance=clearance, memories=retrieved
         )
         memory = list(from_bundle(bundle))

@@ -13,13 +13,13 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from memstrata.client.base import AsyncTransport, SyncTransport
+from memstrata.client.base import AsyncClientBase, ClientBase
 from memstrata.service import wire as m
 
 _ = (datetime, Literal, JsonValue)
 
 
-class ClientMethods(SyncTransport):
+class ClientMethods(ClientBase):
     """Every operation of the service, as a typed method."""
 
     def start_session(self, user_id: str, initial_query: str, *, session_id: str | None = None) -> m.Session:
@@ -227,7 +227,7 @@ class ClientMethods(SyncTransport):
         return self._call("list_keys", m.Empty, m.KeyList)
 
 
-class AsyncClientMethods(AsyncTransport):
+class AsyncClientMethods(AsyncClientBase):
     """Every operation of the service, as a typed method."""
 
     async def start_session(self, user_id: str, initial_query: str, *, session_id: str | None = None) -> m.Session:

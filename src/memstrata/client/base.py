@@ -1,16 +1,19 @@
-"""What the generated client methods call: one request, over HTTP or in process.
+"""What the generated client methods call: a transport that sends one request.
 
-A client made with ``url`` talks to a running ``memstrata serve`` over REST (httpx);
-one made with ``service`` calls a :class:`memstrata.service.core.Service` in this
-process, with the same authentication, roles and errors. Errors come back as the
-memstrata exceptions the service raised (rebuilt from the error body: same class,
-message, ``field`` and ``reason``).
+A transport takes an operation's name and its request model and returns the response
+model, or raises the memstrata exception the service raised (the way httpx separates
+a client from its transports). :class:`HTTPTransport` and :class:`AsyncHTTPTransport`
+talk to a running ``memstrata serve`` over REST; the transports that call a
+:class:`memstrata.service.core.Service` in this process live next to it, in
+:mod:`memstrata.service.inprocess`, because this package imports no engine module.
+Errors from HTTP come back as the exceptions the service raised, rebuilt from the
+error body (same class, message, ``field`` and ``reason``).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 import httpx
 from pydantic import BaseModel
@@ -18,9 +21,10 @@ from pydantic import ValidationError as PydanticValidationError
 
 from memstrata import errors
 from memstrata.errors import MemstrataError
-from memstrata.service.core import Service
-from memstrata.service.operations import request_error
-from memstrata.service.wire import dump
+from memstrata.service.wire_base import dump, request_error
+
+if TYPE_CHECKING:
+    from memstrata.service.core import Service
 
 R = TypeVar("R", bound=BaseModel)
 DEFAULT_TIMEOUT_S = 60.0
@@ -34,6 +38,22 @@ _BY_STATUS: dict[int, type[MemstrataError]] = {
     429: errors.RateLimitedError,
     503: errors.BackendUnavailableError,
 }
+
+
+class Transport(Protocol):
+    """Sends one request of an operation and returns its response (or raises)."""
+
+    def send(self, operation: str, request: BaseModel, response: type[R]) -> R: ...
+
+    def close(self) -> None: ...
+
+
+class AsyncTransport(Protocol):
+    """The asynchronous twin of :class:`Transport`."""
+
+    async def send(self, operation: str, request: BaseModel, response: type[R]) -> R: ...
+
+    async def aclose(self) -> None: ...
 
 
 def error_from_body(status: int, body: Any) -> MemstrataError:
@@ -60,34 +80,74 @@ def request_of(model: type[BaseModel], fields: dict[str, Any]) -> BaseModel:
         raise request_error(exc) from None
 
 
-def _connection(
-    url: str | None, key: str | None, service: Service | None, timeout_s: float
-) -> tuple[str | None, dict[str, Any] | None]:
-    """The key to present and, for a URL, the HTTP client's options (one of the two
-    targets must be given; the environment fills in what the arguments leave out)."""
-    url = url or (None if service is not None else os.environ.get("MEMSTRATA_URL"))
-    key = key or os.environ.get("MEMSTRATA_API_KEY")
-    if (url is None) == (service is None):
-        raise errors.ValidationError("url", "give a service url (or MEMSTRATA_URL) or a service")
-    if url is None:
-        return key, None
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return key, {"base_url": url.rstrip("/"), "timeout": timeout_s, "headers": headers}
-
-
 def _reply(response: type[R], status: int, body: Any) -> R:
     if status >= 400:
         raise error_from_body(status, body)
     return response.model_validate(body)
 
 
-def _in_process(result: BaseModel, response: type[R]) -> R:
-    # The service returns the operation's response model itself.
-    return result if isinstance(result, response) else response.model_validate(result.model_dump())
+def _http_options(url: str, key: str | None, timeout_s: float) -> dict[str, Any]:
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return {"base_url": url.rstrip("/"), "timeout": timeout_s, "headers": headers}
 
 
-class SyncTransport:
-    """Sends a request model, returns the response model (or raises)."""
+class HTTPTransport:
+    """REST to a running service: ``POST /v1/<operation>`` with the key as a bearer."""
+
+    def __init__(
+        self, url: str, key: str | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> None:
+        self._http = httpx.Client(**_http_options(url, key, timeout_s))
+
+    def send(self, operation: str, request: BaseModel, response: type[R]) -> R:
+        reply = self._http.post(f"/v1/{operation}", json=dump(request))
+        return _reply(response, reply.status_code, reply.json())
+
+    def close(self) -> None:
+        self._http.close()
+
+
+class AsyncHTTPTransport:
+    """The asynchronous twin of :class:`HTTPTransport`."""
+
+    def __init__(
+        self, url: str, key: str | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S
+    ) -> None:
+        self._http = httpx.AsyncClient(**_http_options(url, key, timeout_s))
+
+    async def send(self, operation: str, request: BaseModel, response: type[R]) -> R:
+        reply = await self._http.post(f"/v1/{operation}", json=dump(request))
+        return _reply(response, reply.status_code, reply.json())
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+def _target(
+    url: str | None, key: str | None, service: Service | None, transport: object | None
+) -> tuple[str | None, str | None]:
+    """The url (None: the service) and the key of a client without a transport; the
+    environment fills in what the arguments leave out."""
+    if transport is not None:
+        if url is not None or key is not None or service is not None:
+            raise errors.ValidationError(
+                "transport", "give a transport, or a url or a service, not both"
+            )
+        return None, None
+    url = url or (None if service is not None else os.environ.get("MEMSTRATA_URL"))
+    key = key or os.environ.get("MEMSTRATA_API_KEY")
+    if (url is None) == (service is None):
+        raise errors.ValidationError("url", "give a service url (or MEMSTRATA_URL) or a service")
+    return url, key
+
+
+class ClientBase:
+    """What the generated methods of :class:`memstrata.client.Client` call.
+
+    ``Client(url, key)`` (or ``MEMSTRATA_URL`` and ``MEMSTRATA_API_KEY``) sends over
+    HTTP, ``Client(service=..., key=...)`` calls a service in this process, and
+    ``Client(transport=...)`` uses the transport given.
+    """
 
     def __init__(
         self,
@@ -95,35 +155,37 @@ class SyncTransport:
         key: str | None = None,
         *,
         service: Service | None = None,
+        transport: Transport | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        self._service = service
-        self._key, options = _connection(url, key, service, timeout_s)
-        self._http = httpx.Client(**options) if options is not None else None
+        url, key = _target(url, key, service, transport)
+        if transport is None and service is not None:
+            # Imported here: the in-process transport brings the service (and engine).
+            from memstrata.service.inprocess import ServiceTransport
+
+            transport = ServiceTransport(service, key)
+        elif transport is None:
+            assert url is not None
+            transport = HTTPTransport(url, key, timeout_s=timeout_s)
+        self._transport: Transport = transport
 
     def _call(
         self, name: str, request_model: type[BaseModel], response: type[R], /, **fields: Any
     ) -> R:
-        request = request_of(request_model, fields)
-        if self._service is not None:
-            return _in_process(self._service.call(name, self._key, request), response)
-        assert self._http is not None
-        reply = self._http.post(f"/v1/{name}", json=dump(request))
-        return _reply(response, reply.status_code, reply.json())
+        return self._transport.send(name, request_of(request_model, fields), response)
 
     def close(self) -> None:
-        if self._http is not None:
-            self._http.close()
+        self._transport.close()
 
-    def __enter__(self: Any) -> Any:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-class AsyncTransport:
-    """The asynchronous twin of :class:`SyncTransport`."""
+class AsyncClientBase:
+    """The asynchronous twin of :class:`ClientBase`."""
 
     def __init__(
         self,
@@ -131,30 +193,28 @@ class AsyncTransport:
         key: str | None = None,
         *,
         service: Service | None = None,
+        transport: AsyncTransport | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
     ) -> None:
-        self._service = service
-        self._key, options = _connection(url, key, service, timeout_s)
-        self._http = httpx.AsyncClient(**options) if options is not None else None
+        url, key = _target(url, key, service, transport)
+        if transport is None and service is not None:
+            from memstrata.service.inprocess import AsyncServiceTransport
+
+            transport = AsyncServiceTransport(service, key)
+        elif transport is None:
+            assert url is not None
+            transport = AsyncHTTPTransport(url, key, timeout_s=timeout_s)
+        self._transport: AsyncTransport = transport
 
     async def _call(
         self, name: str, request_model: type[BaseModel], response: type[R], /, **fields: Any
     ) -> R:
-        request = request_of(request_model, fields)
-        if self._service is not None:
-            import anyio
-
-            result = await anyio.to_thread.run_sync(self._service.call, name, self._key, request)
-            return _in_process(result, response)
-        assert self._http is not None
-        reply = await self._http.post(f"/v1/{name}", json=dump(request))
-        return _reply(response, reply.status_code, reply.json())
+        return await self._transport.send(name, request_of(request_model, fields), response)
 
     async def aclose(self) -> None:
-        if self._http is not None:
-            await self._http.aclose()
+        await self._transport.aclose()
 
-    async def __aenter__(self: Any) -> Any:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -26,6 +26,7 @@ from memstrata.errors import (
     ValidationError,
 )
 from memstrata.service.auth import Caller, KeyStore, Role
+from memstrata.service.wire_base import request_error
 from memstrata.session import SessionState
 
 Req = TypeVar("Req", bound=BaseModel)
@@ -40,13 +41,6 @@ COMMON_ERRORS: tuple[type[MemstrataError], ...] = (
     ValidationError,
     BackendError,
 )
-
-
-def request_error(exc: PydanticValidationError) -> ValidationError:
-    """The first problem pydantic found in a request, naming the field."""
-    first = exc.errors()[0]
-    field = ".".join(str(part) for part in first.get("loc", ())) or "request"
-    return ValidationError(field, str(first.get("msg", "is invalid")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from memstrata.client.base import AsyncTransport, SyncTransport
+from memstrata.client.base import AsyncClientBase, ClientBase
 from memstrata.service import wire as m
 
 _ = (datetime, Literal, JsonValue)
@@ -103,8 +103,8 @@ def source() -> str:
     """The generated module's text."""
     parts = [HEADER]
     for cls, base, asynchronous in (
-        ("ClientMethods", "SyncTransport", False),
-        ("AsyncClientMethods", "AsyncTransport", True),
+        ("ClientMethods", "ClientBase", False),
+        ("AsyncClientMethods", "AsyncClientBase", True),
     ):
         parts.append(f"\n\nclass {cls}({base}):\n")
         parts.append('    """Every operation of the service, as a typed method."""\n')

@@ -6,16 +6,18 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Protocol, cast
 
 import typer
 
 from memstrata.config import settings_from_env
 from memstrata.errors import MemstrataError, error_code
-from memstrata.service.auth import KeyInfo
-
-keys_app = typer.Typer(help="API keys: create, revoke and list (hashed in Valkey).")
+from memstrata.service import wire as m
+from memstrata.service.auth import Clearance, KeyInfo, Role
+from memstrata.service.wire import dump
 
 DataDir = Annotated[
     Path,
@@ -89,111 +91,146 @@ def mcp(
     import anyio
 
     from memstrata.engine import ContextEngine
-    from memstrata.service.auth import Caller, check_name
-    from memstrata.service.core import Service
+    from memstrata.service.auth import check_name
+    from memstrata.service.local import local_caller, local_service
     from memstrata.service.mcp import run_stdio
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     try:
-        caller = Caller("local", check_name("tenant", tenant), check_name("agent", agent), "admin")
+        caller = local_caller(check_name("tenant", tenant), check_name("agent", agent))
         settings = settings_from_env(data_dir=data_dir)
         with ContextEngine.open(settings) as engine:
-            from memstrata.clock import SystemClock
-
-            service = Service(engine, None, SystemClock(), local_caller=caller)
-            anyio.run(run_stdio, service)
+            anyio.run(run_stdio, local_service(engine, caller))
     except MemstrataError as exc:
         raise _fail(exc) from exc
 
 
-def _remote(url: str, operation: str, payload: dict[str, Any]) -> dict[str, Any]:
-    import httpx
+class KeyClient(Protocol):
+    """What ``memstrata keys --url`` calls: a :class:`memstrata.client.Client`, which the
+    CLI passes in (this package does not import the client: the client imports it)."""
+
+    def create_key(
+        self,
+        agent: str,
+        role: Role,
+        *,
+        clearance: Clearance = "high",
+        ttl_s: float | None = None,
+        rate_per_s: int = 1000,
+    ) -> m.CreatedKeyOut: ...
+
+    def revoke_key(self, key_id: str) -> m.KeyOut: ...
+
+    def list_keys(self) -> m.KeyList: ...
+
+    def close(self) -> None: ...
+
+
+Connect = Callable[[str, str], KeyClient]
+"""``(url, key)`` -> a client of the service at ``url`` presenting ``key``."""
+
+
+@contextmanager
+def _remote(connect: Connect, url: str) -> Iterator[KeyClient]:
+    """A client of the service at ``url`` with the admin key in ``MEMSTRATA_API_KEY``;
+    an error is reported as the service's error body with its HTTP status."""
+    from memstrata.service.core import error_body
 
     key = os.environ.get("MEMSTRATA_API_KEY")
     if not key:
         sys.stderr.write("error: set MEMSTRATA_API_KEY to an admin key of the service\n")
         raise typer.Exit(2)
-    response = httpx.post(
-        f"{url.rstrip('/')}/v1/{operation}",
-        json=payload,
-        headers={"Authorization": f"Bearer {key}"},
-        timeout=30.0,
-    )
-    body: dict[str, Any] = response.json()
-    if response.status_code >= 400:
-        sys.stderr.write(f"error ({response.status_code}): {body.get('error', body)}\n")
-        raise typer.Exit(2)
-    return body
-
-
-@keys_app.command("create")
-def keys_create(
-    tenant: Annotated[str, typer.Option("--tenant")],
-    agent: Annotated[str, typer.Option("--agent")],
-    role: Annotated[str, typer.Option("--role", help="reader, writer or admin")],
-    clearance: Annotated[str, typer.Option("--clearance", help="low, medium or high")] = "high",
-    ttl_days: Annotated[float | None, typer.Option("--ttl-days")] = None,
-    rate_per_s: Annotated[int, typer.Option("--rate-per-s")] = 1_000,
-    data_dir: DataDir = DEFAULT_DATA_DIR,
-    url: UrlOption = None,
-) -> None:
-    """Create a key; it is printed this once (only its hash is stored)."""
-    ttl_s = None if ttl_days is None else ttl_days * 86_400
-    if url:
-        payload: dict[str, Any] = {"agent": agent, "role": role, "clearance": clearance}
-        payload.update({"rate_per_s": rate_per_s} | ({"ttl_s": ttl_s} if ttl_s else {}))
-        _print(_remote(url, "create_key", payload))
-        return
-    from memstrata.service.server import key_store
-
+    client = connect(url, key)
     try:
-        with key_store(settings_from_env(data_dir=data_dir)) as keys:
-            created = keys.create(
-                tenant, agent, role, clearance=clearance, ttl_s=ttl_s, rate_per_s=rate_per_s
-            )
+        yield client
     except MemstrataError as exc:
-        raise _fail(exc) from exc
-    _print({"key": created.key, "info": created.info.as_dict()})
+        sys.stderr.write(f"error ({error_code(exc).http}): {error_body(exc)}\n")
+        raise typer.Exit(2) from exc
+    finally:
+        client.close()
 
 
-@keys_app.command("revoke")
-def keys_revoke(
-    key_id: Annotated[str, typer.Argument(help="The key id (the part after msk_).")],
-    data_dir: DataDir = DEFAULT_DATA_DIR,
-    url: UrlOption = None,
-) -> None:
-    """Revoke a key at once."""
-    if url:
-        _print(_remote(url, "revoke_key", {"key_id": key_id}))
-        return
-    from memstrata.service.server import key_store
+def keys_commands(connect: Connect) -> typer.Typer:
+    """``memstrata keys``: with ``--url`` through ``connect``'s client (as the key's
+    tenant), otherwise on the data directory's key store (any tenant, no engine)."""
+    keys_app = typer.Typer(help="API keys: create, revoke and list (hashed in Valkey).")
 
-    try:
-        with key_store(settings_from_env(data_dir=data_dir)) as keys:
-            info: KeyInfo = keys.revoke(key_id)
-    except MemstrataError as exc:
-        raise _fail(exc) from exc
-    _print(info.as_dict())
+    @keys_app.command("create")
+    def keys_create(
+        tenant: Annotated[str, typer.Option("--tenant")],
+        agent: Annotated[str, typer.Option("--agent")],
+        role: Annotated[str, typer.Option("--role", help="reader, writer or admin")],
+        clearance: Annotated[str, typer.Option("--clearance", help="low, medium or high")] = "high",
+        ttl_days: Annotated[float | None, typer.Option("--ttl-days")] = None,
+        rate_per_s: Annotated[int, typer.Option("--rate-per-s")] = 1_000,
+        data_dir: DataDir = DEFAULT_DATA_DIR,
+        url: UrlOption = None,
+    ) -> None:
+        """Create a key; it is printed this once (only its hash is stored)."""
+        ttl_s = None if ttl_days is None else ttl_days * 86_400
+        if url:  # the key's tenant: --tenant is not used
+            with _remote(connect, url) as client:
+                created = client.create_key(
+                    agent,
+                    cast(Role, role),  # the request model checks it
+                    clearance=cast(Clearance, clearance),
+                    ttl_s=ttl_s or None,
+                    rate_per_s=rate_per_s,
+                )
+            _print(dump(created))
+            return
+        from memstrata.service.server import key_store
 
+        try:
+            with key_store(settings_from_env(data_dir=data_dir)) as keys:
+                made = keys.create(
+                    tenant, agent, role, clearance=clearance, ttl_s=ttl_s, rate_per_s=rate_per_s
+                )
+        except MemstrataError as exc:
+            raise _fail(exc) from exc
+        _print({"key": made.key, "info": made.info.as_dict()})
 
-@keys_app.command("list")
-def keys_list(
-    tenant: Annotated[str | None, typer.Option("--tenant")] = None,
-    data_dir: DataDir = DEFAULT_DATA_DIR,
-    url: UrlOption = None,
-) -> None:
-    """List keys (ids, tenants, agents, roles; never the keys)."""
-    if url:
-        _print(_remote(url, "list_keys", {}))
-        return
-    from memstrata.service.server import key_store
+    @keys_app.command("revoke")
+    def keys_revoke(
+        key_id: Annotated[str, typer.Argument(help="The key id (the part after msk_).")],
+        data_dir: DataDir = DEFAULT_DATA_DIR,
+        url: UrlOption = None,
+    ) -> None:
+        """Revoke a key at once."""
+        if url:
+            with _remote(connect, url) as client:
+                _print(dump(client.revoke_key(key_id)))
+            return
+        from memstrata.service.server import key_store
 
-    try:
-        with key_store(settings_from_env(data_dir=data_dir)) as keys:
-            infos = keys.all(tenant)
-    except MemstrataError as exc:
-        raise _fail(exc) from exc
-    _print({"keys": [i.as_dict() for i in infos]})
+        try:
+            with key_store(settings_from_env(data_dir=data_dir)) as keys:
+                info: KeyInfo = keys.revoke(key_id)
+        except MemstrataError as exc:
+            raise _fail(exc) from exc
+        _print(info.as_dict())
+
+    @keys_app.command("list")
+    def keys_list(
+        tenant: Annotated[str | None, typer.Option("--tenant")] = None,
+        data_dir: DataDir = DEFAULT_DATA_DIR,
+        url: UrlOption = None,
+    ) -> None:
+        """List keys (ids, tenants, agents, roles; never the keys)."""
+        if url:  # the key's tenant's keys: --tenant is not used
+            with _remote(connect, url) as client:
+                _print(dump(client.list_keys()))
+            return
+        from memstrata.service.server import key_store
+
+        try:
+            with key_store(settings_from_env(data_dir=data_dir)) as keys:
+                infos = keys.all(tenant)
+        except MemstrataError as exc:
+            raise _fail(exc) from exc
+        _print({"keys": [i.as_dict() for i in infos]})
+
+    return keys_app
 
 
 def serve_demo(data_dir: DataDir = Path(".memstrata-demo")) -> None:
@@ -207,9 +244,10 @@ def serve_demo(data_dir: DataDir = Path(".memstrata-demo")) -> None:
         raise _fail(exc) from exc
 
 
-def register(app: typer.Typer) -> None:
-    """Add the service's commands to the ``memstrata`` app."""
+def register(app: typer.Typer, connect: Connect) -> None:
+    """Add the service's commands to the ``memstrata`` app; ``connect`` makes the client
+    ``memstrata keys --url`` calls."""
     app.command()(serve)
     app.command("serve-demo")(serve_demo)
     app.command()(mcp)
-    app.add_typer(keys_app, name="keys")
+    app.add_typer(keys_commands(connect), name="keys")

@@ -18,7 +18,6 @@ from memstrata.service.capability import (
     SESSION_SEPARATOR,
     Call,
     Operation,
-    request_error,
 )
 from memstrata.service.ops import (
     decisions,
@@ -30,6 +29,7 @@ from memstrata.service.ops import (
     sessions,
     working,
 )
+from memstrata.service.wire_base import request_error
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     *sessions.OPERATIONS,

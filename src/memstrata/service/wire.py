@@ -4,25 +4,50 @@ REST bodies, gRPC messages (:mod:`memstrata.service.proto`), MCP tool schemas an
 client all come from these models, so a field has one name and one type everywhere.
 Every model forbids unknown fields: a misspelt field is a 422 naming it, not a
 silently ignored option. The tenant is never a body field: it is the API key's.
+
+Where a response is a domain value, its model is derived from the domain type
+(:mod:`memstrata.service.derive`, generated into :mod:`memstrata.service.wire_derived`)
+and re-exported here. The models written here are the requests, which carry the wire's
+own limits (lengths, ranges, sizes), and the results that are no domain value or
+deliberately differ from one (each says why). Nothing here imports the engine.
 """
+
+# Pydantic copies a mutable default for each instance.
+# ruff: noqa: RUF012
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import Field, JsonValue
 
-Id = Annotated[str, Field(min_length=1, max_length=256)]
-Text = Annotated[str, Field(min_length=1, max_length=100_000)]
-ShortText = Annotated[str, Field(min_length=1, max_length=8_000)]
-
-
-class Wire(BaseModel):
-    """Base of every wire model: unknown fields are errors, values are immutable."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+from memstrata.service.wire_base import *  # noqa: F403
+from memstrata.service.wire_base import (
+    Id,
+    JsonObject,
+    Label,
+    Risk,
+    ShortText,
+    StoreKey,
+    StoreNamespace,
+    Text,
+    TurnIn,
+    Wire,
+)
+from memstrata.service.wire_derived import *  # noqa: F403
+from memstrata.service.wire_derived import (
+    AccessRequestOut,
+    ApiResultOut,
+    KeyOut,
+    NamespaceOut,
+    SharedItemOut,
+    StoreItemOut,
+    TraceCardOut,
+    TraceEntryOut,
+    TurnRefOut,
+    WorkingKeyOut,
+)
 
 # -- sessions (L1) ---------------------------------------------------------------------
 
@@ -58,26 +83,8 @@ class UpdateSessionRequest(Wire):
     action: ActionIn | None = None
 
 
-class ApiResultOut(Wire):
-    status: str
-    data_hash: str
-
-
-class TraceEntryOut(Wire):
-    step: int
-    action_id: str
-    payload_hash: str
-    at: datetime
-
-
-class TurnRefOut(Wire):
-    turn_id: str
-    role: str
-    text_hash: str
-    chars: int
-    at: datetime
-
-
+# Explicit: the session id is the one the caller knows (the engine's carries the tenant),
+# and the auth context and observation counters stay inside.
 class Session(Wire):
     """A session's L1 state: ids, pointers and hashes only (payloads live in L2)."""
 
@@ -110,42 +117,6 @@ class RememberRequest(Wire):
     """Wait until it is stored and report the episode and each fact."""
 
 
-class EpisodeOut(Wire):
-    id: str
-    text: str
-    role: str
-    observed_at: datetime
-    session_id: str | None = None
-    speaker: str | None = None
-
-
-class FactOut(Wire):
-    id: str
-    kind: str
-    subject: str
-    attribute: str
-    value: str
-    version: int
-    active: bool
-    valid_from: datetime
-    episodes: list[str] = []
-
-
-class Receipt(Wire):
-    """What observe/remember queued; with ``wait``, what was stored."""
-
-    queued: bool
-    episode_ids: list[str] = []
-    error: str | None = None
-    episodes: list[EpisodeOut] = []
-    facts: list[FactOut] = []
-
-
-Label = Annotated[str, Field(min_length=1, max_length=256)]
-StoreNamespace = Annotated[list[Label], Field(min_length=1, max_length=32)]
-StoreKey = Annotated[str, Field(min_length=1, max_length=1024)]
-
-
 class ForgetRequest(Wire):
     """Forget a user (everything held of them), chosen memories, or the item store's
     items under a namespace prefix; give exactly one of the three."""
@@ -156,13 +127,8 @@ class ForgetRequest(Wire):
     """A namespace prefix of the item store (its items are keyed by namespace, not user)."""
 
 
-class ForgetResult(Wire):
-    points_deleted: int
-    keys_deleted: int
-    queue_entries_deleted: int
-    sessions_ended: int
-
-
+# Explicit (with ConsolidationOut): one tenant's view of a consolidation pass, its
+# report's actions as rows and the tenant's hot-knowledge merge flattened.
 class ConsolidationAction(Wire):
     """One kind of change a consolidation made, with the memory ids it touched."""
 
@@ -201,34 +167,6 @@ class RetrieveRequest(Wire):
     as_of: datetime | None = None
 
 
-class RetrievedOut(Wire):
-    id: str
-    kind: str
-    text: str
-    score: float
-    cosine: float
-    low_confidence: bool
-    routes: list[str] = []
-    observed_at: datetime | None = None
-    in_time_window: bool | None = None
-    superseded_by: str | None = None
-    facts: list[RetrievedOut] = []
-    metadata: dict[str, JsonValue] = {}
-
-
-class TimeWindowOut(Wire):
-    start: datetime
-    end: datetime
-    phrase: str
-
-
-class RetrievalOut(Wire):
-    items: list[RetrievedOut] = []
-    below_threshold: list[RetrievedOut] = []
-    l3_skipped: bool = False
-    time_window: TimeWindowOut | None = None
-
-
 # -- routing and context --------------------------------------------------------------------
 
 
@@ -240,46 +178,7 @@ class RouteRequest(Wire):
     query: ShortText | None = None
 
 
-class BundleItemOut(Wire):
-    name: str
-    content: JsonValue = None
-    layer: str
-    level: str
-    """Its permission level: low, medium or high."""
-    ref: str
-    source: str
-    relevance: float
-    freshness_hours: float | None = None
-    low_confidence: bool = False
-
-
-class MissingOut(Wire):
-    name: str
-    layer: str
-    ref: str
-    reason: str
-
-
-class Bundle(Wire):
-    """``ContextBundle``: every item with its provenance, and what was missing."""
-
-    session_id: str
-    step_intent: str
-    step: int
-    built_at: datetime
-    items: list[BundleItemOut] = []
-    missing: list[MissingOut] = []
-    l3_skipped: bool = False
-
-
-class TurnIn(Wire):
-    role: Literal["user", "assistant", "system"]
-    content: Text
-    id: Id | None = None
-    summary: bool = False
-    covers: list[Id] = []
-
-
+# Explicit: a request mirroring ToolResult with the wire's limits (ids, ranges).
 class ToolResultIn(Wire):
     call_id: Id
     name: Id
@@ -297,47 +196,6 @@ class BuildContextRequest(Wire):
     history: Annotated[list[TurnIn], Field(max_length=1_000)] = []
     tool_results: Annotated[list[ToolResultIn], Field(max_length=100)] = []
     k: Annotated[int, Field(ge=1, le=100)] = 10
-
-
-class ChatMessageOut(Wire):
-    role: str
-    content: str
-
-
-class ContextEntryOut(Wire):
-    """An admitted or dropped part of the context, with where it came from."""
-
-    id: str
-    section: str
-    tokens: int
-    layer: str
-    ref: str
-    source: str
-    relevance: float | None = None
-    freshness_hours: float | None = None
-    low_confidence: bool = False
-    reason: str | None = None
-    detail: str | None = None
-
-
-class SectionOut(Wire):
-    section: str
-    budget: int
-    used: int
-
-
-class BuiltContextOut(Wire):
-    """The step's model call: its messages, and the accounting of what went in."""
-
-    messages: list[ChatMessageOut]
-    admitted: list[ContextEntryOut] = []
-    dropped: list[ContextEntryOut] = []
-    sections: list[SectionOut] = []
-    total_tokens: int
-    available_tokens: int
-    counter: str
-    exact: bool
-    summary: TurnIn | None = None
 
 
 # -- working memory (L2) -------------------------------------------------------------------
@@ -369,13 +227,7 @@ class GetStepResultRequest(Wire):
     reader_step: Id | None = None
 
 
-class WorkingItemOut(Wire):
-    key: str
-    value: JsonValue = None
-    ttl_remaining_s: float | None = None
-    stored_at: datetime | None = None
-
-
+# Explicit: a request's point; its value is required, which SeriesPoint's Any cannot say.
 class SeriesPointIn(Wire):
     timestamp: float
     value: JsonValue
@@ -416,6 +268,7 @@ class PendingOut(Wire):
 # -- knowledge -------------------------------------------------------------------------------
 
 
+# Explicit: a request mirroring Document with the wire's limits (name and text sizes).
 class DocumentIn(Wire):
     name: Annotated[str, Field(min_length=1, max_length=512)]
     text: Annotated[str, Field(max_length=10_000_000)]
@@ -426,23 +279,6 @@ class IngestDocumentsRequest(Wire):
     documents: Annotated[list[DocumentIn], Field(min_length=1, max_length=1_000)]
     level: Literal["low", "medium", "high"] = "low"
     """The permission level the documents' chunks carry."""
-
-
-class FileErrorOut(Wire):
-    path: str
-    reason: str
-
-
-class IngestReportOut(Wire):
-    files_seen: int
-    files_added: int
-    files_updated: int
-    files_skipped: int
-    files_removed: int
-    chunks_added: int
-    chunks_deleted: int
-    oversized_chunks: int
-    errors: list[FileErrorOut] = []
 
 
 class ConfirmKnowledgeRequest(Wire):
@@ -460,12 +296,7 @@ class IdOut(Wire):
 # -- inspect -----------------------------------------------------------------------------------
 
 
-class WorkingKeyOut(Wire):
-    key: str
-    type: str
-    ttl_remaining_s: float | None = None
-
-
+# Explicit: what the engine holds for a session, gathered from L1 and L2.
 class InspectOut(Wire):
     session_id: str
     session: Session | None = None
@@ -486,14 +317,6 @@ class CreateNamespaceRequest(Wire):
     owner: Id | None = None
 
 
-class NamespaceOut(Wire):
-    namespace: str
-    purpose: str
-    ttl_s: float
-    owner: str
-    created_at: float
-
-
 class NamespaceList(Wire):
     namespaces: list[NamespaceOut] = []
 
@@ -504,14 +327,6 @@ class AccessRequestIn(Wire):
     namespace: Id
     purpose: Annotated[str, Field(min_length=1, max_length=500)]
     mode: Literal["read", "write"] = "read"
-
-
-class AccessRequestOut(Wire):
-    namespace: str
-    agent: str
-    purpose: str
-    mode: str
-    at: float
 
 
 class AccessRequestList(Wire):
@@ -540,16 +355,6 @@ class PutSharedRequest(Wire):
     level: Literal["low", "medium", "high"] = "medium"
 
 
-class SharedItemOut(Wire):
-    namespace: str
-    item_id: str
-    value: JsonValue = None
-    level: str
-    written_by: str
-    written_at: float
-    expires_at: float
-
-
 class SharedItemList(Wire):
     items: list[SharedItemOut] = []
 
@@ -575,16 +380,6 @@ class StorePutRequest(Wire):
 class StoreItemRef(Wire):
     namespace: StoreNamespace
     key: StoreKey
-
-
-class StoreItemOut(Wire):
-    namespace: list[str]
-    key: str
-    value: dict[str, JsonValue] = {}
-    created_at: datetime
-    updated_at: datetime
-    score: float | None = None
-    """With a query: the item's cosine to it."""
 
 
 class StoreGetResult(Wire):
@@ -621,6 +416,7 @@ class StoreListNamespacesRequest(Wire):
     offset: Annotated[int, Field(ge=0, le=10_000)] = 0
 
 
+# Explicit: a namespace of the item store is a tuple of labels in the engine.
 class StoreNamespaceOut(Wire):
     namespace: list[str]
 
@@ -642,25 +438,6 @@ class CreateKeyRequest(Wire):
     rate_per_s: Annotated[int, Field(ge=1, le=1_000_000)] = 1_000
 
 
-class KeyOut(Wire):
-    key_id: str
-    tenant: str
-    agent: str
-    role: str
-    clearance: str
-    created_at: float
-    expires_at: float | None = None
-    revoked: bool = False
-    rate_per_s: int
-
-
-class CreatedKeyOut(Wire):
-    """``key`` is shown this once; only its hash is stored."""
-
-    key: str
-    info: KeyOut
-
-
 class KeyRef(Wire):
     key_id: Annotated[str, Field(min_length=1, max_length=64)]
 
@@ -669,12 +446,11 @@ class KeyList(Wire):
     keys: list[KeyOut] = []
 
 
-# -- decisions (seed 003 §4) -------------------------------------------------------------
-
-Risk = Literal["low", "medium", "high"]
-JsonObject = dict[str, JsonValue]
+# -- decisions (docs/architecture.md, "Decisions and feedback") ---------------------------
 
 
+# Explicit (as SlotModel and StepPolicyModel): requests mirroring ToolSpec, Slot and
+# StepPolicy with the wire's limits on each field (ids, lengths, list sizes).
 class ToolSpecModel(Wire):
     """A tool: JSON-schema parameters, risk, alternatives, and the parameters that
     must equal facts the session holds (``bound``: parameter -> ``l1.<field>`` or
@@ -724,44 +500,6 @@ class DecideRequest(Wire):
     """What the caller parsed from this turn, as ``given.<name>`` facts."""
 
 
-class JudgmentOut(Wire):
-    needs_data: bool
-    data_kind: str | None = None
-    enough: bool
-    confidence: float
-    missing: list[str] = []
-    tool: str | None = None
-    params: JsonObject = {}
-    reasons: list[str] = []
-    judged_by: str
-
-
-class UsedContextOut(Wire):
-    memory_ids: list[str] = []
-    episode_ids: list[str] = []
-    knowledge_ids: list[str] = []
-    l2_keys: list[str] = []
-
-
-class DecisionOut(Wire):
-    """The decision, its judgment, the context it rests on and its trace card id."""
-
-    route: Literal["answer", "tool", "ask"]
-    intent: str
-    risk: str
-    confidence: float
-    threshold: float
-    tool: str | None = None
-    params: JsonObject = {}
-    ask_for: list[str] = []
-    questions: list[str] = []
-    reasons: list[str] = []
-    judgment: JudgmentOut
-    used: UsedContextOut
-    card_id: str
-    bundle: Bundle
-
-
 class CallToolRequest(Wire):
     """Run the decision's tool call (or the tool and parameters named)."""
 
@@ -784,49 +522,9 @@ class ToolResultReportIn(Wire):
     error: ShortText | None = None
 
 
-class GateCheckOut(Wire):
-    name: str
-    passed: bool
-    detail: str = ""
-
-
-class GateVerdictOut(Wire):
-    tool: str
-    checks: list[GateCheckOut] = []
-
-
-class AttemptOut(Wire):
-    tool: str
-    ok: bool
-    error: str = ""
-
-
-class ToolOutcomeOut(Wire):
-    """done, approved (run it yourself), pending_confirmation, rejected, blocked or
-    cannot_complete; with every gate verdict and attempt."""
-
-    outcome: str
-    tool: str
-    result: JsonValue = None
-    pending_id: str | None = None
-    verdicts: list[GateVerdictOut] = []
-    attempts: list[AttemptOut] = []
-    fallbacks: list[str] = []
-    message: str = ""
-
-
 class CheckReplyRequest(Wire):
     card_id: Id
     reply: Text
-
-
-class ReplyCheckOut(Wire):
-    consistent: bool
-    regenerate: bool
-    conflicts: list[str] = []
-    context_loaded: bool
-    context_used: bool
-    effective: bool
 
 
 class TraceCardsRequest(Wire):
@@ -836,42 +534,6 @@ class TraceCardsRequest(Wire):
     since: datetime | None = None
     until: datetime | None = None
     limit: Annotated[int, Field(ge=1, le=1_000)] = 100
-
-
-class TraceCardOut(Wire):
-    """One decision, as an operator reads it back."""
-
-    id: str
-    session_id: str
-    step: int
-    intent: str
-    at: datetime
-    route: str
-    confidence: float
-    threshold: float
-    judged_by: str
-    user: str = ""
-    question: str = ""
-    reasons: list[str] = []
-    memory_ids: list[str] = []
-    episode_ids: list[str] = []
-    knowledge_ids: list[str] = []
-    l2_keys: list[str] = []
-    ask_for: list[str] = []
-    tool: str | None = None
-    params: JsonObject = {}
-    tool_outcome: str | None = None
-    gate: list[GateVerdictOut] = []
-    attempts: list[AttemptOut] = []
-    fallbacks: list[str] = []
-    timing_ms: dict[str, float] = {}
-    reply: str = ""
-    consistency: str
-    conflicts: list[str] = []
-    context_loaded: bool | None = None
-    context_used: bool | None = None
-    effective: bool | None = None
-    flags: list[str] = []
 
 
 class TraceCardList(Wire):
@@ -892,59 +554,8 @@ class FeedbackRequest(Wire):
     """Memory ids the correction says are wrong (they stop being current)."""
 
 
-class FeedbackReceiptOut(Wire):
-    event_id: str
-    card_id: str
-    kind: str
-    queued: bool
-    used: list[str] = []
-    used_by: str
-    ignored: list[str] = []
-    wrong: list[str] = []
-    error: str | None = None
-
-
 class FeedbackReportRequest(Wire):
     since: datetime | None = None
-
-
-class QuestionStatsOut(Wire):
-    question: str
-    events: int
-    misses: int
-    miss_rate: float
-
-
-class IntentStatsOut(Wire):
-    intent: str
-    events: int
-    confirmed: int
-    corrected: int
-    abandoned: int
-    ratings: int
-    low_ratings: int
-    mean_rating: float | None = None
-    misses: int
-    miss_rate: float
-    questions: list[QuestionStatsOut] = []
-
-
-class IgnoredMemoryOut(Wire):
-    id: str
-    ignored: int
-    used: int
-    text: str | None = None
-
-
-class FeedbackReportOut(Wire):
-    """Which query types keep missing the right memory, and which memories are
-    retrieved but ignored."""
-
-    events: int
-    by_kind: dict[str, int] = {}
-    corrected_share: float | None = None
-    intents: list[IntentStatsOut] = []
-    ignored: list[IgnoredMemoryOut] = []
 
 
 class HealthReportRequest(Wire):
@@ -952,19 +563,11 @@ class HealthReportRequest(Wire):
     """The window: ``30m``, ``24h``, ``7d``, ``2w``."""
 
 
+# Explicit: the health report rendered, not its samples.
 class HealthReportOut(Wire):
-    """The context health report (seed 000 §5.3) as Markdown and a self-contained
-    HTML page with charts."""
+    """The context health report (docs/architecture.md, "Health and metrics") as
+    Markdown and a self-contained HTML page with charts."""
 
     samples: int
     markdown: str
     html: str
-
-
-class Empty(Wire):
-    """No fields."""
-
-
-def dump(model: BaseModel) -> dict[str, Any]:
-    """A model as JSON-ready data, unset optional fields left out."""
-    return model.model_dump(mode="json", exclude_none=True)

@@ -118,7 +118,7 @@ class _StageClock:
         self.laps[stage] = self.laps.get(stage, 0.0) + now - self._last
         self._last = now
         end_ns = now_ns()
-        finished_span(f"ingest.{stage}", self._last_ns, end_ns)
+        finished_span(f"write.{stage}", self._last_ns, end_ns)
         self._last_ns = end_ns
 
 
@@ -208,7 +208,7 @@ class WriteHandler:
         self._tracing: Tracing | None = None
 
     def trace_with(self, tracing: Tracing | None) -> None:
-        """Trace each batch (``ingest.batch``, a child span per stage) in ``tracing``
+        """Trace each batch (``write.batch``, a child span per stage) in ``tracing``
         (None: not traced). The engine passes its own."""
         self._tracing = tracing
 
@@ -247,7 +247,7 @@ class WriteHandler:
     def __call__(self, entries: Sequence[QueueEntry], /) -> None:
         """Handle one batch; raises only when the store failed (the batch is retried)."""
         self._count("entries", len(entries))
-        with activated(self._tracing), span("ingest.batch", entries=len(entries)):
+        with activated(self._tracing), span("write.batch", entries=len(entries)):
             mine, theirs = self._claim(entries)
             try:
                 self._write(mine)
@@ -321,7 +321,7 @@ class WriteHandler:
                 ]
                 if points:
                     self._store.longterm.add_points(MEMORIES, points)
-            clock.lap("write")
+            clock.lap("upsert")
             self._facts.settle(staged)
             clock.lap("settle")
         except Exception:

@@ -1,5 +1,6 @@
-"""Decisions (seed 003 §4): tools and policies of the caller's tenant, decide, the tool
-call with its gate and confirmations, the reply check, and trace cards.
+"""Decisions (docs/architecture.md, "Decisions and feedback"): tools and policies of
+the caller's tenant, decide, the tool call with its gate and confirmations, the reply
+check, and trace cards.
 
 A tool registered through the service is remote: the agent runs it and reports each
 attempt (``report_tool_result``); the gate, the confirmations and the fallback chain
@@ -9,103 +10,38 @@ are the service's. Tools and policies registered here are the tenant's own.
 from __future__ import annotations
 
 import contextlib
-from datetime import UTC, datetime
 from typing import Any
 
-from memstrata.decision import (
-    Decision,
-    ReplyCheck,
-    Slot,
-    StepPolicy,
-    ToolOutcome,
-    ToolSpec,
-    TraceCard,
-)
 from memstrata.errors import (
     ConflictError,
     NotFoundError,
     PermissionDeniedError,
     UnknownIntentError,
 )
-from memstrata.health import parse_duration, render_html, render_markdown
+from memstrata.health import parse_duration
 from memstrata.service import convert
 from memstrata.service import wire as m
-from memstrata.service.capability import SESSION_ERRORS, SESSION_SEPARATOR, Call, Operation
+from memstrata.service.capability import SESSION_ERRORS, Call, Operation
 
 CARD_ERRORS = (NotFoundError,)
 
 
-def tool_model(spec: ToolSpec) -> m.ToolSpecModel:
-    return m.ToolSpecModel(
-        name=spec.name,
-        description=spec.description,
-        parameters=convert.json_value(dict(spec.parameters)),
-        risk=spec.risk,
-        high_impact=spec.high_impact,
-        alternatives=list(spec.alternatives),
-        bound=dict(spec.bound),
-    )
-
-
 def _register_tool(call: Call, req: m.ToolSpecModel) -> m.ToolSpecModel:
-    spec = ToolSpec(
-        req.name,
-        req.description,
-        req.parameters,
-        risk=req.risk,
-        high_impact=req.high_impact,
-        alternatives=tuple(req.alternatives),
-        bound=req.bound,
-    )
+    spec = convert.tool_spec_in(req)
     call.engine.register_tool(spec, None, tenant=call.caller.tenant, replace=True)
-    return tool_model(spec)
+    return convert.tool_spec_out(spec)
 
 
 def _list_tools(call: Call, req: m.Empty) -> m.ToolList:
-    return m.ToolList(tools=[tool_model(s) for s in call.engine.tools(tenant=call.caller.tenant)])
+    tools = call.engine.tools(tenant=call.caller.tenant)
+    return m.ToolList(tools=[convert.tool_spec_out(s) for s in tools])
 
 
 def _register_policy(call: Call, req: m.StepPolicyModel) -> m.StepPolicyModel:
-    policy = StepPolicy(
-        req.intent,
-        risk=req.risk,
-        evidence=tuple(req.evidence),
-        slots=tuple(Slot(s.name, tuple(s.sources), s.question or "") for s in req.slots),
-        tool=req.tool,
-        tool_params=req.tool_params,
+    call.engine.register_policy(
+        convert.step_policy_in(req), tenant=call.caller.tenant, replace=True
     )
-    call.engine.register_policy(policy, tenant=call.caller.tenant, replace=True)
     return req
-
-
-def decision_out(decision: Decision, bundle: m.Bundle) -> m.DecisionOut:
-    j = decision.judgment
-    return m.DecisionOut(
-        route=decision.route,
-        intent=decision.intent,
-        risk=decision.risk,
-        confidence=decision.confidence,
-        threshold=decision.threshold,
-        tool=decision.tool,
-        params=convert.json_value(dict(decision.params)),
-        ask_for=list(decision.ask_for),
-        questions=list(decision.questions),
-        reasons=list(decision.reasons),
-        judgment=m.JudgmentOut(
-            needs_data=j.needs_data,
-            data_kind=j.data_kind,
-            enough=j.enough,
-            confidence=j.confidence,
-            missing=list(j.missing),
-            tool=j.tool,
-            params=convert.json_value(dict(j.params)),
-            reasons=list(j.reasons),
-            judged_by=j.judged_by,
-        ),
-        used=m.UsedContextOut.model_validate(decision.used.as_dict()),
-        card_id=decision.card_id,
-        bundle=bundle,
-    )
 
 
 def _decide(call: Call, req: m.DecideRequest) -> m.DecisionOut:
@@ -114,60 +50,34 @@ def _decide(call: Call, req: m.DecideRequest) -> m.DecisionOut:
         state, req.step_intent, req.query, agent=call.caller.agent, clearance=call.caller.clearance
     )
     decision = call.engine.decide(state, bundle, question=req.question or "", given=req.given)
-    return decision_out(decision, convert.bundle_out(bundle, req.session_id))
-
-
-def outcome_out(outcome: ToolOutcome) -> m.ToolOutcomeOut:
-    return m.ToolOutcomeOut(
-        outcome=outcome.outcome,
-        tool=outcome.tool,
-        result=convert.json_value(outcome.result),
-        pending_id=outcome.pending_id,
-        verdicts=[m.GateVerdictOut.model_validate(v.as_dict()) for v in outcome.verdicts],
-        attempts=[m.AttemptOut(tool=a.tool, ok=a.ok, error=a.error) for a in outcome.attempts],
-        fallbacks=list(outcome.fallbacks),
-        message=outcome.message,
-    )
+    return convert.decision_out(decision, convert.bundle_out(bundle, req.session_id))
 
 
 def _call_tool(call: Call, req: m.CallToolRequest) -> m.ToolOutcomeOut:
     outcome = call.engine.call_tool(
         req.card_id, tenant=call.caller.tenant, tool=req.tool, params=req.params
     )
-    return outcome_out(outcome)
+    return convert.outcome_out(outcome)
 
 
 def _confirm_tool(call: Call, req: m.ConfirmToolRequest) -> m.ToolOutcomeOut:
     outcome = call.engine.confirm_tool(
         req.pending_id, tenant=call.caller.tenant, confirmed=req.confirmed
     )
-    return outcome_out(outcome)
+    return convert.outcome_out(outcome)
 
 
 def _report_tool_result(call: Call, req: m.ToolResultReportIn) -> m.ToolOutcomeOut:
     outcome = call.engine.report_tool_result(
         req.card_id, tenant=call.caller.tenant, tool=req.tool, ok=req.ok, error=req.error or ""
     )
-    return outcome_out(outcome)
-
-
-def check_out(check: ReplyCheck) -> m.ReplyCheckOut:
-    return m.ReplyCheckOut.model_validate(check.as_dict())
+    return convert.outcome_out(outcome)
 
 
 def _check_reply(call: Call, req: m.CheckReplyRequest) -> m.ReplyCheckOut:
-    return check_out(call.engine.check_reply(req.card_id, req.reply, tenant=call.caller.tenant))
-
-
-def card_out(card: TraceCard) -> m.TraceCardOut:
-    data = card.as_dict()
-    data.pop("tenant")
-    data.pop("at_iso")
-    # The engine keys sessions per tenant; the caller knows its own ids.
-    data["session_id"] = card.session_id.partition(SESSION_SEPARATOR)[2] or card.session_id
-    data["at"] = datetime.fromtimestamp(card.at, UTC)
-    data["params"] = convert.json_value(data["params"])
-    return m.TraceCardOut.model_validate(data)
+    return convert.check_out(
+        call.engine.check_reply(req.card_id, req.reply, tenant=call.caller.tenant)
+    )
 
 
 def _trace_cards(call: Call, req: m.TraceCardsRequest) -> m.TraceCardList:
@@ -178,7 +88,7 @@ def _trace_cards(call: Call, req: m.TraceCardsRequest) -> m.TraceCardList:
         until=req.until,
         limit=req.limit,
     )
-    return m.TraceCardList(cards=[card_out(c) for c in cards])
+    return m.TraceCardList(cards=[convert.card_out(c) for c in cards])
 
 
 def _feedback(call: Call, req: m.FeedbackRequest) -> m.FeedbackReceiptOut:
@@ -191,17 +101,12 @@ def _feedback(call: Call, req: m.FeedbackRequest) -> m.FeedbackReceiptOut:
         used=req.used,
         wrong=req.wrong,
     )
-    data = receipt.as_dict()
-    data.pop("entry_ids")  # queue internals
-    return m.FeedbackReceiptOut.model_validate(data)
+    return convert.feedback_receipt_out(receipt)
 
 
 def _feedback_report(call: Call, req: m.FeedbackReportRequest) -> m.FeedbackReportOut:
     report = call.engine.feedback_report(tenant=call.caller.tenant, since=req.since)
-    data = report.as_dict()
-    data.pop("tenant")
-    data.pop("since")
-    return m.FeedbackReportOut.model_validate(data)
+    return convert.feedback_report_out(report)
 
 
 OPERATOR_TENANT = "default"
@@ -216,10 +121,7 @@ def _health_report(call: Call, req: m.HealthReportRequest) -> m.HealthReportOut:
         )
     with contextlib.suppress(ConflictError):  # a sample already taken at this instant
         call.engine.record_health_sample()
-    report = call.engine.health_report(since=parse_duration(req.since))
-    return m.HealthReportOut(
-        samples=report.samples, markdown=render_markdown(report), html=render_html(report)
-    )
+    return convert.health_out(call.engine.health_report(since=parse_duration(req.since)))
 
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (

@@ -10,18 +10,6 @@ from memstrata.service.capability import (
     Call,
     Operation,
 )
-from memstrata.sharing.items import StoreItem
-
-
-def _store_item_out(item: StoreItem) -> m.StoreItemOut:
-    return m.StoreItemOut(
-        namespace=list(item.namespace),
-        key=item.key,
-        value=convert.json_value(item.value),
-        created_at=item.created_at,
-        updated_at=item.updated_at,
-        score=item.score,
-    )
 
 
 def _store_put(call: Call, req: m.StorePutRequest) -> m.StoreItemOut:
@@ -29,12 +17,12 @@ def _store_put(call: Call, req: m.StorePutRequest) -> m.StoreItemOut:
     item = call.engine.store_put(
         req.namespace, req.key, req.value, tenant=call.caller.tenant, index=index
     )
-    return _store_item_out(item)
+    return convert.store_item_out(item)
 
 
 def _store_get(call: Call, req: m.StoreItemRef) -> m.StoreGetResult:
     item = call.engine.store_get(req.namespace, req.key, tenant=call.caller.tenant)
-    return m.StoreGetResult(item=None if item is None else _store_item_out(item))
+    return m.StoreGetResult(item=None if item is None else convert.store_item_out(item))
 
 
 def _store_delete(call: Call, req: m.StoreItemRef) -> m.StoreDeleteResult:
@@ -51,7 +39,7 @@ def _store_search(call: Call, req: m.StoreSearchRequest) -> m.StoreItemList:
         limit=req.limit,
         offset=req.offset,
     )
-    return m.StoreItemList(items=[_store_item_out(i) for i in items])
+    return m.StoreItemList(items=[convert.store_item_out(i) for i in items])
 
 
 def _store_list_namespaces(call: Call, req: m.StoreListNamespacesRequest) -> m.StoreNamespaceList:
@@ -63,7 +51,7 @@ def _store_list_namespaces(call: Call, req: m.StoreListNamespacesRequest) -> m.S
         limit=req.limit,
         offset=req.offset,
     )
-    return m.StoreNamespaceList(namespaces=[m.StoreNamespaceOut(namespace=list(n)) for n in found])
+    return convert.store_namespaces_out(found)
 
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (

@@ -7,16 +7,13 @@ from typing import Any
 from memstrata.errors import (
     NotFoundError,
 )
+from memstrata.service import convert
 from memstrata.service import wire as m
 from memstrata.service.auth import KeyInfo
 from memstrata.service.capability import (
     Call,
     Operation,
 )
-
-
-def _key_out(info: KeyInfo) -> m.KeyOut:
-    return m.KeyOut.model_validate(info.as_dict())
 
 
 def _tenant_key(call: Call, key_id: str) -> KeyInfo:
@@ -38,16 +35,16 @@ def _create_key(call: Call, req: m.CreateKeyRequest) -> m.CreatedKeyOut:
         ttl_s=req.ttl_s,
         rate_per_s=req.rate_per_s,
     )
-    return m.CreatedKeyOut(key=created.key, info=_key_out(created.info))
+    return convert.created_key_out(created)
 
 
 def _revoke_key(call: Call, req: m.KeyRef) -> m.KeyOut:
     _tenant_key(call, req.key_id)
-    return _key_out(call.key_store().revoke(req.key_id))
+    return convert.key_out(call.key_store().revoke(req.key_id))
 
 
 def _list_keys(call: Call, req: m.Empty) -> m.KeyList:
-    return m.KeyList(keys=[_key_out(i) for i in call.key_store().all(call.caller.tenant)])
+    return m.KeyList(keys=[convert.key_out(i) for i in call.key_store().all(call.caller.tenant)])
 
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (

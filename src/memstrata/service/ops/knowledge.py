@@ -8,7 +8,6 @@ from typing import Any
 from memstrata.errors import (
     ValidationError,
 )
-from memstrata.knowledge import Document
 from memstrata.service import convert
 from memstrata.service import wire as m
 from memstrata.service.capability import (
@@ -18,7 +17,7 @@ from memstrata.service.capability import (
 
 
 def _ingest_documents(call: Call, req: m.IngestDocumentsRequest) -> m.IngestReportOut:
-    documents = [Document(name=d.name, text=d.text, format=d.format) for d in req.documents]
+    documents = convert.documents_in(req.documents)
     for index, doc in enumerate(req.documents):
         if ".." in PurePosixPath(doc.name).parts:
             raise ValidationError(f"documents[{index}].name", "must not contain '..'")

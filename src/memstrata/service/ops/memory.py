@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from memstrata.context import ToolResult
 from memstrata.errors import (
     ValidationError,
 )
@@ -23,27 +22,17 @@ def _observe(call: Call, req: m.ObserveRequest) -> m.Receipt:
     receipt = call.engine.observe(
         call.engine_session_id(req.session_id), req.role, req.text, speaker=req.speaker
     )
-    return m.Receipt(
-        queued=receipt.queued, episode_ids=list(receipt.episode_ids), error=receipt.error
-    )
+    return convert.receipt_out(receipt)
 
 
 def _remember(call: Call, req: m.RememberRequest) -> m.Receipt:
     tenant = call.caller.tenant
     receipt = call.engine.remember(req.user_id, req.text, tenant=tenant)
-    out = m.Receipt(
-        queued=receipt.queued, episode_ids=list(receipt.episode_ids), error=receipt.error
-    )
     if not req.wait or not receipt.queued:
-        return out
+        return convert.receipt_out(receipt)
     call.engine.flush()
     written = call.engine.written(receipt, tenant=tenant)
-    return out.model_copy(
-        update={
-            "episodes": [convert.episode_out(e) for e in written.episodes],
-            "facts": [convert.fact_out(u) for u in written.facts],
-        }
-    )
+    return convert.receipt_out(receipt, written.episodes, written.facts)
 
 
 def _forget(call: Call, req: m.ForgetRequest) -> m.ForgetResult:
@@ -94,16 +83,7 @@ def _build_context(call: Call, req: m.BuildContextRequest) -> m.BuiltContextOut:
         system_prompt=req.system_prompt,
         model=req.model,
         history=[convert.turn_in(t) for t in req.history],
-        tool_results=[
-            ToolResult(
-                call_id=t.call_id,
-                name=t.name,
-                content=t.content,
-                relevance=t.relevance,
-                freshness_hours=t.freshness_hours,
-            )
-            for t in req.tool_results
-        ],
+        tool_results=[convert.tool_result_in(t) for t in req.tool_results],
         k=req.k,
         agent=call.caller.agent,
         clearance=call.caller.clearance,
@@ -114,19 +94,7 @@ def _build_context(call: Call, req: m.BuildContextRequest) -> m.BuiltContextOut:
 def _consolidate(call: Call, req: m.Empty) -> m.ConsolidationOut:
     tenant = call.caller.tenant
     call.engine.flush()
-    result = call.engine.consolidate(tenants=[tenant])
-    report = result.memories
-    merge = result.hot_knowledge.get(tenant)
-    return m.ConsolidationOut(
-        tenant=tenant,
-        actions=[
-            m.ConsolidationAction(action=name, count=count, ids=list(getattr(report, name)))
-            for name, count in report.counts.items()
-        ],
-        hot_merged=merge.merged if merge else 0,
-        hot_duplicates=merge.duplicates if merge else 0,
-        hot_expired=merge.expired if merge else 0,
-    )
+    return convert.consolidation_out(call.engine.consolidate(tenants=[tenant]), tenant)
 
 
 def _restore(call: Call, req: m.RestoreRequest) -> m.RestoreOut:

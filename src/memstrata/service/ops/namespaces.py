@@ -1,4 +1,4 @@
-"""Shared namespaces (seed 000 §6.3): create, ask, grant, revoke, write, read."""
+"""Shared namespaces (docs/architecture.md, "Sharing"): create, ask, grant, revoke, write, read."""
 
 from __future__ import annotations
 
@@ -13,23 +13,6 @@ from memstrata.service.capability import (
     Call,
     Operation,
 )
-from memstrata.sharing.namespaces import AccessRequest, Namespace, SharedItem
-
-
-def _namespace_out(ns: Namespace) -> m.NamespaceOut:
-    return m.NamespaceOut(
-        namespace=ns.name,
-        purpose=ns.purpose,
-        ttl_s=ns.ttl_s,
-        owner=ns.owner,
-        created_at=ns.created_at,
-    )
-
-
-def _request_out(r: AccessRequest) -> m.AccessRequestOut:
-    return m.AccessRequestOut(
-        namespace=r.namespace, agent=r.agent, purpose=r.purpose, mode=r.mode, at=r.at
-    )
 
 
 def _create_namespace(call: Call, req: m.CreateNamespaceRequest) -> m.NamespaceOut:
@@ -40,12 +23,12 @@ def _create_namespace(call: Call, req: m.CreateNamespaceRequest) -> m.NamespaceO
         purpose=req.purpose,
         ttl_s=req.ttl_s,
     )
-    return _namespace_out(ns)
+    return convert.namespace_out(ns)
 
 
 def _list_namespaces(call: Call, req: m.Empty) -> m.NamespaceList:
     found = call.engine.namespaces(tenant=call.caller.tenant, agent=call.caller.agent)
-    return m.NamespaceList(namespaces=[_namespace_out(ns) for ns in found])
+    return m.NamespaceList(namespaces=[convert.namespace_out(ns) for ns in found])
 
 
 def _request_access(call: Call, req: m.AccessRequestIn) -> m.AccessRequestOut:
@@ -56,14 +39,14 @@ def _request_access(call: Call, req: m.AccessRequestIn) -> m.AccessRequestOut:
         purpose=req.purpose,
         mode=req.mode,
     )
-    return _request_out(made)
+    return convert.access_request_out(made)
 
 
 def _access_requests(call: Call, req: m.NamespaceRef) -> m.AccessRequestList:
     found = call.engine.namespace_access_requests(
         req.namespace, tenant=call.caller.tenant, by=call.caller.agent
     )
-    return m.AccessRequestList(requests=[_request_out(r) for r in found])
+    return m.AccessRequestList(requests=[convert.access_request_out(r) for r in found])
 
 
 def _grant_access(call: Call, req: m.GrantRequest) -> m.NamespaceOut:
@@ -75,7 +58,7 @@ def _grant_access(call: Call, req: m.GrantRequest) -> m.NamespaceOut:
         by=call.caller.agent,
         admin=call.caller.role == "admin",
     )
-    return _namespace_out(
+    return convert.namespace_out(
         call.engine.namespace(req.namespace, tenant=call.caller.tenant, agent=req.agent)
     )
 
@@ -91,18 +74,6 @@ def _revoke_access(call: Call, req: m.RevokeAccessRequest) -> m.Empty:
     return m.Empty()
 
 
-def _shared_out(item: SharedItem) -> m.SharedItemOut:
-    return m.SharedItemOut(
-        namespace=item.namespace,
-        item_id=item.item_id,
-        value=convert.json_value(item.value),
-        level=item.level,
-        written_by=item.written_by,
-        written_at=item.written_at,
-        expires_at=item.expires_at,
-    )
-
-
 def _put_shared(call: Call, req: m.PutSharedRequest) -> m.SharedItemOut:
     item = call.engine.put_shared(
         req.namespace,
@@ -112,14 +83,14 @@ def _put_shared(call: Call, req: m.PutSharedRequest) -> m.SharedItemOut:
         agent=call.caller.agent,
         level=req.level,
     )
-    return _shared_out(item)
+    return convert.shared_item_out(item)
 
 
 def _shared_items(call: Call, req: m.Empty) -> m.SharedItemList:
     items = call.engine.shared_items(
         tenant=call.caller.tenant, agent=call.caller.agent, clearance=call.caller.clearance
     )
-    return m.SharedItemList(items=[_shared_out(i) for i in items])
+    return m.SharedItemList(items=[convert.shared_item_out(i) for i in items])
 
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (

@@ -76,15 +76,7 @@ def _end_session(call: Call, req: m.SessionRef) -> m.Session:
 def _inspect(call: Call, req: m.SessionRef) -> m.InspectOut:
     state = call.session(req.session_id)
     report = call.engine.inspect(call.engine_session_id(req.session_id))
-    return m.InspectOut(
-        session_id=req.session_id,
-        session=convert.session_out(state, req.session_id),
-        l2=[
-            m.WorkingKeyOut(key=k["key"], type=k["type"], ttl_remaining_s=k["ttl_remaining_s"])
-            for k in report["l2"]
-        ],
-        pending_tasks=list(report["pending_tasks"]),
-    )
+    return convert.inspect_out(report, state, req.session_id)
 
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (

@@ -14,16 +14,6 @@ from memstrata.service.capability import (
     Call,
     Operation,
 )
-from memstrata.working.values import SeriesPoint
-
-
-def _item_out(item: Any) -> m.WorkingItemOut:
-    return m.WorkingItemOut(
-        key=item.key,
-        value=convert.json_value(item.value),
-        ttl_remaining_s=item.ttl_remaining_s,
-        stored_at=item.stored_at,
-    )
 
 
 def _working(call: Call, session_id: str) -> Any:
@@ -33,48 +23,49 @@ def _working(call: Call, session_id: str) -> Any:
 
 def _put_api_response(call: Call, req: m.PutApiResponseRequest) -> m.WorkingItemOut:
     wm = _working(call, req.session_id)
-    return _item_out(wm.put_api_response(req.endpoint, req.params, req.value, ttl_s=req.ttl_s))
+    return convert.working_item_out(
+        wm.put_api_response(req.endpoint, req.params, req.value, ttl_s=req.ttl_s)
+    )
 
 
 def _get_api_response(call: Call, req: m.GetApiResponseRequest) -> m.WorkingItemOut:
-    return _item_out(_working(call, req.session_id).get_api_response(req.endpoint, req.params))
+    return convert.working_item_out(
+        _working(call, req.session_id).get_api_response(req.endpoint, req.params)
+    )
 
 
 def _put_step_result(call: Call, req: m.PutStepResultRequest) -> m.WorkingItemOut:
-    return _item_out(_working(call, req.session_id).put_step_result(req.step_id, req.fields))
+    return convert.working_item_out(
+        _working(call, req.session_id).put_step_result(req.step_id, req.fields)
+    )
 
 
 def _get_step_result(call: Call, req: m.GetStepResultRequest) -> m.WorkingItemOut:
     wm = _working(call, req.session_id)
-    return _item_out(wm.get_step_result(req.step_id, req.reader_step))
+    return convert.working_item_out(wm.get_step_result(req.step_id, req.reader_step))
 
 
 def _append_series(call: Call, req: m.AppendSeriesRequest) -> m.AppendSeriesResult:
     wm = _working(call, req.session_id)
-    points = [SeriesPoint(p.timestamp, p.value) for p in req.points]
+    points = convert.series_in(req.points)
     return m.AppendSeriesResult(kept=wm.append_series(req.metric, points, window=req.window))
 
 
 def _read_series(call: Call, req: m.ReadSeriesRequest) -> m.SeriesOut:
     points = _working(call, req.session_id).read_series(req.metric, req.start, req.end)
-    return m.SeriesOut(
-        points=[
-            m.SeriesPointIn(timestamp=p.timestamp, value=convert.json_value(p.value))
-            for p in points
-        ]
-    )
+    return convert.series_out(points)
 
 
 def _add_pending(call: Call, req: m.PendingRequest) -> m.PendingOut:
     wm = _working(call, req.session_id)
     added = wm.add_pending(*req.task_ids)
-    return m.PendingOut(pending=sorted(wm.pending()), changed=added)
+    return convert.pending_out(wm.pending(), added)
 
 
 def _complete_pending(call: Call, req: m.PendingRequest) -> m.PendingOut:
     wm = _working(call, req.session_id)
     done = sum(1 for task in req.task_ids if wm.complete_pending(task))
-    return m.PendingOut(pending=sorted(wm.pending()), changed=done)
+    return convert.pending_out(wm.pending(), done)
 
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
