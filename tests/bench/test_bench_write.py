@@ -40,7 +40,7 @@ def test_bench_write_prints_one_json_document(tmp_path: Path) -> None:
     assert report["turns_per_s"] > 0 and report["embedder_turns_per_s"] > 0
     expected = report["turns_per_s"] / report["embedder_turns_per_s"]
     assert report["ratio"] == pytest.approx(expected, rel=0.02)  # both were rounded
-    assert set(report["stage_s"]) >= {"extract", "embed", "facts", "write"}
+    assert set(report["stage_s"]) >= {"extract", "embed", "facts", "upsert"}
     # The run wrote into a directory of its own; what was there is untouched.
     assert (root / "keep.txt").read_text() == "the user's own file"
     assert Path(report["data_dir"]).parent == root
