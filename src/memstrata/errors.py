@@ -19,6 +19,10 @@
     │   ├── ModelError                a decision or reply-check model failed or answered
     │   │   │                         unusably (the rules then decide)
     │   │   └── ModelUnavailableError        ... and could not be reached
+    │   ├── DiskSpaceError            too little free disk for what was asked (names the
+    │   │   │                         path, the free and the needed space)
+    │   │   └── ReadOnlyError         ... so the engine refuses writes until space returns
+    │   ├── WriteNotQueuedError       a write could not be queued durably: nothing of it kept
     │   ├── FlushTimeoutError         the write queue did not drain in time (a TimeoutError)
     │   └── CompactionTimeoutError    a persistence rewrite did not finish in time
     │                                 (a TimeoutError)
@@ -141,6 +145,59 @@ class ModelUnavailableError(ModelError, BackendUnavailableError):
     """The decision model's endpoint could not be reached, even after retries."""
 
 
+MIB = 1024 * 1024
+
+
+def _mib(size: int) -> str:
+    return f"{max(0, size) / MIB:.0f} MiB"
+
+
+class DiskSpaceError(BackendUnavailableError):
+    """Too little free disk for what was asked (a new collection, a rebuild, a start).
+
+    ``path`` is where the space is missing, ``free_bytes`` what is free there and
+    ``needed_bytes`` what the operation needs; nothing was written.
+    """
+
+    def __init__(
+        self, what: str, path: str, free_bytes: int, needed_bytes: int, detail: str = ""
+    ) -> None:
+        self.path = path
+        self.free_bytes = free_bytes
+        self.needed_bytes = needed_bytes
+        self.retry_after_s = 30.0
+        message = f"{what}: {_mib(free_bytes)} free on {path}, need {_mib(needed_bytes)}"
+        super().__init__(f"{message} ({detail})" if detail else message)
+
+
+class ReadOnlyError(DiskSpaceError):
+    """Writes are refused while the data directory's disk is short of space.
+
+    Reads are still served; writes are accepted again by themselves once
+    ``needed_bytes`` are free (docs/service.md, "Disk").
+    """
+
+    def __init__(self, path: str, free_bytes: int, needed_bytes: int) -> None:
+        super().__init__("read-only", path, free_bytes, needed_bytes)
+
+
+class WriteNotQueuedError(BackendUnavailableError):
+    """A write (``observe``, ``remember``, feedback) could not be queued durably.
+
+    Nothing of it was kept, so the caller may send it again; ``cause`` is the type
+    name of the failure (never its message, which may quote the text).
+    """
+
+    def __init__(self, cause: str | None, chunks: int | None = None) -> None:
+        self.cause = cause or "BackendError"
+        self.chunks = chunks
+        self.retry_after_s = 1.0
+        parts = "" if not chunks else f" ({chunks} chunk{'s' if chunks != 1 else ''})"
+        super().__init__(
+            f"the write was not queued{parts}: {self.cause}; nothing of it was kept, send it again"
+        )
+
+
 class FlushTimeoutError(BackendError, TimeoutError):
     """The write queue's consumers did not catch up before the flush timeout."""
 
@@ -213,6 +270,9 @@ ERROR_CODES: dict[type[MemstrataError], ErrorCode] = {
     ExtractionError: ErrorCode(502, "INTERNAL", -32603),
     ModelUnavailableError: ErrorCode(503, "UNAVAILABLE", -32001),
     ModelError: ErrorCode(502, "INTERNAL", -32603),
+    ReadOnlyError: ErrorCode(503, "UNAVAILABLE", -32001),
+    DiskSpaceError: ErrorCode(503, "UNAVAILABLE", -32001),
+    WriteNotQueuedError: ErrorCode(503, "UNAVAILABLE", -32001),
     FlushTimeoutError: ErrorCode(504, "DEADLINE_EXCEEDED", -32001),
     CompactionTimeoutError: ErrorCode(504, "DEADLINE_EXCEEDED", -32001),
     BackendUnavailableError: ErrorCode(503, "UNAVAILABLE", -32001),

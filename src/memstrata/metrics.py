@@ -121,6 +121,43 @@ class _L3Metrics:
         child.observe(seconds)
 
 
+BREAKER_VALUES: Mapping[str, int] = {"closed": 0, "half_open": 1, "open": 2}
+"""``memstrata_breaker_state``'s value per state."""
+
+
+class _BreakerCollector(Collector):
+    """``memstrata_breaker_state{backend}`` (0 closed, 1 half-open, 2 open) and
+    ``memstrata_breaker_opened{backend}``, read from the reader's breakers at scrape
+    time (docs/service.md, "When L3 is slow or down")."""
+
+    def __init__(self) -> None:
+        self.states: Callable[[], Mapping[str, str]] | None = None
+        self.opened: Callable[[], Mapping[str, int]] | None = None
+
+    def collect(self) -> Iterable[Metric]:
+        if self.states is None:
+            return []
+        state = GaugeMetricFamily(
+            "memstrata_breaker_state",
+            "Circuit breaker of each backend the reader guards (l3, embedder): "
+            "0 closed, 1 half-open (one probe lets through), 2 open (skipped).",
+            labels=["backend"],
+        )
+        for backend, value in sorted(self.states().items()):
+            state.add_metric([backend], BREAKER_VALUES.get(value, 0))
+        metrics: list[Metric] = [state]
+        if self.opened is not None:
+            opened = CounterMetricFamily(
+                "memstrata_breaker_opened",
+                "Times each backend's circuit breaker opened.",
+                labels=["backend"],
+            )
+            for backend, count in sorted(self.opened().items()):
+                opened.add_metric([backend], count)
+            metrics.append(opened)
+        return metrics
+
+
 class _LayerCollector(Collector):
     """Gauges read from the backends at scrape time; a backend that fails is left out."""
 
@@ -264,6 +301,16 @@ class EngineMetrics:
             ["intent"],
             registry=r,
         )
+        self.degraded_reads = Counter(
+            "memstrata_degraded_reads",
+            "Reads answered without L3 (l3_timeout, l3_unavailable, circuit_open: from "
+            "L2 and L1) or without the query's vector (embedder_*: BM25 alone), by "
+            "operation (retrieve, route) and reason.",
+            ["operation", "reason"],
+            registry=r,
+        )
+        self._breakers = _BreakerCollector()
+        r.register(self._breakers)
         self._layers = _LayerCollector()
         r.register(self._layers)
         self._l3 = _L3Metrics(r)
@@ -291,7 +338,22 @@ class EngineMetrics:
         """One long-term store search (``LongTermStore.observe_searches`` calls it)."""
         self._l3.observe_search(collection, seconds)
 
+    def watch_breakers(
+        self,
+        states: Callable[[], Mapping[str, str]],
+        opened: Callable[[], Mapping[str, int]] | None = None,
+    ) -> None:
+        """Read ``memstrata_breaker_state`` (and ``_opened``) from these calls at each
+        scrape (``ReadGuard.states``)."""
+        self._breakers.states = states
+        self._breakers.opened = opened
+
     # -- recording -----------------------------------------------------------------
+
+    def _degraded(self, operation: str, l3: str | None, dense: str | None) -> None:
+        for reason in (l3, dense):
+            if reason is not None and reason != "below_threshold":
+                self.degraded_reads.labels(operation, reason).inc()
 
     def observe_retrieval(
         self, collection: str, seconds: float, result: RetrievalResult, confident_cosine: float
@@ -300,8 +362,9 @@ class EngineMetrics:
         self.retrieval_seconds.labels(collection).observe(seconds)
         if not result.items:
             self.retrieval_empty.labels(collection).inc()
-        if result.l3_skipped:
+        if result.l3_skip_reason == "below_threshold":
             self.retrieval_l3_skipped.labels(collection).inc()
+        self._degraded("retrieve", result.l3_skip_reason, result.dense_skip_reason)
         if any(item.cosine >= confident_cosine for item in result.items[:CONFIDENT_TOP]):
             self.retrieval_confident_top5.labels(collection).inc()
 
@@ -311,6 +374,7 @@ class EngineMetrics:
         misses = sum(1 for missing in bundle.missing if missing.layer == "L2")
         if misses:
             self.route_l2_misses.labels(intent).inc(misses)
+        self._degraded("route", bundle.l3_skip_reason, bundle.dense_skip_reason)
 
     def route_failed(self, intent: str) -> None:
         self.route_failures.labels(intent).inc()

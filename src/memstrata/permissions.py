@@ -2,8 +2,11 @@
 
 L1 session state is ``high``; L2 working memory is ``medium`` (its fields already
 masked by the gateway); an L3 point carries the level its source declared (payload
-``level``), else ``low`` for knowledge and ``medium`` for a user's memories. A caller
-with clearance C is given only items whose level is at most C.
+``level``), else ``low`` for knowledge and ``medium`` for a user's memories (and for
+the items of the item store). A caller with clearance C is given only items whose
+level is at most C, whichever way it reads them: a bundle, a retrieval, or a direct
+read of L1 (a session's state) or L2 (its working memory), which needs a clearance of
+the layer's level.
 """
 
 from __future__ import annotations
@@ -17,6 +20,11 @@ Level = Literal["low", "medium", "high"]
 LEVELS: tuple[Level, ...] = ("low", "medium", "high")
 _RANK = {level: rank for rank, level in enumerate(LEVELS)}
 PUBLIC_TYPES = frozenset({"knowledge", "hot_knowledge"})
+L1_LEVEL: Level = "high"
+"""L1 session state: what the user is doing right now."""
+L2_LEVEL: Level = "medium"
+"""L2 working memory: API responses, step results, sensor windows, pending tasks,
+trace cards (their sensitive fields masked by the gateway)."""
 
 
 def check_level(field: str, value: Any) -> Level:
@@ -24,6 +32,11 @@ def check_level(field: str, value: Any) -> Level:
         raise ValidationError(field, f"must be one of {', '.join(LEVELS)}")
     level: Level = value
     return level
+
+
+def rank(level: Level) -> int:
+    """The order of ``level``: low 0, medium 1, high 2."""
+    return _RANK[level]
 
 
 def cleared(level: Level, clearance: Level) -> bool:

@@ -5,7 +5,11 @@ Valkey under the data directory, or the server of ``redis_url``), the L3 index
 (qdrant-edge under the data directory, or the Qdrant server of ``qdrant_url``), the
 gateway and its audit log, the write pipeline and its worker threads, the reader, the
 router, knowledge, sharing, decisions, health, metrics and tracing; then the
-capability services over them (:mod:`memstrata.capabilities`). ``ContextEngine.open``
+capability services over them (:mod:`memstrata.capabilities`). Before it starts
+anything it checks that the data directory's disk can hold the embedded store
+(:func:`memstrata.disk.check_start`); the disk guard it builds turns writes off while
+the disk is short of space, and the embedded Valkey is supervised (started again
+from its append-only file when its process dies). ``ContextEngine.open``
 (the library, the CLI, the demo, the service, eval and bench) calls it; worker
 processes (``python -m memstrata.worker --handler-factory
 memstrata.wiring:worker_handler``) build their handler with the same functions, so a
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -40,10 +45,12 @@ from memstrata.clock import Clock, SystemClock
 from memstrata.config import MemorySettings, PipelineSettings, Settings, settings_from_env
 from memstrata.decision import CardStore, DecisionLayer, DecisionMetrics, RiskThresholds
 from memstrata.decision.model_judge import ModelJudge
+from memstrata.disk import DiskGuard, DiskPolicy, check_start
 from memstrata.embed.defaults import default_embedder
 from memstrata.embed.protocol import Embedder, embed_one
 from memstrata.errors import ConfigError, ModelError, ModelUnavailableError
 from memstrata.extract.protocol import Extractor
+from memstrata.filemodes import private_dir
 from memstrata.gateway import FieldPolicy, Sanitizer
 from memstrata.gateway.audit import AuditSink, InMemoryAuditLog, JsonlAuditLog, TeeAuditLog
 from memstrata.gateway.logging import install_global_log_redaction
@@ -52,11 +59,14 @@ from memstrata.knowledge.hot import HotKnowledge
 from memstrata.knowledge.ingest import KnowledgeIngestor
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.facade import LongTermStore, PayloadSanitizer
+from memstrata.longterm.points import COLLECTIONS, MEMORIES
 from memstrata.longterm.protocol import VectorIndex
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.memory.store import MemoryStore
 from memstrata.metrics import EngineMetrics
 from memstrata.retrieval import Retriever
+from memstrata.retrieval.fallback import ReadFallback
+from memstrata.retrieval.guard import ReadGuard
 from memstrata.router import DEFAULT_INTENTS, SEED_INTENTS, ContextRouter, IntentRegistry
 from memstrata.router.intents import active_only
 from memstrata.session import SessionRegistry
@@ -65,12 +75,13 @@ from memstrata.sharing.namespaces import NamespaceStore
 from memstrata.tracing import SpanProcessor, Tracing
 from memstrata.working.embedded import EmbeddedValkey
 from memstrata.working.memory import WorkingMemory
+from memstrata.working.recall import RecallCache
 from memstrata.working.redis_backend import RedisBackend
 from memstrata.write.consume import QueueWorker
 from memstrata.write.handle import TextSanitizer, WriteHandler
 from memstrata.write.intake import Intake
 from memstrata.write.queue import WriteQueue
-from memstrata.write.submit import WritePipeline
+from memstrata.write.submit import OutageWatch, WritePipeline
 
 QDRANT_DIR = "qdrant"
 """The embedded index's directory under ``Settings.data_dir``."""
@@ -101,14 +112,18 @@ def redis_backend(url: str, *, socket_timeout_s: float = 5.0) -> RedisBackend:
     return RedisBackend.from_url(url, socket_timeout_s=socket_timeout_s)
 
 
-def open_working_backend(settings: Settings, closers: list[Closer]) -> tuple[RedisBackend, str]:
-    """The L2 backend and its URL: the server of ``redis_url``, else the embedded
-    Valkey under the data directory, started here (its stop joins ``closers``)."""
+def open_working_backend(
+    settings: Settings, closers: list[Closer]
+) -> tuple[RedisBackend, str, EmbeddedValkey | None]:
+    """The L2 backend, its URL and the embedded server (None with ``redis_url``): the
+    server of ``redis_url``, else the embedded Valkey under the data directory,
+    started and supervised here (its stop joins ``closers``)."""
     if settings.redis_url:
-        return redis_backend(settings.redis_url), settings.redis_url
+        return redis_backend(settings.redis_url), settings.redis_url, None
     server = embedded_valkey(settings).start()
     closers.append(server.stop)
-    return redis_backend(server.url), server.url
+    server.supervise()
+    return redis_backend(server.url), server.url, server
 
 
 def open_working(
@@ -118,20 +133,51 @@ def open_working(
     return WorkingMemory(backend, settings.working, clock, sanitizer=sanitizer)
 
 
-def open_index(settings: Settings) -> VectorIndex:
+def open_index(settings: Settings, disk: DiskPolicy | None = None) -> VectorIndex:
     """The Qdrant server named by ``settings.qdrant_url``, else the embedded engine
-    under ``data_dir`` (one process at a time may hold it)."""
+    under ``data_dir`` (one process at a time may hold it), which checks free space
+    against ``disk`` (the default policy when None) before it allocates."""
     if settings.qdrant_url:
         from qdrant_client import QdrantClient
 
         from memstrata.longterm.qdrant_server import QdrantServerIndex
 
-        return QdrantServerIndex(
-            QdrantClient(url=settings.qdrant_url, api_key=settings.qdrant_api_key)
+        # Every request bounded (qdrant-client's own default is 5 s for some calls
+        # and none for others); no version check: it is one more request a server
+        # that does not answer would hold the start on. A server that does not answer
+        # at start leaves the index unready and the engine degraded, not failed
+        # (docs/service.md, "When L3 is slow or down").
+        client = QdrantClient(
+            url=settings.qdrant_url,
+            api_key=settings.qdrant_api_key,
+            timeout=math.ceil(settings.longterm.server_timeout_s),
+            check_compatibility=False,
         )
+        return QdrantServerIndex(client, where=settings.qdrant_url)
     return EdgeIndex(
-        Path(settings.data_dir) / QDRANT_DIR, search_threads=settings.longterm.search_threads
+        Path(settings.data_dir) / QDRANT_DIR,
+        search_threads=settings.longterm.search_threads,
+        disk=disk or DiskPolicy(),
     )
+
+
+def embedded_collections(settings: Settings) -> tuple[Path, ...]:
+    """The directories of the embedded collections (none with a Qdrant server)."""
+    if settings.qdrant_url:
+        return ()
+    return tuple(Path(settings.data_dir) / QDRANT_DIR / name for name in COLLECTIONS)
+
+
+def disk_guard(settings: Settings, policy: DiskPolicy | None = None) -> DiskGuard:
+    """The guard over the filesystems the data directory, the embedded Valkey and the
+    embedded index write to."""
+    data_dir = Path(settings.data_dir)
+    paths = [data_dir]
+    if not settings.redis_url:
+        paths.append(data_dir / VALKEY_DIR)
+    if not settings.qdrant_url:
+        paths.append(data_dir / QDRANT_DIR)
+    return DiskGuard(paths, policy)
 
 
 def open_longterm(
@@ -148,9 +194,44 @@ def open_longterm(
     )
 
 
-def open_reader(settings: Settings, longterm: LongTermStore) -> Retriever:
-    """The reader: the one L3 ranker, with the settings' retrieval parameters."""
-    return Retriever(longterm, longterm.embedder, settings.retrieval, settings.longterm)
+def open_guard(settings: Settings) -> ReadGuard:
+    """The deadlines and circuit breakers of one engine's reads (L3's, the
+    embedder's), with the settings' parameters."""
+    return ReadGuard(settings.longterm)
+
+
+def open_recall(settings: Settings, backend: RedisBackend) -> RecallCache:
+    """The cached reads in L2 the reader answers from while L3 is unavailable."""
+    return RecallCache(
+        backend,
+        ttl_s=settings.longterm.fallback_ttl_s,
+        max_items=settings.longterm.fallback_items,
+    )
+
+
+def open_reader(
+    settings: Settings,
+    longterm: LongTermStore,
+    *,
+    guard: ReadGuard | None = None,
+    recall: RecallCache | None = None,
+) -> Retriever:
+    """The reader: the one L3 ranker, with the settings' retrieval parameters, its
+    reads under ``guard`` (deadlines and breakers), answered from ``recall`` when
+    L3 cannot be read."""
+    fallback = (
+        None
+        if recall is None
+        else ReadFallback(recall, longterm.encode_query, longterm.document_terms)
+    )
+    return Retriever(
+        longterm,
+        longterm.embedder,
+        settings.retrieval,
+        settings.longterm,
+        guard=guard,
+        fallback=fallback,
+    )
 
 
 def open_memory(
@@ -219,20 +300,35 @@ def open_write_pipeline(
     clock: Clock,
     handler: WriteHandler,
     closers: list[Closer],
+    *,
+    disk: DiskGuard | None = None,
+    outage: OutageWatch | None = None,
 ) -> WritePipeline:
-    """The write queue, its handler and the engine's worker threads, started."""
+    """The write queue, its handler and the engine's worker threads, started. With
+    ``disk``, writes are refused and batches wait while it is read-only; with
+    ``outage``, batches wait while the handler's backends are unreachable."""
     backend = queue_backend(redis_url, settings)
     closers.insert(0, backend.close)
+
+    def consume_gate() -> bool:
+        # Outage first: its probe runs only while paused, the disk's on every batch.
+        return (outage is None or outage.open()) and (disk is None or disk.writable())
+
     queue = WriteQueue(
-        backend.client, settings.queue_name, maxlen=settings.queue_maxlen, clock=clock
+        backend.client,
+        settings.queue_name,
+        maxlen=settings.queue_maxlen,
+        clock=clock,
+        consume_gate=consume_gate if disk is not None or outage is not None else None,
     )
+    consume = outage.guarded(handler) if outage is not None else handler
     threads = settings.worker_threads if settings.background_worker else 0
     # Real time, not the engine clock: reclaiming abandoned entries is about how
     # long a consumer has really been silent.
     workers = [
         QueueWorker(
             queue,
-            handler,
+            consume,
             f"engine-{os.getpid()}-{n}",
             batch_size=settings.batch_size,
             block_ms=settings.block_ms,
@@ -241,7 +337,7 @@ def open_write_pipeline(
         )
         for n in range(threads)
     ]
-    pipeline = WritePipeline(queue, handler, settings, workers=workers)
+    pipeline = WritePipeline(queue, handler, settings, workers=workers, disk=disk)
     pipeline.start()
     closers.insert(0, pipeline.close)
     return pipeline
@@ -278,7 +374,7 @@ def worker_handler(
     longterm = open_longterm(
         config, open_index(config), default_embedder(), clock=clock, sanitizer=sanitizer
     )
-    reader = open_reader(config, longterm)
+    reader = open_reader(config, longterm, guard=open_guard(config))
     store = open_memory(config, longterm, redis_backend(config.redis_url).client, clock, reader)
     return build_handler(store, extractor=build_extractor(config), sanitizer=sanitizer)
 
@@ -381,6 +477,12 @@ class EngineParts:
     health: HealthMonitor
     metrics: EngineMetrics
     tracing: Tracing | None
+    disk: DiskGuard | None = None
+    """Free space on the data directory's disk: writes are refused while it is short."""
+    valkey: EmbeddedValkey | None = None
+    """The embedded, supervised Valkey (None with ``redis_url``)."""
+    outage: OutageWatch | None = None
+    """Pauses the write queue's consumers while a backend they write to is down."""
 
 
 @dataclass
@@ -413,10 +515,16 @@ def build_stack(
     memory: MemorySettings | None = None,
     extractor: Extractor | None = None,
     span_processor: SpanProcessor | None = None,
+    disk: DiskPolicy | None = None,
+    index: VectorIndex | None = None,
 ) -> Stack:
     """Start (or connect to) every backend named by ``settings`` and build the stack
-    over them (see :meth:`memstrata.engine.ContextEngine.open` for the arguments).
-    Whatever was started is stopped again when building fails."""
+    over them (see :meth:`memstrata.engine.ContextEngine.open` for the arguments;
+    ``disk``: the free-space thresholds and probe, :mod:`memstrata.disk`; ``index``:
+    an L3 index opened already, in place of the one ``settings`` names: a test wraps
+    :func:`open_index`'s in a fault injector, ``memstrata.testing.faults``).
+    Refuses to start (DiskSpaceError) when the data directory's disk cannot hold the
+    embedded store; whatever was started is stopped again when building fails."""
     settings = settings or Settings()
     if pipeline is not None:
         settings = replace(settings, pipeline=pipeline)
@@ -424,7 +532,12 @@ def build_stack(
         settings = replace(settings, memory=memory)
     clock = clock or SystemClock()
     data_dir = Path(settings.data_dir)
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(data_dir)  # 0700: what users said is nobody else's (memstrata.filemodes)
+    disk_policy = disk or DiskPolicy()
+    # Before anything starts: an index opened on a disk too small for it dies of
+    # SIGBUS, and would leave its Valkey behind.
+    check_start(data_dir, embedded_collections(settings), disk_policy)
+    guard = disk_guard(settings, disk_policy)
     audit_file = data_dir / AUDIT_FILE
     memory_audit = InMemoryAuditLog()
     audit: AuditSink = TeeAuditLog((memory_audit, JsonlAuditLog(audit_file)))
@@ -433,18 +546,29 @@ def build_stack(
         install_global_log_redaction(sanitizer)
     closers: list[Closer] = []
     try:
-        backend, redis_url = open_working_backend(settings, closers)
+        backend, redis_url, valkey = open_working_backend(settings, closers)
         working = open_working(settings, backend, clock, sanitizer=sanitizer)
         closers.insert(0, working.close)
         embedder = embedder or default_embedder()
         longterm = open_longterm(
-            settings, open_index(settings), embedder, clock=clock, sanitizer=sanitizer
+            settings,
+            index or open_index(settings, disk_policy),
+            embedder,
+            clock=clock,
+            sanitizer=sanitizer,
         )
         closers.insert(0, longterm.close)
-        reader = open_reader(settings, longterm)
+        read_guard = open_guard(settings)
+        closers.append(read_guard.close)
+        reader = open_reader(
+            settings, longterm, guard=read_guard, recall=open_recall(settings, backend)
+        )
         memory_store = open_memory(settings, longterm, backend.client, clock, reader)
         handler = build_handler(memory_store, extractor=extractor or build_extractor(settings))
-        write_pipeline = open_write_pipeline(settings.pipeline, redis_url, clock, handler, closers)
+        outage = OutageWatch(lambda: longterm.index.point_count(MEMORIES))
+        write_pipeline = open_write_pipeline(
+            settings.pipeline, redis_url, clock, handler, closers, disk=guard, outage=outage
+        )
     except BaseException:
         for close in closers:
             with contextlib.suppress(Exception):
@@ -463,6 +587,13 @@ def build_stack(
     metrics.watch_layers(working_info=working.info, write_stats=write_pipeline.stats)
     metrics.watch_l3(point_counts=longterm.point_counts)
     longterm.observe_searches(metrics.observe_l3_search)
+    metrics.watch_breakers(
+        read_guard.states,
+        lambda: {
+            "l3": read_guard.l3_breaker.opened,
+            "embedder": read_guard.embedder_breaker.opened,
+        },
+    )
     sessions = SessionRegistry(clock, lambda text, where: sanitizer.text(text, location=where))
     # Health samples: in the working-memory Valkey.
     health = HealthMonitor(
@@ -497,7 +628,10 @@ def build_stack(
         memory=memory_store,
         pipeline=write_pipeline,
         namespaces=NamespaceStore(
-            backend.client, clock, audit=lambda record: append_audit(audit_file, record)
+            backend.client,
+            clock,
+            audit=lambda record: append_audit(audit_file, record),
+            sanitize=lambda text, where: sanitizer.text(text, location=where, field="purpose"),
         ),
         items=ItemStore(longterm, reader, sanitizer, clock),
         decisions=_decision_layer(settings, backend, clock, sanitizer, decision_metrics),
@@ -505,6 +639,9 @@ def build_stack(
         health=health,
         metrics=metrics,
         tracing=tracing,
+        disk=guard,
+        valkey=valkey,
+        outage=outage,
     )
     return Stack(parts, build_capabilities(parts), closers)
 

@@ -89,7 +89,34 @@ def test_for_model() -> None:
     assert ContextBudget.for_model("gpt-4-turbo-2024-04-09").window_tokens == 128_000
     small = ContextBudget.for_model("gpt-4", max_output_tokens=512, buffer_tokens=0)
     assert small.available_tokens == 8_192 - 512
-    for unknown in ("my-local-llama", "gpt-3.5-turbo-instruct", " "):
+    with pytest.raises(ValidationError) as err:
+        ContextBudget.for_model(" ")
+    assert err.value.field == "model"
+    for unknown in ("my-local-llama", "gpt-3.5-turbo-instruct"):
         with pytest.raises(ValidationError) as err:
             ContextBudget.for_model(unknown)
-        assert err.value.field == "model"
+        # What is missing is the window, and the message says how to give it.
+        assert err.value.field == "window_tokens" and "window" in err.value.reason
+        assert ContextBudget.for_model(unknown, window_tokens=32_000).window_tokens == 32_000
+
+
+@pytest.mark.parametrize(
+    ("model", "window"),
+    [
+        ("claude-sonnet-4-5", 200_000),
+        ("anthropic/claude-3-5-haiku-20241022", 200_000),
+        ("deepseek-chat", 64_000),
+        ("deepseek-reasoner", 64_000),
+        ("qwen-max", 32_768),
+        ("Qwen-Plus", 131_072),
+        ("qwen2.5-7b-instruct", 32_768),
+        ("llama3", 8_192),
+        ("meta-llama/llama-3.1-8b-instruct", 131_072),
+        ("gemini-1.5-pro-002", 2_097_152),
+        ("gemini-2.5-flash", 1_048_576),
+    ],
+)
+def test_the_common_model_families_have_their_windows(model: str, window: int) -> None:
+    assert ContextBudget.for_model(model).window_tokens == window
+    # A window given by the caller wins over the known one.
+    assert ContextBudget.for_model(model, window_tokens=9_000).window_tokens == 9_000

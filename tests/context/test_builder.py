@@ -98,7 +98,8 @@ def test_items_are_admitted_by_score_and_never_cut(o200k: TiktokenCounter) -> No
         mem("mid", "Refunds go back to the original card.", 0.5),
         mem("top", "Order ORD-2024-000123 was refunded on 2024-03-05.", 0.95),
     )
-    budget = ContextBudget(1000, 0, 0, BudgetShares(0.1, 0.25, 0.3, 0.3))  # memory: 250
+    # memory: 300 (the header and each item's fence lines cost ~170 of it)
+    budget = ContextBudget(1200, 0, 0, BudgetShares(0.1, 0.25, 0.3, 0.3))
     result = build_context(ContextRequest(SYSTEM, "Refund?", memory=items), budget, o200k)
     admitted = [a.id for a in result.admitted if a.section == "memory"]
     assert admitted == ["top", "mid", "low"]  # score order; the smaller ones still fit

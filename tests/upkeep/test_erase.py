@@ -21,7 +21,7 @@ from memstrata.testing.disk import files_holding
 from memstrata.upkeep.erase import ErasureReport, delete_user_keys, entry_owner, user_footprint
 from memstrata.working import EmbeddedValkey, RedisBackend, WorkingMemory
 from memstrata.working.compaction import compact_persistence
-from memstrata.working.keys import pref_index_key, pref_key, result_key
+from memstrata.working.keys import pref_index_key, pref_key, recall_key, result_key
 from memstrata.write.entries import QueueKeys, dead_letter_fields, encode_entry
 from memstrata.write.queue import WriteQueue
 
@@ -30,13 +30,19 @@ from memstrata.write.queue import WriteQueue
 
 def test_the_footprint_follows_the_key_builders() -> None:
     found = user_footprint("acme", "bob", memory_prefix="mv", queues=("q1",), sessions=("s1",))
-    assert found.key_patterns == ("mv:{acme:bob}:slot:*", "pref:{acme:bob}:*", "wm:{s1}:*")
+    assert found.key_patterns == (
+        "mv:{acme:bob}:slot:*",
+        "recall:{acme:bob}:*",
+        "pref:{acme:bob}:*",
+        "wm:{s1}:*",
+    )
     assert found.queues == (QueueKeys("q1"),)
     patterns = found.key_patterns
     for key in (
         slot_key("mv", "acme", "bob", "user.food"),
         pref_key("acme", "bob", "ui_color"),
         pref_index_key("acme", "bob"),
+        recall_key("acme", "bob", "memories"),
         result_key("s1", "step-1"),
     ):
         assert any(fnmatch.fnmatchcase(key, p) for p in patterns), key
@@ -45,12 +51,15 @@ def test_the_footprint_follows_the_key_builders() -> None:
         slot_key("mv", "globex", "bob", "user.food"),
         pref_key("acme", "bobby", "ui_color"),
         pref_key("globex", "bob", "ui_color"),  # another tenant's bob
+        recall_key("acme", "bobby", "memories"),
+        recall_key("acme", None, "knowledge"),  # the tenant's shared reads
         tenants_key("mv"),
         result_key("s10", "step-1"),
     ):
         assert not any(fnmatch.fnmatchcase(key, p) for p in patterns), key
     spared = user_footprint("acme", "bob", preferences=False)
-    assert spared.key_patterns == ("mv:{acme:bob}:slot:*",)
+    # The cached reads are copies of memories, not preferences: they go regardless.
+    assert spared.key_patterns == ("mv:{acme:bob}:slot:*", "recall:{acme:bob}:*")
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,12 @@
 L3 read goes through one :class:`~memstrata.retrieval.Retriever` (the only L3
 ranker); ``build_context`` reads the user's memories once and routes the step with
 that retrieval.
+
+When L3 is slow or down the reader answers anyway (docs/service.md, "When L3 is slow
+or down"): ``retrieve``, ``route`` and ``build_context`` serve what L2 and L1 hold
+(the user's cached reads, preferences, the step's L2 items) and say that L3 was
+skipped and why; a plain ``search``, which has nothing to fall back on, raises
+``BackendUnavailableError``.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ from memstrata.longterm.points import MEMORIES, Hit
 from memstrata.metrics import EngineMetrics
 from memstrata.permissions import Level, check_level, cleared, level_of_payload
 from memstrata.retrieval import RetrievalQuery, RetrievalResult, Retriever
+from memstrata.retrieval.fallback import CACHED_ROUTE
+from memstrata.retrieval.guard import BELOW_THRESHOLD, OUTAGE_REASONS
 from memstrata.retrieval.visibility import check_as_of, memory_types
 from memstrata.router import ContextBundle, ContextRouter, IntentRegistry, IntentSpec
 from memstrata.router.intents import active_only
@@ -166,7 +174,11 @@ class Reader:
             result,
             self._settings.longterm.low_confidence_cosine,
         )
-        if result.l3_skipped or (result.items and result.items[0].low_confidence):
+        # A low-confidence query is one L3 answered poorly, not one it could not answer.
+        judged = result.l3_skip_reason is None and result.dense_skip_reason is None
+        if result.l3_skip_reason == BELOW_THRESHOLD or (
+            judged and result.items and result.items[0].low_confidence
+        ):
             self._health.low_confidence_query(query)
         return result
 
@@ -254,6 +266,7 @@ class Reader:
         # must be admitted first, so retrieved memories rank within (0, 0.99].
         hits = [h for h in retrieved.items if cleared(level_of_payload(h.payload), clearance)]
         top = max((hit.score for hit in hits), default=0.0) or 1.0
+        cached = retrieved.l3_skip_reason in OUTAGE_REASONS
         for hit in hits:
             hit = replace(
                 hit,
@@ -262,6 +275,8 @@ class Reader:
                 ),
             )
             for item in retrieved_items(hit, now, relevance=0.99 * max(0.0, hit.score) / top):
+                if cached:  # read from L2's cached reads, as the bundle's items say
+                    item = replace(item, source=CACHED_ROUTE)
                 if item.ref not in seen:
                     seen.add(item.ref)
                     memory.append(item)

@@ -142,6 +142,9 @@ class Upkeep:
         check_id("tenant", tenant)
         self._flush()
         memory = self._parts.memory
+        # The reader's cached reads (in L2) may hold these texts: dropped before the
+        # forget rewrites Valkey's files, not after (a user's own go with the user).
+        self._parts.retriever.clear_caches()
         report = forget_memories(
             self._parts.longterm,
             memory.redis,

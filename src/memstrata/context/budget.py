@@ -46,6 +46,29 @@ KNOWN_WINDOW_PREFIXES: tuple[tuple[str, int], ...] = (
     ("chatgpt-4o-", 128_000),
     ("gpt-4.1-", 1_047_576),
     ("gpt-4-turbo-", 128_000),
+    # Other families, counted with the approximate counter (it errs high). Where a
+    # family's window grew across releases the smaller is kept: a budget that fits
+    # the smaller window fits both. A deployment that knows better passes window_tokens.
+    ("claude-", 200_000),
+    ("deepseek-", 64_000),
+    ("qwen-max", 32_768),
+    ("qwen-plus", 131_072),
+    ("qwen-turbo", 131_072),
+    ("qwen-long", 1_000_000),
+    ("qwen2.5-", 32_768),
+    ("qwen3-", 32_768),
+    ("qwen", 32_768),
+    ("llama3.1", 131_072),
+    ("llama3.2", 131_072),
+    ("llama3.3", 131_072),
+    ("llama-3.1", 131_072),
+    ("llama-3.2", 131_072),
+    ("llama-3.3", 131_072),
+    ("llama-4", 131_072),
+    ("llama3", 8_192),
+    ("llama-3", 8_192),
+    ("gemini-1.5-pro", 2_097_152),
+    ("gemini-", 1_048_576),
 )
 
 
@@ -110,22 +133,24 @@ class ContextBudget:
         cls,
         model: str,
         *,
+        window_tokens: int | None = None,
         max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
         buffer_tokens: int = DEFAULT_BUFFER_TOKENS,
         shares: BudgetShares | None = None,
     ) -> ContextBudget:
-        """The budget for a known OpenAI model family; other models pass ``window_tokens``."""
+        """The budget of ``model``: ``window_tokens`` when given, else the known window
+        of its family (:func:`known_window`); ValidationError naming ``window_tokens``
+        for a model of unknown window."""
         if not isinstance(model, str) or not model.strip():
             raise ValidationError("model", "must be a non-empty string")
-        bare = model.strip().rsplit("/", 1)[-1]
-        window = KNOWN_WINDOWS.get(bare) or next(
-            (size for prefix, size in KNOWN_WINDOW_PREFIXES if bare.startswith(prefix)), None
-        )
-        if window is not None:
-            return cls(window, max_output_tokens, buffer_tokens, shares or BudgetShares())
-        raise ValidationError(
-            "model", f"no known window for {model!r}; build ContextBudget(window_tokens=...)"
-        )
+        window = window_tokens if window_tokens is not None else known_window(model)
+        if window is None:
+            raise ValidationError(
+                "window_tokens",
+                f"is required for {model!r}, whose context window is not known: give the "
+                "model's window in tokens",
+            )
+        return cls(window, max_output_tokens, buffer_tokens, shares or BudgetShares())
 
     @property
     def reserve_tokens(self) -> int:
@@ -144,3 +169,12 @@ class ContextBudget:
     def section_budgets(self) -> dict[Section, int]:
         """Every section's budget, in prompt order."""
         return {name: self.section_budget(name) for name in SECTIONS}
+
+
+def known_window(model: str) -> int | None:
+    """The context window (tokens) of a known model family, or None. A provider prefix
+    (``openai/gpt-4o``, ``anthropic/claude-sonnet-4-5``) and letter case are ignored."""
+    bare = model.strip().rsplit("/", 1)[-1].lower()
+    return KNOWN_WINDOWS.get(bare) or next(
+        (size for prefix, size in KNOWN_WINDOW_PREFIXES if bare.startswith(prefix)), None
+    )

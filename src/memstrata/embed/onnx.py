@@ -1,10 +1,10 @@
-"""all-MiniLM-L6-v2 on ONNX Runtime: the same vectors, three times faster per query.
+"""all-MiniLM-L6-v2 on ONNX Runtime, from a graph built out of the bundled weights.
 
-A one-text query costs ~22 ms in torch on two cores and ~7 ms in ONNX Runtime
-(docs/benchmarks.md). Nothing is downloaded: the ONNX graph is exported once from
-the bundled weights (torch's exporter, needs ``onnx``), checked against torch on a
-padded probe batch, and cached under ``cache_dir`` with a name derived from the
-weights, the exporter and torch's version, so a new model or toolchain exports again.
+Nothing is downloaded and nothing needs torch: the graph is written node by node from
+the model's ``config.json`` and ``model.safetensors`` (:mod:`memstrata.embed.graph`),
+checked on a padded probe batch against the NumPy forward pass of the same weights
+(:mod:`memstrata.embed.bert`), and cached under ``cache_dir`` with a name derived from
+the weights, the recipe and the ``onnx`` version, so a new model or recipe builds again.
 The file is written to a temporary name and renamed, so concurrent processes never
 read half a file.
 """
@@ -15,23 +15,23 @@ import hashlib
 import json
 import os
 import tempfile
-import warnings
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from memstrata.embed.bert import BertConfig, forward, load_weights
+from memstrata.embed.graph import OPSET, write_graph
 from memstrata.embed.tokens import TokenVectors, pool_and_normalize
 from memstrata.errors import BackendUnavailableError
 
-EXPORT_VERSION = 1  # bump when the export recipe changes: old cache files are ignored
-OPSET = 17
-INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-# Largest difference between the exported graph and torch accepted at export time
-# (measured: ~3e-6 on unit vectors).
+# Bump when the graph recipe changes: old cache files are ignored. 1 was torch's
+# exporter; 2 is the graph built by memstrata.embed.graph.
+EXPORT_VERSION = 2
+# Largest difference between the graph's unit vectors and the NumPy reference accepted
+# before the graph is used (docs/benchmarks.md has what is measured).
 MAX_EXPORT_DIFF = 1e-4
 _PROBE = (
     "I moved to Berlin last year for work",
@@ -63,12 +63,12 @@ def max_seq_length(model_dir: Path) -> int:
 
 
 def onnx_path(model_dir: Path, cache_dir: Path) -> Path:
-    """Where the exported graph of ``model_dir`` is cached (torch's version is part of
-    the name, read from its metadata: importing torch alone takes seconds)."""
+    """Where the graph built from ``model_dir`` is cached: the name changes with the
+    weights, the configuration, the recipe and the ``onnx`` package's version."""
     try:
-        torch_version = metadata.version("torch")
+        builder_version = metadata.version("onnx")
     except metadata.PackageNotFoundError:
-        torch_version = "none"
+        builder_version = "none"
     weights = model_dir / "model.safetensors"
     try:
         stat = weights.stat()
@@ -78,7 +78,7 @@ def onnx_path(model_dir: Path, cache_dir: Path) -> Path:
     digest = hashlib.sha256()
     for part in (str(stat.st_size), str(stat.st_mtime_ns), str(EXPORT_VERSION), str(OPSET)):
         digest.update(part.encode())
-    digest.update(torch_version.encode())
+    digest.update(builder_version.encode())
     digest.update(config)
     return cache_dir / f"all-minilm-l6-v2-{digest.hexdigest()[:16]}.onnx"
 
@@ -153,7 +153,7 @@ class OnnxMiniLM:
 
 
 def ensure_exported(model_dir: Path, cache_dir: Path) -> Path:
-    """The cached ONNX graph for ``model_dir``, exported and verified when missing."""
+    """The cached ONNX graph for ``model_dir``, built and verified when missing."""
     target = onnx_path(model_dir, cache_dir)
     if target.is_file():
         return target
@@ -181,73 +181,27 @@ def ensure_exported(model_dir: Path, cache_dir: Path) -> Path:
 
 
 def _export(model_dir: Path, target: Path) -> None:
-    import torch
-    from transformers import AutoModel
-
-    # A private copy in eager attention: the exporter traces Python control flow,
-    # and the eager path has none that depends on the mask's values.
-    bert = AutoModel.from_pretrained(
-        str(model_dir), local_files_only=True, attn_implementation="eager"
-    ).eval()
-
-    class _Hidden(torch.nn.Module):
-        def __init__(self, inner: Any) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            return self.inner(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-
-    # A padded batch, so the trace keeps the attention mask on a real path.
-    ids = torch.tensor([[101, 7592, 2088, 2023, 102], [101, 7592, 102, 0, 0]])
-    mask = (ids != 0).long()
-    dynamic = {name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "last_hidden_state")}
+    """Write the ONNX graph of the encoder in ``model_dir`` to ``target`` (no torch)."""
     try:
-        # The tracer warns about shape arithmetic it keeps as constants; the probe
-        # comparison in _verify is what decides whether the graph is right.
-        with torch.no_grad(), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                _Hidden(bert),
-                (ids, mask, torch.zeros_like(ids)),
-                str(target),
-                input_names=list(INPUTS),
-                output_names=["last_hidden_state"],
-                dynamic_axes=dynamic,
-                opset_version=OPSET,
-                dynamo=False,
-            )
-    except Exception as exc:
-        raise BackendUnavailableError(f"cannot export MiniLM to ONNX: {exc}") from exc
+        write_graph(model_dir, target)
+    except BackendUnavailableError:
+        raise
+    except Exception as exc:  # onnx's own errors: the graph cannot be trusted
+        raise BackendUnavailableError(f"cannot build the ONNX MiniLM: {exc}") from exc
 
 
 def _verify(model_dir: Path, graph: Path) -> None:
-    """Refuse a graph whose vectors differ from torch's on a padded batch."""
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-
-    try:
-        bert = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
-        tokenizer = AutoTokenizer.from_pretrained(str(model_dir), local_files_only=True)
-        batch = tokenizer(
-            list(_PROBE),
-            padding=True,
-            truncation=True,
-            max_length=max_seq_length(model_dir),
-            return_tensors="pt",
-        )
-        with torch.inference_mode():
-            hidden = bert(**batch).last_hidden_state.numpy()
-    except BackendUnavailableError:
-        raise
-    except Exception as exc:  # the reference run itself failed: no graph is trusted
-        raise BackendUnavailableError(f"cannot check the ONNX MiniLM against torch: {exc}") from exc
-    expected = pool_and_normalize(hidden, batch["attention_mask"].numpy())
-    actual = OnnxMiniLM(model_dir, graph).encode(list(_PROBE), batch_size=len(_PROBE))
+    """Refuse a graph whose vectors differ from the NumPy reference on a padded batch."""
+    encoder = OnnxMiniLM(model_dir, graph)
+    encodings = encoder._tokenizer.encode_batch(list(_PROBE))
+    ids = np.array([e.ids for e in encodings], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    config = BertConfig.from_model_dir(model_dir)
+    expected = pool_and_normalize(forward(config, load_weights(model_dir, config), ids, mask), mask)
+    actual = encoder.encode(list(_PROBE), batch_size=len(_PROBE))
     diff = float(np.abs(actual - expected).max())
     if not diff <= MAX_EXPORT_DIFF:
         raise BackendUnavailableError(
-            f"the exported ONNX MiniLM differs from torch by {diff:.2e} (> {MAX_EXPORT_DIFF})"
+            f"the ONNX MiniLM differs from the reference forward pass by {diff:.2e} "
+            f"(> {MAX_EXPORT_DIFF})"
         )

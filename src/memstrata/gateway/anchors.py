@@ -71,22 +71,73 @@ _KEY_QUALIFIERS = ("api", "secret", "access", "private", "signing", "encryption"
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _NAME_MAX = 64
 _CJK_MAX_PREFIX = 8
+# A bare value is printable ASCII (so Chinese prose after a label, "密码是什么", is not
+# a value) without quotes, brackets, backslashes or backticks (the JSON, markup or
+# placeholder around it). ',', ';' and '&' separate the next field
+# ("?token=abc&page=2", "Password=abc;Database=x") but may also be part of a
+# password ("Tr0ub4dor&3"): one is kept inside the value unless whitespace, the end,
+# or the next "name=" follows it, so a value is never cut at such a character.
+_BARE_FIRST = r"[!#-%(-+\--:=?-Z^_a-~]"
+_BARE_GLUE = r"[,;&](?![A-Za-z0-9_.\-]+[ \t]*[=:])(?=" + _BARE_FIRST + ")"
+_BARE = _BARE_FIRST + r"(?:" + _BARE_FIRST + "|" + _BARE_GLUE + ")*"
+# Chinese separators: "是", "为" and the verbs of a change ("改成了", "设置为"), after
+# an optional adverb ("已经改为", "就是").
+_CJK_SEPARATOR = (
+    r"(?:已经?|现在|目前|都|也|就|还)?"
+    r"(?:改成了?|改为|换成了?|设成了?|设为|设置为|设置成|变成了?|是|为)"
+)
+_QUOTED = r"\"(?P<dq>(?:[^\"\\\n]|\\.)+)\"|'(?P<sq>[^'\n]+)'"
 # After the name: its closing quote (if it was quoted), a separator, then a value:
-# \"escaped\" (JSON inside JSON), "double", 'single' or bare. Bare values are
-# printable ASCII only, so Chinese prose after a label ("密码是什么") is not a value.
+# \"escaped\" (JSON inside JSON), "double", 'single' or bare.
 _FIELD_TAIL_RE = re.compile(
-    r"(?P<close>\\?[\"']?)[ \t]*(?:=>|[:=：]|是|为)[ \t]*"
-    r"(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\""
-    r"|\"(?P<dq>(?:[^\"\\\n]|\\.)+)\"|'(?P<sq>[^'\n]+)'"
-    r"|(?P<bare>(?:(?![,;&\"'<>\[\]`\\])[!-~])+))"
+    r"(?P<close>\\?[\"']?)[ \t\u3000]*(?:=>|[:=：]|" + _CJK_SEPARATOR + r")[ \t\u3000]*"
+    r"(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\"|" + _QUOTED + r"|(?P<bare>" + _BARE + "))"
 )
 # Command-line flags take their value after a space: --password hunter2.
 # A value that is itself a flag (--no-password --verbose) is not a value.
-_FLAG_TAIL_RE = re.compile(
-    r"(?P<close>)[ \t]+(?:\"(?P<dq>(?:[^\"\\\n]|\\.)+)\"|'(?P<sq>[^'\n]+)'"
-    r"|(?P<bare>(?!-)(?:(?![,;&\"'<>\[\]`\\])[!-~])+))"
+_FLAG_TAIL_RE = re.compile(r"(?P<close>)[ \t]+(?:" + _QUOTED + r"|(?P<bare>(?!-)" + _BARE + "))")
+# A password said in English prose: "my password is X", "the password for the vpn
+# was X", "password is now set to: X". The value runs to the next whitespace (a
+# sentence's closing punctuation goes with it: better one character too many than
+# half a password).
+_PROSE_VALUE = r"[!#-&(-;=?-Z^_a-~][!#-;=?-Z^_a-~]*"
+_PROSE_TAIL_RE = re.compile(
+    r"(?P<close>)"
+    r"(?:[ \t]+(?:for|to|of|on|at|in)(?:[ \t]+[^\s.,;:!?\"'=]{1,30}){1,4}?)?"
+    r"[ \t]+(?:is|was|will[ \t]+be|has[ \t]+been|had[ \t]+been|became|remains)"
+    r"(?:[ \t]+(?:now|still|currently|just|simply|actually|also))?"
+    r"(?:[ \t]+(?:set|changed|reset|updated)[ \t]+to)?"
+    r"(?:[ \t]*[:：])?[ \t]+"
+    r"(?:" + _QUOTED + r"|“(?P<cq>[^”\n]+)”|(?P<bare>" + _PROSE_VALUE + "))",
+    re.IGNORECASE,
 )
-_VALUE_GROUPS = ("eq", "dq", "sq", "bare")
+# "I changed my password to X", "set the password to X": "to" introduces the value
+# only after a verb of setting, a few words before the keyword.
+_SET_BEFORE_RE = re.compile(
+    r"(?:^|[^a-z])(?:set|setting|change[ds]?|changing|reset|resetting|update[ds]?|updating)"
+    r"(?:[ \t]+[a-z]+){0,2}[ \t]+$"
+)
+_TO_TAIL_RE = re.compile(
+    r"(?P<close>)[ \t]+to(?:[ \t]*[:：])?[ \t]+"
+    r"(?:" + _QUOTED + r"|“(?P<cq>[^”\n]+)”|(?P<bare>" + _PROSE_VALUE + "))",
+    re.IGNORECASE,
+)
+# Words that follow "password is" in ordinary sentences ("the password is required",
+# "your password is too short"): not a value.
+_PROSE_NOT_VALUE_WORDS = """a an the not too very so also only just still now never always
+    required needed mandatory optional wrong incorrect correct invalid valid expired
+    expiring empty blank missing unknown known set reset changed changing updated same
+    different weak strong secure insecure safe unsafe long short case sensitive
+    insensitive being visible hidden stored saved encrypted hashed protected secret
+    private public forgotten lost compromised leaked stolen new old good bad fine ok
+    okay right important simple easy hard complex enabled disabled locked unlocked
+    shared used reused generated random temporary sent included attached below above
+    here there that this it what which my your his her our their in on at to for of
+    with by from as like and or but if when
+    continue proceed log login sign access regain unlock confirm verify complete finish
+    enable protect secure avoid keep make get use change something anything one"""
+_PROSE_NOT_VALUES = frozenset(_PROSE_NOT_VALUE_WORDS.split())
+_VALUE_GROUPS = ("eq", "dq", "sq", "cq", "bare")
 
 
 def _name_start(text: str, end: int, cjk: bool) -> int:
@@ -120,6 +171,8 @@ def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
     tail = _FIELD_TAIL_RE.match(text, kw_end)
     if tail is None and text.startswith("--", start):
         tail = _FLAG_TAIL_RE.match(text, kw_end)
+    if tail is None and kind is Kind.PASSWORD and not cjk:
+        tail = _prose_tail(text, start, kw_end)
     if tail is None:
         return None
     opening = ""
@@ -136,6 +189,22 @@ def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
             quote = '"' if group == "bare" and quoted and opening == '"' else ""
             return Match(kind, tail.start(group), tail.end(group), quote)
     return None
+
+
+def _prose_tail(text: str, start: int, kw_end: int) -> re.Match[str] | None:
+    """The value of a password said in prose after its keyword, or None."""
+    tail = _PROSE_TAIL_RE.match(text, kw_end)
+    if tail is None:
+        before = text[max(0, start - 40) : start].lower()
+        if _SET_BEFORE_RE.search(before) is None:
+            return None
+        tail = _TO_TAIL_RE.match(text, kw_end)
+        if tail is None:
+            return None
+    bare = tail.group("bare")
+    if bare is not None and bare.rstrip(".,;:!?)").lower() in _PROSE_NOT_VALUES:
+        return None
+    return tail
 
 
 def find_fields(text: str, lowered: str, pos: int = 0, endpos: int | None = None) -> list[Match]:

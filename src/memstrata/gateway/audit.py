@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memstrata.errors import ConfigError
+from memstrata.filemodes import open_private, private_file
 from memstrata.gateway.kinds import Kind
 from memstrata.gateway.policy import Action
 
@@ -96,11 +97,13 @@ class InMemoryAuditLog:
 
 
 class JsonlAuditLog:
-    """Append-only JSON Lines file, one event per line.
+    """Append-only JSON Lines file, one event per line, readable by its owner only.
 
     The file is opened in append mode for each event, so rotation by an external
     tool is harmless and nothing is ever rewritten; a lock keeps lines whole when
-    several threads record at once.
+    several threads record at once. It is created 0600 (in an existing directory,
+    at construction, so other writers of the same log append to a private file) and
+    an existing one is made 0600.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -109,6 +112,8 @@ class JsonlAuditLog:
         self._path = Path(path)
         if self._path.is_dir():
             raise ConfigError(f"path: {self._path} is a directory")
+        if self._path.parent.is_dir():
+            private_file(self._path)
         self._lock = threading.Lock()
 
     @property
@@ -119,7 +124,7 @@ class JsonlAuditLog:
     def record(self, event: AuditEvent) -> None:
         """Append ``event`` as one JSON line."""
         line = json.dumps(event.to_dict(), ensure_ascii=False, sort_keys=True) + "\n"
-        with self._lock, self._path.open("a", encoding="utf-8") as handle:
+        with self._lock, open_private(self._path, "a", encoding="utf-8") as handle:
             handle.write(line)
 
 

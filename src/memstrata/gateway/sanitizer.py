@@ -162,6 +162,26 @@ class Sanitizer:
         self._emit(location, out)
         return SanitizedText(result, tuple(out))
 
+    def identifier_finding(self, value: str, *, field: str | None = None) -> Kind | None:
+        """The first kind found in identifier ``value`` that the policy would not keep
+        as it is (any credential; personal data unless allowed under ``field``), or None.
+
+        Identifiers (session, user, namespace, step ids...) become keys and payload
+        fields as they are, so one that holds a finding is refused rather than stored
+        redacted; nothing is audited, since nothing is stored.
+        """
+        if not isinstance(value, str):
+            raise ValidationError("value", f"must be a string, got {type(value).__name__}")
+        if self._known_clean(field, value):
+            return None
+        matches = find_matches(value)
+        if not matches:
+            self._remember_clean(field, value)
+        for match in matches:
+            if self._policy.action_for(match.kind, field) is not Action.ALLOW:
+                return match.kind
+        return None
+
     def _known_clean(self, field: str | None, text: str) -> bool:
         # A membership read needs no lock (one dict operation under the GIL); a miss
         # racing an eviction only costs a scan.

@@ -41,6 +41,13 @@ L3_SERVER_POINTS = "l3.server_points."
 DECISION_ROUTES = ROUTES
 TOOL_OUTCOMES = OUTCOMES
 FALLBACKS = "fallbacks"
+L3_BREAKER_OPEN = "l3.breaker_open"
+"""1 while this process's L3 circuit breaker is not closed (added up across processes:
+how many skip L3); docs/service.md, "When L3 is slow or down"."""
+EMBEDDER_BREAKER_OPEN = "embedder.breaker_open"
+"""Likewise for the query embedder's breaker."""
+DEGRADED_READS = "reads.degraded"
+"""Reads answered without L3 or without the query's vector (a counter)."""
 CER_EFFECTIVE = "cer.effective"
 CER_INEFFECTIVE = "cer.ineffective"
 
@@ -62,6 +69,7 @@ COUNTERS: frozenset[str] = frozenset(
         L1_STALE_WRITES,
         L2_EXPIRED,
         FALLBACKS,
+        DEGRADED_READS,
         CER_EFFECTIVE,
         CER_INEFFECTIVE,
         *(decision_name(r) for r in DECISION_ROUTES),

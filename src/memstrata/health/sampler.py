@@ -14,6 +14,8 @@ from memstrata.health.sample import (
     CER_EFFECTIVE,
     CER_INEFFECTIVE,
     DECISION_ROUTES,
+    DEGRADED_READS,
+    EMBEDDER_BREAKER_OPEN,
     FALLBACKS,
     L1_BYTES,
     L1_SESSIONS,
@@ -21,6 +23,7 @@ from memstrata.health.sample import (
     L2_EXPIRED,
     L2_KEYS,
     L2_MEMORY,
+    L3_BREAKER_OPEN,
     L3_POINTS,
     L3_SERVER_POINTS,
     TOOL_OUTCOMES,
@@ -89,6 +92,10 @@ def sample_values(readings: EngineReadings) -> dict[str, float]:
     for kind in FEEDBACK_KINDS:
         values[feedback_name(kind)] = sample_value(m, "memstrata_feedback_total", kind=kind)
     values[FALLBACKS] = sample_value(m, "memstrata_fallbacks_total")
+    # The reader's breakers (0 closed, 1 half-open, 2 open): 1 while not closed.
+    for name, backend in ((L3_BREAKER_OPEN, "l3"), (EMBEDDER_BREAKER_OPEN, "embedder")):
+        values[name] = float(sample_value(m, "memstrata_breaker_state", backend=backend) > 0)
+    values[DEGRADED_READS] = sample_value(m, "memstrata_degraded_reads_total")
     values[CER_EFFECTIVE] = sample_value(m, "memstrata_cer_steps_total", effective="true")
     values[CER_INEFFECTIVE] = sample_value(m, "memstrata_cer_steps_total", effective="false")
     return values

@@ -23,7 +23,15 @@ import qdrant_edge as qe
 from numpy.typing import NDArray
 
 from memstrata.config import DEFAULT_SEARCH_THREADS, MAX_SEARCH_THREADS
-from memstrata.errors import BackendError, BackendUnavailableError, MemstrataError, ValidationError
+from memstrata.disk import DiskPolicy
+from memstrata.errors import (
+    BackendError,
+    BackendUnavailableError,
+    DiskSpaceError,
+    MemstrataError,
+    ValidationError,
+)
+from memstrata.filemodes import restrict_tree
 from memstrata.frozen import thaw
 from memstrata.longterm.edge_purge import build_copy, recover, swap_in
 from memstrata.longterm.fusion import ENGINE_RRF_K
@@ -231,12 +239,17 @@ class EdgeIndex:
         payload_cache_entries: int = DEFAULT_PAYLOAD_CACHE_ENTRIES,
         query_cache_entries: int = DEFAULT_QUERY_CACHE_ENTRIES,
         search_threads: int = DEFAULT_SEARCH_THREADS,
+        disk: DiskPolicy | None = None,
     ) -> None:
         """``payload_cache_entries``: payloads kept after a read; ``query_cache_entries``:
         answers of identical searches kept until their collection is written (0 turns
         either cache off); ``search_threads``: each shard's search pool (see
-        :attr:`~memstrata.config.LongTermSettings.search_threads`)."""
+        :attr:`~memstrata.config.LongTermSettings.search_threads`); ``disk``: free space
+        checked before a shard is created or rebuilt and before each write (None: not
+        checked), because the engine's writes into its mapped files on a full disk
+        end the process with SIGBUS (:mod:`memstrata.disk`)."""
         self._root = Path(path)
+        self._disk = disk
         self._search_threads = check_positive_int(
             "search_threads", search_threads, maximum=MAX_SEARCH_THREADS
         )
@@ -276,18 +289,34 @@ class EdgeIndex:
                     self._shards[name] = self._open_shard(self._root / name, config, dim)
                     self._dirty.add(name)
             self._dim = dim
+            restrict_tree(self._root)  # 0700 / 0600 whatever the umask (memstrata.filemodes)
 
-    @staticmethod
-    def _open_shard(path: Path, config: qe.EdgeConfig, dim: int) -> qe.EdgeShard:
+    def _need_write_room(self) -> None:
+        # The engine cannot report a full disk once it writes into a mapped page.
+        if self._disk is not None:
+            self._disk.require_write_room(self._root)
+
+    def check_room_to_purge(self, collections: Sequence[str] = ()) -> None:
+        """DiskSpaceError unless :meth:`purge` of ``collections`` and of every collection
+        written since it was opened could run now (a forget asks before deleting)."""
+        if self._disk is not None:
+            with self._lock:
+                names = sorted(self._dirty | set(collections))
+            self._disk.require_room_to_rebuild("qdrant-edge cannot rebuild", self._root, names)
+
+    def _open_shard(self, path: Path, config: qe.EdgeConfig, dim: int) -> qe.EdgeShard:
         try:
             recover(path)  # a purge a crash interrupted
             if (path / _CONFIG_FILE).exists():
                 _check_stored_config(path, dim)
                 shard = qe.EdgeShard.load(str(path), config)
             else:
+                if self._disk is not None:
+                    what = f"qdrant-edge cannot create {path.name}"
+                    self._disk.require_room(what, path.parent, self._disk.collection_bytes)
                 path.mkdir(parents=True, exist_ok=True)
                 shard = qe.EdgeShard.create(str(path), config)
-        except ValidationError:
+        except (ValidationError, DiskSpaceError):
             raise
         except Exception as exc:
             if "incompatible" in str(exc).lower():
@@ -353,6 +382,7 @@ class EdgeIndex:
         with self._writer(collection), self._lease(collection) as lease:
             shard = lease.shard
             check_points(points, lease.dim)
+            self._need_write_room()
             ids = [p.id for p in points]
             try:
                 with _engine_errors("upsert"):
@@ -389,6 +419,7 @@ class EdgeIndex:
         with self._writer(collection), self._lease(collection) as lease:
             if not point_ids:
                 return
+            self._need_write_room()
             try:
                 with _engine_errors("delete"):
                     lease.shard.update(
@@ -410,6 +441,7 @@ class EdgeIndex:
                 ids = _matching_ids(lease.shard, engine_filter)
             if not ids:
                 return 0
+            self._need_write_room()
             try:
                 with _engine_errors("delete_where"):
                     lease.shard.update(qe.UpdateOperation.delete_points_by_filter(engine_filter))
@@ -719,14 +751,24 @@ class EdgeIndex:
         return None if self._queries is None else self._queries.generation(collection)
 
     def optimize(self) -> None:
-        """Run the engine's optimizers on every shard (blocks until done)."""
+        """Run the engine's optimizers on every shard (blocks until done). A shard whose
+        rewrite would not fit on the disk is left as it is (searches stay correct,
+        only slower), with a warning."""
         with self._lock:
             self._check_open()
             names = list(self._shards)
         with _engine_errors("optimize"):
             for name in names:
+                try:
+                    if self._disk is not None:
+                        what = "qdrant-edge cannot optimize"
+                        self._disk.require_room_to_rebuild(what, self._root, [name])
+                except DiskSpaceError as exc:
+                    _log.warning("%s; %s not optimized", exc, name)
+                    continue
                 with self._lease(name) as lease:
                     lease.shard.optimize()
+        restrict_tree(self._root)  # the segments the optimizers wrote
 
     def purge(self) -> None:
         """Leave no deleted (or replaced) point's data in any file under the index
@@ -751,6 +793,9 @@ class EdgeIndex:
                 if name not in self._dirty:
                     return  # purged by another caller meanwhile
                 dim = lease.dim
+                if self._disk is not None:
+                    what = "qdrant-edge cannot rebuild"
+                    self._disk.require_room_to_rebuild(what, self._root, [name])
                 with _engine_errors("purge copy"):
                     build_copy(lease.shard, live, lambda path: self._open_shard(path, config, dim))
             with self._leases.drained([name]), _engine_errors("purge"):
@@ -764,6 +809,7 @@ class EdgeIndex:
                     # on disk (recover() first completes or undoes a failed swap).
                     self._shards[name] = self._open_shard(live, config, dim)
             self._dirty.discard(name)
+            restrict_tree(live)  # the rebuilt shard's files
             # Same points, but another segment layout: answers kept may differ.
             if self._queries is not None:
                 self._queries.invalidate(name)
@@ -788,6 +834,7 @@ class EdgeIndex:
                 for shard in shards:
                     shard.flush()
                     shard.close()
+            restrict_tree(self._root)
 
     def __enter__(self) -> EdgeIndex:
         return self

@@ -4,10 +4,20 @@ Same layout as the embedded adapter: one collection per name, a cosine ``dense``
 vector, an IDF ``bm25`` sparse vector and the shared payload indexes, with the
 tenant key flagged ``is_tenant``. The client is injected, so tests hand in
 ``QdrantClient(location=":memory:")`` (local mode) in place of a server.
+
+A server that does not answer at start does not stop the start
+(docs/service.md, "When L3 is slow or down"): :meth:`QdrantServerIndex.
+ensure_collections` waits ``start_wait_s`` for its first answer, then goes on with
+the index unready; until the collections are checked every call raises
+``BackendUnavailableError`` at once (the reader answers from L2), and a background
+attempt every ``retry_s`` makes the index ready as soon as the server answers.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -53,6 +63,13 @@ from memstrata.longterm.points import (
     engine_payload,
     engine_vector,
 )
+
+log = logging.getLogger("memstrata.longterm")
+
+START_WAIT_S = 2.0
+"""How long the start waits for a server's first answer before going on without it."""
+RETRY_S = 5.0
+"""How often an unready index tries the server again (in the background)."""
 
 
 def tenant_filter(tenant: str) -> qm.Filter:
@@ -137,15 +154,81 @@ def _engine_errors(action: str) -> Iterator[None]:
 class QdrantServerIndex:
     """:class:`~memstrata.longterm.protocol.VectorIndex` on a Qdrant server."""
 
-    def __init__(self, client: QdrantClient) -> None:
+    def __init__(
+        self,
+        client: QdrantClient,
+        *,
+        where: str = "the Qdrant server",
+        start_wait_s: float = START_WAIT_S,
+        retry_s: float = RETRY_S,
+    ) -> None:
         self._client = client
+        self._where = where
+        self._start_wait_s = start_wait_s
+        self._retry_s = retry_s
         self._dim: int | None = None
         self._closed = False
+        # Unready: the dimension the collections await, the last attempt and its error.
+        self._pending_dim: int | None = None
+        self._lock = threading.Lock()
+        self._attempt: threading.Thread | None = None
+        self._attempted_at = -float("inf")
+        self._last_error = ""
+
+    @property
+    def ready(self) -> bool:
+        """Whether the collections are checked (False while the server has not
+        answered since the start)."""
+        return self._dim is not None
 
     def ensure_collections(self, dim: int) -> None:
-        """Create missing collections and payload indexes; check existing sizes."""
+        """Create missing collections and payload indexes; check existing sizes.
+
+        A server that is unreachable, or does not answer within ``start_wait_s``,
+        leaves the index unready instead of failing (see the module docstring); any
+        other answer (a layout that does not fit, a refused key) raises.
+        """
         check_dim_value(dim)
         self._check_open()
+        self._pending_dim = dim
+        failed: list[BaseException] = []
+        done = threading.Event()
+
+        def attempt() -> None:
+            try:
+                self._ensure(dim)
+            except BaseException as exc:  # handed to the start below, or logged
+                failed.append(exc)
+                self._last_error = str(exc)
+            finally:
+                done.set()
+
+        thread = threading.Thread(target=attempt, name="memstrata-qdrant-start", daemon=True)
+        with self._lock:
+            self._attempt, self._attempted_at = thread, time.monotonic()
+        thread.start()
+        if not done.wait(self._start_wait_s):
+            log.warning(
+                "%s did not answer within %.1f s: starting with L3 unavailable "
+                "(reads are answered from L2; retrying in the background)",
+                self._where,
+                self._start_wait_s,
+            )
+            return
+        if not failed:
+            return
+        if isinstance(failed[0], BackendUnavailableError):
+            log.warning(
+                "%s is unreachable: starting with L3 unavailable (reads are answered "
+                "from L2; retrying every %.1f s): %s",
+                self._where,
+                self._retry_s,
+                failed[0],
+            )
+            return
+        raise failed[0]
+
+    def _ensure(self, dim: int) -> None:
         with _engine_errors("ensure_collections"):
             for name in COLLECTIONS:
                 if self._client.collection_exists(name):
@@ -171,7 +254,36 @@ class QdrantServerIndex:
                     self._client.create_payload_index(
                         name, field_name, _index_schema(kind), wait=True
                     )
+        if self._pending_dim is not None and self._dim is None and self._last_error:
+            log.warning("%s answers: L3 is available again", self._where)
         self._dim = dim
+        self._last_error = ""
+
+    def _retry(self) -> None:
+        """Start a background attempt to check the collections, unless one is under
+        way or the last began less than ``retry_s`` ago."""
+        dim = self._pending_dim
+        if dim is None:
+            return
+        with self._lock:
+            running = self._attempt is not None and self._attempt.is_alive()
+            if running or time.monotonic() - self._attempted_at < self._retry_s:
+                return
+            self._attempted_at = time.monotonic()
+            self._attempt = threading.Thread(
+                target=self._retry_in_background,
+                args=(dim,),
+                name="memstrata-qdrant-retry",
+                daemon=True,
+            )
+            self._attempt.start()
+
+    def _retry_in_background(self, dim: int) -> None:
+        try:
+            self._ensure(dim)
+        except Exception as exc:  # the next call says so, and the next attempt retries
+            self._last_error = str(exc)
+            log.debug("%s still unavailable", self._where, exc_info=True)
 
     def _check_existing(self, name: str, dim: int) -> None:
         params = self._client.get_collection(name).config.params
@@ -185,6 +297,14 @@ class QdrantServerIndex:
 
     def _ready(self, collection: str) -> int:
         self._check_open()
+        if self._dim is None and self._pending_dim is not None:
+            self._retry()
+            if self._dim is None:
+                detail = f": {self._last_error}" if self._last_error else ""
+                raise BackendUnavailableError(
+                    f"{self._where} has not answered since the start (retrying every "
+                    f"{self._retry_s:g} s){detail}"
+                )
         check_collection(collection, COLLECTIONS if self._dim is not None else ())
         assert self._dim is not None
         return self._dim

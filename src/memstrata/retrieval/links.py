@@ -26,6 +26,8 @@ from numpy.typing import NDArray
 
 from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.points import MEMORIES, Filter, Hit, ScoredPoint
+from memstrata.retrieval.guard import checkpoint
+from memstrata.retrieval.results import RetrievedItem
 
 EPISODE = "episode"
 EPISODE_WINDOW = "episode_window"
@@ -70,6 +72,7 @@ def follow(
     wanted = list(dict.fromkeys(i for ids in named.values() for i in ids))
     if not wanted:
         return Links()
+    checkpoint()
     points = store.read_scored(MEMORIES, wanted, query_vector, tenant=tenant)
     closed_slots = {
         str(p.payload["slot"])
@@ -81,7 +84,9 @@ def follow(
         flt = Filter(
             tenant=tenant, types=("fact",), extras=(("slot", tuple(sorted(closed_slots))),)
         )
+        checkpoint()
         active_ids = [r.id for r in store.iter_records(MEMORIES, flt)]
+        checkpoint()
         current = (
             store.read_scored(MEMORIES, active_ids, query_vector, tenant=tenant)
             if active_ids
@@ -130,12 +135,23 @@ def fold_hits(
     links followed (:func:`follow`): an episode's current facts come right before it
     (a fact found on its own and also carried comes once, with the better cosine),
     and an episode whose fact was superseded names the current one."""
-    links = follow(
+    return fold(hits, episode_links(store, tenant, query_vector, hits))
+
+
+def episode_links(
+    store: LongTermStore, tenant: str, query_vector: NDArray[np.float32], hits: Sequence[Hit]
+) -> Links:
+    """:func:`follow` for the episodes among ``hits``."""
+    return follow(
         store,
         tenant,
         query_vector,
         [(h.id, h.payload) for h in hits if h.payload.get("type") == EPISODE],
     )
+
+
+def fold(hits: Sequence[Hit], links: Links) -> list[LinkedHit]:
+    """``hits`` with ``links`` folded in, as :func:`fold_hits` gives them."""
     carried = {p.id for points in links.facts.values() for p in points}
     out: list[LinkedHit] = []
     emitted: set[str] = set()
@@ -152,4 +168,23 @@ def fold_hits(
                 out.append(LinkedHit(point.id, max(point.score, hit.cosine), point.payload, None))
         emitted.add(hit.id)
         out.append(LinkedHit(hit.id, hit.cosine, hit.payload, replaced_by))
+    return out
+
+
+def flatten(items: Sequence[RetrievedItem]) -> list[LinkedHit]:
+    """Retrieved items as a search's linked hits: each episode's current facts right
+    before it, once each; an episode a newer fact replaced names that fact's text."""
+    out: list[LinkedHit] = []
+    emitted: set[str] = set()
+    for item in items:
+        replaced_by = None
+        for fact in item.facts:
+            if fact.id == item.superseded_by:
+                replaced_by = fact.text
+            if fact.id not in emitted:
+                emitted.add(fact.id)
+                out.append(LinkedHit(fact.id, fact.cosine, fact.payload, None))
+        if item.id not in emitted:
+            emitted.add(item.id)
+            out.append(LinkedHit(item.id, item.cosine, item.payload, replaced_by))
     return out

@@ -112,9 +112,13 @@ class RetrievedItem:
 class RetrievalResult:
     """What :meth:`Retriever.retrieve` returns.
 
-    ``l3_skipped``: every candidate was below the skip threshold, so ``items`` is
-    empty and the would-be items are in ``below_threshold`` (the caller builds its
-    context from L1/L2 alone and can say why).
+    ``l3_skipped``: L3 served nothing for this read, for the reason in
+    ``l3_skip_reason``: ``below_threshold`` (every candidate was below the skip
+    threshold: ``items`` is empty and the would-be items are in ``below_threshold``),
+    or L3 could not be read: ``l3_timeout``, ``l3_unavailable``, ``circuit_open``
+    (``items`` are then the user's cached reads from L2 that fit the question, route
+    ``l2_cache``; docs/service.md, "When L3 is slow or down"). Either way the caller
+    builds its context from L1/L2 and can say why.
     """
 
     items: tuple[RetrievedItem, ...]
@@ -122,6 +126,12 @@ class RetrievalResult:
     l3_skipped: bool
     time_window: TimeWindow | None
     routes: tuple[Route, ...]
+    l3_skip_reason: str | None = None
+    """Why ``l3_skipped`` (None when L3 served this read)."""
+    dense_skip_reason: str | None = None
+    """Set when the query could not be embedded (``embedder_failed``,
+    ``embedder_timeout``, ``embedder_circuit_open``): BM25 alone ranked, so every
+    item's cosine is unknown (0) and every item is flagged low-confidence."""
 
     def current_facts(self) -> tuple[RetrievedItem, ...]:
         """Every current fact or event in ``items``, found on its own or carried by

@@ -22,6 +22,12 @@ retrieval agents get. For one :class:`RetrievalQuery`:
 4. an optional reranker blended in; confidence flags; L3 skipped when every item
    is below the skip threshold.
 
+Every read has a deadline and a breaker (:mod:`memstrata.retrieval.guard`): the
+query's embedding, and the L3 part (its engine calls and the scoring between them),
+each run where they can be abandoned. A read whose embedding failed ranks by BM25
+alone; one that cannot reach L3 in time is answered from the cached reads in L2
+(:mod:`memstrata.retrieval.fallback`); the result says which and why.
+
 Payload conventions read here: ``created_at`` (epoch seconds: when it was
 observed), ``importance`` (0..1), ``type``, ``thread`` + ``seq`` (position in a
 conversation), and the ``entity_fields`` (default ``speaker``).
@@ -30,10 +36,10 @@ conversation), and the ``entity_fields`` (default ``speaker``).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -41,32 +47,46 @@ from numpy.typing import NDArray
 from memstrata.config import LongTermSettings, RetrievalSettings
 from memstrata.embed.protocol import Embedder, TokenEmbedder
 from memstrata.errors import BackendError
-from memstrata.extract.filter import is_pure_question
 from memstrata.longterm.adjacent import Position, turn_position
 from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.points import MEMORIES, Filter, Hit, ScoredPoint
 from memstrata.memo import remember
 from memstrata.memory.versioning import valid_at
 from memstrata.retrieval.confidence import skips_l3
+from memstrata.retrieval.fallback import ReadFallback, bm25_only, query_key
+from memstrata.retrieval.guard import (
+    BELOW_THRESHOLD,
+    Guarded,
+    GuardedCalls,
+    ReadGuard,
+    checkpoint,
+    required,
+)
 from memstrata.retrieval.links import EPISODE, EPISODE_WINDOW, LinkedHit, fold_hits, follow
+from memstrata.retrieval.reads import NeedRead, NeedReader, neutral_vector
 from memstrata.retrieval.rerank import Reranker
 from memstrata.retrieval.results import RetrievalQuery, RetrievalResult, RetrievedItem
 from memstrata.retrieval.routes import Route, build_routes, entities, entity_spans
 from memstrata.retrieval.scoring import (
     SECONDS_PER_DAY,
     Candidate,
+    context_bonus,
     decay_factor,
     fuse_route,
     importance_factor,
+    informativeness,
     merge_routes,
+    number,
     type_factor,
 )
 from memstrata.retrieval.search import HybridSearch, Keep
 from memstrata.retrieval.timeexpr import TimeWindow, resolve
 from memstrata.tracing import span, traced_stage
+from memstrata.validation import check_text
 
 _FACTOR_CACHE_ENTRIES = 65_536
 MAX_SEARCH_K = 1000
+T = TypeVar("T")
 
 
 class Retriever:
@@ -80,16 +100,23 @@ class Retriever:
         longterm: LongTermSettings | None = None,
         *,
         reranker: Reranker | None = None,
+        guard: ReadGuard | None = None,
+        fallback: ReadFallback | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._settings = settings or RetrievalSettings()
         self._longterm = longterm or LongTermSettings()
         self._reranker = reranker
+        # Without a guard every call runs inline and its errors reach the caller (a
+        # reader built by hand); the wiring gives each engine one.
+        self._calls = GuardedCalls(guard)
+        self._fallback = fallback
         self._type_weights = dict(self._settings.type_weights)
         self._factors: dict[tuple[Any, ...], float] = {}
         self._feature_cache: dict[str, tuple[Mapping[str, Any], _Features]] = {}
         self._hybrid = HybridSearch(store)
+        self._needs = NeedReader(self._hybrid, self._calls, fallback, self._longterm, embedder.dim)
 
     @property
     def settings(self) -> RetrievalSettings:
@@ -106,12 +133,24 @@ class Retriever:
         """The store read."""
         return self._store
 
+    @property
+    def guard(self) -> ReadGuard | None:
+        """The deadlines and breakers of this reader's calls (None: none)."""
+        return self._calls.guard
+
     def clear_caches(self) -> None:
         """Drop what scoring and search remember of payloads (texts of deleted memories
-        among them)."""
+        among them), the cached reads in L2 included."""
         self._factors.clear()
         self._feature_cache.clear()
         self._hybrid.clear_caches()
+        if self._fallback is not None:
+            self._fallback.clear()
+
+    def embed_guarded(self, fn: Callable[[], T]) -> Guarded[T]:
+        """``fn()`` (a query embedding) under the embedder's deadline and breaker;
+        ``skip`` says why there is no vector."""
+        return self._calls.embed(fn)
 
     def search(
         self,
@@ -134,18 +173,31 @@ class Retriever:
         instant (over-fetching: validity is an interval, which the engine filter cannot
         express next to the type condition)."""
         depth = k if as_of is None else min(4 * k, MAX_SEARCH_K)
-        hits = self._hybrid.search(
-            collection,
-            query,
-            tenant=tenant,
-            user=user,
-            types=types,
-            k=depth,
-            fusion=fusion,
-            query_vector=query_vector,
-            mode=mode,
-            explain=explain,
-            created_after=created_after,
+        if query_vector is None:
+            check_text("query", query)  # bad input is refused, never blamed on the model
+            query_vector = required(
+                self.embed_guarded(lambda: self._store.query_vector(query, None)),
+                "the query could not be embedded",
+            )
+        vector = query_vector
+        hits = required(
+            self._calls.l3(
+                lambda: self._hybrid.search(
+                    collection,
+                    query,
+                    tenant=tenant,
+                    user=user,
+                    types=types,
+                    k=depth,
+                    fusion=fusion,
+                    query_vector=vector,
+                    mode=mode,
+                    explain=explain,
+                    created_after=created_after,
+                ),
+                self._longterm.search_deadline_s,
+            ),
+            "L3 did not answer this search",
         )
         if as_of is None:
             return hits
@@ -157,7 +209,13 @@ class Retriever:
     ) -> list[LinkedHit]:
         """``hits`` of :meth:`search` with their episode links followed
         (:func:`~memstrata.retrieval.links.fold_hits`)."""
-        return fold_hits(self._store, tenant, query_vector, hits)
+        return required(
+            self._calls.l3(
+                lambda: fold_hits(self._store, tenant, query_vector, hits),
+                self._longterm.search_deadline_s,
+            ),
+            "L3 did not answer the episode links",
+        )
 
     def ranked_page(
         self,
@@ -171,7 +229,46 @@ class Retriever:
     ) -> list[ScoredPoint]:
         """Points matching ``flt`` and ``keep``, RRF-ranked, one page
         (:meth:`HybridSearch.ranked_page`)."""
-        return self._hybrid.ranked_page(collection, query, flt, keep, limit=limit, offset=offset)
+        return required(
+            self._calls.l3(
+                lambda: self._hybrid.ranked_page(
+                    collection, query, flt, keep, limit=limit, offset=offset
+                ),
+                self._longterm.search_deadline_s,
+            ),
+            "L3 did not answer this page",
+        )
+
+    def read_need(
+        self,
+        collection: str,
+        text: str,
+        *,
+        tenant: str,
+        user: str | None,
+        types: Sequence[str] | None,
+        k: int,
+        query_vector: NDArray[np.float32] | None,
+        dense_skip_reason: str | None = None,
+        l3_skip_reason: str | None = None,
+    ) -> NeedRead:
+        """One router need's items: ``text`` searched (hybrid; BM25 alone when
+        ``query_vector`` is None, because the embedding failed for
+        ``dense_skip_reason``), episode links followed for memories, within
+        ``search_deadline_s``. When L3 cannot be read in time, or an earlier read of
+        the step already could not (``l3_skip_reason``), the cached reads in L2 that
+        fit ``text`` instead (:mod:`memstrata.retrieval.reads`)."""
+        return self._needs.read(
+            collection,
+            text,
+            tenant=tenant,
+            user=user,
+            types=types,
+            k=k,
+            query_vector=query_vector,
+            dense_skip_reason=dense_skip_reason,
+            l3_skip_reason=l3_skip_reason,
+        )
 
     def retrieve(self, query: RetrievalQuery) -> RetrievalResult:
         """The best ``query.k`` items of the tenant, with provenance and confidence."""
@@ -186,10 +283,51 @@ class Retriever:
             intent_weight=cfg.intent_route_weight,
             named=named,
         )
-        vectors = self._route_vectors(routes, named)
         window = None if query.now is None else resolve(query.text, query.now)
         flt = self._filter(query, window)
-        pool, cosines = self._merge(query, routes, vectors, flt, max(cfg.pool_size, query.k))
+        embedded = self.embed_guarded(lambda: self._route_vectors(routes, named))
+        dense_skip = embedded.skip
+        vectors = embedded.value
+        if vectors is None:  # BM25 alone: the stand-in vector's cosines are discarded
+            vectors = np.stack([neutral_vector(self._embedder.dim)] * len(routes))
+        # One hop for the whole L3 part (scoring between its engine calls included):
+        # each hop to a worker thread costs a thread switch.
+        ranked = self._calls.l3(
+            lambda: self._rank(query, routes, vectors, flt, window, named, dense_skip is None),
+            self._longterm.read_deadline_s,
+        )
+        if ranked.value is None:
+            return self._served_from_l2(query, window, routes, ranked.skip, dense_skip)
+        if isinstance(ranked.value, _Refused):
+            raise ranked.value.error  # the reranker's failure, not L3's
+        top = ranked.value
+        if dense_skip is not None:
+            # No cosine to judge by: nothing is skipped for confidence, all is flagged.
+            return RetrievalResult(
+                tuple(bm25_only(top)), (), False, window, routes, dense_skip_reason=dense_skip
+            )
+        if skips_l3((_best_cosine(item) for item in top), self._longterm):
+            return RetrievalResult(
+                (), tuple(top), True, window, routes, l3_skip_reason=BELOW_THRESHOLD
+            )
+        if query.as_of is None:
+            key = query_key(query.collection, query.text, query.types)
+            self._needs.keep(query.tenant, query.user, query.collection, key, top, query.now)
+        return RetrievalResult(tuple(top), (), False, window, routes)
+
+    def _gather(
+        self,
+        query: RetrievalQuery,
+        routes: Sequence[Route],
+        vectors: NDArray[np.float32],
+        flt: Filter,
+        dense: bool,
+    ) -> tuple[list[Candidate], dict[str, ScoredPoint]]:
+        """The engine calls before scoring: the routes' candidates merged, and the
+        pool's payloads with their exact cosines."""
+        limit = max(self._settings.pool_size, query.k)
+        pool, cosines = self._merge(query, routes, vectors, flt, limit, dense)
+        checkpoint()
         with span("retrieval.pool", candidates=len(pool)):
             points = self._store.read_scored(
                 query.collection,
@@ -198,23 +336,67 @@ class Retriever:
                 tenant=query.tenant,
                 known_cosines=cosines,
             )
-        reranking = self._reranker is not None and cfg.rerank_weight > 0
-        named_lower = frozenset(e.lower() for e in named)
+        return pool, points
+
+    def _rank(
+        self,
+        query: RetrievalQuery,
+        routes: Sequence[Route],
+        vectors: NDArray[np.float32],
+        flt: Filter,
+        window: TimeWindow | None,
+        named: Sequence[str],
+        dense: bool,
+    ) -> list[RetrievedItem] | _Refused:
+        """Everything after the embedding: the engine calls before scoring, the
+        scoring, the reranker, then diversity and episode links (engine calls again)."""
+        cfg = self._settings
+        pool, points = self._gather(query, routes, vectors, flt, dense)
+        reranking = self._reranker is not None and cfg.rerank_weight > 0 and dense
         linking = query.collection == MEMORIES and query.as_of is None
         # Linking folds facts into their episodes: rank twice k so the list is still
         # k long after the folds.
         keep = None if reranking else (2 * query.k if linking else query.k)
+        named_lower = frozenset(e.lower() for e in named)
         ranked = self._adjust(query, pool, points, window, named_lower, keep)
         if query.as_of is not None:
             at = query.as_of.timestamp()
             ranked = [item for item in ranked if valid_at(item.payload, at)]
         if reranking and ranked:
-            ranked = self._rerank(query, vectors[0], ranked)
-        ranked = self._diversified(query, ranked)
-        top = self._linked(query, vectors[0], ranked) if linking else ranked[: query.k]
-        if skips_l3((_best_cosine(item) for item in top), self._longterm):
-            return RetrievalResult((), tuple(top), True, window, routes)
-        return RetrievalResult(tuple(top), (), False, window, routes)
+            try:
+                ranked = self._rerank(query, vectors[0], ranked)
+            except Exception as exc:  # raised to the caller as it was, never blamed on L3
+                return _Refused(exc)
+        checkpoint()
+        diverse = self._diversified(query, ranked)
+        checkpoint()
+        return self._linked(query, vectors[0], diverse) if linking else diverse[: query.k]
+
+    def _served_from_l2(
+        self,
+        query: RetrievalQuery,
+        window: TimeWindow | None,
+        routes: Sequence[Route],
+        reason: str | None,
+        dense_skip: str | None,
+    ) -> RetrievalResult:
+        """A retrieval L3 could not answer, answered from the cached reads in L2 (none
+        for an ``as_of`` read: the cache holds what is current)."""
+        items: tuple[RetrievedItem, ...] = ()
+        if query.as_of is None:
+            key = query_key(query.collection, query.text, query.types)
+            items = self._needs.cached(
+                query.tenant, query.user, query.collection, query.text, key, query.types, query.k
+            )
+        return RetrievalResult(
+            items,
+            (),
+            True,
+            window,
+            tuple(routes),
+            l3_skip_reason=reason,
+            dense_skip_reason=dense_skip,
+        )
 
     @traced_stage("retrieval.diversify")
     def _diversified(
@@ -335,16 +517,23 @@ class Retriever:
         vectors: NDArray[np.float32],
         flt: Filter,
         limit: int,
+        dense_routes: bool = True,
     ) -> tuple[list[Candidate], dict[str, float]]:
         """The best ``limit`` candidates merged over the routes, and the raw query's
         dense cosines (the first route): the pool read reuses them instead of scoring
-        those ids again."""
+        those ids again. ``dense_routes`` False: the BM25 halves alone (no query
+        vector)."""
         cfg = self._settings
         per_route: list[tuple[str, float, Mapping[str, float]]] = []
         cosines: dict[str, float] = {}
         for route, vector in zip(routes, vectors, strict=True):
             depth = cfg.secondary_route_depth if per_route else cfg.route_depth
+            checkpoint()
             with span("retrieval.route", route=route.name, depth=depth):
+                if not dense_routes:
+                    fused = self._sparse_route(query.collection, route.text, flt, depth)
+                    per_route.append((route.name, route.weight, fused))
+                    continue
                 dense, sparse = self._store.route_lists(
                     query.collection,
                     route.text,
@@ -363,6 +552,22 @@ class Retriever:
         with span("retrieval.fusion", routes=len(per_route)):
             merged = merge_routes(per_route, limit)
         return merged, cosines
+
+    def _sparse_route(
+        self, collection: str, text: str, flt: Filter, depth: int
+    ) -> Mapping[str, float]:
+        """One route's BM25 half alone, fused as a route whose dense half found nothing."""
+        with self._store.searching(collection):
+            found = self._store.index.search_sparse(
+                collection, self._store.encode_query(text), flt, depth, with_payload=False
+            )
+        cfg = self._settings
+        return fuse_route(
+            [],
+            [(p.id, p.score) for p in found],
+            dense_weight=cfg.dense_weight,
+            sparse_weight=cfg.sparse_weight,
+        )
 
     def _with_windows(
         self,
@@ -418,7 +623,7 @@ class Retriever:
         ]
         base = {c.id: c.score for c in live}
         features = {c.id: self._features(c.id, points[c.id].payload) for c in live}
-        context = _context_bonus(
+        context = context_bonus(
             {i: f.position for i, f in features.items()},
             base,
             cfg.neighbor_weight,
@@ -512,8 +717,8 @@ class Retriever:
         cfg = self._settings
         item_type = payload.get("type")
         return (
-            _informativeness(payload, cfg)
-            * importance_factor(_number(payload.get("importance")), cfg.importance_weight)
+            informativeness(payload, cfg)
+            * importance_factor(number(payload.get("importance")), cfg.importance_weight)
             * type_factor(item_type if isinstance(item_type, str) else None, self._type_weights)
         )
 
@@ -542,6 +747,12 @@ class Retriever:
         # retrieval order (itself deterministic) instead of falling back to id order.
         rescored.sort(key=lambda item: -item.score)
         return rescored
+
+
+class _Refused(NamedTuple):
+    """The reranker's error, carried out of the guarded L3 call to be raised as is."""
+
+    error: Exception
 
 
 class _Features(NamedTuple):
@@ -585,62 +796,3 @@ def _observed_seconds(payload: Mapping[str, Any]) -> float | None:
     if isinstance(stamp, int | float) and not isinstance(stamp, bool):
         return float(stamp)
     return None
-
-
-def _informativeness(payload: Mapping[str, Any], cfg: RetrievalSettings) -> float:
-    text = str(payload.get("text", ""))
-    # Turns are stored as "Speaker: text"; judge the utterance itself.
-    speaker = payload.get("speaker")
-    if isinstance(speaker, str) and text.startswith(speaker + ":"):
-        text = text[len(speaker) + 1 :].strip()
-    return _utterance_factor(text, cfg.question_penalty, cfg.short_penalty, cfg.short_words)
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    return None
-
-
-def _utterance_factor(
-    text: str, question_penalty: float, short_penalty: float, words: int
-) -> float:
-    factor = 1.0
-    if is_pure_question(text):
-        factor *= 1.0 - question_penalty
-    if len(text.split()) < words:
-        factor *= 1.0 - short_penalty
-    return factor
-
-
-def _context_bonus(
-    positions: Mapping[str, Position | None],
-    base: Mapping[str, float],
-    neighbor_weight: float,
-    thread_weight: float,
-) -> dict[str, float]:
-    """Score added from the item's conversational context (pure).
-
-    Neighbors are pool items of the same ``thread`` at ``seq`` +-1; the thread's
-    score is the mean of its best three pool scores.
-    """
-    placed: dict[str, Position] = {}
-    by_position: dict[Position, str] = {}
-    by_thread: dict[str, list[float]] = {}
-    for item_id, key in positions.items():
-        if key is None:
-            continue
-        placed[item_id] = key
-        by_position[key] = item_id
-        by_thread.setdefault(key[0], []).append(base[item_id])
-    thread_score = {
-        t: sum(sorted(s, reverse=True)[:3]) / min(3, len(s)) for t, s in by_thread.items()
-    }
-    bonus: dict[str, float] = {}
-    for item_id, (thread, seq) in placed.items():
-        before, after = by_position.get((thread, seq - 1)), by_position.get((thread, seq + 1))
-        best = max(
-            base[before] if before is not None else 0.0, base[after] if after is not None else 0.0
-        )
-        bonus[item_id] = neighbor_weight * best + thread_weight * thread_score[thread]
-    return bonus

@@ -8,7 +8,11 @@ to the store.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from memstrata.config import RetrievalSettings
+from memstrata.extract.filter import is_pure_question
+from memstrata.longterm.adjacent import Position
 
 Ranked = Sequence[tuple[str, float]]
 
@@ -93,3 +97,63 @@ def type_factor(item_type: str | None, weights: Mapping[str, float]) -> float:
     if item_type is None:
         return 1.0
     return float(weights.get(item_type, 1.0))
+
+
+def informativeness(payload: Mapping[str, Any], cfg: RetrievalSettings) -> float:
+    """How much a memory's own text can say: a bare question or a short text less."""
+    text = str(payload.get("text", ""))
+    # Turns are stored as "Speaker: text"; judge the utterance itself.
+    speaker = payload.get("speaker")
+    if isinstance(speaker, str) and text.startswith(speaker + ":"):
+        text = text[len(speaker) + 1 :].strip()
+    return utterance_factor(text, cfg.question_penalty, cfg.short_penalty, cfg.short_words)
+
+
+def number(value: Any) -> float | None:
+    """A payload number (a bool is none)."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+def utterance_factor(text: str, question_penalty: float, short_penalty: float, words: int) -> float:
+    """The penalties of a pure question and of a text shorter than ``words``."""
+    factor = 1.0
+    if is_pure_question(text):
+        factor *= 1.0 - question_penalty
+    if len(text.split()) < words:
+        factor *= 1.0 - short_penalty
+    return factor
+
+
+def context_bonus(
+    positions: Mapping[str, Position | None],
+    base: Mapping[str, float],
+    neighbor_weight: float,
+    thread_weight: float,
+) -> dict[str, float]:
+    """Score added from the item's conversational context (pure).
+
+    Neighbors are pool items of the same ``thread`` at ``seq`` +-1; the thread's
+    score is the mean of its best three pool scores.
+    """
+    placed: dict[str, Position] = {}
+    by_position: dict[Position, str] = {}
+    by_thread: dict[str, list[float]] = {}
+    for item_id, key in positions.items():
+        if key is None:
+            continue
+        placed[item_id] = key
+        by_position[key] = item_id
+        by_thread.setdefault(key[0], []).append(base[item_id])
+    thread_score = {
+        t: sum(sorted(s, reverse=True)[:3]) / min(3, len(s)) for t, s in by_thread.items()
+    }
+    bonus: dict[str, float] = {}
+    for item_id, (thread, seq) in placed.items():
+        before, after = by_position.get((thread, seq - 1)), by_position.get((thread, seq + 1))
+        best = max(
+            base[before] if before is not None else 0.0, base[after] if after is not None else 0.0
+        )
+        bonus[item_id] = neighbor_weight * best + thread_weight * thread_score[thread]
+    return bonus

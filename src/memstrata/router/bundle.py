@@ -83,7 +83,20 @@ class ContextBundle:
     items: tuple[ContextItem, ...]
     missing: tuple[MissingContext, ...] = ()
     l3_skipped: bool = False
-    """True when every L3 candidate was below the skip threshold (so none was used)."""
+    """True when L3 served nothing for this step, or could not be read for one of its
+    needs (that need and the ones after it were answered from L2): see
+    ``l3_skip_reason``."""
+    l3_skip_reason: str | None = None
+    """Why L3 was skipped: ``below_threshold`` (every candidate was below the skip
+    threshold, so none was used), or L3 could not be read (``l3_timeout``,
+    ``l3_unavailable``, ``circuit_open``): the step was then answered from L2 and L1,
+    its L3 items are the user's cached reads (source ``l2_cache``, low-confidence
+    unless cached for this same question) and the user's preferences are added
+    (docs/service.md, "When L3 is slow or down")."""
+    dense_skip_reason: str | None = None
+    """Set when the step's query could not be embedded (``embedder_failed``,
+    ``embedder_timeout``, ``embedder_circuit_open``): its L3 items were ranked by
+    BM25 alone and are flagged low-confidence."""
 
     def layer(self, layer: Layer) -> tuple[ContextItem, ...]:
         return tuple(item for item in self.items if item.provenance.layer == layer)
@@ -121,5 +134,7 @@ class ContextBundle:
             "items": [item.as_dict() for item in self.items],
             "missing": [m.as_dict() for m in self.missing],
             "l3_skipped": self.l3_skipped,
+            "l3_skip_reason": self.l3_skip_reason,
+            "dense_skip_reason": self.dense_skip_reason,
             "context_used": self.context_used(),
         }

@@ -7,13 +7,21 @@ reads memories once). Confidence follows the reader's rules
 (:mod:`memstrata.retrieval.confidence`): an item below ``low_confidence_cosine`` is
 flagged; one below ``skip_below_cosine`` is reported in ``missing``, never served,
 and when every L3 candidate of the step is below it, L3 is skipped (the bundle says so).
+
+Off the happy path (docs/service.md, "When L3 is slow or down"): each need's read has
+a deadline and goes through L3's breaker (:mod:`memstrata.retrieval.guard`). When L3
+cannot be read, the step is answered from L2 and L1: the intent's L2 items as always,
+the user's cached reads that fit each need, and the user's preferences; the first
+need L3 failed skips L3 for the rest of the step, and the bundle says why. When the
+query cannot be embedded, its needs are ranked by BM25 alone and flagged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from functools import partial
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,8 +32,10 @@ from memstrata.errors import ContextMissError, ValidationError
 from memstrata.longterm.points import MEMORIES
 from memstrata.permissions import level_of_payload
 from memstrata.retrieval.confidence import below_floor, is_low_confidence, skips_l3
-from memstrata.retrieval.links import EPISODE, LinkedHit
-from memstrata.retrieval.results import RetrievalResult, RetrievedItem
+from memstrata.retrieval.fallback import CACHED_ROUTE
+from memstrata.retrieval.guard import BELOW_THRESHOLD, OUTAGE_REASONS
+from memstrata.retrieval.links import EPISODE, LinkedHit, flatten
+from memstrata.retrieval.results import RetrievalResult
 from memstrata.retrieval.retriever import Retriever
 from memstrata.router.bundle import ContextBundle, ContextItem, MissingContext, Provenance
 from memstrata.router.intents import (
@@ -39,9 +49,29 @@ from memstrata.session.state import SessionState
 from memstrata.validation import check_text
 from memstrata.working.keys import pending_key, pref_key, series_key
 from memstrata.working.memory import SessionWorkingMemory, WorkingMemory
+from memstrata.working.values import Preference
 
 QueryEmbedder = Callable[[str], NDArray[np.float32]]
 MAX_QUERY_CHARS = 8_000
+
+
+class _Found(NamedTuple):
+    """One L3 entry of a step: the need it answers, whether its cosine was measured
+    against this query (an entry read from the cache or by BM25 alone was not: the
+    floor does not apply, it is flagged low-confidence), and whether it came from
+    the cached reads in L2."""
+
+    need: L3Need
+    entry: LinkedHit
+    judged: bool
+    cached: bool
+
+
+class _L3Read(NamedTuple):
+    items: list[ContextItem]
+    missing: list[MissingContext]
+    skip_reason: str | None
+    dense_skip_reason: str | None
 
 
 def _hours_between(earlier: datetime | None, later: datetime) -> float | None:
@@ -115,11 +145,11 @@ class ContextRouter:
                 missing.append(item)
             else:
                 items.append(item)
-        l3_items, l3_missing, skipped = self._l3_items(
-            session, spec, query, query_vector, l1_values, now, memories
-        )
-        items.extend(l3_items)
-        missing.extend(l3_missing)
+        l3 = self._l3_items(session, spec, query, query_vector, l1_values, now, memories)
+        items.extend(l3.items)
+        missing.extend(l3.missing)
+        if l3.skip_reason in OUTAGE_REASONS:
+            items.extend(self._preferences(session, items, now))
         return ContextBundle(
             session_id=session.session_id,
             step_intent=spec.name,
@@ -127,7 +157,9 @@ class ContextRouter:
             built_at=now,
             items=tuple(items),
             missing=tuple(missing),
-            l3_skipped=skipped,
+            l3_skipped=l3.skip_reason is not None,
+            l3_skip_reason=l3.skip_reason,
+            dense_skip_reason=l3.dense_skip_reason,
         )
 
     # -- L1 -----------------------------------------------------------------
@@ -202,24 +234,40 @@ class ContextRouter:
                     sorted(wm.pending()),
                     Provenance("L2", ref, "pending_tasks", 1.0, 0.0),
                 )
-            ref = pref_key(session.tenant, session.user_id, need.name)
             pref = self._working.get_preference(session.user_id, need.name, tenant=session.tenant)
-            return ContextItem.of(
-                need.item_name,
-                {"value": pref.value, "confidence": pref.confidence},
-                Provenance(
-                    "L2",
-                    ref,
-                    f"preference:{need.name}",
-                    pref.confidence,
-                    _hours_between(pref.last_updated, now),
-                    low_confidence=pref.confidence < self._settings.low_confidence_cosine,
-                ),
-            )
+            return self._preference_item(need.item_name, session, pref, now)
         except ContextMissError as miss:
             if need.required:
                 raise
             return MissingContext(need.item_name, "L2", miss.key, "missing or expired")
+
+    def _preference_item(
+        self, name: str, session: SessionState, pref: Preference, now: datetime
+    ) -> ContextItem:
+        return ContextItem.of(
+            name,
+            {"value": pref.value, "confidence": pref.confidence},
+            Provenance(
+                "L2",
+                pref_key(session.tenant, session.user_id, pref.pref_type),
+                f"preference:{pref.pref_type}",
+                pref.confidence,
+                _hours_between(pref.last_updated, now),
+                low_confidence=pref.confidence < self._settings.low_confidence_cosine,
+            ),
+        )
+
+    def _preferences(
+        self, session: SessionState, items: list[ContextItem], now: datetime
+    ) -> list[ContextItem]:
+        """The user's preferences the step does not hold yet: while L3 cannot be read
+        they are what L2 knows of the user (structured, never searched)."""
+        held = {item.provenance.ref for item in items}
+        return [
+            self._preference_item(f"preference_{pref.pref_type}", session, pref, now)
+            for pref in self._working.list_preferences(session.user_id, tenant=session.tenant)
+            if pref_key(session.tenant, session.user_id, pref.pref_type) not in held
+        ]
 
     # -- L3 -----------------------------------------------------------------
 
@@ -232,12 +280,15 @@ class ContextRouter:
         l1_values: dict[str, Any],
         now: datetime,
         memories: RetrievalResult | None,
-    ) -> tuple[list[ContextItem], list[MissingContext], bool]:
-        found: list[tuple[L3Need, LinkedHit]] = []
+    ) -> _L3Read:
+        found: list[_Found] = []
         missing: list[MissingContext] = []
-        vectors: dict[str, NDArray[np.float32]] = {}
+        vectors: dict[str, tuple[NDArray[np.float32] | None, str | None]] = {}
         if query is not None and query_vector is not None:
-            vectors[query] = query_vector
+            vectors[query] = (query_vector, None)
+        outage = dense_skip = None
+        if memories is not None and memories.l3_skip_reason in OUTAGE_REASONS:
+            outage = memories.l3_skip_reason
         for need in spec.l3:
             text = resolve_placeholders(need.query, l1_values) if need.query else query
             if not text or not text.strip():
@@ -245,49 +296,55 @@ class ContextRouter:
                 continue
             if memories is not None and need.collection == MEMORIES and not need.query:
                 entries = _taken(memories, need)
+                from_l2 = memories.l3_skip_reason in OUTAGE_REASONS
+                judged = not from_l2 and memories.dense_skip_reason is None
+                dense_skip = dense_skip or memories.dense_skip_reason
             else:
-                if text not in vectors:
-                    vectors[text] = self._embed_query(text)
-                entries = self._searched(session, need, text, vectors[text])
+                if outage is None and text not in vectors:
+                    got = self._reader.embed_guarded(partial(self._embed_query, text))
+                    vectors[text] = (got.value, got.skip)
+                vector, reason = vectors.get(text, (None, None))
+                read = self._reader.read_need(
+                    need.collection,
+                    text,
+                    tenant=session.tenant,
+                    user=session.user_id if need.per_user else None,
+                    types=need.types,
+                    k=need.k,
+                    query_vector=vector,
+                    dense_skip_reason=reason,
+                    l3_skip_reason=outage,
+                )
+                entries, outage = read.hits, read.l3_skip_reason
+                from_l2 = outage is not None
+                judged = not from_l2 and read.dense_skip_reason is None
+                dense_skip = dense_skip or read.dense_skip_reason
             if not entries:
-                missing.append(MissingContext(need.item_prefix, "L3", need.collection, "no match"))
-            found.extend((need, entry) for entry in entries)
-        skipped = skips_l3((entry.cosine for _, entry in found), self._settings)
+                reason_text = "no match" if not from_l2 else f"L3 skipped ({outage}): none cached"
+                missing.append(MissingContext(need.item_prefix, "L3", need.collection, reason_text))
+            found.extend(_Found(need, entry, judged, from_l2) for entry in entries)
+        unjudged = any(not f.judged for f in found)
+        below = not unjudged and skips_l3((f.entry.cosine for f in found), self._settings)
+        skip_reason = outage or (BELOW_THRESHOLD if below else None)
         floor = self._settings.skip_below_cosine
         items = []
         counters: dict[str, int] = {}
-        for need, entry in found:
-            if below_floor(entry.cosine, self._settings):
+        for need, entry, judged, cached in found:
+            if judged and below_floor(entry.cosine, self._settings):
                 # Below the floor an item is reported, never served.
                 reason = f"cosine {entry.cosine:.3f} below {floor}" + (
-                    ": L3 skipped" if skipped else ""
+                    ": L3 skipped" if below else ""
                 )
                 missing.append(MissingContext(need.item_prefix, "L3", entry.id, reason))
                 continue
             rank = counters.get(need.item_prefix, 0)
             counters[need.item_prefix] = rank + 1
-            items.append(self._l3_item(need, entry, rank, now))
-        return items, missing, skipped
+            items.append(self._l3_item(need, entry, rank, now, cached=cached))
+        return _L3Read(items, missing, skip_reason, dense_skip)
 
-    def _searched(
-        self, session: SessionState, need: L3Need, text: str, vector: NDArray[np.float32]
-    ) -> list[LinkedHit]:
-        """One need's items, searched by the reader (episode links followed for
-        memories)."""
-        hits = self._reader.search(
-            need.collection,
-            text,
-            tenant=session.tenant,
-            user=session.user_id if need.per_user else None,
-            types=need.types,
-            k=need.k,
-            query_vector=vector,
-        )
-        if need.collection == MEMORIES:
-            return self._reader.linked(session.tenant, vector, hits)
-        return [LinkedHit(h.id, h.cosine, h.payload, None) for h in hits]
-
-    def _l3_item(self, need: L3Need, found: LinkedHit, rank: int, now: datetime) -> ContextItem:
+    def _l3_item(
+        self, need: L3Need, found: LinkedHit, rank: int, now: datetime, *, cached: bool
+    ) -> ContextItem:
         payload = found.payload
         # Age from when it was said, like retrieve(): the write time depends on when an
         # ingest worker got to the turn, and would make the same session age differently.
@@ -309,7 +366,7 @@ class ContextRouter:
             Provenance(
                 "L3",
                 found.id,
-                str(payload.get("source") or need.collection),
+                CACHED_ROUTE if cached else str(payload.get("source") or need.collection),
                 found.cosine,
                 freshness,
                 low_confidence=is_low_confidence(found.cosine, self._settings),
@@ -323,22 +380,4 @@ def _taken(memories: RetrievalResult, need: L3Need) -> list[LinkedHit]:
     items of the need's types, each episode's current facts right before it (as a
     search's links give them), a superseded episode marked with the current fact."""
     found = memories.items or memories.below_threshold
-    chosen = [i for i in found if need.types is None or i.kind in need.types][: need.k]
-    out: list[LinkedHit] = []
-    emitted: set[str] = set()
-    for item in chosen:
-        replaced_by = None
-        for fact in item.facts:
-            if fact.id == item.superseded_by:
-                replaced_by = fact.text
-            if fact.id not in emitted:
-                emitted.add(fact.id)
-                out.append(_linked(fact, None))
-        if item.id not in emitted:
-            emitted.add(item.id)
-            out.append(_linked(item, replaced_by))
-    return out
-
-
-def _linked(item: RetrievedItem, replaced_by: str | None) -> LinkedHit:
-    return LinkedHit(item.id, item.cosine, item.payload, replaced_by)
+    return flatten([i for i in found if need.types is None or i.kind in need.types][: need.k])

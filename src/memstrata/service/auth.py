@@ -4,20 +4,30 @@ A key is ``msk_<key id>_<secret>``. Only the SHA-256 of the secret is stored; th
 itself is shown once, at creation. Every verification appends one entry to a bounded
 audit stream naming the key id, the operation and the outcome, never the key.
 All keys of this module share one hash tag, so a pipeline stays on one cluster slot.
+
+Verifying a key only reads: when the server refuses writes (a full disk, out of
+memory, a read-only replica) a call is not failed for the audit entry or the rate
+counter it could not write. Those are best effort: a missed audit entry is counted
+(:attr:`KeyStore.audit_failures`, the ``memstrata_auth_audit_failures`` metric) and
+logged by type, and the rate limit falls back to a count kept in this process. A
+read must keep working on a full disk; a write fails on its own account anyway.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import re
 import secrets
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 import redis
+import redis.exceptions as rexc
 from redis.cluster import RedisCluster
 
 from memstrata.clock import Clock, SystemClock
@@ -28,7 +38,7 @@ from memstrata.errors import (
     RateLimitedError,
     ValidationError,
 )
-from memstrata.working.redis_errors import redis_errors
+from memstrata.working.redis_errors import REDIS_FAILURES, redis_errors, translated
 
 Role = Literal["reader", "writer", "admin"]
 ROLES: tuple[Role, ...] = ("reader", "writer", "admin")
@@ -45,6 +55,7 @@ _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 AUDIT_STREAM = f"{_TAG}:audit"
 AUDIT_MAXLEN = 100_000
 DEFAULT_RATE_PER_S = 1_000
+log = logging.getLogger("memstrata.service")
 
 
 def check_name(field: str, value: Any) -> str:
@@ -135,6 +146,15 @@ class KeyStore:
     def __init__(self, client: redis.Redis | RedisCluster, clock: Clock | None = None) -> None:
         self._redis = client
         self._clock = clock or SystemClock()
+        self._lock = threading.Lock()
+        self._audit_failures = 0
+        # Requests per (key id, second) while the server refuses the rate counter.
+        self._local_counts: dict[tuple[str, int], int] = {}
+
+    @property
+    def audit_failures(self) -> int:
+        """Audit entries that could not be written (the server refused or was down)."""
+        return self._audit_failures
 
     def create(
         self,
@@ -233,7 +253,14 @@ class KeyStore:
             pipe.hgetall(f"{_TAG}:key:{key_id}")
             pipe.incr(counter)
             pipe.pexpire(counter, 2_000)
-            fields, count, _ = pipe.execute()
+            fields, count, _ = pipe.execute(raise_on_error=False)
+        if isinstance(fields, Exception):
+            raise translated("redis verify api key", fields) from fields
+        if isinstance(count, rexc.ResponseError):
+            # The server refuses writes (MISCONF on a full disk, OOM, READONLY): count here.
+            count = self._count_locally(key_id, window)
+        elif isinstance(count, Exception):
+            raise translated("redis verify api key", count) from count
         if not fields or not hmac.compare_digest(fields.get("hash", ""), _hash(secret)):
             self._audit(key_id, operation, "unknown")
             raise AuthenticationError("the API key is not valid")
@@ -253,6 +280,14 @@ class KeyStore:
         self._audit(key_id, operation, "ok")
         return Caller(key_id, info.tenant, info.agent, info.role, info.clearance)
 
+    def _count_locally(self, key_id: str, window: int) -> int:
+        with self._lock:
+            for stale in [k for k in self._local_counts if k[1] < window - 1]:
+                del self._local_counts[stale]
+            count = self._local_counts.get((key_id, window), 0) + 1
+            self._local_counts[key_id, window] = count
+            return count
+
     def _audit(self, key_id: str, operation: str, outcome: str) -> None:
         entry = {
             "at": repr(self._clock.now().timestamp()),
@@ -260,5 +295,10 @@ class KeyStore:
             "operation": operation,
             "outcome": outcome,
         }
-        with redis_errors("redis audit api key use"):
+        try:
             self._redis.xadd(AUDIT_STREAM, entry, maxlen=AUDIT_MAXLEN, approximate=True)  # type: ignore[arg-type]
+        except REDIS_FAILURES as exc:
+            # Best effort (see the module docstring): never fails the call it audits.
+            with self._lock:
+                self._audit_failures += 1
+            log.warning("api key audit entry not written: %s", type(exc).__name__)

@@ -51,6 +51,8 @@ class Call:
     caller: Caller
     clock: Clock
     keys: KeyStore | None = None
+    screen: Callable[[BaseModel], None] | None = None
+    """Checks a validated request before it runs (its identifiers pass the gateway)."""
 
     def key_store(self) -> KeyStore:
         if self.keys is None:
@@ -88,7 +90,8 @@ class Operation(Generic[Req, Resp]):
         return COMMON_ERRORS + tuple(e for e in self.errors if e not in COMMON_ERRORS)
 
     def invoke(self, call: Call, payload: BaseModel | Mapping[str, Any]) -> Resp:
-        """Validate ``payload`` as this operation's request, check the role, run it."""
+        """Check the role, validate ``payload`` as this operation's request, screen it,
+        run it."""
         call.caller.require(self.role)
         if isinstance(payload, self.request):
             request = payload
@@ -98,6 +101,8 @@ class Operation(Generic[Req, Resp]):
                 request = self.request.model_validate(data)
             except PydanticValidationError as exc:
                 raise request_error(exc) from None
+        if call.screen is not None:
+            call.screen(request)
         return self.run(call, request)
 
 

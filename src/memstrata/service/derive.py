@@ -257,7 +257,8 @@ DERIVED: tuple[Derived, ...] = (
         why=f"{TENANT}; the session id is the caller's, the time a datetime",
         exclude=("tenant",),
         types={"at": "datetime", "gate": "list[GateVerdictOut]", "attempts": "list[AttemptOut]"},
-        order=(REST, "effective", "flags"),
+        # Fields added later go last: their gRPC field numbers follow the existing ones.
+        order=(REST, "effective", "flags", "l3_skip_reason", "dense_skip_reason"),
     ),
     Derived(
         "FeedbackReceiptOut",

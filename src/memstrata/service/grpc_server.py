@@ -1,8 +1,10 @@
 """gRPC: ``memstrata.v1.Memstrata``, one unary method per operation, with reflection.
 
 The API key travels in the ``authorization`` (``Bearer <key>``) or ``x-api-key``
-metadata. An error aborts the call with the error table's gRPC code and, as the
-details string, the JSON error body (code, type, message, field, reason).
+metadata, and is verified before the request message is parsed: without a valid key
+the answer is ``UNAUTHENTICATED``, whatever the message. An error aborts the call
+with the error table's gRPC code and, as the details string, the JSON error body
+(code, type, message, field, reason).
 """
 
 from __future__ import annotations
@@ -53,12 +55,16 @@ def _request_data(op: Operation[Any, Any], request: Message) -> dict[str, Any]:
     }
 
 
-def _handler(service: Service, op: Operation[Any, Any]) -> Callable[[Message, Any], Message]:
-    def handle(request: Message, context: grpc.ServicerContext) -> Message:
+def _handler(service: Service, op: Operation[Any, Any]) -> Callable[[bytes, Any], Message]:
+    parse = _deserializer(op)
+
+    def handle(request: bytes, context: grpc.ServicerContext) -> Message:
         metadata = {k.lower(): v for k, v in context.invocation_metadata() if isinstance(v, str)}
         try:
+            # The key first: the message is parsed only for a caller known good.
+            caller = service.admit(op.name, bearer_key(metadata), "grpc")
             result = service.call(
-                op.name, bearer_key(metadata), _request_data(op, request), transport="grpc"
+                op.name, None, _request_data(op, parse(request)), transport="grpc", caller=caller
             )
             return to_message(result)
         except MemstrataError as exc:
@@ -88,9 +94,10 @@ def _deserializer(op: Operation[Any, Any]) -> Callable[[bytes], Message]:
 def add_service(server: grpc.Server, service: Service) -> None:
     """Register every operation and server reflection on ``server``."""
     handlers = {
+        # No request deserializer: the handler gets the bytes and parses them itself,
+        # after the key (grpc would parse before any handler runs).
         method_name(op.name): grpc.unary_unary_rpc_method_handler(
             _handler(service, op),
-            request_deserializer=_deserializer(op),
             response_serializer=lambda message: message.SerializeToString(),
         )
         for op in OPERATIONS

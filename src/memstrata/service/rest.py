@@ -2,16 +2,20 @@
 
 OpenAPI 3.1 is served at ``/openapi.json``; every error is the body of
 :func:`memstrata.service.core.error_body` with the status of the error table.
+A call is authenticated before its body is read or parsed (:class:`AuthenticateFirst`):
+without a valid key the answer is 401, whatever the body; MCP over HTTP (``/mcp``)
+needs a key the same way.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+import anyio
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,9 +26,11 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memstrata.errors import MemstrataError, ValidationError, error_code, error_code_of
+from memstrata.service.auth import Caller
 from memstrata.service.core import Service, bearer_key, error_body
+from memstrata.service.mcp import CALLER_SCOPE_KEY, MCP_AUDIT_OPERATION
 from memstrata.service.mcp import http_app as mcp_http_app
-from memstrata.service.operations import OPERATIONS, Operation
+from memstrata.service.operations import BY_NAME, OPERATIONS, Operation
 from memstrata.service.wire import dump
 
 log = logging.getLogger("memstrata.service")
@@ -60,7 +66,10 @@ def path_of(op: Operation[Any, Any]) -> str:
     return f"/v1/{op.name}"
 
 
-def error_response(exc: BaseException) -> JSONResponse:
+def error_response(exc: BaseException, *, jsonrpc: bool = False) -> JSONResponse:
+    """The error's JSON body with the table's status. ``jsonrpc``: as a JSON-RPC error
+    (for MCP over HTTP: the table's MCP code, the body as ``data``), which MCP clients
+    surface as the error itself."""
     status = error_code(exc).http if isinstance(exc, MemstrataError) else 500
     headers = {}
     retry = getattr(exc, "retry_after_s", None)
@@ -68,12 +77,28 @@ def error_response(exc: BaseException) -> JSONResponse:
         headers["Retry-After"] = str(max(1, round(retry)))
     if status == 401:
         headers["WWW-Authenticate"] = "Bearer"
-    return JSONResponse({"error": error_body(exc)}, status_code=status, headers=headers)
+    body: dict[str, Any] = {"error": error_body(exc)}
+    if jsonrpc:
+        code = error_code(exc).mcp if isinstance(exc, MemstrataError) else -32603
+        message = str(exc) if isinstance(exc, MemstrataError) else "internal error"
+        body = {
+            "jsonrpc": "2.0",
+            "id": None,  # not parsed: the request is refused before its body is read
+            "error": {"code": code, "message": message, "data": error_body(exc)},
+        }
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _endpoint(service: Service, op: Operation[Any, Any]) -> Callable[..., Any]:
     def endpoint(request: Request, body: Any) -> Response:
-        result = service.call(op.name, bearer_key(request.headers), body, transport="rest")
+        caller = request.scope.get(CALLER_SCOPE_KEY)
+        result = service.call(
+            op.name,
+            bearer_key(request.headers),
+            body,
+            transport="rest",
+            caller=caller if isinstance(caller, Caller) else None,
+        )
         # Already a validated response model: serialized once, not validated again.
         return Response(orjson.dumps(dump(result)), media_type="application/json")
 
@@ -90,6 +115,50 @@ def _endpoint(service: Service, op: Operation[Any, Any]) -> Callable[..., Any]:
     )
     endpoint.__name__ = op.name
     return endpoint
+
+
+def _headers(scope: Scope) -> Mapping[str, str]:
+    return {
+        name.decode("latin-1").lower(): value.decode("latin-1")
+        for name, value in scope.get("headers") or ()
+    }
+
+
+class AuthenticateFirst:
+    """Authenticates a call of an operation (``POST /v1/<operation>``) or of MCP over
+    HTTP (``/mcp``) before anything reads or parses its body.
+
+    A missing or bad key is 401 whatever the body holds (never a 422 that would tell
+    an anonymous caller how the request is shaped), and an anonymous MCP client gets
+    no session, not even ``initialize`` or ``tools/list``. The caller is kept in the
+    request's scope, so the key is verified (audited, rate counted) once per request.
+    Health and metrics stay open.
+    """
+
+    def __init__(self, app: ASGIApp, service: Service) -> None:
+        self._app = app
+        self._service = service
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        path = str(scope.get("path", ""))
+        if path == "/mcp" or path.startswith("/mcp/"):
+            name, transport = MCP_AUDIT_OPERATION, "mcp"
+        elif scope.get("method") == "POST" and path.startswith("/v1/") and path[4:] in BY_NAME:
+            name, transport = path[4:], "rest"
+        else:
+            await self._app(scope, receive, send)
+            return
+        key = bearer_key(_headers(scope))
+        try:
+            caller = await anyio.to_thread.run_sync(self._service.admit, name, key, transport)
+        except MemstrataError as exc:
+            await error_response(exc, jsonrpc=transport == "mcp")(scope, receive, send)
+            return
+        scope[CALLER_SCOPE_KEY] = caller
+        await self._app(scope, receive, send)
 
 
 class BodyLimit:
@@ -197,8 +266,10 @@ def create_app(
         return error_response(exc)
 
     @app.get("/healthz", include_in_schema=False)
-    def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+    def healthz(reads: bool = False) -> JSONResponse:
+        # Every backend, 200 or 503 (service/health.py); ?reads=1: 200 unless down.
+        health = service.health()
+        return JSONResponse(health.as_dict(), status_code=health.http_status(reads=reads))
 
     @app.get("/metrics", include_in_schema=False)
     def metrics() -> Response:
@@ -223,4 +294,6 @@ def create_app(
     if mcp_app is not None:
         app.router.routes.append(Route("/mcp", endpoint=mcp_app, methods=["GET", "POST", "DELETE"]))
     app.add_middleware(BodyLimit, limit=max_body_bytes)
+    # Outermost: nothing reads the body of a call whose key is not known good.
+    app.add_middleware(AuthenticateFirst, service=service)
     return app

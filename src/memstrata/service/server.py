@@ -4,6 +4,11 @@ One process owns the embedded store (the Valkey server and the qdrant-edge shard
 under the data directory) and every session it opens: L1 is never persisted, so a
 session lives where it started. Replicas behind a load balancer share a Redis (or
 Redis Cluster) and a Qdrant server named in the settings; see docs/service.md.
+
+Faults (docs/service.md, "Health and supervision"): a data directory whose disk
+cannot hold the embedded store is refused before anything starts; the embedded
+Valkey is restarted when its process dies; SIGTERM and SIGINT both stop the servers
+gracefully, close the engine and stop the Valkey it started.
 """
 
 from __future__ import annotations
@@ -11,21 +16,68 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from memstrata.clock import Clock, SystemClock
 from memstrata.config import Settings
+from memstrata.disk import DiskPolicy
 from memstrata.engine import ContextEngine
-from memstrata.errors import BackendUnavailableError
+from memstrata.errors import BackendUnavailableError, ConfigError
 from memstrata.service.auth import KeyStore
 from memstrata.service.core import Service
-from memstrata.wiring import embedded_valkey, redis_backend
+from memstrata.service.health import ServiceHealth
+from memstrata.wiring import build_stack, embedded_valkey, redis_backend
 
 log = logging.getLogger("memstrata.service")
 ADMIN_KEY_FILE = "admin.key"
+DISK_RESERVE_VARIABLE = "MEMSTRATA_DISK_RESERVE_MB"
+"""Free MiB below which the service turns read-only (the floor is half of it)."""
+
+
+def disk_policy_from_env(env: Mapping[str, str] | None = None) -> DiskPolicy | None:
+    """The disk thresholds ``MEMSTRATA_DISK_RESERVE_MB`` asks for (None: the defaults)."""
+    value = (os.environ if env is None else env).get(DISK_RESERVE_VARIABLE)
+    if not value:
+        return None
+    try:
+        return DiskPolicy.with_reserve_mib(int(value))
+    except ValueError:
+        raise ConfigError(f"{DISK_RESERVE_VARIABLE}: must be a whole number of MiB") from None
+
+
+class Stopped(Exception):
+    """Raised in the main thread by SIGTERM or SIGINT: every ``finally`` then runs."""
+
+
+@contextlib.contextmanager
+def stop_signals() -> Iterator[None]:
+    """SIGTERM and SIGINT stop the same clean way: uvicorn shuts down gracefully on
+    either, then re-raises it, which lands here as :class:`Stopped` instead of the
+    default action (SIGTERM's would end the process before the engine is closed and
+    leave its Valkey running). A second signal during the shutdown is ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    stopping = False
+
+    def stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        if not stopping:
+            stopping = True
+            raise Stopped(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    except Stopped as exc:
+        log.warning("memstrata stopped (%s)", exc)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +136,7 @@ class RunningService:
     keys: KeyStore
     admin_key_file: Path | None
     _closers: list[Callable[[], None]]
+    health: ServiceHealth | None = None
 
     def close(self) -> None:
         for close in self._closers:
@@ -93,9 +146,14 @@ class RunningService:
 
 
 def open_service(
-    settings: Settings, *, clock: Clock | None = None, engine: ContextEngine | None = None
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    engine: ContextEngine | None = None,
+    disk: DiskPolicy | None = None,
 ) -> RunningService:
-    """Open the engine of ``settings`` (unless given) and the key store beside it.
+    """Open the engine of ``settings`` (unless given; ``disk``: its free-space
+    thresholds) and the key store beside it.
 
     When no key exists yet, an admin key for tenant ``default`` is created and
     written to ``<data dir>/admin.key`` (mode 0600), so the first caller can make the
@@ -103,26 +161,39 @@ def open_service(
     """
     clock = clock or SystemClock()
     owned = engine is None
-    engine = engine or ContextEngine.open(settings, clock=clock)
-    # The keys live in the engine's Valkey, reached through its own connection pool.
-    keys = KeyStore(engine.parts.working_backend.client, clock)
-    admin_file = None if keys.any_key() else write_admin_key(keys, Path(settings.data_dir))
+    engine = engine or ContextEngine(build_stack(settings, clock=clock, disk=disk))
     closers: list[Callable[[], None]] = []
     if owned:
         closers.append(engine.close)
-    return RunningService(Service(engine, keys, clock), engine, keys, admin_file, closers)
+    try:
+        # The keys live in the engine's Valkey, reached through its own connection pool.
+        keys = KeyStore(engine.parts.working_backend.client, clock)
+        admin_file = None if keys.any_key() else write_admin_key(keys, Path(settings.data_dir))
+    except BaseException:
+        for close in closers:
+            close()
+        raise
+    health = ServiceHealth(engine, keys)
+    closers.insert(0, health.close)
+    service = Service(engine, keys, clock, health=health)
+    return RunningService(service, engine, keys, admin_file, closers, health)
 
 
 def serve(
     settings: Settings, options: ServeOptions, *, ready: threading.Event | None = None
 ) -> None:
-    """Run REST + MCP (uvicorn) and gRPC until interrupted."""
+    """Run REST + MCP (uvicorn) and gRPC until SIGTERM or SIGINT (both stop cleanly)."""
+    with stop_signals():
+        _serve(settings, options, ready)
+
+
+def _serve(settings: Settings, options: ServeOptions, ready: threading.Event | None) -> None:
     import uvicorn
 
     from memstrata.service.grpc_server import create_server
     from memstrata.service.rest import create_app
 
-    running = open_service(settings)
+    running = open_service(settings, disk=disk_policy_from_env())
     try:
         if running.admin_key_file is not None:
             log.warning(

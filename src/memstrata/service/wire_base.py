@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 from pydantic import ValidationError as PydanticValidationError
 
 from memstrata.errors import ValidationError
+from memstrata.service.wire_fields import describe
 
 Id = Annotated[str, Field(min_length=1, max_length=256)]
 Text = Annotated[str, Field(min_length=1, max_length=100_000)]
@@ -27,9 +28,13 @@ JsonObject = dict[str, JsonValue]
 
 
 class Wire(BaseModel):
-    """Base of every wire model: unknown fields are errors, values are immutable."""
+    """Base of every wire model: unknown fields are errors, values are immutable, and
+    every field of the JSON schema is described (its docstring, else
+    :mod:`memstrata.service.wire_fields`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, use_attribute_docstrings=True, json_schema_extra=describe
+    )
 
 
 class Empty(Wire):

@@ -106,6 +106,8 @@ class RetrievalOut(Wire):
     below_threshold: list[RetrievedOut]
     l3_skipped: bool
     time_window: TimeWindowOut | None = None
+    l3_skip_reason: str | None = None
+    dense_skip_reason: str | None = None
 
 
 # Derived from MissingContext.
@@ -128,6 +130,8 @@ class Bundle(Wire):
     items: list[BundleItemOut]
     missing: list[MissingOut] = []
     l3_skipped: bool = False
+    l3_skip_reason: str | None = None
+    dense_skip_reason: str | None = None
 
 
 # Derived from ChatMessage.
@@ -377,6 +381,8 @@ class TraceCardOut(Wire):
     context_used: bool | None = None
     effective: bool | None = None
     flags: list[str] = []
+    l3_skip_reason: str | None = None
+    dense_skip_reason: str | None = None
 
 
 # Derived from FeedbackReceipt: the queue's entry ids stay inside.

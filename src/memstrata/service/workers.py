@@ -17,6 +17,11 @@ still verifies the key, audits it and applies its rate limit) and forwards REST,
 and gRPC bytes as they are. A tenant's load is served by one worker: workers scale
 out across tenants, not within one. With a Qdrant server for L3, run replicas behind
 a session-affine load balancer instead (docs/service.md).
+
+The front supervises its embedded Valkey (started again from its append-only file
+when its process dies); its ``/healthz`` is the worst of its Valkey's state and every
+worker's own ``/healthz``; SIGTERM and SIGINT stop the front, the workers and the
+Valkey the same clean way.
 """
 
 from __future__ import annotations
@@ -44,11 +49,13 @@ from starlette.types import Message, Receive, Scope, Send
 
 from memstrata.config import Settings
 from memstrata.errors import BackendUnavailableError, ConfigError, ValidationError
+from memstrata.filemodes import open_private, private_dir
 from memstrata.service.auth import KeyStore
 from memstrata.service.core import bearer_key
 from memstrata.service.merged_metrics import merged_exposition
-from memstrata.service.server import ServeOptions, write_admin_key
+from memstrata.service.server import ServeOptions, stop_signals, write_admin_key
 from memstrata.wiring import embedded_valkey, redis_backend
+from memstrata.working.embedded import EmbeddedValkey
 
 log = logging.getLogger("memstrata.service")
 LAYOUT_FILE = "workers.json"
@@ -56,6 +63,7 @@ MAX_WORKERS = 64
 WORKER_HEADER = "x-memstrata-worker"
 _KEY_CACHE = 10_000
 _SCRAPE_TIMEOUT_S = 10.0
+_HEALTH_TIMEOUT_S = 3.0
 _HOP_HEADERS = frozenset(
     {b"connection", b"keep-alive", b"transfer-encoding", b"upgrade", b"host", b"content-length"}
 )
@@ -83,8 +91,9 @@ def check_layout(data_dir: Path, workers: int) -> None:
                 f"--workers {laid_out}"
             )
         return
-    data_dir.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"workers": workers}))
+    private_dir(data_dir)  # 0700, the layout file 0600 (memstrata.filemodes)
+    with open_private(path, "a") as out:
+        out.write(json.dumps({"workers": workers}))
 
 
 def worker_settings(settings: Settings, index: int, redis_url: str) -> Settings:
@@ -142,8 +151,9 @@ class RestProxy:
     """ASGI: forwards each HTTP request (REST and MCP alike) to its tenant's worker;
     ``/metrics`` answers with every worker's metrics, labelled by worker."""
 
-    def __init__(self, router: TenantRouter) -> None:
+    def __init__(self, router: TenantRouter, valkey: EmbeddedValkey | None = None) -> None:
         self._router = router
+        self._valkey = valkey
         self._client: httpx.AsyncClient | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -154,9 +164,9 @@ class RestProxy:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         if scope["path"] == "/healthz":
-            await _send_bytes(
-                send, 200, b'{"status":"ok"}', [(b"content-type", b"application/json")]
-            )
+            asked = scope.get("query_string", b"")
+            status, health = await self._health(b"reads=1" in asked or b"reads=true" in asked)
+            await _send_bytes(send, status, health, [(b"content-type", b"application/json")])
             return
         if scope["path"] == "/metrics" and scope["method"] == "GET":
             await _send_bytes(
@@ -194,6 +204,40 @@ class RestProxy:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             await response.aclose()
+
+    async def _health(self, reads: bool) -> tuple[int, bytes]:
+        """The worst of the front's Valkey and every worker's own ``/healthz``."""
+        assert self._client is not None
+        client = self._client
+        severity = {"ok": 0, "read_only": 1, "degraded": 2, "down": 3}
+
+        async def ask(worker: Worker) -> dict[str, Any]:
+            try:
+                reply = await client.get(
+                    f"http://127.0.0.1:{worker.port}/healthz", timeout=_HEALTH_TIMEOUT_S
+                )
+                found: dict[str, Any] = reply.json()
+            except (httpx.HTTPError, ValueError):
+                return {"status": "down", "detail": "no answer"}
+            return found
+
+        workers = self._router.workers
+        answers = await asyncio.gather(*(ask(w) for w in workers))
+        checks: dict[str, Any] = {
+            f"worker {w.index}": a for w, a in zip(workers, answers, strict=True)
+        }
+        if self._valkey is not None:
+            state = self._valkey.state
+            checks["valkey"] = {
+                "status": "down" if state != "running" else "ok",
+                "detail": state,
+                "restarts": self._valkey.restarts,
+            }
+        statuses = [str(c.get("status", "down")) for c in checks.values()]
+        worst = max(statuses, key=lambda s: severity.get(s, 3))
+        ok = worst == "ok" or (reads and worst != "down")
+        body = json.dumps({"status": worst, "checks": checks}).encode()
+        return (200 if ok else 503), body
 
     async def _metrics(self) -> bytes:
         """Every worker's ``/metrics``, scraped at once and merged by worker."""
@@ -292,24 +336,36 @@ def _wait_healthy(worker: Worker, process: Any, timeout_s: float = 180.0) -> Non
         if not process.is_alive():
             raise BackendUnavailableError(f"worker {worker.index} exited while starting")
         with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"http://127.0.0.1:{worker.port}/healthz", timeout=1).status_code == 200:
+            # Up is enough: a worker that started read-only (a short disk) answers 503.
+            if httpx.get(f"http://127.0.0.1:{worker.port}/healthz", timeout=1).status_code in (
+                200,
+                503,
+            ):
                 return
         time.sleep(0.2)
     raise BackendUnavailableError(f"worker {worker.index} did not start in {timeout_s:.0f} s")
 
 
 def serve_workers(settings: Settings, options: ServeOptions, workers: int) -> None:
-    """Run the front (REST + MCP proxy, gRPC proxy) and ``workers`` engine processes."""
+    """Run the front (REST + MCP proxy, gRPC proxy) and ``workers`` engine processes
+    until SIGTERM or SIGINT (both stop everything cleanly)."""
+    with stop_signals():
+        _serve_workers(settings, options, workers)
+
+
+def _serve_workers(settings: Settings, options: ServeOptions, workers: int) -> None:
     import uvicorn
 
     base = Path(settings.data_dir)
     check_layout(base, workers)
     closers: list[Any] = []
+    valkey: EmbeddedValkey | None = None
     try:
         url = settings.redis_url
         if not url:
             valkey = embedded_valkey(settings).start()
             closers.append(valkey.stop)
+            valkey.supervise()
             url = valkey.url
         backend = redis_backend(url)
         closers.insert(0, backend.close)
@@ -345,8 +401,8 @@ def serve_workers(settings: Settings, options: ServeOptions, workers: int) -> No
             options.host, options.port, options.host, options.grpc_port, workers,
         )  # fmt: skip
         config = uvicorn.Config(
-            RestProxy(router), host=options.host, port=options.port, log_level="warning",
-            access_log=False,
+            RestProxy(router, valkey), host=options.host, port=options.port,
+            log_level="warning", access_log=False,
         )  # fmt: skip
         uvicorn.Server(config).run()
     finally:

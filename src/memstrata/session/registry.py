@@ -4,6 +4,13 @@ Updates are compare-and-swap: a writer computes a new value from the one it read
 installs it only if nobody changed the entry meanwhile, retrying otherwise. The lock is
 held only for the swap itself (never while user code runs), so threads and asyncio
 tasks alike can update one session concurrently.
+
+What enters L1 passes the gateway: the initial query when a session starts is kept
+sanitized; the entity id, the pointers and the action ids an update sets are ids, so
+one the gateway would change (a credential, or personal data its policy does not
+allow: an e-mail address as an entity id) is refused with a ValidationError naming
+the field, and the session keeps its previous state. Payloads are never kept, only
+hashes.
 """
 
 from __future__ import annotations
@@ -99,9 +106,35 @@ class SessionRegistry:
             new = change(current)
             if not isinstance(new, SessionState):
                 raise ValidationError("change", "must return a SessionState")
+            self._check_ids(current, new)
             if self.compare_and_set(current, new):
                 return new
         raise ConflictError(f"session {session_id!r}: too much contention, update not applied")
+
+    def _check_ids(self, old: SessionState, new: SessionState) -> None:
+        """ValidationError when an id the update set holds what the gateway would
+        redact (the parts ``old`` had already passed when they were set)."""
+        where = f"l1:{new.session_id}"
+        if new.last_entity_id is not None and new.last_entity_id != old.last_entity_id:
+            self._check_id("entity_id", new.last_entity_id, where)
+        if new.pointers is not old.pointers:
+            for name, target in new.pointers.items():
+                if old.pointers.get(name) != target:
+                    self._check_id("pointer", name, where)
+                    self._check_id(f"pointers.{name}", target, where)
+        if new.action_trace is not old.action_trace:
+            known = {id(entry) for entry in old.action_trace}
+            for entry in new.action_trace:
+                if id(entry) not in known:
+                    self._check_id("action_id", entry.action_id, where)
+
+    def _check_id(self, field: str, value: str, where: str) -> None:
+        if self._sanitize(value, f"{where}:{field.split('.')[0]}") != value:
+            raise ValidationError(
+                field,
+                "holds a credential or personal data: L1 keeps ids as they are, so they "
+                "must be opaque",
+            )
 
     def end(self, session_id: str) -> SessionState:
         """Close a session and forget its state."""

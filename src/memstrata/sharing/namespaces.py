@@ -4,7 +4,8 @@ tenant share.
 A namespace has a declared purpose, its own TTL (every item written to it lives that
 long) and an ACL of agents that may read or write it. Its owner may read and write.
 Another agent asks for access by stating its purpose; the owner (or a tenant admin)
-grants or revokes it. Each request, grant and revocation is audited.
+grants or revokes it. Each request, grant and revocation is audited. A purpose is free
+text: it passes the gateway before it is stored or audited, like everything else.
 
 An agent that may not read a namespace learns nothing about it: every operation on
 it answers exactly as for a namespace that does not exist.
@@ -44,6 +45,8 @@ MIN_TTL_S = 1
 MAX_TTL_S = 365 * 86_400
 MAX_ITEM_BYTES = 256 * 1024
 Audit = Callable[[Mapping[str, str]], None]
+TextSanitizer = Callable[[str, str], str]
+"""(text, location) -> the text after the gateway."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,11 +92,17 @@ class NamespaceStore:
     """Namespaces in Valkey/Redis (a client with decoded responses)."""
 
     def __init__(
-        self, client: redis.Redis | RedisCluster, clock: Clock, audit: Audit | None = None
+        self,
+        client: redis.Redis | RedisCluster,
+        clock: Clock,
+        audit: Audit | None = None,
+        *,
+        sanitize: TextSanitizer,
     ) -> None:
         self._redis = client
         self._clock = clock
         self._audit = audit or (lambda entry: None)
+        self._sanitize = sanitize
 
     # -- keys ------------------------------------------------------------------------
 
@@ -151,6 +160,7 @@ class NamespaceStore:
         check_id("namespace", name)
         check_id("owner", owner)
         check_text("purpose", purpose, max_chars=500)
+        purpose = self._sanitize(purpose, f"ns:{tenant}:{name}:purpose")
         if isinstance(ttl_s, bool) or not isinstance(ttl_s, int | float):
             raise ValidationError("ttl_s", "must be a number of seconds")
         if not MIN_TTL_S <= ttl_s <= MAX_TTL_S:
@@ -203,6 +213,7 @@ class NamespaceStore:
         check_id("agent", agent)
         check_id("namespace", name)
         check_text("purpose", purpose, max_chars=500)
+        purpose = self._sanitize(purpose, f"ns:{tenant}:{name}:request:{agent}")
         checked = _check_mode(mode)
         at = self._clock.now().timestamp()
         entry = json.dumps({"purpose": purpose, "mode": checked, "at": at})

@@ -4,6 +4,8 @@ Where one user's data lives, read from the key builders:
 
 * preferences, ``pref:{<tenant>:<user>}:<type>`` and their index
   ``pref:{<tenant>:<user>}:_index`` (:mod:`memstrata.working.keys`);
+* the user's cached reads, ``recall:{<tenant>:<user>}:<collection>`` (what the
+  reader answers from while L3 is unavailable: :mod:`memstrata.working.recall`);
 * memory slot records, ``<prefix>:{<tenant>:<user>}:slot:<slot>``
   (:mod:`memstrata.memory.versioning`);
 * entries of the write queue's stream and dead-letter stream, ``mq:{<queue>}:stream``
@@ -38,7 +40,7 @@ from redis.cluster import RedisCluster
 
 from memstrata.memory.versioning import slot_key
 from memstrata.validation import check_id, check_positive_int
-from memstrata.working.keys import pref_key, session_prefix
+from memstrata.working.keys import pref_key, recall_key, session_prefix
 from memstrata.working.redis_errors import redis_errors
 from memstrata.write.entries import F_HASH, F_PAYLOAD, QueueKeys
 
@@ -156,7 +158,10 @@ def user_footprint(
     check_id("tenant", tenant)
     check_id("user", user)
     check_id("memory_prefix", memory_prefix)
-    patterns = [_under(slot_key(memory_prefix, tenant, user, "x"))]
+    patterns = [
+        _under(slot_key(memory_prefix, tenant, user, "x")),
+        _under(recall_key(tenant, user, "x")),
+    ]
     if preferences:
         patterns.append(_under(pref_key(tenant, user, "x")))
     patterns += [_under(session_prefix(session) + "x") for session in sessions]

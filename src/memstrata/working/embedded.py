@@ -6,6 +6,10 @@ and a new start on the same directory lose nothing. One data directory is served
 by one server: an exclusive ``flock`` on ``valkey.lock`` keeps a second
 :class:`EmbeddedValkey` (in this or another process) from starting beside a live
 one, and a server orphaned by a crashed owner is adopted rather than doubled.
+
+:meth:`EmbeddedValkey.supervise` watches the server from a daemon thread and starts
+it again (it replays its append-only file) when its process is gone; until it
+answers, :attr:`EmbeddedValkey.state` says ``restarting``.
 """
 
 from __future__ import annotations
@@ -14,26 +18,35 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import subprocess
 import tempfile
+import threading
 import time
 import weakref
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Literal
 
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from memstrata.errors import BackendUnavailableError
+from memstrata.filemodes import PRIVATE_UMASK, open_private, private_dir
 
 # sockaddr_un.sun_path is 108 bytes on Linux (104 on macOS) including the NUL.
 MAX_SOCKET_PATH_BYTES = 100
 SOCKET_NAME = "valkey.sock"
 LOCK_NAME = "valkey.lock"
 LOG_NAME = "valkey.log"
+SUPERVISE_INTERVAL_S = 0.5
+"""How often a supervised server's process is looked at."""
+MAX_RESTART_BACKOFF_S = 30.0
+
+log = logging.getLogger("memstrata.working.embedded")
+ServerState = Literal["running", "restarting", "stopped"]
 
 
 def valkey_binary() -> Path:
@@ -117,6 +130,13 @@ class EmbeddedValkey:
         self._adopted_pid: int | None = None
         self._lock_file: IO[str] | None = None
         self._finalizer: weakref.finalize[..., EmbeddedValkey] | None = None
+        # Serializes start, restart and stop between callers and the supervisor.
+        self._guard = threading.RLock()
+        self._supervisor: threading.Thread | None = None
+        self._halt = threading.Event()
+        self._restarts = 0
+        self._restarting = False
+        self._last_failure: str | None = None
 
     @property
     def data_dir(self) -> Path:
@@ -152,25 +172,123 @@ class EmbeddedValkey:
         """True when the server answers PING."""
         return self.pid is not None and _ping(self._socket)
 
+    @property
+    def restarts(self) -> int:
+        """How many times the supervisor started the server again."""
+        return self._restarts
+
+    @property
+    def state(self) -> ServerState:
+        """``running``, ``restarting`` (its process is gone and the supervisor is
+        bringing it back) or ``stopped``."""
+        if self._restarting:
+            return "restarting"
+        return "stopped" if self.pid is None else "running"
+
+    @property
+    def last_failure(self) -> str | None:
+        """Why the server last went away or failed to come back (None: never)."""
+        return self._last_failure
+
     def start(self) -> EmbeddedValkey:
         """Start (or adopt an orphaned) server and wait until it answers PING."""
-        if self.pid is not None:
+        with self._guard:
+            if self.pid is not None:
+                return self
+            private_dir(self._data_dir)  # 0700; its files 0600 (memstrata.filemodes)
+            self._acquire_lock()
+            try:
+                if _ping(self._socket):
+                    self._adopt()
+                else:
+                    self._spawn()
+            except BaseException:
+                self._release_lock()
+                raise
+            self._write_lock_info()
             return self
-        self._data_dir.mkdir(parents=True, exist_ok=True)
-        self._acquire_lock()
+
+    def process_gone(self) -> bool:
+        """True when the server this object started (or adopted) has exited."""
+        if self._proc is not None:
+            return self._proc.poll() is not None
+        if self._adopted_pid is None:
+            return False
         try:
-            if _ping(self._socket):
-                self._adopt()
-            else:
+            os.kill(self._adopted_pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    def revive(self) -> bool:
+        """Start the server again, from its append-only file, if its process is gone;
+        True when it did. Raises BackendUnavailableError when the start fails."""
+        with self._guard:
+            if self._lock_file is None:
+                return False  # stopped, or never started: nothing to supervise
+            if not self._restarting:
+                if not self.process_gone():
+                    return False
+                code = self._proc.returncode if self._proc is not None else None
+                self._restarting = True
+                self._last_failure = f"valkey-server exited ({'gone' if code is None else code})"
+                log.warning(
+                    "embedded Valkey %s: %s; restarting it", self._data_dir, self._last_failure
+                )
+                self._proc = None
+                self._adopted_pid = None
+                if self._finalizer is not None:
+                    self._finalizer.detach()
+                    self._finalizer = None
+            try:
                 self._spawn()
-        except BaseException:
-            self._release_lock()
-            raise
-        self._write_lock_info()
-        return self
+            except BackendUnavailableError as exc:
+                self._last_failure = str(exc).splitlines()[0]
+                raise
+            self._restarts += 1
+            self._restarting = False
+            self._write_lock_info()
+            log.warning("embedded Valkey %s is back (pid %s)", self._data_dir, self.pid)
+            return True
+
+    def supervise(self, interval_s: float = SUPERVISE_INTERVAL_S) -> None:
+        """Watch the server from a daemon thread and :meth:`revive` it when its process
+        is gone, retrying a failed start with backoff (idempotent; ends at :meth:`stop`)."""
+        with self._guard:
+            if self._supervisor is not None and self._supervisor.is_alive():
+                return
+            self._halt = threading.Event()
+            self._supervisor = threading.Thread(
+                target=self._watch,
+                args=(self._halt, interval_s),
+                name=f"memstrata-valkey-supervisor-{self._data_dir.name}",
+                daemon=True,
+            )
+            self._supervisor.start()
+
+    def _watch(self, halt: threading.Event, interval_s: float) -> None:
+        delay = interval_s
+        while not halt.wait(delay):
+            try:
+                self.revive()
+                delay = interval_s
+            except BackendUnavailableError:
+                # Still down (a full disk, a damaged file): health says restarting.
+                delay = min(max(delay * 2, 1.0), MAX_RESTART_BACKOFF_S)
+            except Exception:  # keep watching; never die silently
+                log.exception("embedded Valkey supervisor")
+                delay = MAX_RESTART_BACKOFF_S
+
+    def _end_supervision(self) -> None:
+        self._halt.set()
+        thread, self._supervisor = self._supervisor, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=MAX_RESTART_BACKOFF_S)
 
     def _acquire_lock(self) -> None:
-        lock = (self._data_dir / LOCK_NAME).open("a+")
+        lock = open_private(self._data_dir / LOCK_NAME, "a+")
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -224,10 +342,11 @@ class EmbeddedValkey:
         try:
             # Errors before the logfile is configured (bad options) go to stderr:
             # send both streams to the log so the start error can quote them.
-            with self.log_path.open("ab") as log:
+            with open_private(self.log_path, "ab") as log:
                 self._proc = subprocess.Popen(
                     args,
                     cwd=self._data_dir,
+                    umask=PRIVATE_UMASK,  # its append-only files: 0600, their dir 0700
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
@@ -256,8 +375,16 @@ class EmbeddedValkey:
         )
 
     def stop(self, timeout_s: float = 10.0) -> None:
-        """Graceful SHUTDOWN (flushes the AOF), then wait for the process to exit."""
+        """Graceful SHUTDOWN (flushes the AOF), then wait for the process to exit; a
+        supervisor is ended first, so the server is not started again."""
+        self._end_supervision()
+        with self._guard:
+            self._restarting = False
+            self._stop(timeout_s)
+
+    def _stop(self, timeout_s: float) -> None:
         if self.pid is None:
+            self._release_lock()
             return
         try:
             client = _admin_client(self._socket, timeout_s)

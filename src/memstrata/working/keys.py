@@ -3,8 +3,10 @@
 Session keys carry a Redis Cluster hash tag, ``wm:{<session_id>}:...``, so all of
 one session's keys hash to the same slot: multi-key transactions stay legal on a
 cluster and a session lives on exactly one node. Preference keys are tagged by
-user the same way. Ids pass :func:`~memstrata.validation.check_id`, whose alphabet
-excludes braces and colons, so no id can close the tag early or forge a suffix.
+user the same way, and so are the reader's cached reads
+(``recall:{<tenant>:<user>}:``, what it answers from while L3 is unavailable). Ids
+pass :func:`~memstrata.validation.check_id`, whose alphabet excludes braces and
+colons, so no id can close the tag early or forge a suffix.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from memstrata.validation import check_id, check_text
 
 WM_PREFIX = "wm"
 PREF_PREFIX = "pref"
+RECALL_PREFIX = "recall"
 
 # Suffixes a caller can never produce as a preference type: check_id requires the
 # first character to be a letter or digit, so "_index" cannot collide.
@@ -152,6 +155,23 @@ def pref_key(tenant: str, user_id: str, pref_type: str) -> str:
 def pref_index_key(tenant: str, user_id: str) -> str:
     """Set key listing a user's preference types; same slot as the preferences."""
     return f"{pref_owner(tenant, user_id)}{_PREF_INDEX_SUFFIX}"
+
+
+def recall_key(tenant: str, user: str | None, collection: str) -> str:
+    """Sorted-set key of the last items read from one L3 collection for one user
+    (``recall:{<tenant>:<user>}:<collection>``), or for a whole tenant when ``user``
+    is None (``recall:{<tenant>}:<collection>``: shared knowledge reads). Member: one
+    item's JSON, score: when it was read. Served while L3 is unavailable
+    (:mod:`memstrata.working.recall`)."""
+    owner = check_id("tenant", tenant)
+    if user is not None:
+        owner = f"{owner}:{check_id('user', user)}"
+    return f"{RECALL_PREFIX}:{{{owner}}}:{check_id('collection', collection)}"
+
+
+def recall_prefix() -> str:
+    """What every :func:`recall_key` starts with (a forget drops them all)."""
+    return f"{RECALL_PREFIX}:"
 
 
 def seconds_to_ms(field: str, seconds: float) -> int:

@@ -1,10 +1,15 @@
 """Stage 3 of the write path: the durable write queue, a Redis Stream read by one consumer group.
 
-Producers (``observe`` / ``remember``) call :meth:`WriteQueue.enqueue`, which is a
-single XADD and returns at once; :class:`~memstrata.write.consume.QueueWorker`
-drains the stream. Delivery is at-least-once: an entry leaves the group's pending
-list only through XACK, which happens in the same MULTI that records its content
-hash in the done set, after the handler returned. All keys share the hash tag
+Producers (``observe`` / ``remember``) call :meth:`WriteQueue.enqueue_many`: the
+entries of one write (a text's chunks) are added in one MULTI, so a write is queued
+whole or not at all, and it returns at once;
+:class:`~memstrata.write.consume.QueueWorker` drains the stream. While the queue's
+``consume_gate`` says no (the disk is short of space, the long-term store is
+unreachable) no batch is taken: entries wait in the stream instead of spending their
+deliveries on the outage and ending in the dead-letter stream. Delivery is
+at-least-once: an entry leaves the group's pending list only through XACK, which
+happens in the same MULTI that records its content hash in the done set, after the
+handler returned. All keys share the hash tag
 ``{name}``, so those transactions are legal on a Redis Cluster too.
 
 redis-py errors are translated here, and only here, into memstrata's.
@@ -14,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeAlias, cast
 
@@ -78,6 +83,8 @@ class WriteQueue:
     grows past it and never removes unacknowledged work (so the stream may exceed
     ``maxlen`` while consumers lag). A content hash stays in the done set for
     ``dedupe_window_s``: a replay inside the window is acknowledged without work.
+    ``consume_gate`` (None: always open) is asked before each batch is read or
+    reclaimed; while it answers False a read waits instead of taking entries.
     """
 
     def __init__(
@@ -89,8 +96,10 @@ class WriteQueue:
         maxlen: int | None = None,
         dedupe_window_s: float = DEFAULT_DEDUPE_WINDOW_S,
         clock: Clock | None = None,
+        consume_gate: Callable[[], bool] | None = None,
     ) -> None:
         self._client = client
+        self._gate = consume_gate
         self._keys = QueueKeys(name)
         self._group = check_id("group", group)
         self._maxlen = None if maxlen is None else check_positive_int("maxlen", maxlen)
@@ -141,17 +150,30 @@ class WriteQueue:
         Raises ValidationError naming ``kind`` or ``payload`` (not JSON, or over
         256 KiB once encoded) before anything is written.
         """
-        fields = encode_entry(kind, payload)
+        return self.enqueue_many(kind, [payload])[0]
+
+    def enqueue_many(self, kind: str, payloads: Sequence[Mapping[str, JSON]]) -> tuple[str, ...]:
+        """Append the entries of one write together: MULTI, one XADD each, EXEC.
+
+        All of them are queued or none is: a server refusing writes (a full disk,
+        out of memory) rejects the transaction whole, so no write is left half
+        queued. Raises ValidationError (a payload not JSON, or over 256 KiB once
+        encoded) before anything is written; BackendError when nothing was queued.
+        """
+        encoded = [encode_entry(kind, payload) for payload in payloads]
+        if not encoded:
+            return ()
         if not self._group_ready:
             self.ensure_group()
         with translated("XADD"):
-            pipe = self._client.pipeline(transaction=False)
-            pipe.xadd(self._keys.stream, cast("dict[Any, Any]", fields))
+            pipe = self._client.pipeline(transaction=len(encoded) > 1)
+            for fields in encoded:
+                pipe.xadd(self._keys.stream, cast("dict[Any, Any]", fields))
             pipe.xlen(self._keys.stream)
-            entry_id, length = pipe.execute()
+            *entry_ids, length = pipe.execute()
         if self._maxlen is not None and int(length) > self._maxlen + self._trim_slack:
             self._trim_after_enqueue()
-        return str(entry_id)
+        return tuple(str(entry_id) for entry_id in entry_ids)
 
     def _trim_after_enqueue(self) -> None:
         if self._trim_backoff > 0:
@@ -285,8 +307,20 @@ class WriteQueue:
 
     # --- consumer operations (used by QueueWorker) ------------------------------
 
+    def consuming(self, wait_ms: int | None = None) -> bool:
+        """True when the consume gate is open; else waits up to ``wait_ms`` (at most
+        200 ms, so a worker asked to stop is not held) and answers False."""
+        if self._gate is None or self._gate():
+            return True
+        if wait_ms:
+            time.sleep(min(wait_ms, 200) / 1000)
+        return False
+
     def read_new(self, consumer: str, count: int, block_ms: int | None) -> list[RawEntry]:
-        """XREADGROUP ``>``: up to ``count`` never-delivered entries for ``consumer``."""
+        """XREADGROUP ``>``: up to ``count`` never-delivered entries for ``consumer``
+        (none while the consume gate is closed: the call then waits ``block_ms``)."""
+        if not self.consuming(block_ms if block_ms is not None else 50):
+            return []
         with translated("XREADGROUP"):
             try:
                 reply = self._client.xreadgroup(
@@ -306,7 +340,10 @@ class WriteQueue:
     def claim_idle(
         self, consumer: str, min_idle_ms: int, cursor: str, count: int
     ) -> tuple[str, list[RawEntry]]:
-        """XAUTOCLAIM entries idle for ``min_idle_ms`` (a dead or failing consumer's)."""
+        """XAUTOCLAIM entries idle for ``min_idle_ms`` (a dead or failing consumer's);
+        none while the consume gate is closed, so a pause costs no delivery."""
+        if not self.consuming():
+            return cursor, []
         with translated("XAUTOCLAIM"):
             try:
                 reply = self._client.xautoclaim(

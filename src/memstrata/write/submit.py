@@ -4,8 +4,12 @@
 Two rules hold here:
 
 * the agent's step never fails because of the long-term path: a failure to
-  enqueue (Redis down, a failover) is logged by type, counted, and reported in the
-  receipt (``queued=False``) instead of raised;
+  enqueue (Redis down, a failover, a disk short of space) is logged by type,
+  counted, and reported in the receipt (``queued=False``) instead of raised; the
+  service answers such a receipt with an error, never a 200;
+* a write is queued whole or not at all: its entries go in one transaction
+  (:meth:`~memstrata.write.queue.WriteQueue.enqueue_many`), so a receipt with
+  ``queued=False`` means nothing of it was kept;
 * one entry per chunk (:func:`split_text` cuts along paragraph and sentence
   boundaries, used by :mod:`~memstrata.write.intake`), so one entry never exceeds the
   queue's payload limit.
@@ -16,12 +20,14 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from memstrata.config import PipelineSettings
-from memstrata.errors import BackendError
+from memstrata.disk import DiskGuard
+from memstrata.errors import BackendError, BackendUnavailableError
 from memstrata.extract.protocol import Extractor
 from memstrata.feedback.events import KIND_FEEDBACK, FeedbackEvent
 from memstrata.memory.episodes import Episode
@@ -73,9 +79,10 @@ class PipelineHandler(Protocol):
 class WriteReceipt:
     """What ``observe`` / ``remember`` did; ``queued`` is False when enqueueing failed.
 
-    ``entry_ids`` are the stream ids of the entries written (one per chunk), which
-    may be fewer than ``chunks`` when the queue failed midway; ``error`` is the
-    exception type name of that failure (never its message: it may quote content).
+    ``entry_ids`` are the stream ids of the entries written (one per chunk; none when
+    ``queued`` is False: a write is queued whole or not at all); ``error`` is the
+    exception type name of the failure (never its message: it may quote content),
+    ``ReadOnlyError`` when the disk is short of space.
     ``episode_ids`` are the L3 ids the text's episodes get once written (one per
     chunk; none for a structured unit): ``engine.written(receipt)`` reads them back
     with the facts extracted from them.
@@ -127,6 +134,74 @@ def split_text(text: str, max_chars: int) -> tuple[str, ...]:
     return tuple(chunks)
 
 
+class OutageWatch:
+    """Pauses the queue's consumers while a backend the handler writes to is unreachable.
+
+    A batch whose handler raised :class:`BackendUnavailableError` (the long-term
+    store or Redis down, a disk short of space) closes the gate; it opens again once
+    ``probe`` returns (asked at most every ``probe_interval_s``). Meanwhile entries
+    stay in the stream undelivered, instead of spending their ``max_deliveries`` on
+    an outage and ending in the dead-letter stream.
+    """
+
+    def __init__(self, probe: Callable[[], object], *, probe_interval_s: float = 1.0) -> None:
+        self._probe = probe
+        self._interval_s = check_positive_float("probe_interval_s", probe_interval_s)
+        self._lock = threading.Lock()
+        self._down_since: float | None = None
+        self._next_probe = 0.0
+        self._outages = 0
+
+    @property
+    def outages(self) -> int:
+        """How many outages paused consumption so far."""
+        return self._outages
+
+    @property
+    def paused(self) -> bool:
+        """True while consumption is paused."""
+        return self._down_since is not None
+
+    def guarded(self, handler: Callable[[Sequence[QueueEntry]], None]) -> Callable[..., None]:
+        """``handler``, noting its outages (what a worker thread calls)."""
+
+        def handle(entries: Sequence[QueueEntry], /) -> None:
+            try:
+                handler(entries)
+            except BackendUnavailableError as exc:
+                self._went_down(type(exc).__name__)
+                raise
+
+        return handle
+
+    def _went_down(self, cause: str) -> None:
+        with self._lock:
+            if self._down_since is None:
+                self._down_since = time.monotonic()
+                self._next_probe = self._down_since + self._interval_s
+                self._outages += 1
+                logger.warning("write queue: consumers paused, a backend is down (%s)", cause)
+
+    def open(self) -> bool:
+        """The consume gate: True unless paused and the probe still fails."""
+        if self._down_since is None:
+            return True
+        now = time.monotonic()
+        with self._lock:
+            if now < self._next_probe:
+                return False
+            self._next_probe = now + self._interval_s
+        try:
+            self._probe()
+        except Exception:  # still unreachable, whatever the backend raised
+            return False
+        with self._lock:
+            if self._down_since is not None:
+                logger.warning("write queue: consumers resume after %.1fs", now - self._down_since)
+            self._down_since = None
+        return True
+
+
 class WritePipeline:
     """The queue, its handler and the in-process worker threads, as the engine owns them."""
 
@@ -137,8 +212,12 @@ class WritePipeline:
         settings: PipelineSettings,
         *,
         workers: Sequence[QueueWorker] = (),
+        disk: DiskGuard | None = None,
     ) -> None:
+        """``disk``: asked before each enqueue; while it is read-only writes are refused
+        (the receipt says ``ReadOnlyError``) instead of filling the disk."""
         self._queue = queue
+        self._disk = disk
         self._handler = handler
         self._settings = settings
         self._workers = tuple(workers)
@@ -195,26 +274,27 @@ class WritePipeline:
         return self._enqueue_all(KIND_FEEDBACK, [event.as_payload()])
 
     def _enqueue_all(self, kind: str, payloads: Sequence[dict[str, JSON]]) -> WriteReceipt:
-        ids: list[str] = []
-        for payload in payloads:
-            try:
-                ids.append(self._queue.enqueue(kind, payload))
-            except BackendError as exc:
-                # Redis down or failing over: the agent's step goes on; the caller
-                # learns from the receipt, operators from the log and the counter.
-                with self._lock:
-                    self._failures += 1
-                    self._enqueued += len(ids)
-                logger.warning(
-                    "write queue: could not enqueue a %s entry on queue %s: %s",
-                    kind,
-                    self._queue.name,
-                    type(exc).__name__,
-                )
-                return WriteReceipt(False, tuple(ids), len(payloads), error=type(exc).__name__)
+        try:
+            if self._disk is not None:
+                self._disk.require_writable()
+            ids = self._queue.enqueue_many(kind, payloads)
+        except BackendError as exc:
+            # Redis down or failing over, or the disk short of space: the agent's
+            # step goes on; the caller learns from the receipt, operators from the
+            # log and the counter. Nothing of the write was queued.
+            with self._lock:
+                self._failures += 1
+            logger.warning(
+                "write queue: could not enqueue %d %s entries on queue %s: %s",
+                len(payloads),
+                kind,
+                self._queue.name,
+                type(exc).__name__,
+            )
+            return WriteReceipt(False, (), len(payloads), error=type(exc).__name__)
         with self._lock:
             self._enqueued += len(ids)
-        return WriteReceipt(True, tuple(ids), len(payloads))
+        return WriteReceipt(True, ids, len(payloads))
 
     # -- consuming ----------------------------------------------------------------------
 

@@ -19,9 +19,11 @@ from memstrata.errors import (
     UnknownIntentError,
 )
 from memstrata.health import parse_duration
+from memstrata.permissions import L2_LEVEL
 from memstrata.service import convert
 from memstrata.service import wire as m
 from memstrata.service.capability import SESSION_ERRORS, Call, Operation
+from memstrata.service.ops.clearance import require
 
 CARD_ERRORS = (NotFoundError,)
 
@@ -81,6 +83,7 @@ def _check_reply(call: Call, req: m.CheckReplyRequest) -> m.ReplyCheckOut:
 
 
 def _trace_cards(call: Call, req: m.TraceCardsRequest) -> m.TraceCardList:
+    require(call, L2_LEVEL, "trace cards")
     cards = call.engine.trace_cards(
         tenant=call.caller.tenant,
         session_id=None if req.session_id is None else call.engine_session_id(req.session_id),
@@ -105,6 +108,7 @@ def _feedback(call: Call, req: m.FeedbackRequest) -> m.FeedbackReceiptOut:
 
 
 def _feedback_report(call: Call, req: m.FeedbackReportRequest) -> m.FeedbackReportOut:
+    require(call, L2_LEVEL, "the feedback report (the questions asked)")
     report = call.engine.feedback_report(tenant=call.caller.tenant, since=req.since)
     return convert.feedback_report_out(report)
 

@@ -10,6 +10,7 @@ from memstrata.service.capability import (
     Call,
     Operation,
 )
+from memstrata.service.ops.clearance import ITEM_STORE_LEVEL, require
 
 
 def _store_put(call: Call, req: m.StorePutRequest) -> m.StoreItemOut:
@@ -21,6 +22,7 @@ def _store_put(call: Call, req: m.StorePutRequest) -> m.StoreItemOut:
 
 
 def _store_get(call: Call, req: m.StoreItemRef) -> m.StoreGetResult:
+    require(call, ITEM_STORE_LEVEL, "the item store")
     item = call.engine.store_get(req.namespace, req.key, tenant=call.caller.tenant)
     return m.StoreGetResult(item=None if item is None else convert.store_item_out(item))
 
@@ -31,6 +33,7 @@ def _store_delete(call: Call, req: m.StoreItemRef) -> m.StoreDeleteResult:
 
 
 def _store_search(call: Call, req: m.StoreSearchRequest) -> m.StoreItemList:
+    require(call, ITEM_STORE_LEVEL, "the item store")
     items = call.engine.store_search(
         req.namespace_prefix,
         tenant=call.caller.tenant,
@@ -43,6 +46,7 @@ def _store_search(call: Call, req: m.StoreSearchRequest) -> m.StoreItemList:
 
 
 def _store_list_namespaces(call: Call, req: m.StoreListNamespacesRequest) -> m.StoreNamespaceList:
+    require(call, ITEM_STORE_LEVEL, "the item store")
     found = call.engine.store_list_namespaces(
         tenant=call.caller.tenant,
         prefix=req.prefix,

@@ -14,6 +14,7 @@ from memstrata.service.capability import (
     Call,
     Operation,
 )
+from memstrata.service.ops.clearance import check_grant
 
 
 def _tenant_key(call: Call, key_id: str) -> KeyInfo:
@@ -27,6 +28,7 @@ def _tenant_key(call: Call, key_id: str) -> KeyInfo:
 
 
 def _create_key(call: Call, req: m.CreateKeyRequest) -> m.CreatedKeyOut:
+    check_grant(call, req.role, req.clearance)
     created = call.key_store().create(
         call.caller.tenant,
         req.agent,

@@ -15,6 +15,7 @@ from memstrata.service.capability import (
     Call,
     Operation,
 )
+from memstrata.service.ops.clearance import cleared_retrieval
 
 
 def _observe(call: Call, req: m.ObserveRequest) -> m.Receipt:
@@ -59,7 +60,7 @@ def _retrieve(call: Call, req: m.RetrieveRequest) -> m.RetrievalOut:
         include_history=req.include_history,
         as_of=req.as_of,
     )
-    return convert.retrieval_out(result)
+    return convert.retrieval_out(cleared_retrieval(result, call.caller.clearance))
 
 
 def _route(call: Call, req: m.RouteRequest) -> m.Bundle:

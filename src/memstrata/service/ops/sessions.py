@@ -10,6 +10,7 @@ from typing import Any
 from memstrata.errors import (
     ValidationError,
 )
+from memstrata.permissions import L1_LEVEL
 from memstrata.service import convert
 from memstrata.service import wire as m
 from memstrata.service.capability import (
@@ -17,6 +18,7 @@ from memstrata.service.capability import (
     Call,
     Operation,
 )
+from memstrata.service.ops.clearance import require
 from memstrata.session import SessionState
 
 
@@ -37,6 +39,7 @@ def _start_session(call: Call, req: m.StartSessionRequest) -> m.Session:
 
 
 def _get_session(call: Call, req: m.SessionRef) -> m.Session:
+    require(call, L1_LEVEL, "a session's L1 state")
     return convert.session_out(call.session(req.session_id), req.session_id)
 
 
@@ -60,6 +63,7 @@ def _apply_update(
 
 
 def _update_session(call: Call, req: m.UpdateSessionRequest) -> m.Session:
+    require(call, L1_LEVEL, "a session's L1 state (the update returns it)")
     call.session(req.session_id)
     state = call.engine.update_session(
         call.engine_session_id(req.session_id), _apply_update(req, call.clock.now())
@@ -68,12 +72,14 @@ def _update_session(call: Call, req: m.UpdateSessionRequest) -> m.Session:
 
 
 def _end_session(call: Call, req: m.SessionRef) -> m.Session:
+    require(call, L1_LEVEL, "a session's L1 state (ending returns it)")
     call.session(req.session_id)
     state = call.engine.end_session(call.engine_session_id(req.session_id))
     return convert.session_out(state, req.session_id)
 
 
 def _inspect(call: Call, req: m.SessionRef) -> m.InspectOut:
+    require(call, L1_LEVEL, "what is held for a session (L1 and L2)")
     state = call.session(req.session_id)
     report = call.engine.inspect(call.engine_session_id(req.session_id))
     return convert.inspect_out(report, state, req.session_id)

@@ -7,6 +7,7 @@ from typing import Any
 from memstrata.errors import (
     ContextMissError,
 )
+from memstrata.permissions import L2_LEVEL
 from memstrata.service import convert
 from memstrata.service import wire as m
 from memstrata.service.capability import (
@@ -14,9 +15,12 @@ from memstrata.service.capability import (
     Call,
     Operation,
 )
+from memstrata.service.ops.clearance import require
 
 
-def _working(call: Call, session_id: str) -> Any:
+def _working(call: Call, session_id: str, *, reads: bool = False) -> Any:
+    if reads:
+        require(call, L2_LEVEL, "working memory (L2)")
     call.session(session_id)
     return call.engine.working(call.engine_session_id(session_id))
 
@@ -30,7 +34,7 @@ def _put_api_response(call: Call, req: m.PutApiResponseRequest) -> m.WorkingItem
 
 def _get_api_response(call: Call, req: m.GetApiResponseRequest) -> m.WorkingItemOut:
     return convert.working_item_out(
-        _working(call, req.session_id).get_api_response(req.endpoint, req.params)
+        _working(call, req.session_id, reads=True).get_api_response(req.endpoint, req.params)
     )
 
 
@@ -41,7 +45,7 @@ def _put_step_result(call: Call, req: m.PutStepResultRequest) -> m.WorkingItemOu
 
 
 def _get_step_result(call: Call, req: m.GetStepResultRequest) -> m.WorkingItemOut:
-    wm = _working(call, req.session_id)
+    wm = _working(call, req.session_id, reads=True)
     return convert.working_item_out(wm.get_step_result(req.step_id, req.reader_step))
 
 
@@ -52,18 +56,18 @@ def _append_series(call: Call, req: m.AppendSeriesRequest) -> m.AppendSeriesResu
 
 
 def _read_series(call: Call, req: m.ReadSeriesRequest) -> m.SeriesOut:
-    points = _working(call, req.session_id).read_series(req.metric, req.start, req.end)
+    points = _working(call, req.session_id, reads=True).read_series(req.metric, req.start, req.end)
     return convert.series_out(points)
 
 
 def _add_pending(call: Call, req: m.PendingRequest) -> m.PendingOut:
-    wm = _working(call, req.session_id)
+    wm = _working(call, req.session_id, reads=True)  # answers with every pending task
     added = wm.add_pending(*req.task_ids)
     return convert.pending_out(wm.pending(), added)
 
 
 def _complete_pending(call: Call, req: m.PendingRequest) -> m.PendingOut:
-    wm = _working(call, req.session_id)
+    wm = _working(call, req.session_id, reads=True)  # answers with every pending task
     done = sum(1 for task in req.task_ids if wm.complete_pending(task))
     return convert.pending_out(wm.pending(), done)
 
