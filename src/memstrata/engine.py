@@ -613,6 +613,7 @@ class ContextEngine:
         k: int = 10,
         agent: str | None = None,
         clearance: Level = "high",
+        window_tokens: int | None = None,
     ) -> BuiltContext:
         """The step's model call, assembled within the token budget of ``model``.
 
@@ -620,10 +621,12 @@ class ContextEngine:
         user's long-term memories retrieved for ``user_input`` (multi-route, with
         confidence flags); history and tool results as given. Token counts are exact
         for OpenAI model families (tiktoken files shipped in a package), approximate
-        otherwise; ``budget`` overrides the model's default window and shares.
-        History is the caller's: when older turns were compressed, ``result.summary``
-        (a ``Turn`` with ``summary=True``) replaces the turns in ``summary.covers`` in
-        the history passed next time, and is never summarized again. ``agent`` and
+        otherwise; ``window_tokens`` is the model's window (needed for a model of
+        unknown window: :func:`memstrata.context.budget.known_window`), ``budget``
+        overrides the window and the shares. History is the caller's: when older turns
+        were compressed, ``result.summary`` (a ``Turn`` with ``summary=True``) replaces
+        the turns in ``summary.covers`` in the history passed next time, and is never
+        summarized again. ``agent`` and
         ``clearance`` are :meth:`route`'s: shared namespaces merged in, and nothing
         above the clearance in the messages.
         """
@@ -639,6 +642,7 @@ class ContextEngine:
             k=k,
             agent=agent,
             clearance=clearance,
+            window_tokens=window_tokens,
         )
 
     def register_tool(

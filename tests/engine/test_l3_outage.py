@@ -68,6 +68,10 @@ def test_an_engine_on_a_qdrant_that_does_not_answer_opens_and_answers_from_l2(
             with pytest.raises(BackendUnavailableError, match="circuit_open"):
                 engine.search("maria", "allergies")
             assert engine.remember("maria", "I like green tea.").queued
+            # The health sample is still taken while L3 is down: L1, L2 and the breakers.
+            sample = engine.record_health_sample()
+            assert sample.values["l3.breaker_open"] == 1
+            assert not any(name.startswith("l3.points.") for name in sample.values)
         finally:
             engine.close()
 

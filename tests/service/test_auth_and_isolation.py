@@ -34,6 +34,7 @@ def _minimal_payload(
         "end_session": {"session_id": session_id},
         "observe": {"session_id": session_id, "role": "user", "text": "hi"},
         "remember": {"user_id": user, "text": "hi there"},
+        "flush": {"timeout_s": 30},
         "forget": {"user_id": user},
         "consolidate": {},
         "restore": {"ids": ["00000000-0000-0000-0000-000000000000"]},

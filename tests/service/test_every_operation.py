@@ -70,6 +70,7 @@ def test_every_operation(
     )
     assert [f["attribute"] for f in remembered["facts"]] == ["budget"]
     assert remembered["episodes"][0]["text"] == "My budget for the trip is 5000 yuan."
+    assert call("flush", timeout_s=60) == {"flushed": True}  # the observed turns too
 
     # Retrieval, routing, context
     found = call("retrieve", query="what am I allergic to", user_id=user, k=3)

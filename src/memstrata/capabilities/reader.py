@@ -238,6 +238,7 @@ class Reader:
         k: int = 10,
         agent: str | None = None,
         clearance: Level = "high",
+        window_tokens: int | None = None,
     ) -> BuiltContext:
         """The step's model call within the token budget of ``model`` (see
         :meth:`ContextEngine.build_context`). The user's memories are retrieved once
@@ -288,7 +289,9 @@ class Reader:
             tool_results=tuple(tool_results),
         )
         built = build_context(
-            request, budget or ContextBudget.for_model(model), counter_for_model(model)
+            request,
+            budget or ContextBudget.for_model(model, window_tokens=window_tokens),
+            counter_for_model(model),
         )
         self._metrics.observe_context(built)
         return built

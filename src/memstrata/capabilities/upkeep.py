@@ -17,7 +17,7 @@ from prometheus_client import CollectorRegistry
 
 from memstrata.clock import Clock
 from memstrata.embed.protocol import Embedder
-from memstrata.errors import MemstrataError, NotFoundError, ValidationError
+from memstrata.errors import BackendError, MemstrataError, NotFoundError, ValidationError
 from memstrata.gateway import Sanitizer
 from memstrata.gateway.audit import AuditEvent, InMemoryAuditLog
 from memstrata.health import (
@@ -235,12 +235,18 @@ class Upkeep:
         for sid in ids[:L1_MEASURED_SESSIONS]:
             with contextlib.suppress(NotFoundError):
                 states.append(parts.sessions.get(sid))
+        try:
+            points = parts.longterm.point_counts()
+        except BackendError:
+            # L3 down: the sample still records L1, L2 and the breakers' state; the
+            # growth chart shows a gap rather than the sample being lost.
+            points = {}
         return EngineReadings(
             sessions=len(ids),
             l1_bytes=l1_bytes(states, len(ids)),
             stale_writes=parts.sessions.stale_writes,
             working=parts.working.info(),
-            points=parts.longterm.point_counts(),
+            points=points,
             metrics=self.metrics(),
             points_shared=parts.longterm.index.shared,
         )

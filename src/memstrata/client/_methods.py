@@ -50,6 +50,10 @@ class ClientMethods(ClientBase):
         """Store a text in a user's long-term memory (episode and facts). (role: writer)"""
         return self._call("remember", m.RememberRequest, m.Receipt, user_id=user_id, text=text, wait=wait)
 
+    def flush(self, *, timeout_s: float = 60.0) -> m.FlushOut:
+        """Wait until everything queued so far (observe, remember, feedback) is in long-term memory and searchable; 504 when the queue does not drain within timeout_s. (role: writer)"""
+        return self._call("flush", m.FlushRequest, m.FlushOut, timeout_s=timeout_s)
+
     def forget(self, *, user_id: str | None = None, ids: list[str] | None = None, store_namespace: list[str] | None = None) -> m.ForgetResult:
         """Delete a user's memories, chosen memories, or item-store items under a namespace prefix, everywhere. (role: admin)"""
         return self._call("forget", m.ForgetRequest, m.ForgetResult, user_id=user_id, ids=ids, store_namespace=store_namespace)
@@ -62,9 +66,9 @@ class ClientMethods(ClientBase):
         """ContextRequest(session_id, step_intent) -> ContextBundle. (role: reader)"""
         return self._call("route", m.RouteRequest, m.Bundle, session_id=session_id, step_intent=step_intent, query=query)
 
-    def build_context(self, session_id: str, step_intent: str, user_input: str, system_prompt: str, *, model: str = 'gpt-4o', history: list[m.TurnIn] | None = None, tool_results: list[m.ToolResultIn] | None = None, k: int = 10) -> m.BuiltContextOut:
+    def build_context(self, session_id: str, step_intent: str, user_input: str, system_prompt: str, *, model: str = 'gpt-4o', history: list[m.TurnIn] | None = None, tool_results: list[m.ToolResultIn] | None = None, k: int = 10, window_tokens: int | None = None) -> m.BuiltContextOut:
         """The step's model call assembled within the token budget. (role: reader)"""
-        return self._call("build_context", m.BuildContextRequest, m.BuiltContextOut, session_id=session_id, step_intent=step_intent, user_input=user_input, system_prompt=system_prompt, model=model, history=history, tool_results=tool_results, k=k)
+        return self._call("build_context", m.BuildContextRequest, m.BuiltContextOut, session_id=session_id, step_intent=step_intent, user_input=user_input, system_prompt=system_prompt, model=model, history=history, tool_results=tool_results, k=k, window_tokens=window_tokens)
 
     def consolidate(self) -> m.ConsolidationOut:
         """Merge duplicates, compress old events, move stale memories to cold storage, merge hot knowledge: one pass over the caller's tenant. (role: admin)"""
@@ -214,9 +218,9 @@ class ClientMethods(ClientBase):
         """The context health report over every tenant (operator admin key only). (role: admin)"""
         return self._call("health_report", m.HealthReportRequest, m.HealthReportOut, since=since)
 
-    def create_key(self, agent: str, role: Literal['reader', 'writer', 'admin'], *, clearance: Literal['low', 'medium', 'high'] = 'high', ttl_s: float | None = None, rate_per_s: int = 1000) -> m.CreatedKeyOut:
-        """Create an API key for an agent of the caller's tenant. (role: admin)"""
-        return self._call("create_key", m.CreateKeyRequest, m.CreatedKeyOut, agent=agent, role=role, clearance=clearance, ttl_s=ttl_s, rate_per_s=rate_per_s)
+    def create_key(self, agent: str, role: Literal['reader', 'writer', 'admin'], *, tenant: str | None = None, clearance: Literal['low', 'medium', 'high'] = 'high', ttl_s: float | None = None, rate_per_s: int = 1000) -> m.CreatedKeyOut:
+        """Create an API key for an agent of the caller's tenant (an operator admin key: of any tenant). (role: admin)"""
+        return self._call("create_key", m.CreateKeyRequest, m.CreatedKeyOut, agent=agent, tenant=tenant, role=role, clearance=clearance, ttl_s=ttl_s, rate_per_s=rate_per_s)
 
     def revoke_key(self, key_id: str) -> m.KeyOut:
         """Revoke an API key of the caller's tenant at once. (role: admin)"""
@@ -258,6 +262,10 @@ class AsyncClientMethods(AsyncClientBase):
         """Store a text in a user's long-term memory (episode and facts). (role: writer)"""
         return await self._call("remember", m.RememberRequest, m.Receipt, user_id=user_id, text=text, wait=wait)
 
+    async def flush(self, *, timeout_s: float = 60.0) -> m.FlushOut:
+        """Wait until everything queued so far (observe, remember, feedback) is in long-term memory and searchable; 504 when the queue does not drain within timeout_s. (role: writer)"""
+        return await self._call("flush", m.FlushRequest, m.FlushOut, timeout_s=timeout_s)
+
     async def forget(self, *, user_id: str | None = None, ids: list[str] | None = None, store_namespace: list[str] | None = None) -> m.ForgetResult:
         """Delete a user's memories, chosen memories, or item-store items under a namespace prefix, everywhere. (role: admin)"""
         return await self._call("forget", m.ForgetRequest, m.ForgetResult, user_id=user_id, ids=ids, store_namespace=store_namespace)
@@ -270,9 +278,9 @@ class AsyncClientMethods(AsyncClientBase):
         """ContextRequest(session_id, step_intent) -> ContextBundle. (role: reader)"""
         return await self._call("route", m.RouteRequest, m.Bundle, session_id=session_id, step_intent=step_intent, query=query)
 
-    async def build_context(self, session_id: str, step_intent: str, user_input: str, system_prompt: str, *, model: str = 'gpt-4o', history: list[m.TurnIn] | None = None, tool_results: list[m.ToolResultIn] | None = None, k: int = 10) -> m.BuiltContextOut:
+    async def build_context(self, session_id: str, step_intent: str, user_input: str, system_prompt: str, *, model: str = 'gpt-4o', history: list[m.TurnIn] | None = None, tool_results: list[m.ToolResultIn] | None = None, k: int = 10, window_tokens: int | None = None) -> m.BuiltContextOut:
         """The step's model call assembled within the token budget. (role: reader)"""
-        return await self._call("build_context", m.BuildContextRequest, m.BuiltContextOut, session_id=session_id, step_intent=step_intent, user_input=user_input, system_prompt=system_prompt, model=model, history=history, tool_results=tool_results, k=k)
+        return await self._call("build_context", m.BuildContextRequest, m.BuiltContextOut, session_id=session_id, step_intent=step_intent, user_input=user_input, system_prompt=system_prompt, model=model, history=history, tool_results=tool_results, k=k, window_tokens=window_tokens)
 
     async def consolidate(self) -> m.ConsolidationOut:
         """Merge duplicates, compress old events, move stale memories to cold storage, merge hot knowledge: one pass over the caller's tenant. (role: admin)"""
@@ -422,9 +430,9 @@ class AsyncClientMethods(AsyncClientBase):
         """The context health report over every tenant (operator admin key only). (role: admin)"""
         return await self._call("health_report", m.HealthReportRequest, m.HealthReportOut, since=since)
 
-    async def create_key(self, agent: str, role: Literal['reader', 'writer', 'admin'], *, clearance: Literal['low', 'medium', 'high'] = 'high', ttl_s: float | None = None, rate_per_s: int = 1000) -> m.CreatedKeyOut:
-        """Create an API key for an agent of the caller's tenant. (role: admin)"""
-        return await self._call("create_key", m.CreateKeyRequest, m.CreatedKeyOut, agent=agent, role=role, clearance=clearance, ttl_s=ttl_s, rate_per_s=rate_per_s)
+    async def create_key(self, agent: str, role: Literal['reader', 'writer', 'admin'], *, tenant: str | None = None, clearance: Literal['low', 'medium', 'high'] = 'high', ttl_s: float | None = None, rate_per_s: int = 1000) -> m.CreatedKeyOut:
+        """Create an API key for an agent of the caller's tenant (an operator admin key: of any tenant). (role: admin)"""
+        return await self._call("create_key", m.CreateKeyRequest, m.CreatedKeyOut, agent=agent, tenant=tenant, role=role, clearance=clearance, ttl_s=ttl_s, rate_per_s=rate_per_s)
 
     async def revoke_key(self, key_id: str) -> m.KeyOut:
         """Revoke an API key of the caller's tenant at once. (role: admin)"""

@@ -33,6 +33,8 @@ Req = TypeVar("Req", bound=BaseModel)
 Resp = TypeVar("Resp", bound=BaseModel)
 
 SESSION_SEPARATOR = "@"
+OPERATOR_TENANT = "default"
+"""The operator's tenant: its admin keys see every tenant (the health report, keys)."""
 # Every operation can fail these ways before it runs.
 COMMON_ERRORS: tuple[type[MemstrataError], ...] = (
     AuthenticationError,

@@ -114,6 +114,7 @@ class KeyClient(Protocol):
         agent: str,
         role: Role,
         *,
+        tenant: str | None = None,
         clearance: Clearance = "high",
         ttl_s: float | None = None,
         rate_per_s: int = 1000,
@@ -168,11 +169,12 @@ def keys_commands(connect: Connect) -> typer.Typer:
     ) -> None:
         """Create a key; it is printed this once (only its hash is stored)."""
         ttl_s = None if ttl_days is None else ttl_days * 86_400
-        if url:  # the key's tenant: --tenant is not used
+        if url:  # another tenant than the key's needs an operator admin key
             with _remote(connect, url) as client:
                 created = client.create_key(
                     agent,
                     cast(Role, role),  # the request model checks it
+                    tenant=tenant,
                     clearance=cast(Clearance, clearance),
                     ttl_s=ttl_s or None,
                     rate_per_s=rate_per_s,

@@ -12,8 +12,10 @@ status     HTTP  meaning
 ok         200   every backend answers and writes are accepted
 read_only  503   the disk is short of space: reads are served, writes refused
 degraded   503   writes are accepted but not consumed (a consumer died, or the
-                 queue's consumers are paused by an outage)
-down       503   Valkey or the long-term store does not answer
+                 queue's consumers are paused by an outage), or the long-term store
+                 does not answer (or a breaker is open) and reads are served from
+                 L2 and L1
+down       503   Valkey does not answer
 ========== ===== ===============================================================
 
 ``/healthz?reads=1`` answers 200 for every status but ``down``: what a load
@@ -185,11 +187,21 @@ class ServiceHealth:
         return _check("ok", "answers", restarts=restarts)
 
     def _l3(self) -> dict[str, Any]:
+        guard = self._engine.parts.retriever.guard
+        breakers = dict(guard.states()) if guard is not None else {}
         try:
             points = self._engine.parts.longterm.index.point_count(MEMORIES)
         except Exception as exc:
-            return _check("down", f"no answer: {type(exc).__name__}")
-        return _check("ok", "answers", memories=points)
+            # Reads go on from L2 and L1 (the reader's fallback) and writes are queued
+            # until it answers again: degraded, not down.
+            return _check(
+                "degraded",
+                f"no answer: {type(exc).__name__}; reads are served from L2 and L1",
+                breakers=breakers,
+            )
+        if any(state != "closed" for state in breakers.values()):
+            return _check("degraded", "a breaker is open", memories=points, breakers=breakers)
+        return _check("ok", "answers", memories=points, breakers=breakers)
 
     def _write_queue(self) -> dict[str, Any]:
         parts = self._engine.parts

@@ -196,6 +196,21 @@ class BuildContextRequest(Wire):
     history: Annotated[list[TurnIn], Field(max_length=1_000)] = []
     tool_results: Annotated[list[ToolResultIn], Field(max_length=100)] = []
     k: Annotated[int, Field(ge=1, le=100)] = 10
+    window_tokens: Annotated[int, Field(ge=1, le=100_000_000)] | None = None
+    """The model's context window in tokens; needed for a model whose window is not known
+    (the OpenAI, Claude, DeepSeek, Qwen, Llama and Gemini families are), and wins over
+    the known one when given."""
+
+
+class FlushRequest(Wire):
+    timeout_s: Annotated[float, Field(gt=0, le=600)] = 60.0
+    """How long to wait for the write queue to drain before answering 504."""
+
+
+class FlushOut(Wire):
+    """Everything queued before the call is in long-term memory and searchable."""
+
+    flushed: bool
 
 
 # -- working memory (L2) -------------------------------------------------------------------
@@ -429,9 +444,12 @@ class StoreNamespaceList(Wire):
 
 
 class CreateKeyRequest(Wire):
-    """A key for an agent of the caller's tenant."""
+    """A key for an agent of the caller's tenant (or, by an admin key of the operator
+    tenant ``default``, of ``tenant``)."""
 
     agent: Annotated[str, Field(min_length=1, max_length=40)]
+    tenant: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    """The key's tenant; another tenant than the caller's needs an operator admin key."""
     role: Literal["reader", "writer", "admin"]
     clearance: Literal["low", "medium", "high"] = "high"
     ttl_s: Annotated[float, Field(gt=0)] | None = None

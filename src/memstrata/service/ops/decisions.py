@@ -22,7 +22,7 @@ from memstrata.health import parse_duration
 from memstrata.permissions import L2_LEVEL
 from memstrata.service import convert
 from memstrata.service import wire as m
-from memstrata.service.capability import SESSION_ERRORS, Call, Operation
+from memstrata.service.capability import OPERATOR_TENANT, SESSION_ERRORS, Call, Operation
 from memstrata.service.ops.clearance import require
 
 CARD_ERRORS = (NotFoundError,)
@@ -113,7 +113,6 @@ def _feedback_report(call: Call, req: m.FeedbackReportRequest) -> m.FeedbackRepo
     return convert.feedback_report_out(report)
 
 
-OPERATOR_TENANT = "default"
 """The tenant whose admin key ``memstrata serve`` writes on its first start."""
 
 

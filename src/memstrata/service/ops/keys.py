@@ -6,11 +6,13 @@ from typing import Any
 
 from memstrata.errors import (
     NotFoundError,
+    PermissionDeniedError,
 )
 from memstrata.service import convert
 from memstrata.service import wire as m
 from memstrata.service.auth import KeyInfo
 from memstrata.service.capability import (
+    OPERATOR_TENANT,
     Call,
     Operation,
 )
@@ -29,8 +31,15 @@ def _tenant_key(call: Call, key_id: str) -> KeyInfo:
 
 def _create_key(call: Call, req: m.CreateKeyRequest) -> m.CreatedKeyOut:
     check_grant(call, req.role, req.clearance)
+    tenant = call.caller.tenant if req.tenant is None else req.tenant
+    if tenant != call.caller.tenant and call.caller.tenant != OPERATOR_TENANT:
+        raise PermissionDeniedError(
+            "tenant",
+            f"a key of tenant {call.caller.tenant!r} creates keys of its own tenant only; "
+            f"keys of another tenant come from an admin key of tenant {OPERATOR_TENANT!r}",
+        )
     created = call.key_store().create(
-        call.caller.tenant,
+        tenant,
         req.agent,
         req.role,
         clearance=req.clearance,
@@ -52,11 +61,13 @@ def _list_keys(call: Call, req: m.Empty) -> m.KeyList:
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     Operation(
         "create_key",
-        "Create an API key for an agent of the caller's tenant.",
+        "Create an API key for an agent of the caller's tenant (an operator admin key: of "
+        "any tenant).",
         m.CreateKeyRequest,
         m.CreatedKeyOut,
         "admin",
         _create_key,
+        (PermissionDeniedError,),
     ),
     Operation(
         "revoke_key",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memstrata.errors import (
+    FlushTimeoutError,
     ValidationError,
 )
 from memstrata.service import convert
@@ -88,8 +89,14 @@ def _build_context(call: Call, req: m.BuildContextRequest) -> m.BuiltContextOut:
         k=req.k,
         agent=call.caller.agent,
         clearance=call.caller.clearance,
+        window_tokens=req.window_tokens,
     )
     return convert.built_out(built)
+
+
+def _flush(call: Call, req: m.FlushRequest) -> m.FlushOut:
+    call.engine.flush(req.timeout_s)
+    return m.FlushOut(flushed=True)
 
 
 def _consolidate(call: Call, req: m.Empty) -> m.ConsolidationOut:
@@ -119,6 +126,16 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
         m.Receipt,
         "writer",
         _remember,
+    ),
+    Operation(
+        "flush",
+        "Wait until everything queued so far (observe, remember, feedback) is in long-term "
+        "memory and searchable; 504 when the queue does not drain within timeout_s.",
+        m.FlushRequest,
+        m.FlushOut,
+        "writer",
+        _flush,
+        (FlushTimeoutError,),
     ),
     Operation(
         "forget",
