@@ -54,6 +54,7 @@ PUBLIC_NAMES = [
     "FieldPolicy",
     "FileError",
     "FlushTimeoutError",
+    "ForgetJob",
     "ForgetReport",
     "HealthReport",
     "HealthSample",

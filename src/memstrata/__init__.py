@@ -97,6 +97,7 @@ if TYPE_CHECKING:
     from memstrata.sharing.namespaces import AccessRequest, Namespace, SharedItem
     from memstrata.upkeep.consolidate import ConsolidationReport
     from memstrata.upkeep.forget import ForgetReport
+    from memstrata.upkeep.jobs import ForgetJob
     from memstrata.working.memory import SessionWorkingMemory
     from memstrata.working.stepgraph import StepGraph, StepSpec
     from memstrata.working.values import (
@@ -187,6 +188,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "memstrata.sharing.namespaces": ("AccessRequest", "Namespace", "SharedItem"),
     "memstrata.upkeep.consolidate": ("ConsolidationReport",),
     "memstrata.upkeep.forget": ("ForgetReport",),
+    "memstrata.upkeep.jobs": ("ForgetJob",),
     "memstrata.working.memory": ("SessionWorkingMemory",),
     "memstrata.working.stepgraph": ("StepGraph", "StepSpec"),
     "memstrata.working.values": (
@@ -256,6 +258,7 @@ __all__ = [
     "FieldPolicy",
     "FileError",
     "FlushTimeoutError",
+    "ForgetJob",
     "ForgetReport",
     "HealthReport",
     "HealthSample",

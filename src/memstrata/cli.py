@@ -24,11 +24,12 @@ from memstrata.client import Client
 from memstrata.config import settings_from_env
 from memstrata.context import BuiltContext
 from memstrata.engine import ContextEngine
-from memstrata.errors import MemstrataError, ValidationError, error_code
+from memstrata.errors import BackendError, MemstrataError, ValidationError, error_code
 from memstrata.router import ContextBundle
 from memstrata.service.commands import register as register_service_commands
 from memstrata.service.inprocess import ServiceTransport
 from memstrata.service.local import local_caller, local_service
+from memstrata.service.wire import ForgetJobOut, ForgetResult
 
 app = typer.Typer(
     name="memstrata",
@@ -447,6 +448,14 @@ def forget(
     data_dir: DataDir = DEFAULT_DATA_DIR,
     url: UrlOption = None,
     as_json: JsonFlag = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait/--no-wait",
+            help="Wait for the forget and print its report (default), or (with --url) "
+            "print the background job's id at once; follow it with forget-status.",
+        ),
+    ] = True,
 ) -> None:
     """Delete a user's memories (or chosen ones, or item-store items under a namespace)
     everywhere, the files on disk included; the audit log keeps only that a deletion
@@ -456,10 +465,26 @@ def forget(
             ValidationError("user", "give exactly one of --user, --id and --store-namespace"),
             as_json,
         )
+    if not wait and not url:
+        # A job of this process would end with it, half done.
+        raise _exit_with(ValidationError("wait", "--no-wait needs --url"), as_json)
     with _client(url, tenant, data_dir, as_json) as client:
-        result = client.forget(
-            user_id=user, ids=memory_id or None, store_namespace=store_label or None
+        job = client.forget(
+            user_id=user,
+            ids=memory_id or None,
+            store_namespace=store_label or None,
+            wait=wait,
+            timeout_s=_FORGET_POLL_S,
         )
+        while wait and job.state in ("queued", "running"):
+            job = client.forget_status(job.job_id, timeout_s=_FORGET_POLL_S)
+    if not wait:
+        if as_json:
+            _emit_json({"tenant": tenant, **job.model_dump(mode="json")})
+        else:
+            out.print(f"forget job {job.job_id}: {job.state}")
+        return
+    result = _forget_report(job, as_json)
     document = {"tenant": tenant, **result.model_dump()}
     if as_json:
         _emit_json(document)
@@ -474,6 +499,45 @@ def forget(
         f"forgot {who}: {result.points_deleted} memories, "
         f"{result.keys_deleted} keys, {result.queue_entries_deleted} queued entries"
     )
+
+
+# Each wait for a forget job: under the client's HTTP timeout, polled until it ends.
+_FORGET_POLL_S = 30.0
+
+
+def _forget_report(job: ForgetJobOut, as_json: bool) -> ForgetResult:
+    if job.report is None:  # failed (a waited job raises its error; a polled one says it)
+        reason = f"{job.error_type}: {job.error}" if job.error_type else job.state
+        raise _exit_with(BackendError(f"forget job {job.job_id} failed: {reason}"), as_json)
+    return job.report
+
+
+@app.command("forget-status")
+def forget_status(
+    job_id: Annotated[str, typer.Argument(help="The id `forget --no-wait` printed.")],
+    url: UrlOption = None,
+    wait: Annotated[
+        float, typer.Option("--wait", help="Seconds to wait for it to finish.", min=0, max=600)
+    ] = 0.0,
+    as_json: JsonFlag = False,
+) -> None:
+    """A background forget job of the service: queued, running, done (with its report)
+    or failed (with its error). Jobs live in the service: needs --url."""
+    if not url:
+        raise _exit_with(
+            ValidationError("url", "forget jobs live in the service: give --url"), as_json
+        )
+    with _remote(url, "default", as_json) as client:
+        job = client.forget_status(job_id, timeout_s=wait)
+    if as_json:
+        _emit_json(job.model_dump(mode="json"))
+        return
+    line = f"forget job {job.job_id} ({job.kind}): {job.state}"
+    if job.report is not None:
+        line += f", {job.report.points_deleted} memories, {job.report.keys_deleted} keys"
+    elif job.error_type:
+        line += f", {job.error_type}: {job.error}"
+    out.print(line)
 
 
 @app.command()
@@ -713,6 +777,28 @@ def bench_layers(
     _emit_report(report, as_json)
 
 
+@bench_app.command("forget")
+def bench_forget(
+    data_dir: DataDir = Path(".memstrata-bench"),
+    as_json: JsonFlag = False,
+    points: Annotated[
+        str, typer.Option("--points", help="Comma-separated data-dir sizes (memories).")
+    ] = "30000",
+    before: Annotated[
+        float, typer.Option("--before", help="Seconds of reads before the forget.", min=1)
+    ] = 20.0,
+) -> None:
+    """Another tenant's retrieve p50/p99 before and during a forget (one user, one
+    memory) on a data dir of --points memories, and the forget's duration."""
+    from memstrata.bench.forget import run_forget_bench
+
+    try:
+        sizes = [int(s) for s in points.split(",") if s.strip()]
+    except ValueError as exc:
+        raise typer.BadParameter("must be comma-separated integers", param_hint="--points") from exc
+    _emit_report(run_forget_bench(data_dir, sizes, before_s=before, progress=err), as_json)
+
+
 @bench_app.command("serve")
 def bench_serve(
     as_json: JsonFlag = False,
@@ -771,24 +857,116 @@ def bench_serve(
     _emit_report(report, as_json)
 
 
+@bench_app.command("load")
+def bench_load(
+    as_json: JsonFlag = False,
+    quick: Annotated[
+        bool,
+        typer.Option("--quick", help="All three scenarios scaled down, in well under a minute."),
+    ] = False,
+    seconds: Annotated[
+        float | None,
+        typer.Option("--seconds", help="Each of short and long (default 300).", min=0.1),
+    ] = None,
+    rate: Annotated[
+        float | None,
+        typer.Option(
+            "--rate",
+            help="Requests/s of short sessions (default 50); long at 1/10, burst 1/5 -> x15.",
+            min=0.1,
+        ),
+    ] = None,
+    clients: Annotated[
+        int | None,
+        typer.Option("--clients", help="Concurrent short sessions (default 32).", min=1),
+    ] = None,
+    burst_seconds: Annotated[
+        float | None,
+        typer.Option(
+            "--burst-seconds", help="The x15 burst with L3 slowed (default 300).", min=0.1
+        ),
+    ] = None,
+    l3_delay: Annotated[
+        float | None,
+        typer.Option(
+            "--l3-delay", help="Seconds each L3 read waits in the burst (default 10).", min=0.01
+        ),
+    ] = None,
+    scenarios: Annotated[
+        str, typer.Option("--scenarios", help="Comma-separated: short, long, burst.")
+    ] = "short,long,burst",
+    soak: Annotated[
+        float,
+        typer.Option("--soak", help="Run a soak of this many seconds instead (e.g. 1800).", min=0),
+    ] = 0.0,
+    out_dir: Annotated[
+        Path, typer.Option("--out", help="Where load.json / soak.json and the health reports go.")
+    ] = Path(".memstrata-bench-load"),
+    keep_data: Annotated[
+        bool, typer.Option("--keep-data", help="Keep the service's data directory.")
+    ] = False,
+) -> None:
+    """The seed's three load scenarios (and a soak) against `memstrata serve` over REST."""
+    from memstrata.bench.load import QUICK, LoadOptions, run_load_bench
+
+    base = QUICK if quick else LoadOptions()
+    given: dict[str, Any] = {
+        "seconds": seconds,
+        "rate": rate,
+        "clients": clients,
+        "burst_seconds": burst_seconds,
+        "l3_delay_s": l3_delay,
+    }
+    chosen = tuple(s.strip() for s in scenarios.split(",") if s.strip())
+    try:
+        options = dataclasses.replace(
+            base,
+            **{k: v for k, v in given.items() if v is not None},
+            scenarios=chosen,
+            soak_s=soak,
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    report = run_load_bench(options, out_dir, keep_data=keep_data, progress=err.print)
+    _emit_report(report, as_json)
+    if report["unexpected_errors"]:
+        err.print(f"[red]{report['unexpected_errors']} unexpected errors[/red] (not 429/503)")
+        raise typer.Exit(1)
+
+
 @bench_app.command("write")
 def bench_write(
     data_dir: DataDir = Path(".memstrata-bench-write"),
     as_json: JsonFlag = False,
-    turns: Annotated[int, typer.Option("--turns", help="Turns to observe.", min=1)] = 10_000,
+    turns: Annotated[
+        int | None,
+        typer.Option("--turns", help="Turns to observe [default: 10000; --long: 600].", min=1),
+    ] = None,
     batch_size: Annotated[
-        int, typer.Option("--batch-size", help="Queue batch (one embed call each).", min=1)
-    ] = 256,
+        int | None,
+        typer.Option(
+            "--batch-size",
+            help="Queue batch, one embed call each [default: 256; --long: the engine's, 100].",
+            min=1,
+        ),
+    ] = None,
     threads: Annotated[
         int, typer.Option("--threads", help="Consumer threads draining the queue.", min=1)
     ] = 2,
+    long: Annotated[
+        bool,
+        typer.Option(
+            "--long", help="LongMemEval-like long turns (median ~90 words, half answers)."
+        ),
+    ] = False,
 ) -> None:
     """Write pipeline turns/s end to end vs the raw embedder, and memory per 10k units."""
     from memstrata.bench.write import run_write_bench
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     report = run_write_bench(
-        data_dir, turns=turns, batch_size=batch_size, threads=threads, progress=err
+        data_dir, turns=turns, batch_size=batch_size, threads=threads, long=long, progress=err
     )
     _emit_report(report, as_json)
 

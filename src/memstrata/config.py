@@ -518,6 +518,31 @@ class DecisionSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class FaultSettings:
+    """FAULT INJECTION for load benchmarks and drills (``memstrata bench load``), off by
+    default: never set it in a deployment. With ``l3_read_delay_s`` every read of the
+    long-term store (searches, retrieves, scrolls, counts; writes pass) waits that
+    long first, as a slow Qdrant would, so the reader's deadlines, circuit breaker and
+    L2 fallback carry the load (docs/service.md, "When L3 is slow or down"). The
+    process logs a warning at start while it is set."""
+
+    l3_read_delay_s: float = 0.0
+    """Seconds every L3 read waits before it runs; 0: no fault."""
+    l3_delay_switch: Path | None = None
+    """With a delay: it applies only while this file exists, so a drill turns it on
+    and off from outside the running process; None: always."""
+
+    def __post_init__(self) -> None:
+        delay = self.l3_read_delay_s
+        if isinstance(delay, bool) or not isinstance(delay, int | float):
+            raise ValidationError("l3_read_delay_s", "must be a number")
+        if not (math.isfinite(delay) and delay >= 0):
+            raise ValidationError("l3_read_delay_s", "must be a finite number >= 0")
+        if self.l3_delay_switch is not None and not isinstance(self.l3_delay_switch, Path):
+            raise ValidationError("l3_delay_switch", "must be a path")
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Everything the engine (and a worker process) needs to start."""
 
@@ -533,6 +558,8 @@ class Settings:
     extractor: ExtractorSettings = field(default_factory=ExtractorSettings)
     tracing: TracingSettings = field(default_factory=TracingSettings)
     decision: DecisionSettings = field(default_factory=DecisionSettings)
+    faults: FaultSettings = field(default_factory=FaultSettings)
+    """Fault injection for benchmarks and drills only (off by default)."""
     redact_logs: bool = True
     """Sanitize every log record of the process (a record factory), not only ours."""
 

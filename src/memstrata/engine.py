@@ -56,6 +56,7 @@ from memstrata.sharing.items import StoreItem
 from memstrata.sharing.namespaces import AccessRequest, Namespace, SharedItem
 from memstrata.tracing import SpanProcessor
 from memstrata.upkeep.forget import ForgetReport
+from memstrata.upkeep.jobs import ForgetJob
 from memstrata.wiring import EngineParts, Stack, build_stack
 from memstrata.working.memory import SessionWorkingMemory
 from memstrata.working.values import Preference
@@ -373,8 +374,43 @@ class ContextEngine:
         :meth:`forget_store_namespace`.
 
         Waits for the write queue first, so nothing queued for the user lands after.
+        Runs as a job (:meth:`start_forget`) and returns when it is done; reads of
+        every tenant go on meanwhile.
         """
         return self._upkeep.forget(user_id, tenant=tenant)
+
+    def start_forget(
+        self,
+        user_id: str | None = None,
+        *,
+        ids: Sequence[str] | None = None,
+        store_namespace: Sequence[str] | None = None,
+        tenant: str = "default",
+    ) -> ForgetJob:
+        """Start what :meth:`forget` (``user_id``), :meth:`forget_memories` (``ids``) or
+        :meth:`forget_store_namespace` (``store_namespace``) do - give exactly one - as
+        a background job, and return it at once, queued. Jobs run one at a time, kept
+        in this process only (not across a restart), and each tenant sees only its
+        own: follow one with :meth:`forget_status`. Bad input, and a disk without room
+        for the rebuild (DiskSpaceError), are refused here before anything is deleted."""
+        return self._upkeep.start_forget(
+            user_id, ids=ids, store_namespace=store_namespace, tenant=tenant
+        )
+
+    def forget_status(
+        self, job_id: str, *, tenant: str = "default", timeout_s: float = 0.0
+    ) -> ForgetJob:
+        """The forget job ``job_id`` of ``tenant`` (its state, its report once done, its
+        error if it failed), after waiting up to ``timeout_s`` for it to finish.
+        NotFoundError when ``tenant`` started no such job."""
+        return self._upkeep.forget_status(job_id, tenant=tenant, timeout_s=timeout_s)
+
+    def wait_forget(
+        self, job_id: str, *, tenant: str = "default", timeout_s: float | None = None
+    ) -> ForgetJob:
+        """:meth:`forget_status` waiting up to ``timeout_s`` (None: until it ends); a
+        failed job raises the error it failed with."""
+        return self._upkeep.wait_forget(job_id, tenant=tenant, timeout_s=timeout_s)
 
     def forget_memories(self, ids: Sequence[str], *, tenant: str = "default") -> ForgetReport:
         """Delete chosen memories of ``tenant`` everywhere (disk included): a fact with

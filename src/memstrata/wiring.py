@@ -136,7 +136,8 @@ def open_working(
 def open_index(settings: Settings, disk: DiskPolicy | None = None) -> VectorIndex:
     """The Qdrant server named by ``settings.qdrant_url``, else the embedded engine
     under ``data_dir`` (one process at a time may hold it), which checks free space
-    against ``disk`` (the default policy when None) before it allocates."""
+    against ``disk`` (the default policy when None) before it allocates. Its reads
+    are slowed when ``settings.faults`` asks (fault injection, off by default)."""
     if settings.qdrant_url:
         from qdrant_client import QdrantClient
 
@@ -153,12 +154,31 @@ def open_index(settings: Settings, disk: DiskPolicy | None = None) -> VectorInde
             timeout=math.ceil(settings.longterm.server_timeout_s),
             check_compatibility=False,
         )
-        return QdrantServerIndex(client, where=settings.qdrant_url)
-    return EdgeIndex(
-        Path(settings.data_dir) / QDRANT_DIR,
-        search_threads=settings.longterm.search_threads,
-        disk=disk or DiskPolicy(),
+        return _with_faults(settings, QdrantServerIndex(client, where=settings.qdrant_url))
+    return _with_faults(
+        settings,
+        EdgeIndex(
+            Path(settings.data_dir) / QDRANT_DIR,
+            search_threads=settings.longterm.search_threads,
+            disk=disk or DiskPolicy(),
+        ),
     )
+
+
+def _with_faults(settings: Settings, index: VectorIndex) -> VectorIndex:
+    """``index``, its reads slowed when ``settings.faults`` asks (benchmarks and drills
+    only: :class:`memstrata.config.FaultSettings`)."""
+    faults = settings.faults
+    if not faults.l3_read_delay_s:
+        return index
+    from memstrata.testing.injected import SlowReadsIndex  # never loaded otherwise
+
+    log.warning(
+        "FAULT INJECTION (settings.faults): every L3 read waits %.3g s%s",
+        faults.l3_read_delay_s,
+        f" while {faults.l3_delay_switch} exists" if faults.l3_delay_switch else "",
+    )
+    return SlowReadsIndex(index, faults.l3_read_delay_s, switch=faults.l3_delay_switch)
 
 
 def embedded_collections(settings: Settings) -> tuple[Path, ...]:
@@ -643,7 +663,10 @@ def build_stack(
         valkey=valkey,
         outage=outage,
     )
-    return Stack(parts, build_capabilities(parts), closers)
+    stack = Stack(parts, build_capabilities(parts), closers)
+    # First: a running forget job ends (it needs the rest), queued ones never start.
+    stack.closers.insert(0, stack.capabilities.upkeep.close)
+    return stack
 
 
 def build_capabilities(parts: EngineParts) -> Capabilities:

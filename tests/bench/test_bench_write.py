@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from memstrata.bench.write import generate_turns
+from memstrata.bench.write import generate_turns, long_work
 from memstrata.cli import app
 
 
@@ -47,3 +48,65 @@ def test_bench_write_prints_one_json_document(tmp_path: Path) -> None:
     again = CliRunner().invoke(app, [*args, "--data-dir", str(root)])
     assert again.exit_code == 0, again.output
     assert json.loads(again.stdout)["data_dir"] != report["data_dir"]
+
+
+def test_bench_write_long_observes_long_turns_with_their_window_keys(tmp_path: Path) -> None:
+    """``--long``: LongMemEval-like turns (their own roles and sessions) with the
+    window keys of long ones embedded, and the raw embedder replaying all of it."""
+    args = ["bench", "write", "--long", "--json", "--turns", "16", "--batch-size", "8"]
+    result = CliRunner().invoke(app, [*args, "--data-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["mode"] == "long" and report["turns"] == 16 and report["not_queued"] == 0
+    assert report["words"]["mean"] > 60 and report["words"]["max"] > 150
+    assert report["sessions"] >= 1 and report["episodes_stored"] == 16
+    # Long answers are read through several window keys: more than one text a turn.
+    assert report["texts_per_turn"] > 1.2
+    assert report["embedder_texts"] >= report["episodes_written"] + report["units_written"]
+    assert report["ratio"] > 0 and report["words_per_s"] > 0
+    assert set(report["stage_s"]) >= {"extract", "embed", "facts", "upsert"}
+
+
+def test_long_work_is_s_shaped_haystacks_in_order() -> None:
+    work = long_work(300)
+    assert work == long_work(300)  # deterministic
+    assert {turn.role for turn in work} == {"user", "assistant"}
+    words = sorted(len(turn.text.split()) for turn in work)
+    assert 60 <= words[len(words) // 2] <= 130  # LongMemEval_S: median ~90
+    assert 120 <= sum(words) / len(words) <= 210  # mean ~160
+    # One session's turns are contiguous (the engine observes a session at a time).
+    order = [turn.session for turn in work]
+    assert len({*order}) == sum(1 for a, b in pairwise(order) if a != b) + 1
+
+
+def test_s_shaped_file_has_longmemeval_s_shape_and_loads(tmp_path: Path) -> None:
+    """``python -m memstrata.testing.synthetic_longmemeval --s-shaped N``: questions of
+    LongMemEval_S's shape (~50 sessions, ~115k tokens) that the eval loader reads."""
+    from memstrata.context.tokens import counter_for_model
+    from memstrata.eval.datasets import load_longmemeval
+    from memstrata.testing import synthetic_longmemeval as synth
+
+    out = tmp_path / "s.json"
+    synth.main(["--s-shaped", "2", str(out)])
+    records = json.loads(out.read_text())
+    assert records == synth.s_shaped(2)  # deterministic
+    count = counter_for_model(synth.TOKEN_ENCODING_MODEL).count
+    for record in records:
+        sessions = record["haystack_sessions"]
+        assert len(sessions) == synth.S_SESSIONS == len(record["haystack_dates"])
+        tokens = sum(count(turn["content"]) for session in sessions for turn in session)
+        assert abs(tokens - synth.S_TOKENS) < 0.05 * synth.S_TOKENS
+        # The answer was said by the user in the evidence sessions, marked as such.
+        evidence = [
+            session
+            for sid, session in zip(record["haystack_session_ids"], sessions, strict=True)
+            if sid in record["answer_session_ids"]
+        ]
+        assert evidence and all(
+            session[0]["role"] == "user" and session[0]["has_answer"] for session in evidence
+        )
+    questions = load_longmemeval(out)
+    assert [q.question_id for q in questions] == [r["question_id"] for r in records]
+    assert all(len(q.session_ids) == synth.S_SESSIONS for q in questions)
+    with pytest.raises(ValueError, match="sessions"):
+        synth.s_shaped_question(0, sessions=1)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from memstrata.engine import ContextEngine
-from memstrata.errors import ValidationError
+from memstrata.errors import NotFoundError, ValidationError
 from memstrata.longterm.points import MEMORIES, Filter
 from memstrata.testing.disk import files_holding
 from memstrata.testing.disk import keys_holding as redis_holding
@@ -150,3 +150,34 @@ def test_a_store_namespace_to_forget_is_checked(engine: ContextEngine, prefix: A
     with pytest.raises(ValidationError, match="namespace_prefix"):
         engine.forget_store_namespace(prefix)
     assert engine.store_get(("memories", "bob"), "diet") is not None
+
+
+def test_a_forget_started_in_the_background_is_followed_by_its_tenant_only(
+    engine: ContextEngine,
+) -> None:
+    marker = f"zq{uuid.uuid4().hex[:10]}"
+    engine.remember("bob", f"My code word is {marker}.", tenant="acme")
+    engine.remember("bob", f"My code word is {marker}.", tenant="globex")
+    engine.flush()
+
+    job = engine.start_forget("bob", tenant="acme")
+    assert job.state == "queued" and job.kind == "user" and job.tenant == "acme"
+    with pytest.raises(NotFoundError):
+        engine.forget_status(job.id, tenant="globex")  # another tenant's job
+    done = engine.wait_forget(job.id, tenant="acme", timeout_s=300)
+    assert done.state == "done" and done.report is not None
+    assert done.report.points_deleted >= 1
+    assert engine.forget_status(job.id, tenant="acme") == done
+    assert engine.count_memories("acme", user="bob") == 0
+    assert engine.count_memories("globex", user="bob") >= 1
+
+
+def test_a_forget_is_refused_at_once_for_bad_input(engine: ContextEngine) -> None:
+    with pytest.raises(ValidationError, match="user_id"):
+        engine.start_forget("bob", ids=["x"], tenant="acme")  # two of the three
+    with pytest.raises(ValidationError, match="user_id"):
+        engine.start_forget(tenant="acme")  # none
+    with pytest.raises(ValidationError, match="ids"):
+        engine.start_forget(ids=[], tenant="acme")
+    with pytest.raises(ValidationError, match="tenant"):
+        engine.start_forget("bob", tenant="no such tenant!")

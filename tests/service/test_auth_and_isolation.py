@@ -22,10 +22,10 @@ MARKER = "zebra-marker-7731"
 
 
 def _minimal_payload(
-    name: str, session_id: str, user: str, card_id: str = "0" * 32
+    name: str, session_id: str, user: str, card_id: str = "0" * 32, job_id: str = "0" * 32
 ) -> dict[str, Any]:
     """A well-formed request for each operation, addressing ``session_id`` / ``user``
-    (and the trace card ``card_id``)."""
+    (and the trace card ``card_id``, the forget job ``job_id``)."""
     tool = {"name": "probe_tool", "description": "d", "parameters": {"type": "object"}}
     payloads: dict[str, dict[str, Any]] = {
         "start_session": {"user_id": user, "initial_query": "hello"},
@@ -36,6 +36,7 @@ def _minimal_payload(
         "remember": {"user_id": user, "text": "hi there"},
         "flush": {"timeout_s": 30},
         "forget": {"user_id": user},
+        "forget_status": {"job_id": job_id},
         "consolidate": {},
         "restore": {"ids": ["00000000-0000-0000-0000-000000000000"]},
         "retrieve": {"query": MARKER, "user_id": user},
@@ -221,10 +222,11 @@ def test_a_foreign_tenant_finds_nothing_through_any_operation(
     card_id = owner("decide", {"session_id": sid, "step_intent": "respond", "question": MARKER})[
         "card_id"
     ]
+    job_id = owner("forget", {"user_id": f"nobody-{tag}"})["job_id"]
 
     probe = caller_for(server.admin_keys["globex"])
     for op in OPERATIONS:
-        payload = _minimal_payload(op.name, sid, user, card_id)
+        payload = _minimal_payload(op.name, sid, user, card_id, job_id)
         try:
             response = probe(op.name, payload)
         except CallFailed as failed:
@@ -240,11 +242,13 @@ def test_a_foreign_tenant_finds_nothing_through_any_operation(
                 f"no decision {card_id!r} is held: decide the step again",
                 f"no pending call {card_id!r}",
                 f"no trace card {card_id!r}",
+                f"no forget job {job_id!r}",
             )
             continue
         assert MARKER not in str(response), op.name
     # Forgetting the owner's store namespace from the other tenant deletes nothing.
-    assert probe("forget", {"store_namespace": ["notes", user]})["points_deleted"] == 0
+    dropped = probe("forget", {"store_namespace": ["notes", user], "wait": True})
+    assert dropped["report"]["points_deleted"] == 0
     # The owner's data survived the probe (its forget ran in the other tenant).
     found = owner("retrieve", {"query": MARKER, "user_id": user})
     assert any(MARKER in item["text"] for item in found["items"])

@@ -99,7 +99,8 @@ def test_client_with_a_transport(
     with Client(transport=ServiceTransport(service)) as client:
         stored = client.remember("u1", "My budget is 300 euros.", wait=True)
         assert [f.attribute for f in stored.facts] == ["budget"]
-        assert client.forget(user_id="u1").points_deleted >= 2  # the local user is an admin
+        forgotten = client.forget(user_id="u1", wait=True).report  # the local user is an admin
+        assert forgotten is not None and forgotten.points_deleted >= 2
 
     async def run() -> m.RetrievalOut:
         async with AsyncClient(service=service) as client:

@@ -222,8 +222,8 @@ def test_every_operation(
     assert call("store_delete", namespace=ns_path, key="diet")["deleted"] is True
     assert call("store_get", namespace=ns_path, key="diet").get("item") is None
     call("store_put", namespace=[*ns_path, "trips"], key="next", value={"text": "Lisbon"})
-    dropped = call("forget", store_namespace=ns_path)
-    assert dropped["points_deleted"] == 1
+    dropped = call("forget", store_namespace=ns_path, wait=True)
+    assert dropped["state"] == "done" and dropped["report"]["points_deleted"] == 1
     assert call("store_get", namespace=[*ns_path, "trips"], key="next").get("item") is None
 
     # Maintenance: one consolidation pass over the tenant; nothing is cold, so no restore.
@@ -232,8 +232,12 @@ def test_every_operation(
     assert call("restore", ids=["00000000-0000-0000-0000-000000000000"])["restored"] == []
 
     # Forget, then close.
-    forgotten = call("forget", user_id=user)
-    assert forgotten["points_deleted"] >= 3 and forgotten["sessions_ended"] == 1
+    started = call("forget", user_id=user)  # a background job, answered at once
+    assert started["kind"] == "user" and started["job_id"]
+    forgotten = call("forget_status", job_id=started["job_id"], timeout_s=120)
+    assert forgotten["state"] == "done", forgotten
+    report = forgotten["report"]
+    assert report["points_deleted"] >= 3 and report["sessions_ended"] == 1
     with pytest.raises(CallFailed) as ended:
         call("end_session", session_id=sid)
     assert ended.value.code == "not_found"

@@ -258,6 +258,7 @@ def base_payload(name: str, scene: Scene) -> dict[str, Any]:
         "observe": {"session_id": sid, "role": "user", "text": "hi", "speaker": "Ana"},
         "remember": {"user_id": user, "text": "hi there"},
         "forget": {},  # exactly one of its three fields: the planted one
+        "forget_status": {"job_id": "0" * 32},
         "consolidate": {},
         "restore": {"ids": ["00000000-0000-0000-0000-000000000000"]},
         "retrieve": {"query": "hello", "user_id": user},

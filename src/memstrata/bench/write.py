@@ -19,6 +19,15 @@ One run measures, on the embedded defaults (Valkey + qdrant-edge + MiniLM on CPU
 * ``rss_mb_per_10k``: the resident-memory growth of the process over the run (read
   from /proc/self/status, VmRSS), per 10k stored points.
 
+``--long`` observes LongMemEval-like turns instead
+(:func:`memstrata.testing.synthetic_longmemeval.long_turns`: haystack sessions of
+LongMemEval_S's shape, median ~90 words a turn, mean ~160, every other turn a long
+assistant answer), one engine session per haystack session, as ``memstrata eval
+longmemeval`` observes them: the window keys of long turns, the BM25 context terms
+and extraction all on, as the engine runs them. What the run embedded (episodes, the
+window keys of long ones, facts) is what the raw embedder replays, in the same
+batches; ``words`` gives the turns' lengths and ``texts_per_turn`` what a turn cost.
+
 The run writes into a new directory under ``--data-dir`` (numbers for an empty
 store); nothing that was there before is touched.
 """
@@ -26,9 +35,11 @@ store); nothing that was there before is touched.
 from __future__ import annotations
 
 import random
+import statistics
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,11 +54,15 @@ from memstrata.embed.minilm import MiniLMEmbedder
 from memstrata.embed.protocol import Embedder
 from memstrata.engine import ContextEngine
 from memstrata.longterm.sparse import Bm25Encoder
+from memstrata.testing.synthetic_longmemeval import long_turns
 from memstrata.validation import check_positive_int
 
 TENANT = "bench"
 TURNS_PER_USER = 10
 TARGET_RATIO = 0.8
+SHORT_TURNS = 10_000
+SHORT_BATCH = 256
+LONG_TURNS = 600
 
 _CITIES_EN = ("Hangzhou", "Chengdu", "Osaka", "Berlin", "Austin", "Lyon", "Pune", "Porto")
 _CITIES_CN = ("杭州", "成都", "深圳", "苏州", "南京", "武汉", "西安", "厦门")
@@ -112,6 +127,33 @@ def generate_turns(turns: int, seed: int = 7) -> list[tuple[str, str]]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class BenchTurn:
+    """One turn the benchmark observes: in which session (of which user), by whom."""
+
+    user: str
+    session: str
+    role: str
+    text: str
+
+
+def short_work(turns: int, seed: int = 7) -> list[BenchTurn]:
+    """:func:`generate_turns` as bench turns: one session per user, every turn the user's."""
+    return [
+        BenchTurn(user, f"s-{user}", "user", text) for user, text in generate_turns(turns, seed)
+    ]
+
+
+def long_work(turns: int, seed: int = 0) -> list[BenchTurn]:
+    """LongMemEval-like turns (module docstring): one user per generated question,
+    one session per haystack session, the turns' own roles."""
+    check_positive_int("turns", turns)
+    return [
+        BenchTurn(question, f"s-{session}", role, text)
+        for question, session, role, text in long_turns(turns, seed=seed)
+    ]
+
+
 class RecordingEmbedder:
     """An embedder that keeps the batches it was asked for (to replay them raw)."""
 
@@ -162,25 +204,35 @@ def rss_mb() -> float:
 def run_write_bench(
     data_dir: Path,
     *,
-    turns: int = 10_000,
-    batch_size: int = 256,
+    turns: int | None = None,
+    batch_size: int | None = None,
     threads: int = 2,
+    long: bool = False,
     progress: Console | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark; returns the JSON document the CLI prints.
 
-    ``threads`` consumer threads drain the queue (see ``PipelineSettings.worker_threads``).
+    ``threads`` consumer threads drain the queue (see ``PipelineSettings.worker_threads``);
+    ``long``: LongMemEval-like turns instead of short ones (module docstring).
+    Defaults: ``SHORT_TURNS`` turns in batches of ``SHORT_BATCH``; ``LONG_TURNS`` long
+    turns (about one LongMemEval_S haystack) in the engine's own batches.
     """
+    if turns is None:
+        turns = LONG_TURNS if long else SHORT_TURNS
+    if batch_size is None:
+        batch_size = PipelineSettings().batch_size if long else SHORT_BATCH
     check_positive_int("turns", turns)
     check_positive_int("batch_size", batch_size, maximum=4096)
+    work = long_work(turns) if long else short_work(turns)
     run_dir = fresh_run_dir(Path(data_dir))
     model = MiniLMEmbedder()
     recorder = RecordingEmbedder(model)
-    # The cache must hold a whole batch; the recorder below it sees what the model
-    # really embeds (cache misses), in the batches the handler made.
-    embedder = CachedEmbedder(recorder, max_entries=max(4096, 4 * batch_size))
-    work = generate_turns(turns)
-    users = sorted({user for user, _ in work})
+    # The cache must hold a whole batch (window keys of long turns included); the
+    # recorder below it sees what the model really embeds (cache misses), in the
+    # batches the handler made.
+    embedder = CachedEmbedder(recorder, max_entries=max(4096, 16 * batch_size))
+    users = sorted({turn.user for turn in work})
+    sessions = sorted({(turn.user, turn.session) for turn in work})
     settings = PipelineSettings(
         batch_size=batch_size, queue_maxlen=max(turns, 1000), worker_threads=threads
     )
@@ -190,26 +242,28 @@ def run_write_bench(
         # Load the model and let its allocator reach its steady size for a full
         # batch, and load jieba's dictionary (~1 s, once per process): none of it is
         # ingest time, nor memory that grows with the stored units.
-        model.embed([text for _, text in generate_turns(batch_size, seed=1)])
+        warm = long_work(batch_size, seed=1) if long else short_work(batch_size, seed=1)
+        model.embed([turn.text for turn in warm])
         Bm25Encoder().encode_document("我住在杭州。")
-        for user in users:
-            engine.start_session(user, "bench", tenant=TENANT, session_id=f"s-{user}")
+        for user, session in sessions:
+            engine.start_session(user, "bench", tenant=TENANT, session_id=session)
         rss_before = rss_mb()
         recorder.calls.clear()
         with progress_bar(progress or Console(stderr=True)) as bar:
             task = bar.add_task("observe", total=len(work))
             started = time.perf_counter()
             not_queued = 0
-            for i, (user, text) in enumerate(work):
-                if not engine.observe(f"s-{user}", "user", text).queued:
+            for i, turn in enumerate(work):
+                if not engine.observe(turn.session, turn.role, turn.text).queued:
                     not_queued += 1
-                if i % 500 == 0:
+                if i % 100 == 0:
                     bar.update(task, completed=i, refresh=True)
             observed = time.perf_counter() - started
             bar.update(task, description="flush", completed=len(work), refresh=True)
-            engine.flush(timeout_s=max(600.0, turns / 10))
+            engine.flush(timeout_s=max(600.0, turns / 5))
             recorder.recording = False
-            last = engine.search(users[-1], "which city does the user live in", tenant=TENANT)
+            query = work[-1].text[:200] if long else "which city does the user live in"
+            last = engine.search(work[-1].user, query, tenant=TENANT)
             elapsed = time.perf_counter() - started
         rss_after = rss_mb()
         points = engine.count_memories(TENANT)
@@ -226,9 +280,19 @@ def run_write_bench(
     # The raw embedder's throughput in turns: its time for the same texts.
     embedder_turns_per_s = turns / embed_s if embed_s > 0 else 0.0
     handler = stats.handler
+    words = [len(turn.text.split()) for turn in work]
     return {
+        "mode": "long" if long else "short",
         "turns": turns,
         "users": len(users),
+        "sessions": len(sessions),
+        "words": {
+            "median": statistics.median(words),
+            "mean": round(statistics.fmean(words), 1),
+            "max": max(words),
+            "total": sum(words),
+        },
+        "words_per_s": round(sum(words) / elapsed, 1),
         "points_stored": points,
         "episodes_stored": episodes,
         "episodes_written": handler.episodes_written,
@@ -243,6 +307,7 @@ def run_write_bench(
         "embedder_s": round(embed_s, 3),
         "embedder_texts": texts,
         "embedder_calls": len(calls),
+        "texts_per_turn": round(texts / turns, 2),
         "embedder_texts_per_s": round(embedder_per_s, 1),
         "embedder_turns_per_s": round(embedder_turns_per_s, 1),
         "ratio": round(turns_per_s / embedder_turns_per_s, 3) if embedder_turns_per_s else None,

@@ -38,11 +38,13 @@ from memstrata.session import SessionRegistry, SessionState
 from memstrata.upkeep.consolidate import ConsolidationReport, consolidate, restore
 from memstrata.upkeep.forget import (
     ForgetReport,
+    check_room_to_forget,
     deletion_record,
     forget_memories,
     forget_store_items,
     forget_user,
 )
+from memstrata.upkeep.jobs import ForgetJob, ForgetJobs, ForgetKind
 from memstrata.validation import check_id
 from memstrata.working.memory import WorkingMemory
 
@@ -112,15 +114,86 @@ class Upkeep:
         self._items_under = items_under
         self._hot_tenants = hot_tenants
         self._merge_hot = merge_hot
+        self._jobs = ForgetJobs(parts.clock)
 
     # -- deletion ---------------------------------------------------------------------
 
+    def start_forget(
+        self,
+        user_id: str | None = None,
+        *,
+        ids: Sequence[str] | None = None,
+        store_namespace: Sequence[str] | None = None,
+        tenant: str = "default",
+    ) -> ForgetJob:
+        """Start forgetting a user, chosen memories or an item-store namespace (exactly
+        one) in the background; the job, queued (see :meth:`ContextEngine.start_forget`).
+        Bad input and a disk without room for the rebuild are refused here, at once."""
+        check_id("tenant", tenant)
+        given = [v is not None for v in (user_id, ids, store_namespace)]
+        if sum(given) != 1:
+            raise ValidationError("user_id", "give exactly one of user_id, ids and store_namespace")
+        run: Callable[[], ForgetReport]
+        kind: ForgetKind
+        if user_id is not None:
+            user = check_id("user_id", user_id)
+            kind, run = "user", lambda: self._forget_user(user, tenant)
+        elif ids is not None:
+            if isinstance(ids, str) or not ids:
+                raise ValidationError("ids", "must be a non-empty sequence of memory ids")
+            chosen = tuple(ids)
+            kind, run = "memories", lambda: self._forget_memories(chosen, tenant)
+        else:
+            where = self._items_under(tenant, store_namespace or ())
+            kind, run = "store_namespace", lambda: self._forget_store(where, tenant)
+        check_room_to_forget(self._parts.longterm)
+        return self._jobs.submit(tenant, kind, run)
+
+    def forget_status(
+        self, job_id: str, *, tenant: str = "default", timeout_s: float = 0.0
+    ) -> ForgetJob:
+        """The forget job ``job_id`` of ``tenant``, after waiting up to ``timeout_s``
+        for it to finish; NotFoundError for an id ``tenant`` did not start."""
+        return self._jobs.wait(job_id, check_id("tenant", tenant), timeout_s)
+
+    def wait_forget(
+        self, job_id: str, *, tenant: str = "default", timeout_s: float | None = None
+    ) -> ForgetJob:
+        """Like :meth:`forget_status`, but a failed job raises the error it failed with."""
+        job = self._jobs.wait(job_id, check_id("tenant", tenant), timeout_s)
+        failure = self._jobs.failure(job_id, tenant) if job.state == "failed" else None
+        if failure is not None:
+            raise failure
+        return job
+
+    def close(self) -> None:
+        """Let a running forget job finish; queued ones fail, new ones are refused."""
+        self._jobs.close()
+
     def forget(self, user_id: str, *, tenant: str = "default") -> ForgetReport:
         """Delete everything held of ``user_id`` in ``tenant``, everywhere (see
-        :meth:`ContextEngine.forget`). Waits for the write queue first, so nothing
-        queued for the user lands after."""
-        check_id("user_id", user_id)
-        check_id("tenant", tenant)
+        :meth:`ContextEngine.forget`), as a job; returns when it is done."""
+        return self._report(self.start_forget(user_id, tenant=tenant))
+
+    def forget_memories(self, ids: Sequence[str], *, tenant: str = "default") -> ForgetReport:
+        """Delete chosen memories of ``tenant`` everywhere (disk included), as a job."""
+        return self._report(self.start_forget(ids=ids, tenant=tenant))
+
+    def forget_store_namespace(
+        self, namespace_prefix: Sequence[str], *, tenant: str = "default"
+    ) -> ForgetReport:
+        """Delete every item-store item under ``namespace_prefix`` of ``tenant``, as a job."""
+        return self._report(self.start_forget(store_namespace=namespace_prefix, tenant=tenant))
+
+    def _report(self, job: ForgetJob) -> ForgetReport:
+        done = self.wait_forget(job.id, tenant=job.tenant)
+        assert done.report is not None  # done: a failed job raised
+        return done.report
+
+    # The forgets themselves, run by the jobs' worker one at a time.
+
+    def _forget_user(self, user_id: str, tenant: str) -> ForgetReport:
+        # Waits for the write queue first, so nothing queued for the user lands after.
         self._flush()
         ended = self._end_sessions_of(user_id, tenant)
         parts = self._parts
@@ -137,9 +210,7 @@ class Upkeep:
         self._forgotten(report, user_id)
         return report
 
-    def forget_memories(self, ids: Sequence[str], *, tenant: str = "default") -> ForgetReport:
-        """Delete chosen memories of ``tenant`` everywhere (disk included)."""
-        check_id("tenant", tenant)
+    def _forget_memories(self, ids: Sequence[str], tenant: str) -> ForgetReport:
         self._flush()
         memory = self._parts.memory
         # The reader's cached reads (in L2) may hold these texts: dropped before the
@@ -155,12 +226,7 @@ class Upkeep:
         self._forgotten(report, None)
         return report
 
-    def forget_store_namespace(
-        self, namespace_prefix: Sequence[str], *, tenant: str = "default"
-    ) -> ForgetReport:
-        """Delete every item-store item under ``namespace_prefix`` of ``tenant``."""
-        check_id("tenant", tenant)
-        where = self._items_under(tenant, namespace_prefix)
+    def _forget_store(self, where: Filter, tenant: str) -> ForgetReport:
         parts = self._parts
         report = forget_store_items(parts.longterm, parts.memory.redis, tenant, where)
         self._forgotten(report, None)

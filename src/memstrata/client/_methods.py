@@ -54,9 +54,13 @@ class ClientMethods(ClientBase):
         """Wait until everything queued so far (observe, remember, feedback) is in long-term memory and searchable; 504 when the queue does not drain within timeout_s. (role: writer)"""
         return self._call("flush", m.FlushRequest, m.FlushOut, timeout_s=timeout_s)
 
-    def forget(self, *, user_id: str | None = None, ids: list[str] | None = None, store_namespace: list[str] | None = None) -> m.ForgetResult:
-        """Delete a user's memories, chosen memories, or item-store items under a namespace prefix, everywhere. (role: admin)"""
-        return self._call("forget", m.ForgetRequest, m.ForgetResult, user_id=user_id, ids=ids, store_namespace=store_namespace)
+    def forget(self, *, user_id: str | None = None, ids: list[str] | None = None, store_namespace: list[str] | None = None, wait: bool = False, timeout_s: float = 300.0) -> m.ForgetJobOut:
+        """Delete a user's memories, chosen memories, or item-store items under a namespace prefix, everywhere, in the background: answers the job at once (or when it is done, with wait); follow it with forget_status. (role: admin)"""
+        return self._call("forget", m.ForgetRequest, m.ForgetJobOut, user_id=user_id, ids=ids, store_namespace=store_namespace, wait=wait, timeout_s=timeout_s)
+
+    def forget_status(self, job_id: str, *, timeout_s: float = 0.0) -> m.ForgetJobOut:
+        """A forget job of the caller's tenant: queued, running, done with its report, or failed with its error; waits up to timeout_s for it to finish. (role: admin)"""
+        return self._call("forget_status", m.ForgetStatusRequest, m.ForgetJobOut, job_id=job_id, timeout_s=timeout_s)
 
     def retrieve(self, query: str, *, user_id: str | None = None, k: int = 10, collection: Literal['memories', 'knowledge'] = 'memories', include_history: bool = False, as_of: datetime | None = None) -> m.RetrievalOut:
         """Multi-route retrieval of memories or knowledge, with confidence. (role: reader)"""
@@ -266,9 +270,13 @@ class AsyncClientMethods(AsyncClientBase):
         """Wait until everything queued so far (observe, remember, feedback) is in long-term memory and searchable; 504 when the queue does not drain within timeout_s. (role: writer)"""
         return await self._call("flush", m.FlushRequest, m.FlushOut, timeout_s=timeout_s)
 
-    async def forget(self, *, user_id: str | None = None, ids: list[str] | None = None, store_namespace: list[str] | None = None) -> m.ForgetResult:
-        """Delete a user's memories, chosen memories, or item-store items under a namespace prefix, everywhere. (role: admin)"""
-        return await self._call("forget", m.ForgetRequest, m.ForgetResult, user_id=user_id, ids=ids, store_namespace=store_namespace)
+    async def forget(self, *, user_id: str | None = None, ids: list[str] | None = None, store_namespace: list[str] | None = None, wait: bool = False, timeout_s: float = 300.0) -> m.ForgetJobOut:
+        """Delete a user's memories, chosen memories, or item-store items under a namespace prefix, everywhere, in the background: answers the job at once (or when it is done, with wait); follow it with forget_status. (role: admin)"""
+        return await self._call("forget", m.ForgetRequest, m.ForgetJobOut, user_id=user_id, ids=ids, store_namespace=store_namespace, wait=wait, timeout_s=timeout_s)
+
+    async def forget_status(self, job_id: str, *, timeout_s: float = 0.0) -> m.ForgetJobOut:
+        """A forget job of the caller's tenant: queued, running, done with its report, or failed with its error; waits up to timeout_s for it to finish. (role: admin)"""
+        return await self._call("forget_status", m.ForgetStatusRequest, m.ForgetJobOut, job_id=job_id, timeout_s=timeout_s)
 
     async def retrieve(self, query: str, *, user_id: str | None = None, k: int = 10, collection: Literal['memories', 'knowledge'] = 'memories', include_history: bool = False, as_of: datetime | None = None) -> m.RetrievalOut:
         """Multi-route retrieval of memories or knowledge, with confidence. (role: reader)"""

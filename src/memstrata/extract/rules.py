@@ -69,6 +69,25 @@ HEDGE_FACTOR = 0.6
 """Confidence multiplier for hedged statements ("I think I like X", 可能喜欢)."""
 _VALUE_GROUPS = ("v", "v2", "v3", "v4")
 _NEVER = float("inf")
+# Every id and amount the finder labels holds a digit (ids at least three): a sentence
+# without one can be no order, payment or refund.
+_DIGIT = re.compile(r"\d")
+
+
+class _Extras:
+    """A sentence's verbatim extras, found on first use: most sentences of a long
+    answer make no candidate, and the finder would be the costliest step for them."""
+
+    __slots__ = ("_found", "_sentence")
+
+    def __init__(self, sentence: str) -> None:
+        self._sentence = sentence
+        self._found: tuple[tuple[str, str], ...] | None = None
+
+    def __call__(self) -> tuple[tuple[str, str], ...]:
+        if self._found is None:
+            self._found = find_extras(self._sentence)
+        return self._found
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +183,7 @@ class RuleExtractor:
     def _sentence(self, sentence: str, turn: Turn) -> list[Candidate]:
         if _is_question(sentence):
             return []
-        extras = find_extras(sentence)
+        extras = _Extras(sentence)
         clauses = split_clauses(sentence)
         facts = self._facts(sentence, clauses, extras) if turn.role == "user" else []
         events = self._events(sentence, clauses, turn, extras)
@@ -178,7 +197,7 @@ class RuleExtractor:
         return round(base * (self._hedge_factor if scope.hedged(end) else 1.0), 4)
 
     def _facts(
-        self, sentence: str, clauses: tuple[Clause, ...], extras: tuple[tuple[str, str], ...]
+        self, sentence: str, clauses: tuple[Clause, ...], extras: _Extras
     ) -> list[Candidate]:
         found: list[_Found] = []
         scopes = [s for s in _scopes(clauses) if clauses[s.index].subject != "pronoun"]
@@ -215,7 +234,7 @@ class RuleExtractor:
         rule: FactPattern,
         match: re.Match[str],
         scope: _Scope,
-        extras: tuple[tuple[str, str], ...],
+        extras: _Extras,
     ) -> list[Candidate]:
         groups = match.groupdict()
         negation = _negation(groups)
@@ -265,7 +284,7 @@ class RuleExtractor:
                     kind="fact",
                     confidence=self._confidence(scope, match.end(), base * factor),
                     importance=rule.importance,
-                    extras=extras,
+                    extras=extras(),
                 )
             )
         return made
@@ -275,7 +294,7 @@ class RuleExtractor:
         sentence: str,
         clauses: tuple[Clause, ...],
         turn: Turn,
-        extras: tuple[tuple[str, str], ...],
+        extras: _Extras,
     ) -> list[Candidate]:
         if len(sentence) > MAX_EVENT_SENTENCE_CHARS or sentence.rstrip().endswith(("?", "？")):
             return []  # "let's go with X?" proposes; it does not decide
@@ -300,16 +319,15 @@ class RuleExtractor:
                         kind="event",
                         confidence=self._confidence(scope, match.end(), rule.confidence),
                         importance=rule.importance,
-                        extras=extras,
+                        extras=extras(),
                     )
                 ]
         return []
 
-    def _transactions(
-        self, sentence: str, turn: Turn, extras: tuple[tuple[str, str], ...]
-    ) -> list[Candidate]:
-        if len(sentence) > MAX_EVENT_SENTENCE_CHARS:
+    def _transactions(self, sentence: str, turn: Turn, lazy: _Extras) -> list[Candidate]:
+        if len(sentence) > MAX_EVENT_SENTENCE_CHARS or not _DIGIT.search(sentence):
             return []
+        extras = lazy()
         labels = {label for label, _value in extras}
         refund = REFUND_WORDS.search(sentence)
         money = PAYMENT_WORDS.search(sentence) or refund

@@ -12,6 +12,10 @@ _QUOTES = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "＇": 
 # Hard sentence ends; '.' is handled separately because it also appears in decimals,
 # abbreviations and "order no. 123".
 _HARD_ENDS = frozenset("。！？!?；;\n…")
+_NOT_A_SENTENCE = "".join(sorted(_HARD_ENDS)) + ". "
+# Where a sentence may end: the scan visits only these characters, not every one of a
+# long text.
+_MAYBE_ENDS = re.compile("[" + re.escape("".join(sorted(_HARD_ENDS)) + ".") + "]")
 _ABBREVIATIONS = frozenset({"no", "mr", "mrs", "ms", "dr", "st", "vs", "e.g", "i.e", "etc"})
 _PUNCT_RE = re.compile(r"[\W_]+", re.UNICODE)
 
@@ -36,10 +40,11 @@ def split_sentences(text: str) -> tuple[str, ...]:
     """Non-empty, stripped sentences of ``text`` in order (English and Chinese)."""
     sentences: list[str] = []
     start = 0
-    for index, char in enumerate(text):
-        if char in _HARD_ENDS or (char == "." and _ends_at_period(text, index)):
+    for end in _MAYBE_ENDS.finditer(text):
+        index = end.start()
+        if text[index] != "." or _ends_at_period(text, index):
             piece = text[start : index + 1].strip()
-            if piece.strip("".join(_HARD_ENDS) + ". "):
+            if piece.strip(_NOT_A_SENTENCE):
                 sentences.append(piece)
             start = index + 1
     tail = text[start:].strip()

@@ -33,7 +33,18 @@ from memstrata.errors import (
 )
 from memstrata.filemodes import restrict_tree
 from memstrata.frozen import thaw
-from memstrata.longterm.edge_purge import build_copy, recover, swap_in
+from memstrata.longterm.edge_purge import (
+    CopyProcess,
+    LeasedShard,
+    WriteJournal,
+    catch_up,
+    copy_live,
+    ready_marker,
+    recover,
+    remove_old,
+    staging_dir,
+    swap_in,
+)
 from memstrata.longterm.fusion import ENGINE_RRF_K
 from memstrata.longterm.layout import (
     FULL_SCAN_KB,
@@ -144,7 +155,9 @@ def _check_stored_config(path: Path, dim: int) -> None:
     check_existing_layout(str(path), dense_size, sparse_names, dim)
 
 
-def shard_config(dim: int, search_threads: int = DEFAULT_SEARCH_THREADS) -> qe.EdgeConfig:
+def shard_config(
+    dim: int, search_threads: int = DEFAULT_SEARCH_THREADS, indexing_threads: int = 0
+) -> qe.EdgeConfig:
     """Shard layout: cosine ``dense`` of ``dim`` dims and an IDF-weighted ``bm25``.
 
     Tuned for "every query names one tenant" (measured at 100k points, 20 tenants,
@@ -156,6 +169,8 @@ def shard_config(dim: int, search_threads: int = DEFAULT_SEARCH_THREADS) -> qe.E
     tenant's graph. ``search_threads``: see
     :attr:`~memstrata.config.LongTermSettings.search_threads`; given at every open,
     because the engine keeps a shard's last value when none is given.
+    ``indexing_threads``: the threads an ``optimize()`` builds graphs with (0: one
+    per CPU); a purge's copy takes one, to leave the CPUs to the reads.
     """
     return qe.EdgeConfig(
         vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
@@ -164,6 +179,7 @@ def shard_config(dim: int, search_threads: int = DEFAULT_SEARCH_THREADS) -> qe.E
             m=HNSW_M,
             ef_construct=HNSW_EF_CONSTRUCT,
             full_scan_threshold=FULL_SCAN_KB,
+            max_indexing_threads=indexing_threads,
             payload_m=16,
         ),
         quantization_config=qe.ScalarQuantizationConfig(type=qe.ScalarType.Int8, always_ram=True),
@@ -182,6 +198,23 @@ def _index_schema(kind: IndexKind) -> Any:
     if kind == "keyword":
         return qe.KeywordIndexParams(enable_hnsw=False)
     return qe.FloatIndexParams(enable_hnsw=False)
+
+
+def _ensure_payload_indexes(shard: qe.EdgeShard) -> None:
+    with _engine_errors("payload index creation"):
+        existing = shard.info().payload_schema
+        for field_name, kind in PAYLOAD_INDEXES:
+            if field_name not in existing:
+                shard.update(qe.UpdateOperation.create_field_index(field_name, _index_schema(kind)))
+
+
+def create_shard(path: Path, dim: int, search_threads: int) -> qe.EdgeShard:
+    """A new, empty shard of this index's layout at ``path``, indexing on one thread
+    (a purge's copy; the index sets its own config again when it opens it)."""
+    path.mkdir(parents=True, exist_ok=True)
+    shard = qe.EdgeShard.create(str(path), shard_config(dim, search_threads, 1))
+    _ensure_payload_indexes(shard)
+    return shard
 
 
 def _edge_point(point: Point) -> qe.Point:
@@ -259,6 +292,9 @@ class EdgeIndex:
         # Collections that may hold deleted data on disk: every write since the
         # shard was opened (an earlier process may have deleted too) or purged.
         self._dirty: set[str] = set()
+        # While a collection is rebuilt, the ids its writes touch (edge_purge).
+        self._journal = WriteJournal()
+        self._purging = {name: threading.Lock() for name in COLLECTIONS}
         self._payloads = (
             PayloadCache(payload_cache_entries)
             if check_non_negative_int("payload_cache_entries", payload_cache_entries)
@@ -304,9 +340,12 @@ class EdgeIndex:
                 names = sorted(self._dirty | set(collections))
             self._disk.require_room_to_rebuild("qdrant-edge cannot rebuild", self._root, names)
 
-    def _open_shard(self, path: Path, config: qe.EdgeConfig, dim: int) -> qe.EdgeShard:
+    def _open_shard(
+        self, path: Path, config: qe.EdgeConfig, dim: int, *, swapped: bool = False
+    ) -> qe.EdgeShard:
         try:
-            recover(path)  # a purge a crash interrupted
+            if not swapped:  # a swap leaves the old copy to remove_old(), outside it
+                recover(path)  # a purge a crash interrupted
             if (path / _CONFIG_FILE).exists():
                 _check_stored_config(path, dim)
                 shard = qe.EdgeShard.load(str(path), config)
@@ -322,13 +361,7 @@ class EdgeIndex:
             if "incompatible" in str(exc).lower():
                 raise ValidationError("dim", f"{path}: {exc}") from exc
             raise BackendUnavailableError(f"qdrant-edge cannot open {path}: {exc}") from exc
-        with _engine_errors("payload index creation"):
-            existing = shard.info().payload_schema
-            for field_name, kind in PAYLOAD_INDEXES:
-                if field_name not in existing:
-                    shard.update(
-                        qe.UpdateOperation.create_field_index(field_name, _index_schema(kind))
-                    )
+        _ensure_payload_indexes(shard)
         return shard
 
     def _query_values(self, vector: NDArray[np.float32], dim: int) -> tuple[bytes, list[float]]:
@@ -390,9 +423,7 @@ class EdgeIndex:
                         batch = [_edge_point(p) for p in points[start : start + UPSERT_BATCH]]
                         shard.update(qe.UpdateOperation.upsert_points(batch))
             finally:
-                # A replaced payload stays on disk, like a deleted one.
-                self._dirty.add(collection)
-                self._invalidate(collection, ids)
+                self._written(collection, ids)  # a replaced payload stays on disk too
             if len(ids) <= _READ_BACK_MAX:
                 self._read_back(shard, collection, ids)
 
@@ -426,8 +457,7 @@ class EdgeIndex:
                         qe.UpdateOperation.delete_points_by_filter(ids_filter(point_ids, tenant))
                     )
             finally:
-                self._dirty.add(collection)
-                self._invalidate(collection, point_ids)
+                self._written(collection, point_ids)
 
     def delete_where(self, collection: str, filter: Filter) -> int:
         """Delete every point matching ``filter`` (tenant first, in the engine's own
@@ -446,8 +476,7 @@ class EdgeIndex:
                 with _engine_errors("delete_where"):
                     lease.shard.update(qe.UpdateOperation.delete_points_by_filter(engine_filter))
             finally:
-                self._dirty.add(collection)
-                self._invalidate(collection, ids)
+                self._written(collection, ids)
         return len(ids)
 
     def _engine_payload(self, collection: str, with_payload: bool, flt: Filter, limit: int) -> bool:
@@ -462,6 +491,12 @@ class EdgeIndex:
         if flt.ids is not None:
             return not self._payloads.holds_all(collection, flt.ids)
         return limit < _CACHED_READ_MIN
+
+    def _written(self, collection: str, ids: Sequence[str]) -> None:
+        """After a write of ``ids`` (the caller holds the collection's write lock)."""
+        self._dirty.add(collection)
+        self._journal.note(collection, ids)
+        self._invalidate(collection, ids)
 
     def _invalidate(self, collection: str, ids: Sequence[str]) -> None:
         if self._payloads is not None:
@@ -773,46 +808,70 @@ class EdgeIndex:
     def purge(self) -> None:
         """Leave no deleted (or replaced) point's data in any file under the index
         directory: each collection written since it was opened or last purged is
-        rebuilt from its live points and swapped in (why nothing cheaper suffices:
-        :mod:`memstrata.longterm.edge_purge`). Writes to a collection wait for its
-        rebuild; reads go on against the old shard and wait only for the swap.
-        Costs a copy of the live points and an ``optimize()`` of the copy."""
+        rebuilt from its live points and swapped in (why nothing cheaper suffices,
+        and how it is done without stalling: :mod:`memstrata.longterm.edge_purge`).
+        Reads and writes go on while the copy is built; writes wait only for the
+        last catch-up and the swap, reads of the collection for the swap. Costs a
+        copy of the live points and an ``optimize()`` of the copy (in a child
+        process); a collection written during its rebuild stays to be purged."""
         with self._lock:
             self._check_open()
             if self._dim is None:
                 return  # nothing opened, nothing written
-            config = shard_config(self._dim, self._search_threads)
+            dim = self._dim
             names = [name for name in COLLECTIONS if name in self._dirty]
-        for name in names:
-            self._purge_collection(name, config)
+        with CopyProcess(dim, self._search_threads) as process:
+            for name in names:
+                self._purge_collection(name, dim, process)
 
-    def _purge_collection(self, name: str, config: qe.EdgeConfig) -> None:
+    def _purge_collection(self, name: str, dim: int, process: CopyProcess) -> None:
         live = self._root / name
-        with self._writer(name):
-            with self._lease(name) as lease:
+        with self._purging[name]:  # one rebuild of a collection at a time
+            with self._writer(name):
                 if name not in self._dirty:
                     return  # purged by another caller meanwhile
-                dim = lease.dim
                 if self._disk is not None:
                     what = "qdrant-edge cannot rebuild"
                     self._disk.require_room_to_rebuild(what, self._root, [name])
-                with _engine_errors("purge copy"):
-                    build_copy(lease.shard, live, lambda path: self._open_shard(path, config, dim))
-            with self._leases.drained([name]), _engine_errors("purge"):
-                old = self._shards[name]
-                old.flush()
-                old.close()
-                try:
-                    swap_in(live)
-                finally:
-                    # The old shard is closed: whatever the swap did, reopen what is
-                    # on disk (recover() first completes or undoes a failed swap).
-                    self._shards[name] = self._open_shard(live, config, dim)
-            self._dirty.discard(name)
+                # Writes from here on are caught up into the copy, and leave the
+                # collection to be purged again (what they replace stays on disk).
+                self._journal.start(name)
+                self._dirty.discard(name)
+            try:
+                source = LeasedShard(name, self._lease, self._writer(name), self._journal)
+                with process.copy(live) as copy, _engine_errors("purge"):
+                    copy_live(copy, source)
+                    with self._writer(name):
+                        catch_up(copy, source, self._journal.stop(name))
+                        copy.seal(expected=source.count())
+                        self._swap(name, live, dim)
+            except BaseException:
+                with self._writer(name):
+                    self._journal.stop(name)
+                    self._dirty.add(name)
+                raise
+            remove_old(live)  # reads and writes go on meanwhile
             restrict_tree(live)  # the rebuilt shard's files
             # Same points, but another segment layout: answers kept may differ.
             if self._queries is not None:
                 self._queries.invalidate(name)
+
+    def _swap(self, name: str, live: Path, dim: int) -> None:
+        """Put ``name``'s sealed copy in place of its shard (the caller holds its write
+        lock): reads of it wait from the old shard's close to the copy's open."""
+        with self._leases.drained([name]), _engine_errors("purge"):
+            # Not flushed first: the copy holds all of it, and the WAL too.
+            self._shards[name].close()
+            try:
+                swap_in(live)
+            finally:
+                # The old shard is closed: whatever the swap did, reopen what is on
+                # disk (recover() first completes or undoes a failed swap).
+                config = shard_config(dim, self._search_threads)
+                # Swapped in whole: only the old copy is left, for remove_old(), outside
+                # the swap (reads wait here); else recover() completes or undoes it.
+                whole = not staging_dir(live).exists() and not ready_marker(live).exists()
+                self._shards[name] = self._open_shard(live, config, dim, swapped=whole)
 
     def close(self) -> None:
         """Flush and close every shard once the calls running on it (a purge too)

@@ -133,25 +133,39 @@ def _sorted_vector(weights: dict[int, float]) -> SparseVector:
     return SparseVector(tuple(i for i, _ in ordered), tuple(v for _, v in ordered))
 
 
+@functools.lru_cache(maxsize=65_536)
+def _word_term_id(word: str) -> int | None:
+    """The term id of a lowercase non-CJK word, None for a stopword: one cache lookup
+    per word where tokenizing and hashing take three."""
+    term = _index_term(word)
+    return None if term is None else token_id(term)
+
+
+def _term_ids(text: str) -> list[int]:
+    """``[token_id(t) for t in tokenize(text)]``, with one cache lookup per English
+    word (a long turn has hundreds)."""
+    ids: list[int] = []
+    for cjk, word in _TOKEN_RE.findall(text.lower()):
+        if cjk:
+            ids.extend(token_id(t) for t in _cjk_tokens(cjk))
+        else:
+            term = _word_term_id(word)
+            if term is not None:
+                ids.append(term)
+    return ids
+
+
 @functools.lru_cache(maxsize=16_384)
 def _encode_document(text: str, k1: float, b: float, avg_doc_len: float) -> SparseVector:
     # Cached: a fact is written up to three times (pending, committed, closed) and
     # tokenizing (jieba for CJK) dominated those rewrites; SparseVector is immutable.
-    tokens = tokenize(text)
-    if not tokens:
+    ids = _term_ids(text)
+    if not ids:
         return SparseVector((), ())
     # Two tokens hashing to one id count as one term: their frequencies add up.
-    counts = Counter(token_id(t) for t in tokens)
-    norm = k1 * (1.0 - b + b * len(tokens) / avg_doc_len)
+    counts = Counter(ids)
+    norm = k1 * (1.0 - b + b * len(ids) / avg_doc_len)
     return _sorted_vector({tid: tf * (k1 + 1.0) / (tf + norm) for tid, tf in counts.items()})
-
-
-@functools.lru_cache(maxsize=65_536)
-def _word_term_id(word: str) -> int | None:
-    """The term id of a lowercase non-CJK word, None for a stopword: one cache lookup
-    per query word where tokenizing and hashing take three."""
-    term = _index_term(word)
-    return None if term is None else token_id(term)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -63,6 +63,7 @@ READ_ONLY = frozenset(
         "trace_cards",
         "feedback_report",
         "health_report",
+        "forget_status",
     }
 )
 DESTRUCTIVE = frozenset(

@@ -39,6 +39,7 @@ from memstrata.service.wire_derived import *  # noqa: F403
 from memstrata.service.wire_derived import (
     AccessRequestOut,
     ApiResultOut,
+    ForgetResult,
     KeyOut,
     NamespaceOut,
     SharedItemOut,
@@ -125,6 +126,34 @@ class ForgetRequest(Wire):
     ids: Annotated[list[Id], Field(min_length=1, max_length=1_000)] | None = None
     store_namespace: StoreNamespace | None = None
     """A namespace prefix of the item store (its items are keyed by namespace, not user)."""
+    wait: bool = False
+    """Wait for the forget to finish (at most ``timeout_s``) and answer it with its
+    report; by default the job is answered at once, queued (see forget_status)."""
+    timeout_s: Annotated[float, Field(gt=0, le=600)] = 300.0
+    """With ``wait``: how long to wait; past it the job is answered as it stands."""
+
+
+class ForgetStatusRequest(Wire):
+    job_id: Id
+    """The id ``forget`` answered."""
+    timeout_s: Annotated[float, Field(ge=0, le=600)] = 0.0
+    """Wait up to this long for the job to finish (0: answer at once)."""
+
+
+# Explicit: a ForgetJob without its tenant (the caller's), its report as ForgetResult.
+class ForgetJobOut(Wire):
+    """A forget running in the background: ``queued``, ``running``, ``done`` (with
+    its report) or ``failed`` (with the error's type and message)."""
+
+    job_id: str
+    kind: Literal["user", "memories", "store_namespace"]
+    state: Literal["queued", "running", "done", "failed"]
+    submitted_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    report: ForgetResult | None = None
+    error_type: str | None = None
+    error: str | None = None
 
 
 # Explicit (with ConsolidationOut): one tenant's view of a consolidation pass, its

@@ -79,7 +79,7 @@ def forget_user(
     files on disk. The caller stops the user's writers first (flushes the queue)."""
     check_id("tenant", tenant)
     check_id("user", user)
-    _room_to_forget(longterm)
+    check_room_to_forget(longterm)
     flt = Filter(tenant=tenant, user=user)
     points = sum(longterm.index.delete_where(collection, flt) for collection in USER_COLLECTIONS)
     erased = delete_user_keys(
@@ -108,7 +108,7 @@ def forget_memories(
     check_id("tenant", tenant)
     if isinstance(ids, str) or not ids:
         raise ValidationError("ids", "must be a non-empty sequence of memory ids")
-    _room_to_forget(longterm)
+    check_room_to_forget(longterm)
     found = [r for c in USER_COLLECTIONS for r in longterm.get(c, ids, tenant=tenant)]
     points = 0
     episodes = tuple(r.id for r in found if r.payload.get("type") == EPISODE_TYPE)
@@ -152,13 +152,15 @@ def forget_store_items(
     check_id("tenant", tenant)
     if where.tenant != tenant:
         raise ValidationError("where", "must select items of the tenant it deletes in")
-    _room_to_forget(longterm)
+    check_room_to_forget(longterm)
     points = longterm.index.delete_where(MEMORIES, where)
     _make_it_stick(longterm, redis_client)
     return ForgetReport(tenant, points, 0, 0)
 
 
-def _room_to_forget(longterm: LongTermStore) -> None:
+def check_room_to_forget(longterm: LongTermStore) -> None:
+    """DiskSpaceError when the disk cannot hold a rebuilt collection beside the live
+    one (checked again when the forget runs: the disk may fill meanwhile)."""
     # Only the embedded index rebuilds shards (and so can say whether one fits).
     check = getattr(longterm.index, "check_room_to_purge", None)
     if check is not None:

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memstrata.errors import (
-    FlushTimeoutError,
-    ValidationError,
-)
+from memstrata.errors import FlushTimeoutError
 from memstrata.service import convert
 from memstrata.service import wire as m
 from memstrata.service.capability import (
@@ -17,6 +14,7 @@ from memstrata.service.capability import (
     Operation,
 )
 from memstrata.service.ops.clearance import cleared_retrieval
+from memstrata.upkeep.jobs import ForgetJob
 
 
 def _observe(call: Call, req: m.ObserveRequest) -> m.Receipt:
@@ -37,18 +35,33 @@ def _remember(call: Call, req: m.RememberRequest) -> m.Receipt:
     return convert.receipt_out(receipt, written.episodes, written.facts)
 
 
-def _forget(call: Call, req: m.ForgetRequest) -> m.ForgetResult:
-    given = [v is not None for v in (req.user_id, req.ids, req.store_namespace)]
-    if sum(given) != 1:
-        raise ValidationError("user_id", "give exactly one of user_id, ids and store_namespace")
+def _forget(call: Call, req: m.ForgetRequest) -> m.ForgetJobOut:
     tenant = call.caller.tenant
-    if req.user_id is not None:
-        report = call.engine.forget(req.user_id, tenant=tenant)
-    elif req.ids is not None:
-        report = call.engine.forget_memories(req.ids, tenant=tenant)
-    else:
-        report = call.engine.forget_store_namespace(req.store_namespace or (), tenant=tenant)
-    return convert.forget_out(report)
+    job = call.engine.start_forget(
+        req.user_id, ids=req.ids, store_namespace=req.store_namespace, tenant=tenant
+    )
+    if req.wait:  # a failed forget answers its own error, as it did when it ran here
+        job = call.engine.wait_forget(job.id, tenant=tenant, timeout_s=req.timeout_s)
+    return _job_out(job)
+
+
+def _forget_status(call: Call, req: m.ForgetStatusRequest) -> m.ForgetJobOut:
+    job = call.engine.forget_status(req.job_id, tenant=call.caller.tenant, timeout_s=req.timeout_s)
+    return _job_out(job)
+
+
+def _job_out(job: ForgetJob) -> m.ForgetJobOut:
+    return m.ForgetJobOut(
+        job_id=job.id,
+        kind=job.kind,
+        state=job.state,
+        submitted_at=job.submitted_at,
+        started_at=job.started_at,
+        finished_at=job.finished_at,
+        report=None if job.report is None else convert.forget_out(job.report),
+        error_type=job.error_type,
+        error=job.error,
+    )
 
 
 def _retrieve(call: Call, req: m.RetrieveRequest) -> m.RetrievalOut:
@@ -140,11 +153,22 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     Operation(
         "forget",
         "Delete a user's memories, chosen memories, or item-store items under a namespace "
-        "prefix, everywhere.",
+        "prefix, everywhere, in the background: answers the job at once (or when it is "
+        "done, with wait); follow it with forget_status.",
         m.ForgetRequest,
-        m.ForgetResult,
+        m.ForgetJobOut,
         "admin",
         _forget,
+    ),
+    Operation(
+        "forget_status",
+        "A forget job of the caller's tenant: queued, running, done with its report, or "
+        "failed with its error; waits up to timeout_s for it to finish.",
+        m.ForgetStatusRequest,
+        m.ForgetJobOut,
+        "admin",
+        _forget_status,
+        SESSION_ERRORS,
     ),
     Operation(
         "retrieve",

@@ -1,0 +1,107 @@
+"""The child process that builds the purged copies of embedded shards.
+
+Run as ``python -m memstrata.longterm.edge_rebuild <dims> <search threads>`` by
+:class:`memstrata.longterm.edge_purge.CopyProcess`, never by hand. It obeys the
+messages its parent sends on stdin (:func:`memstrata.longterm.edge_purge.send`
+frames), each naming the copy it is about by the live shard's path: ``create`` (an
+empty shard of the engine's layout in the staging directory), points to upsert, ids
+to delete, ``optimize``, ``flush``, and ``seal`` (flush, count, close). ``optimize``,
+``flush`` and ``seal`` are answered when done, ``seal`` with the count. A failure
+is answered as ``("error", "<type>: <message>")`` and ends the process; so does the
+end of stdin (the parent has what it needed, or gave up).
+
+Why a process: qdrant-edge's ``optimize()``, ``flush()``, ``close()`` and ``load()``,
+even creating a shard's payload indexes, hold Python's GIL until they return - an
+optimize of a large copy for minutes (docs/benchmarks.md, "Forget"). Run in the
+serving process they would stop every thread, every tenant's reads, for that long;
+here they stop only this one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import qdrant_edge as qe
+
+from memstrata.longterm.edge import create_shard
+from memstrata.longterm.edge_purge import WirePoint, receive, send
+
+NICENESS = 19
+"""How far the copy's priority is lowered: its CPU time must not come from reads."""
+
+
+def engine_point(point: WirePoint) -> qe.Point:
+    """A point as the parent read it (:func:`memstrata.longterm.edge_purge.wire_point`)
+    back into the engine's own type."""
+    point_id, vectors, payload = point
+    engine_vectors: dict[str, Any] = {}
+    for name, value in vectors.items():
+        if isinstance(value, np.ndarray):
+            engine_vectors[name] = value.tolist()
+        else:
+            indices, values = value
+            engine_vectors[name] = qe.SparseVector(list(indices), list(values))
+    return qe.Point(point_id, engine_vectors, dict(payload))
+
+
+def _apply(
+    shards: dict[str, qe.EdgeShard], message: tuple[Any, ...], dim: int, threads: int
+) -> Any:
+    """Carry out one message; what to answer (None: no answer)."""
+    op, key = message[0], message[1]
+    if op == "create":
+        shards[key] = create_shard(Path(message[2]), dim, threads)
+        return None
+    shard = shards[key]
+    if op == "upsert":
+        points: Sequence[WirePoint] = message[2]
+        shard.update(qe.UpdateOperation.upsert_points([engine_point(p) for p in points]))
+    elif op == "delete":
+        shard.update(qe.UpdateOperation.delete_points(list(message[2])))
+    elif op == "optimize":
+        shard.optimize()
+        return ("ok", None)
+    elif op == "flush":
+        shard.flush()
+        return ("ok", None)
+    elif op == "seal":
+        shard.flush()
+        count = int(shard.count(qe.CountRequest(exact=True)))
+        shard.close()
+        del shards[key]
+        return ("ok", count)
+    else:
+        raise ValueError(f"unknown message {op!r}")
+    return None
+
+
+def main(argv: Sequence[str]) -> int:
+    """Build the copies (see the module docstring); the process's exit status."""
+    dim, threads = int(argv[0]), int(argv[1])
+    os.nice(NICENESS)
+    # The protocol owns the original stdout; anything printed goes to stderr instead.
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    source = sys.stdin.buffer
+    shards: dict[str, qe.EdgeShard] = {}
+    try:
+        while True:
+            answer = _apply(shards, receive(source), dim, threads)
+            if answer is not None:
+                send(out, answer)
+    except EOFError:
+        return 0  # the parent has what it needed, or gave up (it removes the copies)
+    except BaseException as exc:
+        send(out, ("error", f"{type(exc).__name__}: {exc}"))
+        return 1
+    finally:
+        out.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
