@@ -666,6 +666,8 @@ def build_stack(
     stack = Stack(parts, build_capabilities(parts), closers)
     # First: a running forget job ends (it needs the rest), queued ones never start.
     stack.closers.insert(0, stack.capabilities.upkeep.close)
+    # Forgets a previous engine over this Valkey accepted and did not finish.
+    stack.capabilities.upkeep.resume_forgets()
     return stack
 
 

@@ -17,6 +17,7 @@ from memstrata.longterm.points import MEMORIES, Filter
 from memstrata.testing.disk import files_holding
 from memstrata.testing.disk import keys_holding as redis_holding
 from memstrata.upkeep.forget import deletion_record
+from memstrata.upkeep.jobs import PendingForgets
 
 Factory = Callable[..., ContextEngine]
 
@@ -181,3 +182,53 @@ def test_a_forget_is_refused_at_once_for_bad_input(engine: ContextEngine) -> Non
         engine.start_forget(ids=[], tenant="acme")
     with pytest.raises(ValidationError, match="tenant"):
         engine.start_forget("bob", tenant="no such tenant!")
+
+
+def test_a_forget_accepted_before_a_crash_runs_when_an_engine_starts_again(
+    engine_factory: Factory, tmp_path: Path
+) -> None:
+    data = tmp_path / "restart"
+    engine = engine_factory(data)
+    gone, kept = (f"zq{uuid.uuid4().hex[:10]}" for _ in range(2))
+    say(engine, "acme", "bob", gone)
+    say(engine, "acme", "alice", kept)
+    engine.flush()
+    memory = engine.parts.memory
+    # What start_forget keeps in Valkey before it answers the job; the process then
+    # dies before the job's deletes.
+    PendingForgets(memory.redis, memory.settings.redis_prefix).add(
+        "job-before-the-crash", "acme", "user", {"user_id": "bob"}
+    )
+    engine.close()
+
+    engine = engine_factory(data)
+    with pytest.raises(NotFoundError):  # another tenant cannot see it
+        engine.forget_status("job-before-the-crash", tenant="globex")
+    job = engine.wait_forget("job-before-the-crash", tenant="acme", timeout_s=300)
+
+    assert job.state == "done" and job.report is not None
+    assert job.report.points_deleted >= 5
+    assert engine.count_memories("acme", user="bob") == 0
+    assert not engine.retrieve(f"{gone}ville", tenant="acme", user="bob").items
+    assert engine.count_memories("acme", user="alice") > 0
+    memory = engine.parts.memory
+    assert PendingForgets(memory.redis, memory.settings.redis_prefix).pending() == []
+
+
+def test_a_started_forget_is_kept_until_its_deletes_are_done(engine_factory: Factory) -> None:
+    engine = engine_factory()
+    say(engine, "acme", "bob", f"zq{uuid.uuid4().hex[:10]}")
+    memory = engine.parts.memory
+    pending = PendingForgets(memory.redis, memory.settings.redis_prefix)
+    seen: list[list[tuple[str, str, str, dict[str, Any]]]] = []
+    original = engine.parts.longterm.index.purge
+
+    def purge_watching() -> None:
+        seen.append(pending.pending())  # the deletes are done when the files are rebuilt
+        original()
+
+    engine.parts.longterm.index.purge = purge_watching  # type: ignore[method-assign]
+    job = engine.start_forget("bob", tenant="acme")
+    assert engine.wait_forget(job.id, tenant="acme", timeout_s=300).state == "done"
+    assert seen == [[]], "the request naming the user must be gone before the rewrite"
+    assert pending.pending() == []

@@ -44,7 +44,7 @@ from memstrata.upkeep.forget import (
     forget_store_items,
     forget_user,
 )
-from memstrata.upkeep.jobs import ForgetJob, ForgetJobs, ForgetKind
+from memstrata.upkeep.jobs import ForgetJob, ForgetJobs, ForgetKind, PendingForgets, new_job_id
 from memstrata.validation import check_id
 from memstrata.working.memory import WorkingMemory
 
@@ -114,7 +114,9 @@ class Upkeep:
         self._items_under = items_under
         self._hot_tenants = hot_tenants
         self._merge_hot = merge_hot
-        self._jobs = ForgetJobs(parts.clock)
+        self._pending = PendingForgets(parts.memory.redis, parts.memory.settings.redis_prefix)
+        # A job that failed is answered with its error: it does not run again.
+        self._jobs = ForgetJobs(parts.clock, on_finished=lambda job: self._pending.drop(job.id))
 
     # -- deletion ---------------------------------------------------------------------
 
@@ -128,26 +130,54 @@ class Upkeep:
     ) -> ForgetJob:
         """Start forgetting a user, chosen memories or an item-store namespace (exactly
         one) in the background; the job, queued (see :meth:`ContextEngine.start_forget`).
-        Bad input and a disk without room for the rebuild are refused here, at once."""
+        Bad input and a disk without room for the rebuild are refused here, at once;
+        the request is kept in Valkey before the job is answered (a restart runs it)."""
         check_id("tenant", tenant)
         given = [v is not None for v in (user_id, ids, store_namespace)]
         if sum(given) != 1:
             raise ValidationError("user_id", "give exactly one of user_id, ids and store_namespace")
-        run: Callable[[], ForgetReport]
         kind: ForgetKind
+        request: dict[str, Any]
         if user_id is not None:
-            user = check_id("user_id", user_id)
-            kind, run = "user", lambda: self._forget_user(user, tenant)
+            kind, request = "user", {"user_id": check_id("user_id", user_id)}
         elif ids is not None:
             if isinstance(ids, str) or not ids:
                 raise ValidationError("ids", "must be a non-empty sequence of memory ids")
-            chosen = tuple(ids)
-            kind, run = "memories", lambda: self._forget_memories(chosen, tenant)
+            kind, request = "memories", {"ids": [str(i) for i in ids]}
         else:
-            where = self._items_under(tenant, store_namespace or ())
-            kind, run = "store_namespace", lambda: self._forget_store(where, tenant)
+            self._items_under(tenant, store_namespace or ())  # validates the prefix
+            kind, request = "store_namespace", {"store_namespace": list(store_namespace or ())}
         check_room_to_forget(self._parts.longterm)
-        return self._jobs.submit(tenant, kind, run)
+        job_id = new_job_id()
+        self._pending.add(job_id, tenant, kind, request)
+        return self._jobs.submit(
+            tenant, kind, self._runner(job_id, tenant, kind, request), job_id=job_id
+        )
+
+    def resume_forgets(self) -> list[ForgetJob]:
+        """Queue the forgets a previous engine over this Valkey started and did not
+        finish deleting (under their job ids); the jobs."""
+        resumed = []
+        for job_id, tenant, kind, request in self._pending.pending():
+            log.info("forget job %s of tenant %s: resumed", job_id, tenant)
+            run = self._runner(job_id, tenant, kind, request)
+            resumed.append(self._jobs.submit(tenant, kind, run, job_id=job_id))
+        return resumed
+
+    def _runner(
+        self, job_id: str, tenant: str, kind: ForgetKind, request: Mapping[str, Any]
+    ) -> Callable[[], ForgetReport]:
+        def deleted() -> None:
+            self._pending.drop(job_id)
+
+        if kind == "user":
+            user = str(request["user_id"])
+            return lambda: self._forget_user(user, tenant, deleted)
+        if kind == "memories":
+            chosen = tuple(str(i) for i in request["ids"])
+            return lambda: self._forget_memories(chosen, tenant, deleted)
+        prefix = tuple(str(p) for p in request["store_namespace"])
+        return lambda: self._forget_store(self._items_under(tenant, prefix), tenant, deleted)
 
     def forget_status(
         self, job_id: str, *, tenant: str = "default", timeout_s: float = 0.0
@@ -192,7 +222,7 @@ class Upkeep:
 
     # The forgets themselves, run by the jobs' worker one at a time.
 
-    def _forget_user(self, user_id: str, tenant: str) -> ForgetReport:
+    def _forget_user(self, user_id: str, tenant: str, deleted: Callable[[], None]) -> ForgetReport:
         # Waits for the write queue first, so nothing queued for the user lands after.
         self._flush()
         ended = self._end_sessions_of(user_id, tenant)
@@ -205,12 +235,15 @@ class Upkeep:
             memory_prefix=parts.memory.settings.redis_prefix,
             queues=(parts.queue_name,),
             sessions=[state.session_id for state in ended],
+            deleted=deleted,
         )
         report = replace(report, sessions_ended=len(ended))
         self._forgotten(report, user_id)
         return report
 
-    def _forget_memories(self, ids: Sequence[str], tenant: str) -> ForgetReport:
+    def _forget_memories(
+        self, ids: Sequence[str], tenant: str, deleted: Callable[[], None]
+    ) -> ForgetReport:
         self._flush()
         memory = self._parts.memory
         # The reader's cached reads (in L2) may hold these texts: dropped before the
@@ -222,13 +255,18 @@ class Upkeep:
             tenant,
             ids,
             memory_prefix=memory.settings.redis_prefix,
+            deleted=deleted,
         )
         self._forgotten(report, None)
         return report
 
-    def _forget_store(self, where: Filter, tenant: str) -> ForgetReport:
+    def _forget_store(
+        self, where: Filter, tenant: str, deleted: Callable[[], None]
+    ) -> ForgetReport:
         parts = self._parts
-        report = forget_store_items(parts.longterm, parts.memory.redis, tenant, where)
+        report = forget_store_items(
+            parts.longterm, parts.memory.redis, tenant, where, deleted=deleted
+        )
         self._forgotten(report, None)
         return report
 

@@ -21,7 +21,7 @@ rather than answering an error after deleting half of it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -74,9 +74,11 @@ def forget_user(
     memory_prefix: str,
     queues: Sequence[str],
     sessions: Sequence[str] = (),
+    deleted: Callable[[], None] | None = None,
 ) -> ForgetReport:
-    """Delete ``user``'s memories in ``tenant`` from L3 and Redis, then from the
-    files on disk. The caller stops the user's writers first (flushes the queue)."""
+    """Delete ``user``'s memories in ``tenant`` from L3 and Redis, call ``deleted``,
+    then delete them from the files on disk. The caller stops the user's writers
+    first (flushes the queue)."""
     check_id("tenant", tenant)
     check_id("user", user)
     check_room_to_forget(longterm)
@@ -90,7 +92,7 @@ def forget_user(
         queues=queues,
         sessions=sessions,
     )
-    _make_it_stick(longterm, redis_client)
+    _make_it_stick(longterm, redis_client, deleted)
     return ForgetReport(tenant, points, erased.keys_deleted, erased.stream_entries_deleted)
 
 
@@ -101,6 +103,7 @@ def forget_memories(
     ids: Sequence[str],
     *,
     memory_prefix: str,
+    deleted: Callable[[], None] | None = None,
 ) -> ForgetReport:
     """Delete the memories ``ids`` of ``tenant``: a fact with every version of its slot
     (and the slot record), an event as is, an episode with the facts extracted from
@@ -140,12 +143,17 @@ def forget_memories(
     with redis_errors("forget DEL"):
         for user, slot in sorted(slots):
             keys += int(redis_client.delete(slot_key(memory_prefix, tenant, user, slot)))
-    _make_it_stick(longterm, redis_client)
+    _make_it_stick(longterm, redis_client, deleted)
     return ForgetReport(tenant, points, keys, 0)
 
 
 def forget_store_items(
-    longterm: LongTermStore, redis_client: Any, tenant: str, where: Filter
+    longterm: LongTermStore,
+    redis_client: Any,
+    tenant: str,
+    where: Filter,
+    *,
+    deleted: Callable[[], None] | None = None,
 ) -> ForgetReport:
     """Delete the item-store items ``where`` selects (a namespace prefix of
     :class:`memstrata.sharing.items.ItemStore`), then from the files on disk."""
@@ -154,7 +162,7 @@ def forget_store_items(
         raise ValidationError("where", "must select items of the tenant it deletes in")
     check_room_to_forget(longterm)
     points = longterm.index.delete_where(MEMORIES, where)
-    _make_it_stick(longterm, redis_client)
+    _make_it_stick(longterm, redis_client, deleted)
     return ForgetReport(tenant, points, 0, 0)
 
 
@@ -167,9 +175,14 @@ def check_room_to_forget(longterm: LongTermStore) -> None:
         check(USER_COLLECTIONS)
 
 
-def _make_it_stick(longterm: LongTermStore, redis_client: Any) -> None:
+def _make_it_stick(
+    longterm: LongTermStore, redis_client: Any, deleted: Callable[[], None] | None
+) -> None:
     # Deleted is not gone: the engine's WAL and segments, and the server's AOF, keep
-    # what was deleted until they are rebuilt.
+    # what was deleted until they are rebuilt. ``deleted`` runs first, so what it
+    # writes to Valkey (the pending request dropped) is rewritten with the rest.
+    if deleted is not None:
+        deleted()
     longterm.index.purge()
     compact_persistence(redis_client)
 

@@ -6,27 +6,37 @@ Valkey's append-only file, which takes long on a large data dir (docs/benchmarks
 the order they were started; the caller gets a :class:`ForgetJob` at once and asks
 for it again by id (:meth:`ForgetJobs.get`, :meth:`ForgetJobs.wait`).
 
-Jobs live in this process only: a restart forgets the jobs (not what they deleted:
-a job's deletes are done before its rebuild starts, and a rebuild a crash
-interrupted is finished or undone when the index opens). The last
-:data:`KEPT_FINISHED` finished jobs are kept. A tenant sees only its own jobs: any
-other id, another tenant's included, is "not found" alike.
+A started forget is durable: :class:`PendingForgets` writes it to Valkey (the
+append-only file) before the job is answered, and drops it once its deletes are
+done, before the files are rewritten (so the request, which names the user, leaves
+Valkey's files with them). An engine that starts over the same Valkey runs the
+forgets still pending, under their job ids. What the rebuild of a crashed process left
+undone is finished or undone when the index opens; what a deleted point left on disk
+then goes with the next forget. Job states and reports live in this process only:
+the last :data:`KEPT_FINISHED` finished jobs are kept. A tenant sees only its own
+jobs: any other id, another tenant's included, is "not found" alike.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
+
+import orjson
 
 from memstrata.clock import Clock
 from memstrata.errors import BackendUnavailableError, NotFoundError, ValidationError
 from memstrata.upkeep.forget import ForgetReport
 from memstrata.validation import check_id
+from memstrata.working.redis_errors import REDIS_FAILURES, redis_errors
+
+log = logging.getLogger(__name__)
 
 JobState = Literal["queued", "running", "done", "failed"]
 ForgetKind = Literal["user", "memories", "store_namespace"]
@@ -72,9 +82,16 @@ class ForgetJobs:
     """The forget jobs of one engine, run one at a time on a daemon worker thread
     started with the first job."""
 
-    def __init__(self, clock: Clock, *, kept: int = KEPT_FINISHED) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        kept: int = KEPT_FINISHED,
+        on_finished: Callable[[ForgetJob], None] | None = None,
+    ) -> None:
         self._clock = clock
         self._kept = kept
+        self._on_finished = on_finished
         self._changed = threading.Condition()
         self._jobs: OrderedDict[str, _Entry] = OrderedDict()
         self._pending: deque[_Entry] = deque()
@@ -83,10 +100,18 @@ class ForgetJobs:
         self._closed = False
         self._running = False
 
-    def submit(self, tenant: str, kind: ForgetKind, run: Callable[[], ForgetReport]) -> ForgetJob:
-        """Queue ``run`` (the forget itself) as a job of ``tenant``; returns it queued."""
+    def submit(
+        self,
+        tenant: str,
+        kind: ForgetKind,
+        run: Callable[[], ForgetReport],
+        *,
+        job_id: str | None = None,
+    ) -> ForgetJob:
+        """Queue ``run`` (the forget itself) as a job of ``tenant`` (under ``job_id``,
+        else a new id); returns it queued."""
         job = ForgetJob(
-            id=uuid.uuid4().hex,
+            id=job_id or new_job_id(),
             tenant=check_id("tenant", tenant),
             kind=kind,
             state="queued",
@@ -139,7 +164,10 @@ class ForgetJobs:
             while self._pending:
                 entry = self._pending.popleft()
                 entry.run = None
-                self._record_end(entry, None, BackendUnavailableError("the engine closed first"))
+                closed = BackendUnavailableError(
+                    "the engine closed first; the forget runs when an engine starts again"
+                )
+                self._record_end(entry, None, closed, pending=True)
             self._changed.notify_all()
             if threading.current_thread() is not self._worker:
                 self._changed.wait_for(lambda: not self._running)
@@ -174,9 +202,15 @@ class ForgetJobs:
                 self._changed.notify_all()
 
     def _record_end(
-        self, entry: _Entry, report: ForgetReport | None, exc: BaseException | None
+        self,
+        entry: _Entry,
+        report: ForgetReport | None,
+        exc: BaseException | None,
+        *,
+        pending: bool = False,
     ) -> None:
-        # The caller holds the condition.
+        # The caller holds the condition. ``pending``: it never ran, and stays pending
+        # for the next engine (no ``on_finished``).
         entry.failure = exc
         entry.job = replace(
             entry.job,
@@ -189,3 +223,54 @@ class ForgetJobs:
         self._finished.append(entry.job.id)
         while len(self._finished) > self._kept:
             self._jobs.pop(self._finished.popleft(), None)
+        if self._on_finished is not None and not pending:
+            self._on_finished(entry.job)
+
+
+def new_job_id() -> str:
+    """A fresh forget job id."""
+    return uuid.uuid4().hex
+
+
+class PendingForgets:
+    """The forgets started and not yet deleted, kept in Valkey (one hash) so that a
+    restart runs them: ``request`` is what :meth:`Upkeep.start_forget` was given."""
+
+    def __init__(self, redis_client: Any, prefix: str) -> None:
+        self._redis = redis_client
+        self._key = f"{prefix}:forget:pending"
+
+    def add(self, job_id: str, tenant: str, kind: ForgetKind, request: dict[str, Any]) -> None:
+        """Keep the request; BackendError when Valkey does not take it (then no job
+        may start: it would not survive a restart)."""
+        record = orjson.dumps({"tenant": tenant, "kind": kind, "request": request})
+        with redis_errors("forget: HSET pending"):
+            self._redis.hset(self._key, job_id, record)
+
+    def drop(self, job_id: str) -> None:
+        """Forget the request once its deletes are done (best effort: a request left
+        behind runs again, and a forget run twice deletes nothing more)."""
+        try:
+            self._redis.hdel(self._key, job_id)
+        except REDIS_FAILURES as exc:
+            log.warning("forget job %s: could not drop its pending request: %s", job_id, exc)
+
+    def pending(self) -> list[tuple[str, str, ForgetKind, dict[str, Any]]]:
+        """``(job id, tenant, kind, request)`` of every forget still pending, oldest
+        request first as far as Valkey keeps order; [] when Valkey cannot be read
+        (logged: they run at the next start that can)."""
+        try:
+            raw = self._redis.hgetall(self._key) or {}
+        except REDIS_FAILURES as exc:
+            log.warning("pending forgets could not be read: %s", exc)
+            return []
+        found: list[tuple[str, str, ForgetKind, dict[str, Any]]] = []
+        for job_id, value in raw.items():
+            key = job_id.decode() if isinstance(job_id, bytes) else str(job_id)
+            try:
+                record = orjson.loads(value)
+                found.append((key, record["tenant"], record["kind"], record["request"]))
+            except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+                log.warning("pending forget %s is unreadable (%s): dropped", key, exc)
+                self.drop(key)
+        return found
