@@ -52,6 +52,7 @@ from memstrata.session import SessionState
 from memstrata.sharing.items import StoreItem
 from memstrata.sharing.namespaces import AccessRequest, Namespace, SharedItem
 from memstrata.upkeep.forget import ForgetReport
+from memstrata.upkeep.jobs import ForgetJob
 from memstrata.working.values import SeriesPoint, WorkingItem
 from memstrata.write.submit import WriteReceipt
 
@@ -435,4 +436,18 @@ def feedback_report_out(report: FeedbackReport) -> m.FeedbackReportOut:
 def health_out(report: HealthReport) -> m.HealthReportOut:
     return m.HealthReportOut(
         samples=report.samples, markdown=render_markdown(report), html=render_html(report)
+    )
+
+
+def forget_job_out(job: ForgetJob) -> m.ForgetJobOut:
+    return m.ForgetJobOut(
+        job_id=job.id,
+        kind=job.kind,
+        state=job.state,
+        submitted_at=job.submitted_at,
+        started_at=job.started_at,
+        finished_at=job.finished_at,
+        report=None if job.report is None else forget_out(job.report),
+        error_type=job.error_type,
+        error=job.error,
     )

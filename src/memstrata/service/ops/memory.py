@@ -14,7 +14,6 @@ from memstrata.service.capability import (
     Operation,
 )
 from memstrata.service.ops.clearance import cleared_retrieval
-from memstrata.upkeep.jobs import ForgetJob
 
 
 def _observe(call: Call, req: m.ObserveRequest) -> m.Receipt:
@@ -42,26 +41,12 @@ def _forget(call: Call, req: m.ForgetRequest) -> m.ForgetJobOut:
     )
     if req.wait:  # a failed forget answers its own error, as it did when it ran here
         job = call.engine.wait_forget(job.id, tenant=tenant, timeout_s=req.timeout_s)
-    return _job_out(job)
+    return convert.forget_job_out(job)
 
 
 def _forget_status(call: Call, req: m.ForgetStatusRequest) -> m.ForgetJobOut:
     job = call.engine.forget_status(req.job_id, tenant=call.caller.tenant, timeout_s=req.timeout_s)
-    return _job_out(job)
-
-
-def _job_out(job: ForgetJob) -> m.ForgetJobOut:
-    return m.ForgetJobOut(
-        job_id=job.id,
-        kind=job.kind,
-        state=job.state,
-        submitted_at=job.submitted_at,
-        started_at=job.started_at,
-        finished_at=job.finished_at,
-        report=None if job.report is None else convert.forget_out(job.report),
-        error_type=job.error_type,
-        error=job.error,
-    )
+    return convert.forget_job_out(job)
 
 
 def _retrieve(call: Call, req: m.RetrieveRequest) -> m.RetrievalOut:
