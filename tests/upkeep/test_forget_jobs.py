@@ -6,11 +6,17 @@ from __future__ import annotations
 import threading
 
 import pytest
+import redis.exceptions
 
 from memstrata.clock import SystemClock
-from memstrata.errors import BackendUnavailableError, DiskSpaceError, NotFoundError
+from memstrata.errors import (
+    BackendError,
+    BackendUnavailableError,
+    DiskSpaceError,
+    NotFoundError,
+)
 from memstrata.upkeep.forget import ForgetReport
-from memstrata.upkeep.jobs import ForgetJobs
+from memstrata.upkeep.jobs import ForgetJobs, PendingForgets
 
 
 def _report(tenant: str, points: int = 1) -> ForgetReport:
@@ -125,3 +131,21 @@ def test_only_the_last_finished_jobs_are_kept() -> None:
         jobs.get(ids[0], "acme")
     assert jobs.get(ids[2], "acme").state == "done"
     jobs.close()
+
+
+class _DeadValkey:
+    """A Valkey that refuses every command, as a killed one does."""
+
+    def _refuse(self, *args: object) -> None:
+        raise redis.exceptions.ConnectionError("Connection refused")
+
+    hset = hdel = hgetall = _refuse
+
+
+def test_a_forget_valkey_cannot_keep_is_refused_with_a_typed_error() -> None:
+    pending = PendingForgets(_DeadValkey(), "mv")
+    with pytest.raises(BackendError) as refused:  # unavailable: 503, never a job id
+        pending.add("job-1", "acme", "user", {"user_id": "bob"})
+    assert "forget" in str(refused.value)
+    assert pending.pending() == []  # read at start: logged, the start goes on
+    pending.drop("job-1")  # best effort: the request runs again at most
