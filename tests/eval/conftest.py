@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +13,39 @@ import pytest
 from memstrata.testing.synthetic_longmemeval import write as write_synthetic_lme
 
 REPO = Path(__file__).resolve().parents[2]
-# CC BY-NC: read from the shared folder at test time, never copied into the repository.
-LOCOMO = REPO.parent / "shared" / "data" / "locomo" / "locomo10.json"
+_IN_SHARED = Path("data") / "locomo" / "locomo10.json"
+
+
+def _origin_checkout() -> Path | None:
+    """The checkout a local clone was made from (``git clone /path/to/repo``)."""
+    try:
+        url = subprocess.run(
+            ["git", "-C", str(REPO), "config", "--get", "remote.origin.url"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    path = Path(url.removeprefix("file://"))
+    return path if url and path.is_absolute() else None
+
+
+def _find_locomo() -> Path:
+    # CC BY-NC: read from the shared folder beside the checkout at test time, never
+    # copied into the repository: MEMSTRATA_LOCOMO, else ../shared of this checkout,
+    # else ../shared of the checkout this one was cloned from.
+    if os.environ.get("MEMSTRATA_LOCOMO"):
+        return Path(os.environ["MEMSTRATA_LOCOMO"])
+    here = REPO.parent / "shared" / _IN_SHARED
+    origin = _origin_checkout()
+    if here.is_file() or origin is None:
+        return here
+    return origin.parent / "shared" / _IN_SHARED
+
+
+LOCOMO = _find_locomo()
 
 
 def locomo_subset(sessions: int = 2) -> dict[str, Any]:
