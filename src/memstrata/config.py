@@ -46,6 +46,49 @@ DEFAULT_SEARCH_THREADS = 1
 MAX_SEARCH_THREADS = 256
 
 
+KNOT_PAIRS = ("en-zh", "zh-zh", "zh-en", "mixed-zh", "mixed-en")
+"""Question language - memory language pairs the multilingual route serves (a mixed
+memory counts as Chinese; English over English is MiniLM's)."""
+
+
+def _tuples(value: object) -> object:
+    if isinstance(value, list | tuple):
+        return tuple(_tuples(v) for v in value)
+    return value
+
+
+def _check_knots(raw: object) -> Any:
+    """``multilingual_knots`` as nested tuples (a settings file gives lists): one
+    entry per query language, each knot list increasing, within [0, 1]."""
+    where = "longterm.multilingual_knots"
+    value = _tuples(raw)
+    if not isinstance(value, tuple):
+        raise ConfigError(f"{where}: must be a list of [language, knots]")
+    seen: set[str] = set()
+    for entry in value:
+        if not isinstance(entry, tuple) or len(entry) != 2 or entry[0] not in KNOT_PAIRS:
+            raise ConfigError(f"{where}: each entry is [{'|'.join(KNOT_PAIRS)}, [[x, y], ...]]")
+        lang, knots = entry
+        if lang in seen:
+            raise ConfigError(f"{where}: {lang} given twice")
+        seen.add(lang)
+        if not isinstance(knots, tuple) or len(knots) < 2:
+            raise ConfigError(f"{where}.{lang}: at least two [x, y] knots")
+        previous = (-1.0, -1.0)
+        for knot in knots:
+            if (
+                not isinstance(knot, tuple)
+                or len(knot) != 2
+                or any(isinstance(v, bool) or not isinstance(v, int | float) for v in knot)
+                or not all(0 <= v <= 1 for v in knot)
+                or knot[0] <= previous[0]
+                or knot[1] < previous[1]
+            ):
+                raise ConfigError(f"{where}.{lang}: knots must rise, each [x, y] in [0, 1]")
+            previous = (float(knot[0]), float(knot[1]))
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class LongTermSettings:
     """L3 parameters (docs/architecture.md, "The layers", "Parameters")."""
@@ -124,8 +167,46 @@ class LongTermSettings:
     server_timeout_s: float = 10.0
     """Timeout of each request to a Qdrant server (``qdrant_url``): bounds writes
     and the background calls a deadline abandoned."""
+    # The multilingual dense route (docs/architecture.md, "Languages").
+    multilingual: bool = True
+    """Embed every L3 text with a second model that puts Chinese and English in one
+    space (multilingual USE v3, stored as the ``multilingual`` vector) and route
+    Chinese, mixed and cross-language questions through it. False: MiniLM and BM25
+    only (English-only deployments: one model fewer to load, one embedding less a write)."""
+    multilingual_knots: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = (
+        ("en-zh", ((0.0, 0.0), (0.25, 0.27), (0.305, 0.36), (0.49, 0.63), (1.0, 1.0))),
+        ("zh-zh", ((0.0, 0.0), (0.28, 0.27), (0.314, 0.36), (0.448, 0.63), (1.0, 1.0))),
+        ("zh-en", ((0.0, 0.0), (0.235, 0.27), (0.27, 0.36), (0.44, 0.63), (1.0, 1.0))),
+        ("mixed-zh", ((0.0, 0.0), (0.33, 0.27), (0.387, 0.36), (0.447, 0.63), (1.0, 1.0))),
+        ("mixed-en", ((0.0, 0.0), (0.235, 0.27), (0.27, 0.36), (0.44, 0.63), (1.0, 1.0))),
+    )
+    """Per question language and memory language (``zh-en``: a Chinese question, an
+    English memory; a mixed memory counts as Chinese), the multilingual route's cosine
+    mapped onto MiniLM's scale: ``(multilingual cosine, MiniLM-scale cosine)`` knots,
+    increasing, joined by straight lines. Every confidence threshold
+    (``low_confidence_cosine``, ``skip_below_cosine``, the decision thresholds) is
+    read against the mapped value, so each keeps its meaning whichever route measured
+    it (docs/benchmarks.md, "Languages": how the knots were chosen)."""
+    multilingual_cross_weight: float = 1.0
+    """Weight of an English question's cross-language route (the multilingual vector
+    over Chinese and mixed points only) against the raw query route."""
+    multilingual_sparse_weight: float = 0.15
+    """Weight of BM25 in a Chinese or mixed question's routes (the English routes use
+    ``retrieval.sparse_weight``): BM25 is divided by the route's best score, and in
+    Chinese the best may share only a character or two with the question."""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.multilingual, bool):
+            raise ConfigError("longterm.multilingual: must be true or false")
+        object.__setattr__(self, "multilingual_knots", _check_knots(self.multilingual_knots))
+        for name in ("multilingual_cross_weight", "multilingual_sparse_weight"):
+            weight = getattr(self, name)
+            if (
+                isinstance(weight, bool)
+                or not isinstance(weight, int | float)
+                or not 0 <= weight <= 4
+            ):
+                raise ConfigError(f"longterm.{name}: must be a number in [0, 4]")
         for name in ("search_deadline_s", "read_deadline_s", "embed_deadline_s"):
             value = getattr(self, name)
             if (
@@ -518,6 +599,45 @@ class DecisionSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class IntentSettings:
+    """How a message sent without a step intent is understood
+    (:mod:`memstrata.router.recognize`): its intent is recognized among the registered
+    ones from their examples in the multilingual embedding space, or by an
+    OpenAI-compatible chat model when ``llm_base_url`` is set (its key from
+    ``MEMSTRATA_LLM_API_KEY``; the examples answer whenever it fails). Under
+    ``min_confidence`` the message goes to ``fallback``."""
+
+    min_confidence: float = 0.4
+    """Below this the message falls back (chosen on the dev split of ``memstrata eval
+    intents``: docs/benchmarks.md)."""
+    lexical_weight: float = 0.0
+    """The share of the words a message and an example have in common in their score
+    (the rest is their cosine); 0: the cosine alone, which the blend did not beat on
+    the dev split."""
+    top_examples: int = 2
+    """An intent's score is the mean of its closest this many examples' scores."""
+    fallback: str = "respond"
+    """The general conversational intent a message no intent fits is routed to."""
+    llm_base_url: str | None = None
+    llm_model: str = "default"
+    timeout_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        _check_model_endpoint("intents", self.llm_base_url, self.timeout_s)
+        for name in ("min_confidence", "lexical_weight"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"intents.{name}: must be a number")
+            if not 0.0 <= value <= 1.0:
+                raise ConfigError(f"intents.{name}: must be within [0, 1]")
+        if not isinstance(self.fallback, str) or not self.fallback:
+            raise ConfigError("intents.fallback: must be an intent name")
+        top = self.top_examples
+        if isinstance(top, bool) or not isinstance(top, int) or top <= 0:
+            raise ConfigError("intents.top_examples: must be an integer > 0")
+
+
+@dataclass(frozen=True, slots=True)
 class FaultSettings:
     """FAULT INJECTION for load benchmarks and drills (``memstrata bench load``), off by
     default: never set it in a deployment. With ``l3_read_delay_s`` every read of the
@@ -558,6 +678,7 @@ class Settings:
     extractor: ExtractorSettings = field(default_factory=ExtractorSettings)
     tracing: TracingSettings = field(default_factory=TracingSettings)
     decision: DecisionSettings = field(default_factory=DecisionSettings)
+    intents: IntentSettings = field(default_factory=IntentSettings)
     faults: FaultSettings = field(default_factory=FaultSettings)
     """Fault injection for benchmarks and drills only (off by default)."""
     redact_logs: bool = True

@@ -585,7 +585,7 @@ class ContextEngine:
     def route(
         self,
         session: SessionState | str,
-        step_intent: str,
+        step_intent: str | None = None,
         query: str | None = None,
         *,
         agent: str | None = None,
@@ -593,9 +593,14 @@ class ContextEngine:
     ) -> ContextBundle:
         """The context bundle for the session's current step.
 
-        With ``agent``, the items of every shared namespace the agent may read are
-        merged in (provenance source ``namespace:<name>``). Items above ``clearance``
-        (:mod:`memstrata.permissions`) are left out.
+        Without ``step_intent`` the intent is recognized from ``query`` (the user's
+        message, then required) among the registered ones, in Chinese or English;
+        under ``Settings.intents.min_confidence`` it falls back to ``respond``.
+        ``bundle.recognized`` says which intent, with what confidence, whether it
+        fell back, and the entities the message names. With ``agent``, the items of
+        every shared namespace the agent may read are merged in (provenance source
+        ``namespace:<name>``). Items above ``clearance`` (:mod:`memstrata.permissions`)
+        are left out.
         """
         return self._reader.route(session, step_intent, query, agent=agent, clearance=clearance)
 
@@ -638,7 +643,7 @@ class ContextEngine:
     def build_context(
         self,
         session: SessionState | str,
-        step_intent: str,
+        step_intent: str | None,
         user_input: str,
         *,
         system_prompt: str,
@@ -664,7 +669,8 @@ class ContextEngine:
         the turns in ``summary.covers`` in the history passed next time, and is never
         summarized again. ``agent`` and
         ``clearance`` are :meth:`route`'s: shared namespaces merged in, and nothing
-        above the clearance in the messages.
+        above the clearance in the messages. With ``step_intent`` None the intent is
+        recognized from ``user_input`` (see :meth:`route`; ``result.recognized``).
         """
         return self._reader.build_context(
             session,
@@ -709,14 +715,17 @@ class ContextEngine:
     def decide(
         self,
         session: SessionState | str,
-        bundle: ContextBundle,
+        bundle: ContextBundle | None = None,
         *,
         question: str = "",
         given: Mapping[str, Any] | None = None,
     ) -> Decision:
         """Answer, call a tool, or ask, from a judgment of ``bundle``;
         writes the step's trace card (``decision.card_id``). ``given`` holds what the
-        caller parsed from this turn (an order id, say), as ``given.<name>`` facts."""
+        caller parsed from this turn (an order id, say), as ``given.<name>`` facts.
+        Without ``bundle`` the step is routed from ``question`` alone (its intent
+        recognized: :meth:`route`), and the card records the intent recognized, its
+        confidence, whether it fell back and the entities."""
         return self._decisions.decide(session, bundle, question=question, given=given)
 
     def call_tool(

@@ -46,7 +46,9 @@ from memstrata.config import MemorySettings, PipelineSettings, Settings, setting
 from memstrata.decision import CardStore, DecisionLayer, DecisionMetrics, RiskThresholds
 from memstrata.decision.model_judge import ModelJudge
 from memstrata.disk import DiskGuard, DiskPolicy, check_start
+from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.defaults import default_embedder
+from memstrata.embed.multilingual import MultilingualEmbedder
 from memstrata.embed.protocol import Embedder, embed_one
 from memstrata.errors import ConfigError, ModelError, ModelUnavailableError
 from memstrata.extract.protocol import Extractor
@@ -69,6 +71,8 @@ from memstrata.retrieval.fallback import ReadFallback
 from memstrata.retrieval.guard import ReadGuard
 from memstrata.router import DEFAULT_INTENTS, SEED_INTENTS, ContextRouter, IntentRegistry
 from memstrata.router.intents import active_only
+from memstrata.router.recognize import ExampleRecognizer, MessageUnderstanding, TextEmbedder
+from memstrata.router.recognize_llm import ModelRecognizer
 from memstrata.session import SessionRegistry
 from memstrata.sharing.items import ItemStore
 from memstrata.sharing.namespaces import NamespaceStore
@@ -200,6 +204,14 @@ def disk_guard(settings: Settings, policy: DiskPolicy | None = None) -> DiskGuar
     return DiskGuard(paths, policy)
 
 
+def default_multilingual(settings: Settings) -> Embedder | None:
+    """The second dense model when ``settings.longterm.multilingual`` asks for it
+    (multilingual USE v3 behind an LRU cache of recent texts), else None."""
+    if not settings.longterm.multilingual:
+        return None
+    return CachedEmbedder(MultilingualEmbedder())
+
+
 def open_longterm(
     settings: Settings,
     index: VectorIndex,
@@ -207,10 +219,20 @@ def open_longterm(
     *,
     clock: Clock,
     sanitizer: PayloadSanitizer | None = None,
+    multilingual: Embedder | None = None,
 ) -> LongTermStore:
-    """The L3 facade with the settings' parameters."""
+    """The L3 facade with the settings' parameters; ``multilingual``: the second dense
+    model (default: :func:`default_multilingual`; none when the settings turn it off)."""
+    if multilingual is None or not settings.longterm.multilingual:
+        multilingual = default_multilingual(settings)
     return LongTermStore(
-        index, embedder, Bm25Encoder(), settings.longterm, clock=clock, sanitizer=sanitizer
+        index,
+        embedder,
+        Bm25Encoder(),
+        settings.longterm,
+        clock=clock,
+        sanitizer=sanitizer,
+        multilingual=multilingual,
     )
 
 
@@ -446,6 +468,41 @@ def _decision_layer(
     )
 
 
+def build_understanding(
+    settings: Settings, embed: TextEmbedder | None = None
+) -> MessageUnderstanding:
+    """How a message without a step intent is understood (``settings.intents``): by
+    its nearest intent examples in the multilingual space (``embed``, default the
+    multilingual USE, loaded on first use), or by the configured chat model with the
+    examples as its backup."""
+    config = settings.intents
+    examples = ExampleRecognizer(
+        embed or MultilingualEmbedder().embed,
+        lexical_weight=config.lexical_weight,
+        top=config.top_examples,
+    )
+    model: ModelRecognizer | None = None
+    if config.llm_base_url:
+        model = ModelRecognizer(
+            ChatEndpoint(
+                config.llm_base_url,
+                config.llm_model,
+                os.environ.get("MEMSTRATA_LLM_API_KEY"),
+                what="LLM intent endpoint",
+                error=ModelError,
+                unavailable=ModelUnavailableError,
+                timeout_s=config.timeout_s,
+                max_retries=1,
+            )
+        )
+    return MessageUnderstanding(
+        model or examples,
+        min_confidence=config.min_confidence,
+        fallback=config.fallback,
+        backup=examples if model is not None else None,
+    )
+
+
 def intent_registry(intents: IntentRegistry | None) -> IntentRegistry:
     """The engine's intents: the caller's registry (else the seed intents) plus the
     general-purpose ones it does not define; unrestricted ``memories`` needs read
@@ -537,12 +594,15 @@ def build_stack(
     span_processor: SpanProcessor | None = None,
     disk: DiskPolicy | None = None,
     index: VectorIndex | None = None,
+    multilingual: Embedder | None = None,
 ) -> Stack:
     """Start (or connect to) every backend named by ``settings`` and build the stack
     over them (see :meth:`memstrata.engine.ContextEngine.open` for the arguments;
     ``disk``: the free-space thresholds and probe, :mod:`memstrata.disk`; ``index``:
     an L3 index opened already, in place of the one ``settings`` names: a test wraps
-    :func:`open_index`'s in a fault injector, ``memstrata.testing.faults``).
+    :func:`open_index`'s in a fault injector, ``memstrata.testing.faults``;
+    ``multilingual``: the second dense model in place of the default one, used when
+    ``settings.longterm.multilingual`` is on).
     Refuses to start (DiskSpaceError) when the data directory's disk cannot hold the
     embedded store; whatever was started is stopped again when building fails."""
     settings = settings or Settings()
@@ -576,6 +636,7 @@ def build_stack(
             embedder,
             clock=clock,
             sanitizer=sanitizer,
+            multilingual=multilingual,
         )
         closers.insert(0, longterm.close)
         read_guard = open_guard(settings)
@@ -642,6 +703,7 @@ def build_stack(
             reader,
             clock,
             lambda text: embed_one(embedder, text),
+            build_understanding(settings),
         ),
         hot_knowledge=HotKnowledge(longterm, sanitizer, clock, reader=reader),
         knowledge_ingestor=KnowledgeIngestor(longterm, sanitizer, clock, manifest_dir=data_dir),
@@ -729,6 +791,7 @@ def build_capabilities(parts: EngineParts) -> Capabilities:
         redis_client=parts.memory.redis,
         longterm=parts.longterm,
         clock=parts.clock,
+        route=reader.route,
         tracing=parts.tracing,
     )
     return Capabilities(sessions, writer, reader, knowledge, decisions, sharing, upkeep)

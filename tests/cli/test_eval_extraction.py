@@ -56,10 +56,11 @@ def test_the_packaged_set_prints_one_json_document() -> None:
     result = runner.invoke(app, ["eval", "extraction", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)  # the whole stdout is one document
-    assert report["data"]["source"] == "statements.jsonl"
+    assert report["data"]["source"] == "statements.jsonl + heldback.jsonl"
+    assert report["data"]["tuned_on"] == ["dev"]
     assert report["scored"] == "facts and events"
     rules = report["results"]["rules"]
-    assert set(rules) == {"dev", "test", "all"}
+    assert set(rules) == {"dev", "test", "heldback", "all"}  # each split apart
     assert "llm" not in report["results"]  # no endpoint, no LLM run
     for split in ("dev", "test"):
         assert rules[split]["precision"] >= 0.95 and rules[split]["recall"] >= 0.85
@@ -83,7 +84,7 @@ def test_a_split_and_a_data_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--split", "train"], "split: must be one of dev, test, all"),
+        (["--split", "train"], "split: must be one of dev, test, heldback, all"),
         (["--llm-base-url", "http://127.0.0.1:9"], "llm_model:"),
     ],
 )
@@ -180,3 +181,17 @@ def test_an_llm_endpoint_is_scored_in_the_same_run(
     assert llm["supersede"]["failures"] == [{"id": "zh-sequence-001", "attribute": "city"}]
     assert results["rules"]["all"]["supersede"]["accuracy"] == 1.0
     assert len(seen) == 4 and seen[0]["Authorization"] == "Bearer sk-eval-test-key"
+
+
+def test_help_says_the_held_back_split_is_never_tuned_on() -> None:
+    result = runner.invoke(app, ["eval", "extraction", "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    assert "heldback" in result.stdout and "never are" in result.stdout
+
+
+def test_the_held_back_split_alone() -> None:
+    result = runner.invoke(app, ["eval", "extraction", "--split", "heldback", "--json"])
+    assert result.exit_code == 0, result.output
+    rules = json.loads(result.stdout)["results"]["rules"]
+    assert list(rules) == ["heldback"] and rules["heldback"]["rows"] >= 150
+    assert set(rules["heldback"]["by_lang"]) == {"en", "zh", "mixed"}

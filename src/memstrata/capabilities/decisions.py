@@ -32,6 +32,8 @@ from memstrata.tracing import Tracing, traced
 from memstrata.validation import check_id
 
 SessionOf = Callable[[SessionState | str], SessionState]
+RouteOf = Callable[[SessionState, str | None, str | None], ContextBundle]
+"""``(session, step_intent, message)`` -> the step's bundle (the reader's route)."""
 MetricsSnapshot = Callable[[], dict[str, list[dict[str, Any]]]]
 
 
@@ -48,10 +50,12 @@ class Decisions:
         redis_client: Any,
         longterm: LongTermStore,
         clock: Clock,
+        route: RouteOf | None = None,
         tracing: Tracing | None = None,
     ) -> None:
         # Spans of each traced call (memstrata.tracing reads ``_tracing``).
         self._tracing = tracing
+        self._route = route
         self._layer = layer
         self._intents = intents
         self._session_of = session_of
@@ -97,14 +101,23 @@ class Decisions:
     def decide(
         self,
         session: SessionState | str,
-        bundle: ContextBundle,
+        bundle: ContextBundle | None = None,
         *,
         question: str = "",
         given: Mapping[str, Any] | None = None,
     ) -> Decision:
-        """Answer, call a tool, or ask, from a judgment of ``bundle``; writes the
-        step's trace card."""
+        """Answer, call a tool, or ask, from a judgment of ``bundle`` (without one,
+        the step routed from ``question``, its intent recognized); writes the step's
+        trace card."""
         state = self._session_of(session)
+        if bundle is None:
+            if not isinstance(question, str) or not question.strip():
+                raise ValidationError(
+                    "question", "is required without a bundle: the intent is recognized from it"
+                )
+            if self._route is None:
+                raise ValidationError("bundle", "is required: this engine routes no messages")
+            bundle = self._route(state, None, question)
         if not isinstance(bundle, ContextBundle):
             raise ValidationError("bundle", "must be the ContextBundle route() returned")
         intent = self._intents.get(bundle.step_intent)

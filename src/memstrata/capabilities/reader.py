@@ -49,6 +49,7 @@ from memstrata.retrieval.guard import BELOW_THRESHOLD, OUTAGE_REASONS
 from memstrata.retrieval.visibility import check_as_of, memory_types
 from memstrata.router import ContextBundle, ContextRouter, IntentRegistry, IntentSpec
 from memstrata.router.intents import active_only
+from memstrata.router.recognize import Recognition
 from memstrata.session import SessionState
 from memstrata.sharing.namespaces import SharedItem, shared_context_items
 from memstrata.tracing import Tracing, traced
@@ -186,48 +187,54 @@ class Reader:
     def route(
         self,
         session: SessionState | str,
-        step_intent: str,
+        step_intent: str | None = None,
         query: str | None = None,
         *,
         agent: str | None = None,
         clearance: Level = "high",
         memories: RetrievalResult | None = None,
+        recognized: Recognition | None = None,
     ) -> ContextBundle:
         """The context bundle for the session's current step (see
         :meth:`ContextEngine.route`). ``memories``: a retrieval of the user's memories
         for ``query`` made already, which the intent's ``memories`` needs take their
-        items from (``build_context`` reads memories once)."""
+        items from (``build_context`` reads memories once); ``recognized``: the
+        intent recognized from ``query`` already."""
         check_level("clearance", clearance)
         self._health_tick()
         state = self._session_of(session)
         started = time.perf_counter()
         with self._counting_failures(step_intent):
-            bundle = self._router.route(state, step_intent, query, memories=memories)
-        self._metrics.observe_route(step_intent, time.perf_counter() - started, bundle)
+            bundle = self._router.route(
+                state, step_intent, query, memories=memories, recognized=recognized
+            )
+        self._metrics.observe_route(bundle.step_intent, time.perf_counter() - started, bundle)
         if agent is not None:
             shared = shared_context_items(self._shared(state.tenant, agent), self._clock.now())
             bundle = replace(bundle, items=bundle.items + shared)
         return bundle.cleared_for(clearance)
 
     @contextmanager
-    def _counting_failures(self, step_intent: str) -> Iterator[None]:
+    def _counting_failures(self, step_intent: str | None) -> Iterator[None]:
         """A failed route counted under its intent (``unknown`` for an unknown one)."""
         try:
             yield
         except Exception as exc:
             known = isinstance(step_intent, str) and not isinstance(exc, UnknownIntentError)
-            self._metrics.route_failed(step_intent if known else "unknown")
+            self._metrics.route_failed(step_intent if known and step_intent else "unknown")
             raise
 
-    def _checked(self, step_intent: str, query: str) -> None:
+    def _resolved(self, step_intent: str | None, user_input: str) -> Recognition | None:
+        """Refuses what route would, before anything is read; recognizes the intent
+        from ``user_input`` when none is named."""
         with self._counting_failures(step_intent):
-            self._router.checked(step_intent, query)
+            return self._router.resolve(step_intent, user_input, field="user_input")[1]
 
     @traced("engine.build_context", fields=("step_intent", "model", "k"))
     def build_context(
         self,
         session: SessionState | str,
-        step_intent: str,
+        step_intent: str | None,
         user_input: str,
         *,
         system_prompt: str,
@@ -243,10 +250,11 @@ class Reader:
         """The step's model call within the token budget of ``model`` (see
         :meth:`ContextEngine.build_context`). The user's memories are retrieved once
         for ``user_input``; the intent's ``memories`` needs take their items from
-        that retrieval."""
+        that retrieval. Without ``step_intent`` the intent is recognized from
+        ``user_input`` (``result.recognized``)."""
         state = self._session_of(session)
         check_level("clearance", clearance)
-        self._checked(step_intent, user_input)  # refused before anything is read
+        recognized = self._resolved(step_intent, user_input)  # refused before any read
         recent = tuple(t.content for t in history if t.role == "user")[-3:]
         now = self._clock.now()
         # A pasted document as the input: retrieve with its end (the ask is usually last).
@@ -259,7 +267,13 @@ class Reader:
             recent=recent,
         )
         bundle = self.route(
-            state, step_intent, user_input, agent=agent, clearance=clearance, memories=retrieved
+            state,
+            step_intent,
+            user_input,
+            agent=agent,
+            clearance=clearance,
+            memories=retrieved,
+            recognized=recognized,
         )
         memory = list(from_bundle(bundle))
         seen = {item.ref for item in memory}
@@ -294,7 +308,7 @@ class Reader:
             counter_for_model(model),
         )
         self._metrics.observe_context(built)
-        return built
+        return built if recognized is None else replace(built, recognized=recognized)
 
     def count_memories(
         self,

@@ -66,11 +66,11 @@ class ClientMethods(ClientBase):
         """Multi-route retrieval of memories or knowledge, with confidence. (role: reader)"""
         return self._call("retrieve", m.RetrieveRequest, m.RetrievalOut, query=query, user_id=user_id, k=k, collection=collection, include_history=include_history, as_of=as_of)
 
-    def route(self, session_id: str, step_intent: str, *, query: str | None = None) -> m.Bundle:
+    def route(self, session_id: str, step_intent: str | None = None, *, query: str | None = None) -> m.Bundle:
         """ContextRequest(session_id, step_intent) -> ContextBundle. (role: reader)"""
         return self._call("route", m.RouteRequest, m.Bundle, session_id=session_id, step_intent=step_intent, query=query)
 
-    def build_context(self, session_id: str, step_intent: str, user_input: str, system_prompt: str, *, model: str = 'gpt-4o', history: list[m.TurnIn] | None = None, tool_results: list[m.ToolResultIn] | None = None, k: int = 10, window_tokens: int | None = None) -> m.BuiltContextOut:
+    def build_context(self, session_id: str, step_intent: str | None, user_input: str, system_prompt: str, *, model: str = 'gpt-4o', history: list[m.TurnIn] | None = None, tool_results: list[m.ToolResultIn] | None = None, k: int = 10, window_tokens: int | None = None) -> m.BuiltContextOut:
         """The step's model call assembled within the token budget. (role: reader)"""
         return self._call("build_context", m.BuildContextRequest, m.BuiltContextOut, session_id=session_id, step_intent=step_intent, user_input=user_input, system_prompt=system_prompt, model=model, history=history, tool_results=tool_results, k=k, window_tokens=window_tokens)
 
@@ -186,7 +186,7 @@ class ClientMethods(ClientBase):
         """How an intent's steps decide: risk, evidence, key information, tool. (role: admin)"""
         return self._call("register_policy", m.StepPolicyModel, m.StepPolicyModel, intent=intent, risk=risk, evidence=evidence, slots=slots, tool=tool, tool_params=tool_params)
 
-    def decide(self, session_id: str, step_intent: str, *, query: str | None = None, question: str | None = None, given: dict[str, JsonValue] | None = None) -> m.DecisionOut:
+    def decide(self, session_id: str, step_intent: str | None = None, *, query: str | None = None, question: str | None = None, given: dict[str, JsonValue] | None = None) -> m.DecisionOut:
         """Route the step and decide: answer, call a tool, or ask (writes a trace card). (role: writer)"""
         return self._call("decide", m.DecideRequest, m.DecisionOut, session_id=session_id, step_intent=step_intent, query=query, question=question, given=given)
 
@@ -282,11 +282,11 @@ class AsyncClientMethods(AsyncClientBase):
         """Multi-route retrieval of memories or knowledge, with confidence. (role: reader)"""
         return await self._call("retrieve", m.RetrieveRequest, m.RetrievalOut, query=query, user_id=user_id, k=k, collection=collection, include_history=include_history, as_of=as_of)
 
-    async def route(self, session_id: str, step_intent: str, *, query: str | None = None) -> m.Bundle:
+    async def route(self, session_id: str, step_intent: str | None = None, *, query: str | None = None) -> m.Bundle:
         """ContextRequest(session_id, step_intent) -> ContextBundle. (role: reader)"""
         return await self._call("route", m.RouteRequest, m.Bundle, session_id=session_id, step_intent=step_intent, query=query)
 
-    async def build_context(self, session_id: str, step_intent: str, user_input: str, system_prompt: str, *, model: str = 'gpt-4o', history: list[m.TurnIn] | None = None, tool_results: list[m.ToolResultIn] | None = None, k: int = 10, window_tokens: int | None = None) -> m.BuiltContextOut:
+    async def build_context(self, session_id: str, step_intent: str | None, user_input: str, system_prompt: str, *, model: str = 'gpt-4o', history: list[m.TurnIn] | None = None, tool_results: list[m.ToolResultIn] | None = None, k: int = 10, window_tokens: int | None = None) -> m.BuiltContextOut:
         """The step's model call assembled within the token budget. (role: reader)"""
         return await self._call("build_context", m.BuildContextRequest, m.BuiltContextOut, session_id=session_id, step_intent=step_intent, user_input=user_input, system_prompt=system_prompt, model=model, history=history, tool_results=tool_results, k=k, window_tokens=window_tokens)
 
@@ -402,7 +402,7 @@ class AsyncClientMethods(AsyncClientBase):
         """How an intent's steps decide: risk, evidence, key information, tool. (role: admin)"""
         return await self._call("register_policy", m.StepPolicyModel, m.StepPolicyModel, intent=intent, risk=risk, evidence=evidence, slots=slots, tool=tool, tool_params=tool_params)
 
-    async def decide(self, session_id: str, step_intent: str, *, query: str | None = None, question: str | None = None, given: dict[str, JsonValue] | None = None) -> m.DecisionOut:
+    async def decide(self, session_id: str, step_intent: str | None = None, *, query: str | None = None, question: str | None = None, given: dict[str, JsonValue] | None = None) -> m.DecisionOut:
         """Route the step and decide: answer, call a tool, or ask (writes a trace card). (role: writer)"""
         return await self._call("decide", m.DecideRequest, m.DecisionOut, session_id=session_id, step_intent=step_intent, query=query, question=question, given=given)
 

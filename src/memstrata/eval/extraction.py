@@ -3,11 +3,24 @@
 The set
 -------
 ``memstrata/extract/data/statements.jsonl`` (package data) holds one JSON object per
-line, in English (``"lang": "en"``) and Chinese (``"zh"``), each in the ``dev`` split
-(rules may be tuned on it) or the ``test`` split (written before any rule was changed,
-never tuned on). Dev rows numbered from 101 (``en-move-101``) are a later batch,
-written after the rules and scored once, blind, before joining dev (their ``note``
-says so). A *statement* row is::
+line, in English (``"lang": "en"``), Chinese (``"zh"``) or both in one text
+(``"mixed"``), each in the ``dev`` split (rules may be tuned on it) or the ``test``
+split (written before any rule was changed, never tuned on). Dev rows numbered from 101
+(``en-move-101``) are a later batch, written after the rules and scored once, blind,
+before joining dev (their ``note`` says so); rows numbered from 201 were added while the
+rules were grown for issue 24.
+
+``memstrata/extract/data/heldback.jsonl`` is the *held-back* split (``"split":
+"heldback"``): everyday phrasings of the attributes users state most (home and delivery
+addresses, city, work, diet, allergies, budget, family, pets, contact, schedule,
+language, plans), non-facts and supersede sequences, written and committed before the
+rules were changed for it (see ``git log`` of the file) and never tuned on. It is
+scored and reported apart from dev and test, so its numbers estimate how the rules do
+on phrasings nobody fitted them to. Its labels follow the conventions below, except
+that its author labeled a plan ("I'm planning a trip to Japan") as a ``plan`` event
+where this set calls it a ``commitment``: those rows count as misses, as written.
+
+A *statement* row is::
 
     {"id": "en-move-003", "lang": "en", "split": "dev", "category": "move",
      "role": "user", "text": "...", "facts": [{"subject": "user", "attribute": "city",
@@ -88,10 +101,12 @@ from memstrata.errors import (
 from memstrata.extract.candidates import ROLES, UNIT_KINDS, Candidate, Role, Turn, UnitKind
 from memstrata.extract.protocol import Extractor
 
-Split = Literal["dev", "test"]
-SPLITS: tuple[Split, ...] = ("dev", "test")
-SPLIT_CHOICES = ("dev", "test", "all")
-LANGS = ("en", "zh")
+Split = Literal["dev", "test", "heldback"]
+SPLITS: tuple[Split, ...] = ("dev", "test", "heldback")
+SPLIT_CHOICES = ("dev", "test", "heldback", "all")
+TUNED_SPLITS: tuple[Split, ...] = ("dev",)
+"""The only split the rules may be tuned on; ``test`` and ``heldback`` never are."""
+LANGS = ("en", "zh", "mixed")
 CATEGORIES = (
     "profile",
     "preference",
@@ -105,6 +120,7 @@ CATEGORIES = (
     "commitment",
     "transaction",
     "budget",
+    "address",
     "none",
     "sequence",
 )
@@ -114,6 +130,8 @@ TARGET_RECALL = 0.85
 OBSERVED_AT = datetime(2025, 3, 25, 10, 30, tzinfo=UTC)
 """The time every evaluated turn is observed at (relative dates resolve against it)."""
 PACKAGED_NAME = "statements.jsonl"
+HELDBACK_NAME = "heldback.jsonl"
+"""The held-back split, a file of its own so its history shows it predates the rules."""
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-@]{0,127}$")
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.IGNORECASE)
@@ -338,17 +356,38 @@ def parse_statements(lines: Iterable[str], source: str) -> StatementSet:
     return StatementSet(source, tuple(statements), tuple(sequences))
 
 
-def load_statements(path: Path | None = None) -> StatementSet:
-    """Load and validate a labeled set; ``None`` reads the packaged one."""
+def _read(name: str, path: Path | None) -> str:
     try:
         if path is None:
-            packaged = resources.files("memstrata.extract") / "data" / PACKAGED_NAME
-            source, text = PACKAGED_NAME, packaged.read_text(encoding="utf-8")
-        else:
-            source, text = str(path), Path(path).read_text(encoding="utf-8")
+            return (resources.files("memstrata.extract") / "data" / name).read_text("utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError(str(path or PACKAGED_NAME), None, f"cannot read: {exc}") from exc
-    return parse_statements(text.splitlines(), source)
+        raise DatasetError(str(path or name), None, f"cannot read: {exc}") from exc
+
+
+def load_statements(path: Path | None = None) -> StatementSet:
+    """Load and validate a labeled set; ``None`` reads the packaged one.
+
+    The packaged set is ``statements.jsonl`` (dev and test) and ``heldback.jsonl``
+    (the held-back split, whose rows must all say ``"split": "heldback"``), parsed as
+    one set so ids stay unique across both.
+    """
+    if path is not None:
+        return parse_statements(_read(str(path), path).splitlines(), str(path))
+    main = parse_statements(_read(PACKAGED_NAME, None).splitlines(), PACKAGED_NAME)
+    held = parse_statements(_read(HELDBACK_NAME, None).splitlines(), HELDBACK_NAME)
+    ids = {row.id for row in main.statements} | {case.id for case in main.sequences}
+    rows: list[Statement | SupersedeCase] = [*held.statements, *held.sequences]
+    for row in rows:
+        if row.split != "heldback":
+            raise DatasetError(HELDBACK_NAME, row.id, "split: must be heldback")
+        if row.id in ids:
+            raise DatasetError(HELDBACK_NAME, row.id, f"id: also in {PACKAGED_NAME}")
+    return StatementSet(
+        f"{PACKAGED_NAME} + {HELDBACK_NAME}",
+        main.statements + held.statements,
+        main.sequences + held.sequences,
+    )
 
 
 # --- matching and scoring (pure) --------------------------------------------------------
@@ -629,7 +668,8 @@ def report_run(
     split: str = "all",
     multi_valued: frozenset[str] = DEFAULT_MULTI_VALUED,
 ) -> dict[str, Any]:
-    """Scores of one run per split (``dev``, ``test`` and both as ``all``), pure."""
+    """Scores of one run per split (``dev``, ``test``, ``heldback`` and every row as
+    ``all``), pure; each split is scored apart."""
     check_split(split)
     names = [*SPLITS, "all"] if split == "all" else [split]
     result: dict[str, Any] = {}
@@ -670,6 +710,8 @@ def evaluate_extractors(
             "statements": len(selected.statements),
             "sequences": len(selected.sequences),
             "split": split,
+            "tuned_on": list(TUNED_SPLITS),
+            "held_back": ["test", "heldback"],
         },
         "targets": {"precision": TARGET_PRECISION, "recall": TARGET_RECALL, "supersede": 1.0},
         "scored": "facts and events",

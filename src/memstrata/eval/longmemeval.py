@@ -140,6 +140,8 @@ def data_summary(questions: Sequence[LmeQuestion], granularity: Granularity) -> 
         "turns": sum(len(q.turns) for q in questions),
         "blank_turns_skipped": sum(q.skipped_turns for q in questions),
         "repeated_sessions_dropped": sum(q.repeated_sessions for q in questions),
+        "repeated_sessions_folded": sum(q.repeated_sessions for q in questions),
+        "repeated_sessions_folded_with_other_date": sum(q.redated_sessions for q in questions),
     }
 
 

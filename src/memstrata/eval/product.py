@@ -84,11 +84,12 @@ class EngineSystem:
         # here: the harness scores retrieval; CER reads the confidence.
         found: list[Retrieved] = []
         seen: set[str] = set()
+        skipped = not result.items
         for item in result.items or result.below_threshold:
             turn = self._turn(item)
             if turn is not None and turn not in seen:
                 seen.add(turn)
-                found.append(Retrieved(turn, item.cosine))
+                found.append(Retrieved(turn, item.cosine, skipped or item.low_confidence))
         return found
 
     def _turn(self, item: RetrievedItem) -> str | None:

@@ -35,10 +35,13 @@ class Retrieved:
 
     ``confidence`` is the cosine similarity to the query when the retriever reports
     one (None otherwise); CER's "loaded" compares it with the threshold.
+    ``low_confidence`` is the retriever's own flag when it sets one (the product's
+    ``RetrievedItem.low_confidence``), None otherwise.
     """
 
     id: str
     confidence: float | None = None
+    low_confidence: bool | None = None
 
 
 class EvalSystem(Protocol):

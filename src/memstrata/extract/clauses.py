@@ -43,8 +43,9 @@ _CN_FILLERS = re.compile(
     r"^(?:不对|其实|对了|嗯|哦|噢|啊|哈哈|好吧|不好意思|抱歉|另外|顺便说一下|顺便|是的|没错|对)*"
 )
 _CN_SUBJECT = re.compile(
-    rf"^(?P<speaker>我们|咱们|我(?!的?{CN_OTHERS}))|^(?P<you>你们|你|您)"
-    r"|^(?P<pronoun>他们|她们|它们|他|她|它)|^(?P<mine>我)|^(?P<other>大家|别人|有人|人家|谁|这|那)"
+    rf"^(?P<speaker>我们|咱们|我(?!的?{CN_OTHERS})|(?i:I|we)(?=['\s]))|^(?P<you>你们|你|您)"
+    r"|^(?P<pronoun>他们|她们|它们|他|她|它)|^(?P<mine>我|(?i:my|our)\s)"
+    r"|^(?P<other>大家|别人|有人|人家|谁|这|那|(?i:he|she|they|his|her|their)\b)"
 )
 _CN_KIN_START = re.compile(rf"^{CN_OTHERS}")
 # 我养了一只猫，叫咪咪: the next clause is about the cat, not the speaker.

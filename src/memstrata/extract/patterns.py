@@ -160,7 +160,7 @@ _LIVE_EN = en(
     VAL,
     END,
 )
-_BASED_EN = en(*IM_ADV_NEG, r"(?:living|based|located|staying|settled)\s+in\s+", VAL, END)
+_BASED_EN = en(*IM_ADV_NEG, r"(?:living|based|located|settled)\s+in\s+", VAL, END)
 _MOVED_EN = en(
     r"\b(?:I|we)(?:'ve|\s+have)?\s+",
     ADV,

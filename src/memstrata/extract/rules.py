@@ -9,8 +9,10 @@ back the subject a Chinese clause or an English "and ..." leaves out), and finds
   ``employer``, ``contact_channel``, preferences (``likes`` / ``dislikes`` /
   ``prefers`` / ``interests``), health (``allergies``, ``health``, ``diet``,
   ``avoids``), family (``spouse``, ``marital_status``, ``children``,
-  ``children_count``, ``pets``) and ``budget``. A list ("peanuts and shellfish",
-  花生和虾) gives one fact per item;
+  ``children_count``, ``pets``) and ``budget``; in everyday phrasings too
+  (:mod:`.everyday_patterns`: "Home is Leeds these days", 目前人在广州), with the
+  home and delivery ``address`` / ``delivery_address`` (收货地址), ``language`` and
+  ``schedule``. A list ("peanuts and shellfish", 花生和虾) gives one fact per item;
 * events: ``decision`` and ``commitment`` (subject ``user`` or ``assistant`` by role),
   and ``order`` / ``payment`` / ``refund`` for sentences with an order id or a paid
   amount (any role but ``system``: tool results carry them too).
@@ -20,7 +22,8 @@ Negations and retractions: "I don't like X (anymore)" / 我不再喜欢X了 beco
 become ``avoids`` facts (what is no longer done, as written); "I don't live in X
 anymore", "I'm no longer a teacher", "I used to ..." say nothing about today and give
 nothing (the new value, when stated, supersedes the old one). Hedged facts ("I think I
-like X") get a lower confidence; questions and hypotheticals give nothing. Every
+like X") get a lower confidence; questions, hypotheticals and sentences laughed off
+("I'm allergic to Mondays, haha", 哈哈) give nothing. Every
 candidate of a sentence carries the verbatim ids, amounts and dates of that sentence.
 """
 
@@ -32,6 +35,7 @@ from datetime import datetime
 
 from memstrata.extract.candidates import Candidate, Turn
 from memstrata.extract.clauses import Clause, split_clauses
+from memstrata.extract.everyday_patterns import EVERYDAY_PATTERNS
 from memstrata.extract.patterns import (
     CHANNELS,
     CN_QUESTION_END,
@@ -62,13 +66,19 @@ from memstrata.extract.verbatim import find_extras, resolve_date
 
 __all__ = ["HEDGE_FACTOR", "MAX_EVENT_SENTENCE_CHARS", "MAX_FACT_VALUE_CHARS", "RuleExtractor"]
 
-ALL_FACT_PATTERNS: tuple[FactPattern, ...] = FACT_PATTERNS + PROFILE_PATTERNS
+ALL_FACT_PATTERNS: tuple[FactPattern, ...] = FACT_PATTERNS + PROFILE_PATTERNS + EVERYDAY_PATTERNS
+# "I'm allergic to Mondays, haha", 我对上班过敏，哈哈: a sentence laughed off states no fact.
+_JOKING = re.compile(
+    r"\b(?:haha+|hahaha+|lol|lmao|rofl|jk|just\s+kidding|kidding)\b|哈哈|开玩笑|开个玩笑|逗你",
+    re.IGNORECASE,
+)
 # A longer run without sentence punctuation is pasted content, not something said.
 MAX_EVENT_SENTENCE_CHARS = 1_000
 HEDGE_FACTOR = 0.6
 """Confidence multiplier for hedged statements ("I think I like X", 可能喜欢)."""
 _VALUE_GROUPS = ("v", "v2", "v3", "v4")
 _NEVER = float("inf")
+_MIN_FACT_CHARS = 3
 # Every id and amount the finder labels holds a digit (ids at least three): a sentence
 # without one can be no order, payment or refund.
 _DIGIT = re.compile(r"\d")
@@ -185,7 +195,8 @@ class RuleExtractor:
             return []
         extras = _Extras(sentence)
         clauses = split_clauses(sentence)
-        facts = self._facts(sentence, clauses, extras) if turn.role == "user" else []
+        speaks = turn.role == "user" and not _JOKING.search(sentence)
+        facts = self._facts(sentence, clauses, extras) if speaks else []
         events = self._events(sentence, clauses, turn, extras)
         # "My budget is 500 yuan" states a limit, not a payment.
         if not events and all(fact.attribute != "budget" for fact in facts):
@@ -200,7 +211,13 @@ class RuleExtractor:
         self, sentence: str, clauses: tuple[Clause, ...], extras: _Extras
     ) -> list[Candidate]:
         found: list[_Found] = []
-        scopes = [s for s in _scopes(clauses) if clauses[s.index].subject != "pronoun"]
+        # Every fact pattern needs three characters at least (我单身): shorter clauses
+        # ("我，" repeated) cost a pass of every pattern and can hold nothing.
+        scopes = [
+            s
+            for s in _scopes(clauses)
+            if clauses[s.index].subject != "pronoun" and len(s.text) >= _MIN_FACT_CHARS
+        ]
         whole = _scopes((Clause(sentence, "speaker"),))[0]
         offsets = [0]
         for clause in clauses:

@@ -49,7 +49,8 @@ _FILLER_TAIL = re.compile(
     re.IGNORECASE,
 )
 _PLACE_CUT = re.compile(
-    r"\s+(?:with|for|since|from|near|because|last|next|this|in|on|at|after|before|about|"
+    r"\s+(?:with|for|since|from|near|because|last|next|this|in|on|at|after|before|about|over|"
+    r"during|earlier|around|back|by|these|those|most|all|until|till|my|our|ever|"
     r"recently|yesterday|today|ago|two|three|a|an)\b.*$",
     re.IGNORECASE,
 )
@@ -125,6 +126,7 @@ _MARITAL = {
     **dict.fromkeys(("离婚", "离婚了", "离异"), "离婚"),
     **dict.fromkeys(("订婚", "订婚了"), "订婚"),
     "单身": "单身",
+    "结婚": "已婚",
     "丧偶": "丧偶",
 }
 _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7}
@@ -198,11 +200,51 @@ def _cn_name(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
     return value, 1.0, None
 
 
+_CN_DURATION_TAIL = re.compile(
+    r"(?:快|已经|有|都|差不多|将近|好)?(?:[一二两三四五六七八九十几半\d]+|好几)(?:个)?(?:多)?"
+    r"(?:年|月|周|天|星期|礼拜)(?:多)?(?:了)?$"
+)
+
+
 def _cn_place(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
-    checked = _cn_object(value, _groups)
+    # 搬回老家西安: the city is 西安; 搬到深圳快一个月了: 深圳
+    value = _CN_DURATION_TAIL.sub("", value) or value
+    checked = _cn_object(value.removeprefix("老家") if len(value) > 3 else value, _groups)
     if checked is None or checked[0] in _CN_NOT_PLACES or checked[0] in CN_NOT_WORKPLACES:
         return None
+    if looks_like_address(checked[0]):
+        return None  # 我住在浦东新区世纪大道100号: an address (its own pattern), no city
     return checked
+
+
+def _cn_known_place(value: str, groups: Mapping[str, str | None]) -> Checked | None:
+    checked = _cn_place(value, groups)
+    return checked if checked is not None and _is_cn_place(checked[0]) else None
+
+
+_ADDRESS_WORDS_EN = re.compile(
+    r"\b(?:street|st|avenue|ave|road|rd|lane|ln|drive|dr|court|ct|boulevard|blvd|way|place|pl|"
+    r"square|sq|terrace|highway|hwy|suite|apt|apartment|unit|floor|room|parkway|pkwy|close|"
+    r"crescent|row|plaza|building|tower)\b\.?",
+    re.IGNORECASE,
+)
+_ADDRESS_WORDS_CN = re.compile(r"路|街|道|号|栋|幢|楼|室|小区|弄|巷|村|单元|大厦|花园|苑|座|园区")
+_ADDRESS_TAIL = re.compile(
+    r"\s*,?\s*(?:not\s+(?:my|the|to)\b.*|instead|please|from\s+now\s+on|thanks?|thank\s+you|"
+    r"going\s+forward)\s*$|(?:吧|哦|啊|呀|就行|就好|就可以|谢谢)+$",
+    re.IGNORECASE,
+)
+
+
+def looks_like_address(value: str) -> bool:
+    """Whether ``value`` reads as a street address: a number and a street word
+    ("42 Elm Street", "Room 1203, 88 Century Avenue"), or, in Chinese, a road,
+    building or house number word (中关村大街1号, 科技园南区5栋)."""
+    if not any(char.isdigit() for char in value):
+        return False
+    if _ADDRESS_WORDS_CN.search(value):
+        return True
+    return _ADDRESS_WORDS_EN.search(value) is not None
 
 
 def _is_cn_org(value: str) -> bool:
@@ -232,6 +274,44 @@ def _cn_known_org(value: str, groups: Mapping[str, str | None]) -> Checked | Non
     return checked if checked is not None and _is_cn_org(checked[0]) else None
 
 
+def _address(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
+    value = _ADDRESS_TAIL.sub("", value.strip()).strip().strip(",，:：").strip()
+    if not 4 <= len(value) <= MAX_FACT_VALUE_CHARS or not looks_like_address(value):
+        return None
+    return value, 1.0, None
+
+
+def _cn_address(value: str, groups: Mapping[str, str | None]) -> Checked | None:
+    return _address(value, groups)
+
+
+_LANGUAGES = words(
+    "english|chinese|mandarin|cantonese|french|spanish|german|japanese|korean|italian|"
+    "portuguese|russian|arabic|dutch|hindi|vietnamese|thai|中文|汉语|普通话|粤语|英文|英语|"
+    "日语|日文|韩语|韩文|法语|德语|西班牙语|俄语"
+)
+
+
+def _language(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
+    value = value.strip()
+    return (value, 1.0, None) if value.casefold() in _LANGUAGES else None
+
+
+# Chinese jobs named without a title ending (我是做财务的, 在外企做销售, 当运营).
+CN_JOB_NOUNS = words(
+    "财务|销售|运营|产品|设计|开发|测试|市场|客服|人事|行政|会计|出纳|审计|法务|采购|物流|"
+    "翻译|编程|前端|后端|算法|数据分析|HR|PM|IT|UI|UX|自由职业者|个体户|牙医|兽医|中医|西医|"
+    "医生|护士|外卖骑手|快递员|保安|厨师|公务员|研发|咨询|投资|金融|教育|培训|主持"
+)
+
+
+def _cn_job_noun(value: str, groups: Mapping[str, str | None]) -> Checked | None:
+    cleaned = _cn_clean(value)
+    if cleaned in CN_JOB_NOUNS or cleaned.upper() in CN_JOB_NOUNS:
+        return cleaned, 1.0, None
+    return _cn_job(value, groups)
+
+
 def _cn_job(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
     value = _cn_clean(value).rsplit("的", 1)[-1]
     if (
@@ -255,8 +335,22 @@ def _cn_hometown(value: str, groups: Mapping[str, str | None]) -> Checked | None
     return checked
 
 
+_CN_TRIGGER = re.compile(r"^一(?:吃|喝|碰|闻到?|接触|用)(.+?)就$")
+# Figurative "allergies": 我对上班过敏 is a joke, no allergy.
+_CN_NOT_ALLERGENS = words("上班|加班|开会|学习|工作|早起|考试|周一|老板|数学|运动|社交")
+_NOT_ALLERGENS = words(
+    "work|working|mondays|monday|meetings|homework|exercise|mornings|people|math|school|"
+    "deadlines|commitment|effort|chores|overtime"
+)
+
+
 def _cn_allergen(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
     value = _cn_clean(value)
+    trigger = _CN_TRIGGER.match(value)
+    if trigger:
+        value = trigger.group(1)  # 我一吃芒果就过敏: 芒果
+    if value in _CN_NOT_ALLERGENS:
+        return None
     if not value or len(value) > 10 or INTERROGATIVE_VALUE.search(value):
         return None
     return value, 1.0, None
@@ -296,6 +390,8 @@ def _place(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
     value = _PLACE_CUT.sub("", value).strip()
     if not value or _DETERMINER_START.match(value) or _words(value) > 5:
         return None
+    if value[0].isdigit() or looks_like_address(value):
+        return None  # "I live in 42 Elm Street": an address, not a city
     # A lowercase "place" is as often a state of mind ("I live in fear").
     return value, (1.0 if not value[0].isascii() or value[0].isupper() else 0.6), None
 
@@ -386,10 +482,19 @@ def _preference(value: str, groups: Mapping[str, str | None]) -> Checked | None:
     return _object(value, groups) if value else None
 
 
+_ALLERGY_ADJECTIVES = words(
+    "pretty|really|very|quite|super|bad|severe|serious|terrible|awful|nasty|mild|slight|strong|"
+    "major|minor|life-threatening|deadly|real"
+)
+
+
 def _allergen(value: str, groups: Mapping[str, str | None]) -> Checked | None:
     value = _ARTICLE.sub("", value).strip()
     if not value or _words(value) > 4:
         return None
+    lowered = value.casefold()
+    if lowered in _NOT_ALLERGENS or all(w in _ALLERGY_ADJECTIVES for w in lowered.split()):
+        return None  # "a pretty bad allergy to X" names X, not "pretty bad"
     return _object(value, groups)
 
 
@@ -467,6 +572,11 @@ _CHECKS: dict[str, Callable[[str, Mapping[str, str | None]], Checked | None]] = 
     "cn_object": _cn_object,
     "cn_name": _cn_name,
     "cn_place": _cn_place,
+    "cn_known_place": _cn_known_place,
+    "address": _address,
+    "cn_address": _cn_address,
+    "language": _language,
+    "cn_job_noun": _cn_job_noun,
     "cn_workplace": _cn_workplace,
     "cn_org": _cn_org,
     "cn_known_org": _cn_known_org,

@@ -54,10 +54,12 @@ from memstrata.longterm.layout import (
     check_collection,
     check_dim_value,
     check_existing_layout,
+    check_extra_vectors,
     check_ids,
     check_limit,
     check_points,
     check_query_vector,
+    check_vector_name,
     tenant_term_ids,
 )
 from memstrata.longterm.leases import Lease, ShardLeases
@@ -66,6 +68,7 @@ from memstrata.longterm.points import (
     COLLECTIONS,
     DENSE_VECTOR,
     EMPTY_PAYLOAD,
+    MULTILINGUAL_VECTOR,
     SPARSE_VECTOR,
     Filter,
     Point,
@@ -141,24 +144,41 @@ def ids_filter(ids: Iterable[int | str | uuid.UUID], tenant: str) -> qe.Filter:
     )
 
 
-def _check_stored_config(path: Path, dim: int) -> None:
-    """The shard's stored layout, checked before the engine opens it, so a mismatch
-    names its cause (dense size, BM25 tokenizer version) instead of the engine's."""
+def stored_vectors(path: Path) -> dict[str, int]:
+    """The named dense vectors (name: size) of the shard stored at ``path``."""
     try:
         stored = json.loads((path / _CONFIG_FILE).read_text(encoding="utf-8"))
-        dense_size = stored["vectors"][DENSE_VECTOR]["size"]
-        sparse_names = list(stored.get("sparse_vectors") or {})
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return {str(name): int(params["size"]) for name, params in stored["vectors"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise BackendUnavailableError(
             f"qdrant-edge cannot read {path / _CONFIG_FILE}: {exc}"
         ) from exc
-    check_existing_layout(str(path), dense_size, sparse_names, dim)
+
+
+def _check_stored_config(path: Path, dim: int) -> dict[str, int]:
+    """The shard's stored layout, checked before the engine opens it, so a mismatch
+    names its cause (dense size, BM25 tokenizer version) instead of the engine's; its
+    named dense vectors besides ``dense`` (name: size)."""
+    vectors = stored_vectors(path)
+    try:
+        stored = json.loads((path / _CONFIG_FILE).read_text(encoding="utf-8"))
+        sparse_names = list(stored.get("sparse_vectors") or {})
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise BackendUnavailableError(
+            f"qdrant-edge cannot read {path / _CONFIG_FILE}: {exc}"
+        ) from exc
+    check_existing_layout(str(path), vectors.get(DENSE_VECTOR), sparse_names, dim)
+    return {name: size for name, size in vectors.items() if name != DENSE_VECTOR}
 
 
 def shard_config(
-    dim: int, search_threads: int = DEFAULT_SEARCH_THREADS, indexing_threads: int = 0
+    dim: int,
+    search_threads: int = DEFAULT_SEARCH_THREADS,
+    indexing_threads: int = 0,
+    vectors: Mapping[str, int] | None = None,
 ) -> qe.EdgeConfig:
-    """Shard layout: cosine ``dense`` of ``dim`` dims and an IDF-weighted ``bm25``.
+    """Shard layout: cosine ``dense`` of ``dim`` dims, the cosine ``vectors`` besides
+    it (name: size, e.g. ``multilingual``), and an IDF-weighted ``bm25``.
 
     Tuned for "every query names one tenant" (measured at 100k points, 20 tenants,
     2 CPUs): no global HNSW graph (``m=0``) but one graph per tenant
@@ -172,8 +192,12 @@ def shard_config(
     ``indexing_threads``: the threads an ``optimize()`` builds graphs with (0: one
     per CPU); a purge's copy takes one, to leave the CPUs to the reads.
     """
+    dense = {DENSE_VECTOR: dim, **(vectors or {})}
     return qe.EdgeConfig(
-        vectors={DENSE_VECTOR: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+        vectors={
+            name: qe.EdgeVectorParams(size=size, distance=qe.Distance.Cosine)
+            for name, size in dense.items()
+        },
         sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         hnsw_config=qe.HnswIndexConfig(
             m=HNSW_M,
@@ -208,11 +232,14 @@ def _ensure_payload_indexes(shard: qe.EdgeShard) -> None:
                 shard.update(qe.UpdateOperation.create_field_index(field_name, _index_schema(kind)))
 
 
-def create_shard(path: Path, dim: int, search_threads: int) -> qe.EdgeShard:
-    """A new, empty shard of this index's layout at ``path``, indexing on one thread
-    (a purge's copy; the index sets its own config again when it opens it)."""
+def create_shard(
+    path: Path, dim: int, search_threads: int, vectors: Mapping[str, int] | None = None
+) -> qe.EdgeShard:
+    """A new, empty shard of this index's layout (``vectors``: the named dense vectors
+    besides ``dense``) at ``path``, indexing on one thread (a purge's copy; the index
+    sets its own config again when it opens it)."""
     path.mkdir(parents=True, exist_ok=True)
-    shard = qe.EdgeShard.create(str(path), shard_config(dim, search_threads, 1))
+    shard = qe.EdgeShard.create(str(path), shard_config(dim, search_threads, 1, vectors))
     _ensure_payload_indexes(shard)
     return shard
 
@@ -221,16 +248,15 @@ def _edge_point(point: Point) -> qe.Point:
     sparse = qe.SparseVector(
         tenant_term_ids(point.sparse, point.payload["tenant"]), list(point.sparse.values)
     )
-    return qe.Point(
-        point.id,
-        {DENSE_VECTOR: point.dense.tolist(), SPARSE_VECTOR: sparse},
-        thaw(point.payload),
-    )
+    vectors: dict[str, Any] = {DENSE_VECTOR: point.dense.tolist(), SPARSE_VECTOR: sparse}
+    if point.multilingual is not None:
+        vectors[MULTILINGUAL_VECTOR] = point.multilingual.tolist()
+    return qe.Point(point.id, vectors, thaw(point.payload))
 
 
-def _dense_of(vector: Any) -> NDArray[np.float32] | None:
-    if isinstance(vector, dict) and DENSE_VECTOR in vector:
-        return engine_vector(vector[DENSE_VECTOR])
+def _dense_of(vector: Any, using: str = DENSE_VECTOR) -> NDArray[np.float32] | None:
+    if isinstance(vector, dict) and using in vector:
+        return engine_vector(vector[using])
     return None
 
 
@@ -310,22 +336,44 @@ class EdgeIndex:
         self._last_query: tuple[bytes, list[float]] | None = None
         self._id_objects: Mapping[str, Any] = {}
         self._dim: int | None = None
+        # Each collection's named dense vectors besides ``dense`` (name: size), as
+        # stored: a shard created before a vector existed keeps its layout.
+        self._extra: dict[str, dict[str, int]] = {}
         self._closed = False
 
-    def ensure_collections(self, dim: int) -> None:
-        """Open (or create) the three shards under the root directory."""
+    def ensure_collections(self, dim: int, vectors: Mapping[str, int] | None = None) -> None:
+        """Open (or create) the shards under the root directory. ``vectors``: the named
+        dense vectors besides ``dense`` a new shard gets (name: size); an existing
+        shard opens with the vectors it was created with (see :meth:`named_vectors`)."""
         check_dim_value(dim)
+        wanted = check_extra_vectors(vectors)
         with self._lock:
             self._check_open()
             if self._dim is not None and self._dim != dim:
                 raise ValidationError("dim", f"index is open with {self._dim} dims, not {dim}")
-            config = shard_config(dim, self._search_threads)
             for name in COLLECTIONS:
                 if name not in self._shards:
-                    self._shards[name] = self._open_shard(self._root / name, config, dim)
+                    shard, extra = self._open_shard(self._root / name, dim, wanted)
+                    self._shards[name], self._extra[name] = shard, extra
                     self._dirty.add(name)
             self._dim = dim
             restrict_tree(self._root)  # 0700 / 0600 whatever the umask (memstrata.filemodes)
+
+    def named_vectors(self) -> dict[str, int]:
+        """The named dense vectors every collection has (name: size), ``dense`` first."""
+        with self._lock:
+            self._check_open()
+            if self._dim is None:
+                return {}
+            found = {DENSE_VECTOR: self._dim}
+            extras = list(self._extra.values())
+            for name, size in (extras[0] if extras else {}).items():
+                if all(extra.get(name) == size for extra in extras):
+                    found[name] = size
+            return found
+
+    def _sizes(self, collection: str, dim: int) -> dict[str, int]:
+        return {DENSE_VECTOR: dim, **self._extra.get(collection, {})}
 
     def _need_write_room(self) -> None:
         # The engine cannot report a full disk once it writes into a mapped page.
@@ -341,15 +389,21 @@ class EdgeIndex:
             self._disk.require_room_to_rebuild("qdrant-edge cannot rebuild", self._root, names)
 
     def _open_shard(
-        self, path: Path, config: qe.EdgeConfig, dim: int, *, swapped: bool = False
-    ) -> qe.EdgeShard:
+        self, path: Path, dim: int, wanted: Mapping[str, int], *, swapped: bool = False
+    ) -> tuple[qe.EdgeShard, dict[str, int]]:
+        """The shard at ``path`` and its named vectors besides ``dense``: as stored, or
+        ``wanted`` for a new one."""
+        extra = dict(wanted)
         try:
             if not swapped:  # a swap leaves the old copy to remove_old(), outside it
                 recover(path)  # a purge a crash interrupted
             if (path / _CONFIG_FILE).exists():
-                _check_stored_config(path, dim)
+                # A vector the shard lacks stays missing (the facade says so once).
+                extra = _check_stored_config(path, dim)
+                config = shard_config(dim, self._search_threads, vectors=extra)
                 shard = qe.EdgeShard.load(str(path), config)
             else:
+                config = shard_config(dim, self._search_threads, vectors=extra)
                 if self._disk is not None:
                     what = f"qdrant-edge cannot create {path.name}"
                     self._disk.require_room(what, path.parent, self._disk.collection_bytes)
@@ -362,7 +416,7 @@ class EdgeIndex:
                 raise ValidationError("dim", f"{path}: {exc}") from exc
             raise BackendUnavailableError(f"qdrant-edge cannot open {path}: {exc}") from exc
         _ensure_payload_indexes(shard)
-        return shard
+        return shard, extra
 
     def _query_values(self, vector: NDArray[np.float32], dim: int) -> tuple[bytes, list[float]]:
         """The query vector's cache key and the list the engine takes, validated.
@@ -414,7 +468,8 @@ class EdgeIndex:
         """Insert or replace ``points`` in slices of ``UPSERT_BATCH``."""
         with self._writer(collection), self._lease(collection) as lease:
             shard = lease.shard
-            check_points(points, lease.dim)
+            extra = self._extra.get(collection, {})
+            check_points(points, lease.dim, extra.get(MULTILINGUAL_VECTOR))
             self._need_write_room()
             ids = [p.id for p in points]
             try:
@@ -559,9 +614,16 @@ class EdgeIndex:
         return [ScoredPoint(i, score, found[i]) for i, score in hits if i in found]
 
     def retrieve(
-        self, collection: str, ids: Sequence[str], tenant: str, *, with_vectors: bool = False
+        self,
+        collection: str,
+        ids: Sequence[str],
+        tenant: str,
+        *,
+        with_vectors: bool = False,
+        using: str = DENSE_VECTOR,
     ) -> list[Record]:
-        """The tenant's points among ``ids``, in the order of ``ids``.
+        """The tenant's points among ``ids``, in the order of ``ids`` (with their
+        ``using`` vector in ``Record.dense`` when ``with_vectors``).
 
         Without vectors, cached payloads answer first (a cached point of another
         tenant counts as absent, as in the engine); the rest is read in one scroll.
@@ -570,6 +632,8 @@ class EdgeIndex:
         Filter(tenant=tenant)
         with self._lease(collection) as lease:
             shard = lease.shard
+            if with_vectors:
+                check_vector_name(using, self._sizes(collection, lease.dim))
             if not point_ids:
                 return []
             cache = None if with_vectors else self._payloads
@@ -585,13 +649,13 @@ class EdgeIndex:
                     limit=len(missing),
                     filter=ids_filter(missing, tenant),
                     with_payload=True,
-                    with_vector=[DENSE_VECTOR] if with_vectors else False,
+                    with_vector=[using] if with_vectors else False,
                 )
                 with _engine_errors("retrieve"):
                     records, _ = shard.scroll(request)
                 fresh = {
                     point_id_text(r.id): Record(
-                        point_id_text(r.id), engine_payload(r.payload), _dense_of(r.vector)
+                        point_id_text(r.id), engine_payload(r.payload), _dense_of(r.vector, using)
                     )
                     for r in records
                 }
@@ -610,10 +674,13 @@ class EdgeIndex:
         *,
         with_payload: bool = True,
         reuse: bool = True,
+        using: str = DENSE_VECTOR,
     ) -> list[ScoredPoint]:
-        """Filtered HNSW search; ``ef`` trades latency for recall."""
+        """Filtered HNSW search of the named dense vector ``using``; ``ef`` trades
+        latency for recall. A point without that vector is never found."""
         with self._lease(collection) as lease:
-            shard, dim = lease.shard, lease.dim
+            shard = lease.shard
+            dim = check_vector_name(using, self._sizes(collection, lease.dim))
             vector_key, query = self._query_values(vector, dim)
             check_limit(limit)
 
@@ -621,14 +688,14 @@ class EdgeIndex:
                 engine_payloads = self._engine_payload(collection, with_payload, filter, limit)
                 request = qe.QueryRequest(
                     limit=limit,
-                    query=qe.Query.Nearest(query, using=DENSE_VECTOR),
+                    query=qe.Query.Nearest(query, using=using),
                     filter=edge_filter(filter, self._id_objects),
                     with_payload=engine_payloads,
                     params=dense_params(ef),
                 )
                 return self._query_scored(shard, collection, request, with_payload, engine_payloads)
 
-            key = ("dense", vector_key, filter, limit, ef, with_payload)
+            key = ("dense", using, vector_key, filter, limit, ef, with_payload)
             with _engine_errors("dense search"):
                 return self._answer(collection, key, run, reuse)
 
@@ -676,14 +743,17 @@ class EdgeIndex:
         limit: int,
         ef: int | None = None,
         reuse: bool = True,
+        using: str = DENSE_VECTOR,
     ) -> list[ScoredPoint]:
-        """Dense and BM25 routes fused by RRF inside the engine: one call, top ``limit``.
+        """Dense (the named vector ``using``) and BM25 routes fused by RRF inside the
+        engine: one call, top ``limit``.
 
         Only the fused ids cross into Python (no payload): converting two full
         route lists of UUIDs cost more than both engine searches together.
         """
         with self._lease(collection) as lease:
-            shard, dim = lease.shard, lease.dim
+            shard = lease.shard
+            dim = check_vector_name(using, self._sizes(collection, lease.dim))
             vector_key, query = self._query_values(vector, dim)
             for value in (dense_limit, sparse_limit, limit):
                 check_limit(value)
@@ -693,7 +763,7 @@ class EdgeIndex:
                 prefetches = [
                     qe.Prefetch(
                         limit=dense_limit,
-                        query=qe.Query.Nearest(query, using=DENSE_VECTOR),
+                        query=qe.Query.Nearest(query, using=using),
                         filter=flt,
                         params=dense_params(ef),
                     )
@@ -731,6 +801,7 @@ class EdgeIndex:
 
             key = (
                 "fused",
+                using,
                 vector_key,
                 sparse.indices,
                 sparse.values,
@@ -867,11 +938,11 @@ class EdgeIndex:
             finally:
                 # The old shard is closed: whatever the swap did, reopen what is on
                 # disk (recover() first completes or undoes a failed swap).
-                config = shard_config(dim, self._search_threads)
                 # Swapped in whole: only the old copy is left, for remove_old(), outside
                 # the swap (reads wait here); else recover() completes or undoes it.
                 whole = not staging_dir(live).exists() and not ready_marker(live).exists()
-                self._shards[name] = self._open_shard(live, config, dim, swapped=whole)
+                extra = self._extra.get(name, {})
+                self._shards[name], _ = self._open_shard(live, dim, extra, swapped=whole)
 
     def close(self) -> None:
         """Flush and close every shard once the calls running on it (a purge too)

@@ -4,7 +4,8 @@ Run as ``python -m memstrata.longterm.edge_rebuild <dims> <search threads>`` by
 :class:`memstrata.longterm.edge_purge.CopyProcess`, never by hand. It obeys the
 messages its parent sends on stdin (:func:`memstrata.longterm.edge_purge.send`
 frames), each naming the copy it is about by the live shard's path: ``create`` (an
-empty shard of the engine's layout in the staging directory), points to upsert, ids
+empty shard of the live shard's layout, its named vectors as stored, in the staging
+directory), points to upsert, ids
 to delete, ``optimize``, ``flush``, and ``seal`` (flush, count, close). ``optimize``,
 ``flush`` and ``seal`` are answered when done, ``seal`` with the count. A failure
 is answered as ``("error", "<type>: <message>")`` and ends the process; so does the
@@ -28,8 +29,9 @@ from typing import Any
 import numpy as np
 import qdrant_edge as qe
 
-from memstrata.longterm.edge import create_shard
+from memstrata.longterm.edge import create_shard, stored_vectors
 from memstrata.longterm.edge_purge import WirePoint, receive, send
+from memstrata.longterm.points import DENSE_VECTOR
 
 NICENESS = 19
 """How far the copy's priority is lowered: its CPU time must not come from reads."""
@@ -55,7 +57,10 @@ def _apply(
     """Carry out one message; what to answer (None: no answer)."""
     op, key = message[0], message[1]
     if op == "create":
-        shards[key] = create_shard(Path(message[2]), dim, threads)
+        # The copy gets the live shard's named vectors, as stored (a store created
+        # before the multilingual vector keeps its layout).
+        extra = {n: size for n, size in stored_vectors(Path(key)).items() if n != DENSE_VECTOR}
+        shards[key] = create_shard(Path(message[2]), dim, threads, extra)
         return None
     shard = shards[key]
     if op == "upsert":

@@ -9,6 +9,7 @@ both filtered by tenant inside the engine); ranking what they find is the reader
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 import uuid
@@ -24,10 +25,13 @@ from memstrata.clock import Clock, SystemClock
 from memstrata.config import LongTermSettings
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import ValidationError
+from memstrata.language import detect_language
 from memstrata.longterm.adjacent import add_context_terms, blend_adjacent, turn_position
 from memstrata.longterm.layout import check_ids
 from memstrata.longterm.points import (
     COLLECTIONS,
+    DENSE_VECTOR,
+    MULTILINGUAL_VECTOR,
     RESERVED_KEYS,
     Filter,
     Point,
@@ -42,6 +46,7 @@ from memstrata.tracing import span
 from memstrata.validation import MAX_TEXT_CHARS, check_id, check_positive_int, check_text
 
 MAX_K = 1000
+_log = logging.getLogger(__name__)
 
 
 class PayloadSanitizer(Protocol):
@@ -159,7 +164,11 @@ class LongTermStore:
         clock: Clock | None = None,
         sanitizer: PayloadSanitizer | None = None,
         bulk_optimize_threshold: int = 1000,
+        multilingual: Embedder | None = None,
     ) -> None:
+        """``multilingual``: the second dense model (Chinese and English in one space,
+        :mod:`memstrata.embed.multilingual`), stored as the ``multilingual`` vector of
+        every point written; None leaves the store English-only (MiniLM and BM25)."""
         self._index = index
         self._embedder = embedder
         self._sparse = sparse_encoder
@@ -173,7 +182,24 @@ class LongTermStore:
         )
         if settings.fusion not in ("rrf", "normalized"):
             raise ValidationError("settings.fusion", "must be 'rrf' or 'normalized'")
-        self._index.ensure_collections(embedder.dim)
+        wanted = None if multilingual is None else {MULTILINGUAL_VECTOR: multilingual.dim}
+        self._index.ensure_collections(embedder.dim, wanted)
+        self._multilingual: Embedder | None = None
+        self._multilingual_status = "off: not configured (longterm.multilingual is false)"
+        if multilingual is not None:
+            size = self._index.named_vectors().get(MULTILINGUAL_VECTOR)
+            if size == multilingual.dim:
+                self._multilingual = multilingual
+                self._multilingual_status = "on"
+            else:
+                # An index written before the second vector existed: it serves as it
+                # did (MiniLM and BM25); adding the vector means rewriting every point.
+                self._multilingual_status = (
+                    f"off: the L3 index was created without the {MULTILINGUAL_VECTOR!r} "
+                    "vector; rebuild it from the source data into a new data directory "
+                    "to search Chinese and across languages by meaning"
+                )
+                _log.warning("multilingual dense route %s", self._multilingual_status)
         self._search_observer: SearchObserver | None = None
 
     def observe_searches(self, observer: SearchObserver | None) -> None:
@@ -209,6 +235,24 @@ class LongTermStore:
     def embedder(self) -> Embedder:
         """The dense model items and queries are embedded with."""
         return self._embedder
+
+    @property
+    def multilingual(self) -> Embedder | None:
+        """The second dense model (the ``multilingual`` vector), or None when that
+        route is off (see :attr:`multilingual_status`)."""
+        return self._multilingual
+
+    @property
+    def multilingual_status(self) -> str:
+        """``on``, or ``off: <why>`` (not configured, or an index created without the
+        vector)."""
+        return self._multilingual_status
+
+    def embed_multilingual(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """``texts`` embedded by the second model; ValidationError when it is off."""
+        if self._multilingual is None:
+            raise ValidationError("multilingual", self._multilingual_status)
+        return np.asarray(self._multilingual.embed(list(texts)), dtype=np.float32)
 
     @property
     def settings(self) -> LongTermSettings:
@@ -345,8 +389,13 @@ class LongTermStore:
         sparse: Sequence[SparseVector],
     ) -> list[str]:
         now = self._clock.now().timestamp()
+        # Both models embed before anything is written: a failure of either leaves
+        # nothing half-written (the caller's retry writes all of it).
+        second: Sequence[NDArray[np.float32] | None] = [None] * len(items)
+        if self._multilingual is not None:
+            second = list(self.embed_multilingual([item.text for item in items]))
         points: list[Point] = []
-        for item, vector, terms in zip(items, vectors, sparse, strict=True):
+        for item, vector, terms, other in zip(items, vectors, sparse, second, strict=True):
             created = now if item.created_at is None else float(item.created_at)
             payload: dict[str, Any] = {
                 **item.extra,
@@ -357,9 +406,11 @@ class LongTermStore:
                 "source": item.source,
                 "created_at": created,
                 "updated_at": now if item.updated_at is None else float(item.updated_at),
+                # Which dense route reads it best (memstrata.retrieval.languages).
+                "lang": detect_language(item.text),
             }
             point_id = item.id or str(uuid.uuid4())
-            points.append(Point(point_id, vector, terms, payload))
+            points.append(Point(point_id, vector, terms, payload, other))
         self._index.upsert(collection, points)
         if len(points) >= self._bulk_threshold:
             # Bulk loads leave many small unindexed segments; merge and index them now
@@ -376,18 +427,26 @@ class LongTermStore:
         *,
         dense_depth: int,
         sparse_depth: int,
+        using: str = DENSE_VECTOR,
     ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-        """One route's raw candidates: dense ``(id, cosine)`` and BM25 ``(id, score)``
+        """One route's raw candidates: dense ``(id, cosine)`` (of the named vector
+        ``using``, ``query_vector`` embedded by its model) and BM25 ``(id, score)``
         lists, best first, ids only (multi-route retrieval fuses them itself)."""
         _check_collection(collection)
         check_text("query", query)
-        qvec = self.query_vector(query, query_vector)
+        qvec = self.query_vector(query, query_vector, using=using)
         depth_d = check_positive_int("dense_depth", dense_depth, maximum=MAX_K)
         depth_s = check_positive_int("sparse_depth", sparse_depth, maximum=MAX_K)
         with self.searching(collection):
             with span("l3.dense", depth=depth_d):
                 dense = self._index.search_dense(
-                    collection, qvec, flt, depth_d, self._settings.hnsw_ef, with_payload=False
+                    collection,
+                    qvec,
+                    flt,
+                    depth_d,
+                    self._settings.hnsw_ef,
+                    with_payload=False,
+                    using=using,
                 )
             with span("l3.bm25", depth=depth_s):
                 sparse = self._index.search_sparse(
@@ -403,8 +462,10 @@ class LongTermStore:
         *,
         tenant: str,
         known_cosines: Mapping[str, float] | None = None,
+        using: str = DENSE_VECTOR,
     ) -> dict[str, ScoredPoint]:
-        """The tenant's points among ``ids`` with payload and exact cosine to the vector.
+        """The tenant's points among ``ids`` with payload and exact cosine to the vector
+        (of the named vector ``using``: a point without it is left out).
 
         ``known_cosines``: cosines the caller already has for some ids (from a dense
         search with this same vector); only the others are scored by the engine.
@@ -413,7 +474,7 @@ class LongTermStore:
         point_ids = tuple(dict.fromkeys(check_ids(ids)))
         if not point_ids:
             return {}
-        qvec = self.query_vector("-", query_vector)
+        qvec = self.query_vector("-", query_vector, using=using)
         known = known_cosines or {}
         unknown = tuple(i for i in point_ids if i not in known)
         scored: dict[str, ScoredPoint] = {}
@@ -425,6 +486,7 @@ class LongTermStore:
                 len(unknown),
                 self._settings.hnsw_ef,
                 with_payload=True,
+                using=using,
             )
             scored = {p.id: p for p in found}
         if len(unknown) < len(point_ids):
@@ -435,21 +497,28 @@ class LongTermStore:
         return scored
 
     def query_vector(
-        self, query: str, query_vector: NDArray[np.float32] | None
+        self, query: str, query_vector: NDArray[np.float32] | None, *, using: str = DENSE_VECTOR
     ) -> NDArray[np.float32]:
-        """``query_vector`` checked and normalized, or ``query`` embedded when None."""
+        """``query_vector`` checked and normalized, or ``query`` embedded when None (by
+        the model of the named vector ``using``)."""
+        if using == DENSE_VECTOR:
+            embedder = self._embedder
+        elif using == MULTILINGUAL_VECTOR and self._multilingual is not None:
+            embedder = self._multilingual
+        else:
+            raise ValidationError("using", f"{using!r} is not a dense route of this store")
         if query_vector is None:
-            return np.asarray(self._embedder.embed([query])[0], dtype=np.float32)
+            return np.asarray(embedder.embed([query])[0], dtype=np.float32)
         array = np.asarray(query_vector, dtype=np.float32)
-        if array.shape != (self._embedder.dim,):
-            raise ValidationError("query_vector", f"must be {self._embedder.dim} finite floats")
+        if array.shape != (embedder.dim,):
+            raise ValidationError("query_vector", f"must be {embedder.dim} finite floats")
         # One dot product checks and normalizes: it is finite only if every element is
         # (or, rarely, huge finite elements overflowed float32: redone in float64).
         with np.errstate(over="ignore", invalid="ignore"):
             square = float(np.dot(array, array))
         if not math.isfinite(square):
             if not np.isfinite(array).all():
-                raise ValidationError("query_vector", f"must be {self._embedder.dim} finite floats")
+                raise ValidationError("query_vector", f"must be {embedder.dim} finite floats")
             wide = array.astype(np.float64)
             square = float(np.dot(wide, wide))
         if square == 0:
@@ -458,12 +527,13 @@ class LongTermStore:
         return normalized
 
     def dense_vectors(
-        self, collection: str, ids: Sequence[str], *, tenant: str
+        self, collection: str, ids: Sequence[str], *, tenant: str, using: str = DENSE_VECTOR
     ) -> dict[str, NDArray[np.float32]]:
-        """The stored dense vectors of the tenant's points among ``ids``."""
+        """The stored dense vectors (the named vector ``using``) of the tenant's points
+        among ``ids`` (a point without it is left out)."""
         _check_collection(collection)
         records = self._index.retrieve(
-            collection, check_ids(ids), check_id("tenant", tenant), with_vectors=True
+            collection, check_ids(ids), check_id("tenant", tenant), with_vectors=True, using=using
         )
         return {r.id: r.dense for r in records if r.dense is not None}
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import numpy as np
@@ -17,6 +17,9 @@ from numpy.typing import NDArray
 from memstrata.errors import NotFoundError, ValidationError
 from memstrata.longterm.points import (
     COLLECTIONS,
+    DENSE_VECTOR,
+    DENSE_VECTORS,
+    MULTILINGUAL_VECTOR,
     SPARSE_VECTOR,
     Point,
     SparseVector,
@@ -38,6 +41,9 @@ PAYLOAD_INDEXES: tuple[tuple[str, IndexKind], ...] = (
     ("slot", "keyword"),
     ("content_hash", "keyword"),
     ("kind", "keyword"),
+    # The text's language (memstrata.language): the English query's cross-language
+    # route searches only the Chinese and mixed points.
+    ("lang", "keyword"),
 )
 
 _U32 = 0xFFFFFFFF
@@ -130,13 +136,53 @@ def check_query_vector(vector: NDArray[np.float32], dim: int) -> list[float]:
     return array.tolist()  # type: ignore[no-any-return]
 
 
-def check_points(points: Sequence[Point], dim: int) -> None:
-    """Every point's dense vector has the collection's size."""
+def check_points(points: Sequence[Point], dim: int, multilingual_dim: int | None = None) -> None:
+    """Every point's dense vector has the collection's size, and its multilingual one
+    (when it has one) the size of the collection's multilingual vector, which it must
+    have (``multilingual_dim`` None: it has none)."""
     for point in points:
         if point.dense.shape != (dim,):
             raise ValidationError(
                 "dense", f"point {point.id}: expected {dim} dims, got {point.dense.shape[0]}"
             )
+        vector = point.multilingual
+        if vector is None:
+            continue
+        if multilingual_dim is None:
+            raise ValidationError(
+                MULTILINGUAL_VECTOR,
+                f"point {point.id}: the collection has no {MULTILINGUAL_VECTOR!r} vector",
+            )
+        if vector.shape != (multilingual_dim,):
+            raise ValidationError(
+                MULTILINGUAL_VECTOR,
+                f"point {point.id}: expected {multilingual_dim} dims, got {vector.shape[0]}",
+            )
+
+
+def check_vector_name(using: str, sizes: Mapping[str, int]) -> int:
+    """The size of the named dense vector ``using`` in a collection whose dense vectors
+    are ``sizes``; ValidationError naming it when it is not one of the layout's names,
+    NotFoundError when this collection was created without it."""
+    if using not in DENSE_VECTORS:
+        raise ValidationError("using", f"must be one of {', '.join(DENSE_VECTORS)}")
+    size = sizes.get(using)
+    if size is None:
+        raise NotFoundError(
+            f"vector {using!r}: this index was created without it (rebuild the index "
+            "from its source data to add it)"
+        )
+    return size
+
+
+def check_extra_vectors(vectors: Mapping[str, int] | None) -> dict[str, int]:
+    """The named dense vectors besides ``dense`` asked of new collections, checked."""
+    found: dict[str, int] = {}
+    for name, size in (vectors or {}).items():
+        if name not in DENSE_VECTORS or name == DENSE_VECTOR:
+            raise ValidationError("vectors", f"{name!r} is not an extra dense vector name")
+        found[name] = check_dim_value(size)
+    return found
 
 
 def check_ids(ids: Sequence[str]) -> list[str]:

@@ -32,6 +32,11 @@ HOT_KNOWLEDGE = "hot_knowledge"
 MEMORIES_COLD = "memories_cold"
 COLLECTIONS: tuple[str, ...] = (MEMORIES, KNOWLEDGE, HOT_KNOWLEDGE, MEMORIES_COLD)
 DENSE_VECTOR = "dense"
+# The second dense route: a model that puts Chinese and English in one space
+# (memstrata.embed.multilingual). Optional per collection: a store created before it
+# existed has ``dense`` alone and serves the English routes only.
+MULTILINGUAL_VECTOR = "multilingual"
+DENSE_VECTORS: tuple[str, ...] = (DENSE_VECTOR, MULTILINGUAL_VECTOR)
 # The name carries the BM25 tokenizer's version (memstrata.longterm.sparse): an index
 # whose sparse vectors another tokenizer built would match fewer words without a
 # sign, so both adapters refuse to open it. Bump with any change to ``tokenize`` or
@@ -144,16 +149,22 @@ class SparseVector:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Point:
-    """One stored item: id, dense and sparse vectors, payload (frozen copies)."""
+    """One stored item: id, dense and sparse vectors, payload (frozen copies);
+    ``multilingual`` the optional second dense vector (:data:`MULTILINGUAL_VECTOR`)."""
 
     id: str
     dense: NDArray[np.float32]
     sparse: SparseVector
     payload: Mapping[str, Any]
+    multilingual: NDArray[np.float32] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "id", check_point_id("id", self.id))
         object.__setattr__(self, "dense", frozen_vector(self.dense))
+        if self.multilingual is not None:
+            object.__setattr__(
+                self, "multilingual", frozen_vector(self.multilingual, MULTILINGUAL_VECTOR)
+            )
         tenant = self.payload.get("tenant")
         check_id("tenant", tenant)
         object.__setattr__(self, "payload", freeze(dict(self.payload)))
@@ -233,7 +244,8 @@ class ScoredPoint(NamedTuple):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Record:
-    """A point read back by id; ``dense`` only when vectors were requested."""
+    """A point read back by id; ``dense`` only when vectors were requested (the
+    named vector asked for: ``dense`` unless another was named)."""
 
     id: str
     payload: Mapping[str, Any]
@@ -246,8 +258,10 @@ class Hit:
 
     ``score`` is the fusion score (comparable only within one result list);
     ``cosine`` is the dense similarity to the query, whichever route found the item,
-    so callers can flag low confidence; ranks are 1-based, ``None`` when the route
-    did not return the item.
+    so callers can flag low confidence (on the ``dense`` model's scale: a
+    ``multilingual`` cosine is mapped onto it, :mod:`memstrata.retrieval.languages`);
+    ``cosine_route`` the named vector it was measured with; ranks are 1-based,
+    ``None`` when the route did not return the item.
     """
 
     id: str
@@ -256,3 +270,4 @@ class Hit:
     dense_rank: int | None
     sparse_rank: int | None
     payload: Mapping[str, Any]
+    cosine_route: str = DENSE_VECTOR

@@ -4,11 +4,14 @@ Two adapters implement it (embedded qdrant-edge and a Qdrant server through
 qdrant-client) and both pass one contract suite. Rules every adapter follows:
 
 * collections ``memories``, ``knowledge``, ``hot_knowledge``, ``memories_cold``,
-  each with a cosine dense vector ``dense`` and a sparse vector ``bm25`` whose IDF
-  the engine applies;
+  each with a cosine dense vector ``dense``, optionally a second cosine dense vector
+  ``multilingual`` (a store created before it existed has none: it opens and serves
+  as it was, and :meth:`VectorIndex.named_vectors` says so), and a sparse vector
+  ``bm25`` whose IDF the engine applies;
 * payload indexes on ``tenant`` (keyword, tenant-optimized), ``user``, ``type``
   (keyword), ``created_at`` / ``updated_at`` (float), and for memory versioning
-  ``slot``, ``content_hash``, ``kind`` (keyword);
+  ``slot``, ``content_hash``, ``kind`` (keyword), and ``lang`` (keyword: the text's
+  language, ``en`` / ``zh`` / ``mixed``);
 * every read and delete carries the tenant condition inside the engine request -
   nothing is ever filtered in Python after the fact;
 * a vector whose size differs from the collection's raises ``ValidationError``,
@@ -18,20 +21,33 @@ qdrant-client) and both pass one contract suite. Rules every adapter follows:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
-from memstrata.longterm.points import Filter, Point, Record, ScoredPoint, SparseVector
+from memstrata.longterm.points import (
+    DENSE_VECTOR,
+    Filter,
+    Point,
+    Record,
+    ScoredPoint,
+    SparseVector,
+)
 
 
 class VectorIndex(Protocol):
     """A vector engine holding the three L3 collections."""
 
-    def ensure_collections(self, dim: int) -> None:
-        """Create missing collections and payload indexes; check existing ones' size."""
+    def ensure_collections(self, dim: int, vectors: Mapping[str, int] | None = None) -> None:
+        """Create missing collections (``dense`` of ``dim`` and the named dense
+        ``vectors`` besides it, name: size) and payload indexes; check existing ones'
+        size. An existing collection keeps the vectors it was created with."""
+        ...
+
+    def named_vectors(self) -> dict[str, int]:
+        """The named dense vectors every collection has (name: size), ``dense`` first."""
         ...
 
     def upsert(self, collection: str, points: Sequence[Point]) -> None:
@@ -54,9 +70,16 @@ class VectorIndex(Protocol):
         ...
 
     def retrieve(
-        self, collection: str, ids: Sequence[str], tenant: str, *, with_vectors: bool = False
+        self,
+        collection: str,
+        ids: Sequence[str],
+        tenant: str,
+        *,
+        with_vectors: bool = False,
+        using: str = DENSE_VECTOR,
     ) -> list[Record]:
-        """The points of ``ids`` that belong to ``tenant`` (a foreign id yields nothing)."""
+        """The points of ``ids`` that belong to ``tenant`` (a foreign id yields nothing);
+        with their ``using`` vector in ``Record.dense`` when ``with_vectors``."""
         ...
 
     def search_dense(
@@ -69,8 +92,12 @@ class VectorIndex(Protocol):
         *,
         with_payload: bool = True,
         reuse: bool = True,
+        using: str = DENSE_VECTOR,
     ) -> list[ScoredPoint]:
-        """Nearest neighbours by cosine; ``score`` is the cosine similarity.
+        """Nearest neighbours by cosine of the named dense vector ``using`` (a point
+        without it is never found; a collection without it: ``NotFoundError``);
+        ``score`` is the cosine similarity. The language condition is a filter extra,
+        ``("lang", ("zh", "mixed"))``.
 
         ``with_payload=False`` leaves ``payload`` empty: the hybrid route reads
         payloads only for the fused top k, which is most of its latency budget.
@@ -104,8 +131,9 @@ class VectorIndex(Protocol):
         limit: int,
         ef: int | None = None,
         reuse: bool = True,
+        using: str = DENSE_VECTOR,
     ) -> list[ScoredPoint]:
-        """Dense top ``dense_limit`` and BM25 top ``sparse_limit`` fused by RRF in the
+        """Dense (``using``) top ``dense_limit`` and BM25 top ``sparse_limit`` fused by RRF in the
         engine (scores as :func:`memstrata.longterm.fusion.rrf`); ids and scores only,
         ``payload`` empty. An empty sparse query fuses the dense route alone."""
         ...

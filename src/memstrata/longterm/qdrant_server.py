@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -44,15 +44,18 @@ from memstrata.longterm.layout import (
     check_collection,
     check_dim_value,
     check_existing_layout,
+    check_extra_vectors,
     check_ids,
     check_limit,
     check_points,
     check_query_vector,
+    check_vector_name,
     tenant_term_ids,
 )
 from memstrata.longterm.points import (
     COLLECTIONS,
     DENSE_VECTOR,
+    MULTILINGUAL_VECTOR,
     SPARSE_VECTOR,
     Filter,
     Point,
@@ -120,17 +123,16 @@ def _index_schema(kind: IndexKind) -> Any:
 
 
 def _client_point(point: Point) -> qm.PointStruct:
-    return qm.PointStruct(
-        id=point.id,
-        vector={
-            DENSE_VECTOR: point.dense.tolist(),
-            SPARSE_VECTOR: qm.SparseVector(
-                indices=tenant_term_ids(point.sparse, point.payload["tenant"]),
-                values=list(point.sparse.values),
-            ),
-        },
-        payload=thaw(point.payload),
-    )
+    vectors: dict[str, Any] = {
+        DENSE_VECTOR: point.dense.tolist(),
+        SPARSE_VECTOR: qm.SparseVector(
+            indices=tenant_term_ids(point.sparse, point.payload["tenant"]),
+            values=list(point.sparse.values),
+        ),
+    }
+    if point.multilingual is not None:
+        vectors[MULTILINGUAL_VECTOR] = point.multilingual.tolist()
+    return qm.PointStruct(id=point.id, vector=vectors, payload=thaw(point.payload))
 
 
 @contextmanager
@@ -167,6 +169,9 @@ class QdrantServerIndex:
         self._start_wait_s = start_wait_s
         self._retry_s = retry_s
         self._dim: int | None = None
+        # The named dense vectors besides ``dense`` every collection has (name: size).
+        self._extra: dict[str, int] = {}
+        self._wanted: dict[str, int] = {}
         self._closed = False
         # Unready: the dimension the collections await, the last attempt and its error.
         self._pending_dim: int | None = None
@@ -181,14 +186,17 @@ class QdrantServerIndex:
         answered since the start)."""
         return self._dim is not None
 
-    def ensure_collections(self, dim: int) -> None:
-        """Create missing collections and payload indexes; check existing sizes.
+    def ensure_collections(self, dim: int, vectors: Mapping[str, int] | None = None) -> None:
+        """Create missing collections (with ``dense`` and the named dense ``vectors``,
+        name: size) and payload indexes; check existing sizes. An existing collection
+        keeps the vectors it was created with (see :meth:`named_vectors`).
 
         A server that is unreachable, or does not answer within ``start_wait_s``,
         leaves the index unready instead of failing (see the module docstring); any
         other answer (a layout that does not fit, a refused key) raises.
         """
         check_dim_value(dim)
+        self._wanted = check_extra_vectors(vectors)
         self._check_open()
         self._pending_dim = dim
         failed: list[BaseException] = []
@@ -228,16 +236,38 @@ class QdrantServerIndex:
             return
         raise failed[0]
 
+    def named_vectors(self) -> dict[str, int]:
+        """The named dense vectors every collection has (name: size), ``dense`` first;
+        empty while the server has not answered."""
+        self._check_open()
+        if self._dim is None:
+            return {}
+        return {DENSE_VECTOR: self._dim, **self._extra}
+
+    def _sizes(self, dim: int) -> dict[str, int]:
+        return {DENSE_VECTOR: dim, **self._extra}
+
     def _ensure(self, dim: int) -> None:
+        extras: list[dict[str, int]] = []
         with _engine_errors("ensure_collections"):
             for name in COLLECTIONS:
                 if self._client.collection_exists(name):
-                    self._check_existing(name, dim)
+                    extras.append(self._check_existing(name, dim))
+                    # Indexes added by later releases (``lang``) on an existing one.
+                    schema = self._client.get_collection(name).payload_schema or {}
+                    for field_name, kind in PAYLOAD_INDEXES:
+                        if field_name not in schema:
+                            self._client.create_payload_index(
+                                name, field_name, _index_schema(kind), wait=True
+                            )
                     continue
+                extras.append(dict(self._wanted))
+                dense = {DENSE_VECTOR: dim, **self._wanted}
                 self._client.create_collection(
                     name,
                     vectors_config={
-                        DENSE_VECTOR: qm.VectorParams(size=dim, distance=qm.Distance.COSINE)
+                        vector: qm.VectorParams(size=size, distance=qm.Distance.COSINE)
+                        for vector, size in dense.items()
                     },
                     sparse_vectors_config={
                         SPARSE_VECTOR: qm.SparseVectorParams(modifier=qm.Modifier.IDF)
@@ -256,6 +286,11 @@ class QdrantServerIndex:
                     )
         if self._pending_dim is not None and self._dim is None and self._last_error:
             log.warning("%s answers: L3 is available again", self._where)
+        self._extra = {
+            vector: size
+            for vector, size in extras[0].items()
+            if all(extra.get(vector) == size for extra in extras)
+        }
         self._dim = dim
         self._last_error = ""
 
@@ -285,11 +320,15 @@ class QdrantServerIndex:
             self._last_error = str(exc)
             log.debug("%s still unavailable", self._where, exc_info=True)
 
-    def _check_existing(self, name: str, dim: int) -> None:
+    def _check_existing(self, name: str, dim: int) -> dict[str, int]:
+        """Check an existing collection's layout; its named vectors besides ``dense``."""
         params = self._client.get_collection(name).config.params
         vectors = params.vectors
         size = vectors[DENSE_VECTOR].size if isinstance(vectors, dict) else None
         check_existing_layout(f"collection {name!r}", size, list(params.sparse_vectors or {}), dim)
+        if not isinstance(vectors, dict):
+            return {}
+        return {n: int(v.size) for n, v in vectors.items() if n != DENSE_VECTOR}
 
     def _check_open(self) -> None:
         if self._closed:
@@ -312,7 +351,7 @@ class QdrantServerIndex:
     def upsert(self, collection: str, points: Sequence[Point]) -> None:
         """Insert or replace ``points``; waits until the server applied them."""
         dim = self._ready(collection)
-        check_points(points, dim)
+        check_points(points, dim, self._extra.get(MULTILINGUAL_VECTOR))
         with _engine_errors("upsert"):
             for start in range(0, len(points), UPSERT_BATCH):
                 batch = [_client_point(p) for p in points[start : start + UPSERT_BATCH]]
@@ -356,12 +395,21 @@ class QdrantServerIndex:
         self._check_open()
 
     def retrieve(
-        self, collection: str, ids: Sequence[str], tenant: str, *, with_vectors: bool = False
+        self,
+        collection: str,
+        ids: Sequence[str],
+        tenant: str,
+        *,
+        with_vectors: bool = False,
+        using: str = DENSE_VECTOR,
     ) -> list[Record]:
-        """The tenant's points among ``ids``, in the order of ``ids``."""
+        """The tenant's points among ``ids``, in the order of ``ids`` (with their
+        ``using`` vector in ``Record.dense`` when ``with_vectors``)."""
         point_ids = check_ids(ids)
         Filter(tenant=tenant)
-        self._ready(collection)
+        dim = self._ready(collection)
+        if with_vectors:
+            check_vector_name(using, self._sizes(dim))
         if not point_ids:
             return []
         with _engine_errors("retrieve"):
@@ -370,14 +418,14 @@ class QdrantServerIndex:
                 scroll_filter=ids_filter(point_ids, tenant),
                 limit=len(point_ids),
                 with_payload=True,
-                with_vectors=[DENSE_VECTOR] if with_vectors else False,
+                with_vectors=[using] if with_vectors else False,
             )
         found: dict[str, Record] = {}
         for r in records:
             vector = r.vector
             dense = (
-                engine_vector(vector[DENSE_VECTOR])
-                if isinstance(vector, dict) and DENSE_VECTOR in vector
+                engine_vector(vector[using])
+                if isinstance(vector, dict) and using in vector
                 else None
             )
             found[str(r.id)] = Record(str(r.id), engine_payload(dict(r.payload or {})), dense)
@@ -393,16 +441,18 @@ class QdrantServerIndex:
         *,
         with_payload: bool = True,
         reuse: bool = True,  # no answer cache here: nothing to skip
+        using: str = DENSE_VECTOR,
     ) -> list[ScoredPoint]:
-        """Filtered HNSW search; ``ef`` trades latency for recall."""
-        dim = self._ready(collection)
+        """Filtered HNSW search of the named dense vector ``using``; ``ef`` trades
+        latency for recall. A point without that vector is never found."""
+        dim = check_vector_name(using, self._sizes(self._ready(collection)))
         query = check_query_vector(vector, dim)
         check_limit(limit)
         with _engine_errors("dense search"):
             response = self._client.query_points(
                 collection,
                 query=query,
-                using=DENSE_VECTOR,
+                using=using,
                 query_filter=client_filter(filter),
                 limit=limit,
                 with_payload=with_payload,
@@ -451,15 +501,19 @@ class QdrantServerIndex:
         limit: int,
         ef: int | None = None,
         reuse: bool = True,  # no answer cache here: nothing to skip
+        using: str = DENSE_VECTOR,
     ) -> list[ScoredPoint]:
-        """Both routes as two queries, fused by RRF here.
+        """Both routes (dense: the named vector ``using``) as two queries, fused by RRF
+        here.
 
         Not a prefetch + RRF query, nor one batched request: qdrant-client's local
         mode (the stand-in the contract suite runs against) drops the tenant-scoped
         IDF in both, and we cannot prove a server keeps it without a server.
         """
         check_limit(limit)
-        dense = self.search_dense(collection, vector, filter, dense_limit, ef, with_payload=False)
+        dense = self.search_dense(
+            collection, vector, filter, dense_limit, ef, with_payload=False, using=using
+        )
         ranked = self.search_sparse(collection, sparse, filter, sparse_limit, with_payload=False)
         lists = [[(p.id, p.score) for p in dense], [(p.id, p.score) for p in ranked]]
         return [ScoredPoint(f.id, f.score, {}) for f in rrf(lists, limit=limit)]

@@ -17,7 +17,7 @@ restore changes what the next read sees without rewriting any episode.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -36,6 +36,9 @@ CURRENT_TYPES: tuple[str, ...] = ("fact", "event")
 HISTORY = "history"
 # A slot holds one active version; more hops than this is a corrupt chain.
 _MAX_LINKS_PER_EPISODE = 16
+
+ScoredRead = Callable[[Sequence[str]], dict[str, ScoredPoint]]
+"""Points by id with their payloads and cosines to the question."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,16 +67,24 @@ def follow(
     tenant: str,
     query_vector: NDArray[np.float32],
     episodes: Sequence[tuple[str, Mapping[str, Any]]],
+    read: ScoredRead | None = None,
 ) -> Links:
     """The links of ``episodes`` (``(id, payload)``), in at most three engine calls:
     the facts they name, and - only when one was superseded - the current versions
-    of those slots."""
+    of those slots. ``read``: how points are read with their cosines (default: the
+    store's ``read_scored`` with ``query_vector``; the reader passes its question's
+    routes, :mod:`memstrata.retrieval.languages`)."""
+    if read is None:
+
+        def read(ids: Sequence[str]) -> dict[str, ScoredPoint]:
+            return store.read_scored(MEMORIES, ids, query_vector, tenant=tenant)
+
     named = {episode_id: fact_ids(payload) for episode_id, payload in episodes}
     wanted = list(dict.fromkeys(i for ids in named.values() for i in ids))
     if not wanted:
         return Links()
     checkpoint()
-    points = store.read_scored(MEMORIES, wanted, query_vector, tenant=tenant)
+    points = read(wanted)
     closed_slots = {
         str(p.payload["slot"])
         for p in points.values()
@@ -87,11 +98,7 @@ def follow(
         checkpoint()
         active_ids = [r.id for r in store.iter_records(MEMORIES, flt)]
         checkpoint()
-        current = (
-            store.read_scored(MEMORIES, active_ids, query_vector, tenant=tenant)
-            if active_ids
-            else {}
-        )
+        current = read(active_ids) if active_ids else {}
         for point in current.values():
             current_of_slot[str(point.payload["slot"])] = point
     facts: dict[str, tuple[ScoredPoint, ...]] = {}
@@ -129,17 +136,25 @@ class LinkedHit(NamedTuple):
 
 
 def fold_hits(
-    store: LongTermStore, tenant: str, query_vector: NDArray[np.float32], hits: Sequence[Hit]
+    store: LongTermStore,
+    tenant: str,
+    query_vector: NDArray[np.float32],
+    hits: Sequence[Hit],
+    read: ScoredRead | None = None,
 ) -> list[LinkedHit]:
     """Hits of :class:`~memstrata.retrieval.search.HybridSearch` with their episode
     links followed (:func:`follow`): an episode's current facts come right before it
     (a fact found on its own and also carried comes once, with the better cosine),
     and an episode whose fact was superseded names the current one."""
-    return fold(hits, episode_links(store, tenant, query_vector, hits))
+    return fold(hits, episode_links(store, tenant, query_vector, hits, read))
 
 
 def episode_links(
-    store: LongTermStore, tenant: str, query_vector: NDArray[np.float32], hits: Sequence[Hit]
+    store: LongTermStore,
+    tenant: str,
+    query_vector: NDArray[np.float32],
+    hits: Sequence[Hit],
+    read: ScoredRead | None = None,
 ) -> Links:
     """:func:`follow` for the episodes among ``hits``."""
     return follow(
@@ -147,6 +162,7 @@ def episode_links(
         tenant,
         query_vector,
         [(h.id, h.payload) for h in hits if h.payload.get("type") == EPISODE],
+        read,
     )
 
 

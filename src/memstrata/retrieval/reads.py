@@ -23,6 +23,7 @@ from memstrata.config import LongTermSettings
 from memstrata.longterm.points import MEMORIES, Hit
 from memstrata.retrieval.fallback import ReadFallback, query_key
 from memstrata.retrieval.guard import GuardedCalls, checkpoint
+from memstrata.retrieval.languages import LanguageRoutes
 from memstrata.retrieval.links import EPISODE, LinkedHit, Links, episode_links, flatten, fold
 from memstrata.retrieval.results import RetrievedItem
 from memstrata.retrieval.search import HybridSearch
@@ -54,8 +55,12 @@ class NeedReader:
         fallback: ReadFallback | None,
         settings: LongTermSettings,
         dim: int,
+        languages: LanguageRoutes | None = None,
     ) -> None:
+        """``languages``: the question's routes by its language (None: MiniLM and
+        BM25 only)."""
         self._hybrid = hybrid
+        self._languages = languages
         self._store = hybrid.store
         self._calls = calls
         self._fallback = fallback
@@ -106,22 +111,37 @@ class NeedReader:
         """The need's hits as the router reads them, and grouped (each episode with
         its facts) as the cache keeps them."""
         vector = neutral_vector(self._dim) if query_vector is None else query_vector
-        found = self._hybrid.search(
-            collection,
-            text,
-            tenant=tenant,
-            user=user,
-            types=types,
-            k=k,
-            query_vector=vector,
-            mode="hybrid" if query_vector is not None else "sparse",
-        )
+        languages = self._languages
+        read = None
+        if languages is not None and languages.on and query_vector is not None:
+            found = languages.search(
+                self._hybrid,
+                collection,
+                text,
+                tenant=tenant,
+                user=user,
+                types=types,
+                k=k,
+                query_vector=query_vector,
+            )
+            read = languages.linked_read(collection, text, tenant, query_vector, found)
+        else:
+            found = self._hybrid.search(
+                collection,
+                text,
+                tenant=tenant,
+                user=user,
+                types=types,
+                k=k,
+                query_vector=vector,
+                mode="hybrid" if query_vector is not None else "sparse",
+            )
         floor = self._settings.low_confidence_cosine
         if collection != MEMORIES:
             hits = [LinkedHit(h.id, h.cosine, h.payload, None) for h in found]
             return hits, [hit_item(h, Links(), floor) for h in found]
         checkpoint()
-        links = episode_links(self._store, tenant, vector, found)
+        links = episode_links(self._store, tenant, vector, found, read)
         carried = {p.id for points in links.facts.values() for p in points}
         grouped = [
             hit_item(h, links, floor)
@@ -189,6 +209,7 @@ def hit_item(hit: Hit, links: Links, floor: float) -> RetrievedItem:
         in_time_window=None,
         superseded_by=links.superseded.get(hit.id),
         facts=facts,
+        cosine_route=hit.cosine_route,
     )
 
 

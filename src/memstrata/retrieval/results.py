@@ -90,6 +90,9 @@ class RetrievedItem:
     facts: tuple[RetrievedItem, ...] = ()
     """For an episode: the current facts extracted from it (or that replaced what it
     said), best first."""
+    cosine_route: str = "dense"
+    """The named dense vector ``cosine`` was measured with: ``dense`` (MiniLM) or
+    ``multilingual`` (mapped onto MiniLM's scale, :mod:`memstrata.retrieval.languages`)."""
 
     @property
     def text(self) -> str:

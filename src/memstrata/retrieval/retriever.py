@@ -49,10 +49,18 @@ from memstrata.embed.protocol import Embedder, TokenEmbedder
 from memstrata.errors import BackendError
 from memstrata.longterm.adjacent import Position, turn_position
 from memstrata.longterm.facade import LongTermStore
-from memstrata.longterm.points import MEMORIES, Filter, Hit, ScoredPoint
+from memstrata.longterm.points import (
+    DENSE_VECTOR,
+    MEMORIES,
+    MULTILINGUAL_VECTOR,
+    Filter,
+    Hit,
+    ScoredPoint,
+)
 from memstrata.memo import remember
 from memstrata.memory.versioning import valid_at
 from memstrata.retrieval.confidence import skips_l3
+from memstrata.retrieval.currency import current_first
 from memstrata.retrieval.fallback import ReadFallback, bm25_only, query_key
 from memstrata.retrieval.guard import (
     BELOW_THRESHOLD,
@@ -62,7 +70,15 @@ from memstrata.retrieval.guard import (
     checkpoint,
     required,
 )
-from memstrata.retrieval.links import EPISODE, EPISODE_WINDOW, LinkedHit, fold_hits, follow
+from memstrata.retrieval.languages import ENGLISH, DenseSpace, LanguageRoutes
+from memstrata.retrieval.links import (
+    EPISODE,
+    EPISODE_WINDOW,
+    LinkedHit,
+    ScoredRead,
+    fold_hits,
+    follow,
+)
 from memstrata.retrieval.reads import NeedRead, NeedReader, neutral_vector
 from memstrata.retrieval.rerank import Reranker
 from memstrata.retrieval.results import RetrievalQuery, RetrievalResult, RetrievedItem
@@ -80,7 +96,14 @@ from memstrata.retrieval.scoring import (
     type_factor,
 )
 from memstrata.retrieval.search import HybridSearch, Keep
-from memstrata.retrieval.timeexpr import TimeWindow, resolve
+from memstrata.retrieval.timeexpr import TimeWindow
+from memstrata.retrieval.timesteer import (
+    first_session_lookup,
+    lead_with_window,
+    question_window,
+    window_route,
+    window_weight,
+)
 from memstrata.tracing import span, traced_stage
 from memstrata.validation import check_text
 
@@ -116,7 +139,10 @@ class Retriever:
         self._factors: dict[tuple[Any, ...], float] = {}
         self._feature_cache: dict[str, tuple[Mapping[str, Any], _Features]] = {}
         self._hybrid = HybridSearch(store)
-        self._needs = NeedReader(self._hybrid, self._calls, fallback, self._longterm, embedder.dim)
+        self._languages = LanguageRoutes(store, self._longterm)
+        self._needs = NeedReader(
+            self._hybrid, self._calls, fallback, self._longterm, embedder.dim, self._languages
+        )
 
     @property
     def settings(self) -> RetrievalSettings:
@@ -173,13 +199,39 @@ class Retriever:
         instant (over-fetching: validity is an interval, which the engine filter cannot
         express next to the type condition)."""
         depth = k if as_of is None else min(4 * k, MAX_SEARCH_K)
-        if query_vector is None:
-            check_text("query", query)  # bad input is refused, never blamed on the model
+        check_text("query", query)  # bad input is refused, never blamed on the model
+        # A plain hybrid search follows the question's language (the modes and the
+        # explained ranks are the single routes' own, for evaluations and debugging).
+        by_language = mode == "hybrid" and not explain and self._languages.on
+        space = self._languages.space(query) if by_language else ENGLISH
+        if space.using == MULTILINGUAL_VECTOR:
+            query_vector = required(
+                self.embed_guarded(
+                    lambda: self._store.query_vector(query, None, using=MULTILINGUAL_VECTOR)
+                ),
+                "the query could not be embedded",
+            )
+        elif query_vector is None:
             query_vector = required(
                 self.embed_guarded(lambda: self._store.query_vector(query, None)),
                 "the query could not be embedded",
             )
         vector = query_vector
+        if by_language:
+            return self._search_by_language(
+                space,
+                collection,
+                query,
+                tenant,
+                user,
+                types,
+                depth,
+                fusion,
+                vector,
+                created_after,
+                as_of,
+                k,
+            )
         hits = required(
             self._calls.l3(
                 lambda: self._hybrid.search(
@@ -194,6 +246,49 @@ class Retriever:
                     mode=mode,
                     explain=explain,
                     created_after=created_after,
+                ),
+                self._longterm.search_deadline_s,
+            ),
+            "L3 did not answer this search",
+        )
+        if as_of is None:
+            return hits
+        at = as_of.timestamp()
+        return [h for h in hits if valid_at(h.payload, at)][:k]
+
+    def _search_by_language(
+        self,
+        space: DenseSpace,
+        collection: str,
+        query: str,
+        tenant: str,
+        user: str | None,
+        types: Sequence[str] | None,
+        depth: int,
+        fusion: str | None,
+        vector: NDArray[np.float32],
+        created_after: float | None,
+        as_of: datetime | None,
+        k: int,
+    ) -> list[Hit]:
+        """:meth:`search` by the question's routes ``space``
+        (:mod:`memstrata.retrieval.languages`); ``vector``: the question's vector of
+        its main route."""
+        english = space.using == DENSE_VECTOR
+        hits = required(
+            self._calls.l3(
+                lambda: self._languages.search(
+                    self._hybrid,
+                    collection,
+                    query,
+                    tenant=tenant,
+                    user=user,
+                    types=types,
+                    k=depth,
+                    query_vector=vector if english else None,
+                    created_after=created_after,
+                    fusion=fusion,
+                    space=space,
                 ),
                 self._longterm.search_deadline_s,
             ),
@@ -283,17 +378,22 @@ class Retriever:
             intent_weight=cfg.intent_route_weight,
             named=named,
         )
-        window = None if query.now is None else resolve(query.text, query.now)
+        window = self._window(query)
         flt = self._filter(query, window)
-        embedded = self.embed_guarded(lambda: self._route_vectors(routes, named))
+        # The question's language picks its dense routes (memstrata.retrieval.languages).
+        space = self._languages.space(query.text)
+        embedded = self.embed_guarded(lambda: self._space_vectors(space, routes, named))
         dense_skip = embedded.skip
         vectors = embedded.value
         if vectors is None:  # BM25 alone: the stand-in vector's cosines are discarded
+            space = ENGLISH
             vectors = np.stack([neutral_vector(self._embedder.dim)] * len(routes))
         # One hop for the whole L3 part (scoring between its engine calls included):
         # each hop to a worker thread costs a thread switch.
         ranked = self._calls.l3(
-            lambda: self._rank(query, routes, vectors, flt, window, named, dense_skip is None),
+            lambda: self._rank(
+                query, routes, vectors, flt, window, named, dense_skip is None, space
+            ),
             self._longterm.read_deadline_s,
         )
         if ranked.value is None:
@@ -322,19 +422,27 @@ class Retriever:
         vectors: NDArray[np.float32],
         flt: Filter,
         dense: bool,
+        window: TimeWindow | None = None,
+        space: DenseSpace = ENGLISH,
+        cross: NDArray[np.float32] | None = None,
     ) -> tuple[list[Candidate], dict[str, ScoredPoint]]:
         """The engine calls before scoring: the routes' candidates merged, and the
-        pool's payloads with their exact cosines."""
+        pool's payloads with their exact cosines (on MiniLM's scale, by the routes of
+        ``space``; ``cross``: an English question's multilingual vector)."""
         limit = max(self._settings.pool_size, query.k)
-        pool, cosines = self._merge(query, routes, vectors, flt, limit, dense)
+        pool, cosines = self._merge(
+            query, routes, vectors, flt, limit, dense, window, space=space, cross=cross
+        )
         checkpoint()
         with span("retrieval.pool", candidates=len(pool)):
-            points = self._store.read_scored(
+            points = self._languages.read_scored(
                 query.collection,
                 [c.id for c in pool],
+                space,
                 vectors[0],
+                cross,
                 tenant=query.tenant,
-                known_cosines=cosines,
+                known=cosines,
             )
         return pool, points
 
@@ -347,11 +455,17 @@ class Retriever:
         window: TimeWindow | None,
         named: Sequence[str],
         dense: bool,
+        space: DenseSpace = ENGLISH,
     ) -> list[RetrievedItem] | _Refused:
         """Everything after the embedding: the engine calls before scoring, the
         scoring, the reranker, then diversity and episode links (engine calls again)."""
         cfg = self._settings
-        pool, points = self._gather(query, routes, vectors, flt, dense)
+        cross = (
+            self._languages.cross_for(query.collection, flt, query.text, space) if dense else None
+        )
+        pool, points = self._gather(
+            query, routes, vectors, flt, dense, window, space=space, cross=cross
+        )
         reranking = self._reranker is not None and cfg.rerank_weight > 0 and dense
         linking = query.collection == MEMORIES and query.as_of is None
         # Linking folds facts into their episodes: rank twice k so the list is still
@@ -359,6 +473,11 @@ class Retriever:
         keep = None if reranking else (2 * query.k if linking else query.k)
         named_lower = frozenset(e.lower() for e in named)
         ranked = self._adjust(query, pool, points, window, named_lower, keep)
+        if space.using != DENSE_VECTOR or cross is not None:
+            ranked = [
+                replace(item, cosine_route=LanguageRoutes.route_of(space, True, item.payload))
+                for item in ranked
+            ]
         if query.as_of is not None:
             at = query.as_of.timestamp()
             ranked = [item for item in ranked if valid_at(item.payload, at)]
@@ -368,9 +487,19 @@ class Retriever:
             except Exception as exc:  # raised to the caller as it was, never blamed on L3
                 return _Refused(exc)
         checkpoint()
-        diverse = self._diversified(query, ranked)
+        diverse = self._diversified(query, ranked, space.using)
         checkpoint()
-        return self._linked(query, vectors[0], diverse) if linking else diverse[: query.k]
+        if not linking:
+            return diverse[: query.k]
+        read = None
+        if space.using != DENSE_VECTOR or cross is not None:
+
+            def read(ids: Sequence[str]) -> dict[str, ScoredPoint]:
+                return self._languages.read_scored(
+                    MEMORIES, ids, space, vectors[0], cross, tenant=query.tenant
+                )
+
+        return self._linked(query, vectors[0], diverse, read)
 
     def _served_from_l2(
         self,
@@ -400,7 +529,7 @@ class Retriever:
 
     @traced_stage("retrieval.diversify")
     def _diversified(
-        self, query: RetrievalQuery, ranked: Sequence[RetrievedItem]
+        self, query: RetrievalQuery, ranked: Sequence[RetrievedItem], using: str = DENSE_VECTOR
     ) -> list[RetrievedItem]:
         """Maximal marginal relevance over the best ``2k``: each next item is the one
         whose score, less ``redundancy_penalty`` times its cosine to the closest item
@@ -412,10 +541,11 @@ class Retriever:
         if penalty <= 0 or depth < 2:
             return list(ranked)
         head = ranked[:depth]
+        # Similarity in the question's space: MiniLM finds any two Chinese texts alike.
         found = self._store.dense_vectors(
-            query.collection, [item.id for item in head], tenant=query.tenant
+            query.collection, [item.id for item in head], tenant=query.tenant, using=using
         )
-        dim = self._embedder.dim
+        dim = self._embedder.dim if using == DENSE_VECTOR else self._languages.dim
         rows = np.stack([found.get(item.id, np.zeros(dim, dtype=np.float32)) for item in head])
         similarity = np.clip(rows @ rows.T, 0.0, 1.0)
         scores = np.array([item.score for item in head])
@@ -439,17 +569,20 @@ class Retriever:
         query: RetrievalQuery,
         query_vector: NDArray[np.float32],
         ranked: Sequence[RetrievedItem],
+        read: ScoredRead | None = None,
     ) -> list[RetrievedItem]:
         """The best ``k`` after following episode links (:mod:`memstrata.retrieval.links`):
         an episode carries its current facts (a fact found on its own but said in a
         listed episode is folded into it, the pair ranked by the better score) and,
-        when a newer fact replaced what it said, is marked ``superseded_by`` it."""
+        when a newer fact replaced what it said, is marked ``superseded_by`` it.
+        ``read``: the facts' cosines by the question's routes (None: MiniLM's)."""
         candidates = ranked[: 2 * query.k]
         links = follow(
             self._store,
             query.tenant,
             query_vector,
             [(item.id, item.payload) for item in candidates if item.kind == EPISODE],
+            read,
         )
         attached = {p.id for points in links.facts.values() for p in points}
         listed = {item.id: item for item in candidates}
@@ -470,7 +603,17 @@ class Retriever:
             )
         # Stable: equal scores keep the ranked order (itself deterministic).
         grouped.sort(key=lambda item: -item.score)
+        # A question about a current value: its episode first, older values' marked past.
+        grouped = current_first(self._store, query, query_vector, grouped, floor, read)
         return grouped[: query.k]
+
+    def _space_vectors(
+        self, space: DenseSpace, routes: Sequence[Route], named: Sequence[str]
+    ) -> NDArray[np.float32]:
+        """One vector per route, by the model of ``space.using``."""
+        if space.using == DENSE_VECTOR:
+            return self._route_vectors(routes, named)
+        return self._languages.embed(space, [route.text for route in routes])
 
     @traced_stage("retrieval.embed")
     def _route_vectors(self, routes: Sequence[Route], named: Sequence[str]) -> NDArray[np.float32]:
@@ -491,6 +634,26 @@ class Retriever:
         if rest:
             rows.update(zip(rest, self._embedder.embed([texts[i] for i in rest]), strict=True))
         return np.stack([rows[i] for i in range(len(routes))]).astype(np.float32, copy=False)
+
+    def _window(self, query: RetrievalQuery) -> TimeWindow | None:
+        """The time the question asks about (:mod:`memstrata.retrieval.timesteer`);
+        "the first time we talked" is found by counting the asker's memories."""
+        cfg = self._longterm
+        if query.now is None:
+            return None
+        window = question_window(query.text, query.now)
+        lookup = (
+            None
+            if window
+            else first_session_lookup(
+                query.text,
+                query.now,
+                self._store.index,
+                query.collection,
+                self._filter(query, None),
+            )
+        )
+        return window if lookup is None else self._calls.l3(lookup, cfg.search_deadline_s).value
 
     def _filter(self, query: RetrievalQuery, window: TimeWindow | None) -> Filter:
         after = before = None
@@ -518,11 +681,16 @@ class Retriever:
         flt: Filter,
         limit: int,
         dense_routes: bool = True,
+        window: TimeWindow | None = None,
+        *,
+        space: DenseSpace = ENGLISH,
+        cross: NDArray[np.float32] | None = None,
     ) -> tuple[list[Candidate], dict[str, float]]:
         """The best ``limit`` candidates merged over the routes, and the raw query's
         dense cosines (the first route): the pool read reuses them instead of scoring
         those ids again. ``dense_routes`` False: the BM25 halves alone (no query
-        vector)."""
+        vector). ``vectors`` are of ``space.using``; ``cross`` adds an English
+        question's cross-language route (:mod:`memstrata.retrieval.languages`)."""
         cfg = self._settings
         per_route: list[tuple[str, float, Mapping[str, float]]] = []
         cosines: dict[str, float] = {}
@@ -541,14 +709,35 @@ class Retriever:
                     flt,
                     dense_depth=depth,
                     sparse_depth=depth,
+                    using=space.using,
                 )
                 if not per_route:
-                    dense = self._with_windows(query, dense, vector, flt)
+                    dense = self._with_windows(query, dense, vector, flt, space.using)
                     cosines = dict(dense)
                 fused = fuse_route(
-                    dense, sparse, dense_weight=cfg.dense_weight, sparse_weight=cfg.sparse_weight
+                    self._languages.mapped(space, dense, query.collection, vector, query.tenant),
+                    sparse,
+                    dense_weight=cfg.dense_weight,
+                    sparse_weight=cfg.sparse_weight
+                    if space.using == DENSE_VECTOR
+                    else self._longterm.multilingual_sparse_weight,
                 )
             per_route.append((route.name, route.weight, fused))
+        if cross is not None:
+            checkpoint()
+            with span("retrieval.route", route=MULTILINGUAL_VECTOR, depth=cfg.route_depth):
+                found = self._languages.cross_dense(
+                    query.collection, cross, flt, cfg.route_depth, space.lang
+                )
+            fused = fuse_route(
+                found, [], dense_weight=cfg.dense_weight, sparse_weight=cfg.sparse_weight
+            )
+            per_route.append((MULTILINGUAL_VECTOR, self._longterm.multilingual_cross_weight, fused))
+        steer = window_route(self._store, query.collection, routes[0].text, flt, window, cfg)
+        if steer is not None:  # a day's few turns may sit below the whole history's best
+            # Its dense half reads MiniLM vectors: BM25 alone for a Chinese question.
+            english = dense_routes and space.using == DENSE_VECTOR
+            per_route.append(steer(vectors[0] if english else None))
         with span("retrieval.fusion", routes=len(per_route)):
             merged = merge_routes(per_route, limit)
         return merged, cosines
@@ -575,10 +764,12 @@ class Retriever:
         dense: list[tuple[str, float]],
         vector: NDArray[np.float32],
         flt: Filter,
+        using: str = DENSE_VECTOR,
     ) -> list[tuple[str, float]]:
         """The raw query's dense list with each long episode at the best cosine of its
         own vector and its window keys (:mod:`memstrata.memory.episodes`): the dense
-        model reads only a text's beginning, a window the rest. Best first."""
+        model reads only a text's beginning, a window the rest. Best first. ``vector``
+        and the cosines are of the named vector ``using``."""
         depth = self._settings.window_depth
         if (
             depth == 0
@@ -593,6 +784,7 @@ class Retriever:
             depth,
             self._longterm.hnsw_ef,
             with_payload=True,
+            using=using,
         )
         if not found:
             return dense
@@ -631,10 +823,12 @@ class Retriever:
         )
         now_s = None if query.now is None else query.now.timestamp()
         span = None
+        slack = cfg.time_slack_days * SECONDS_PER_DAY
+        bounds = (0.0, 0.0)
         if window is not None:
-            slack = cfg.time_slack_days * SECONDS_PER_DAY
-            span = (window.start.timestamp() - slack, window.end.timestamp() + slack)
-        boost_time, boost_entity = 1.0 + cfg.time_boost, 1.0 + cfg.entity_field_boost
+            bounds = (window.start.timestamp(), window.end.timestamp())
+            span = (bounds[0] - slack, bounds[1] + slack)
+        boost_entity = 1.0 + cfg.entity_field_boost
         per_day, decay_weight = cfg.decay_per_day, cfg.decay_weight
         scored: list[tuple[float, str, Candidate, float | None, bool | None]] = []
         for cand in live:
@@ -645,12 +839,14 @@ class Retriever:
             if span is not None:
                 inside = observed is not None and span[0] <= observed < span[1]
                 if inside:
-                    score *= boost_time
+                    # full lift inside the window itself, fading across the slack
+                    score *= 1.0 + cfg.time_boost * window_weight(*bounds, slack, observed)
             if named and any(value in named for value in feature.entity_values):
                 score *= boost_entity
             if now_s is not None and observed is not None:
                 score *= decay_factor((now_s - observed) / SECONDS_PER_DAY, per_day, decay_weight)
             scored.append((score, cand.id, cand, observed, inside))
+        scored = lead_with_window(scored, window, query.k)
         scored.sort(key=lambda entry: (-entry[0], entry[1]))
         floor = self._longterm.low_confidence_cosine
         items: list[RetrievedItem] = []

@@ -22,7 +22,14 @@ from memstrata.longterm.facade import MAX_K, LongTermStore
 from memstrata.longterm.fusion import Fused
 from memstrata.longterm.fusion import normalized as fuse_normalized
 from memstrata.longterm.fusion import rrf as fuse_rrf
-from memstrata.longterm.points import COLLECTIONS, Filter, Hit, ScoredPoint, SparseVector
+from memstrata.longterm.points import (
+    COLLECTIONS,
+    DENSE_VECTOR,
+    Filter,
+    Hit,
+    ScoredPoint,
+    SparseVector,
+)
 from memstrata.memo import remember
 from memstrata.validation import check_positive_int, check_text
 
@@ -83,6 +90,8 @@ class HybridSearch:
         mode: str = "hybrid",
         explain: bool = False,
         created_after: float | None = None,
+        using: str = DENSE_VECTOR,
+        lang: tuple[str, ...] | None = None,
     ) -> list[Hit]:
         """Tenant-filtered search, best first; every hit carries its cosine to the query.
 
@@ -92,7 +101,9 @@ class HybridSearch:
         ``explain`` asks for each hit's rank in each route, which needs both route
         lists in Python (about twice the latency). ``query_vector`` skips embedding
         the query (benchmarks, callers that embedded already). ``created_after``
-        (epoch seconds, exclusive) keeps younger points only.
+        (epoch seconds, exclusive) keeps younger points only. ``using``: the named
+        dense vector searched (``query_vector`` then from its model; cosines are its
+        own, unmapped); ``lang``: only points whose ``lang`` is one of these.
         """
         if collection not in COLLECTIONS:
             raise ValidationError("collection", f"must be one of {', '.join(COLLECTIONS)}")
@@ -108,8 +119,9 @@ class HybridSearch:
             user=user,
             types=None if types is None else tuple(types),
             created_after=created_after,
+            extras=() if lang is None else (("lang", tuple(lang)),),
         )
-        qvec = self._store.query_vector(query, query_vector)
+        qvec = self._store.query_vector(query, query_vector, using=using)
         with self._store.searching(collection):
             # Agents repeat some searches word for word at every step (an intent's
             # fixed knowledge query): until the collection is written, the answer is
@@ -118,11 +130,22 @@ class HybridSearch:
             # a loop of new queries.
             generation = self._store.index.answer_generation(collection)
             if generation is None:
-                return self._search(collection, query, qvec, flt, k, method, mode, explain)
-            key = (collection, generation, query, qvec.tobytes(), flt, k, method, mode, explain)
+                return self._search(collection, query, qvec, flt, k, method, mode, explain, using)
+            key = (
+                collection,
+                generation,
+                query,
+                qvec.tobytes(),
+                flt,
+                k,
+                method,
+                mode,
+                explain,
+                using,
+            )
             found = self._answers.get(key)
             if found is None:
-                hits = self._search(collection, query, qvec, flt, k, method, mode, explain)
+                hits = self._search(collection, query, qvec, flt, k, method, mode, explain, using)
                 found = remember(self._answers, key, tuple(hits), ANSWERS_MAX)
             return list(found)
 
@@ -175,14 +198,15 @@ class HybridSearch:
         method: str,
         mode: str,
         explain: bool,
+        using: str = DENSE_VECTOR,
     ) -> list[Hit]:
         index = self._store.index
         if mode == "dense":
             found = index.search_dense(
-                collection, qvec, flt, k, self._settings.hnsw_ef, reuse=False
+                collection, qvec, flt, k, self._settings.hnsw_ef, reuse=False, using=using
             )
             return [
-                Hit(p.id, p.score, p.score, rank, None, p.payload)
+                Hit(p.id, p.score, p.score, rank, None, p.payload, using)
                 for rank, p in enumerate(found, start=1)
             ]
         sparse_query = self._store.encode_query(query)
@@ -192,10 +216,10 @@ class HybridSearch:
             )
             fused = [Fused(p.id, p.score, (None, rank)) for rank, p in enumerate(ranked, start=1)]
         elif method == "rrf" and not explain:
-            fused = self._engine_rrf(collection, qvec, sparse_query, flt, k)
+            fused = self._engine_rrf(collection, qvec, sparse_query, flt, k, using)
         else:
-            fused = self._fuse_in_python(collection, qvec, sparse_query, flt, k, method)
-        return self._with_cosines(collection, qvec, flt, fused)
+            fused = self._fuse_in_python(collection, qvec, sparse_query, flt, k, method, using)
+        return self._with_cosines(collection, qvec, flt, fused, using)
 
     def _engine_rrf(
         self,
@@ -204,6 +228,7 @@ class HybridSearch:
         sparse_query: SparseVector,
         flt: Filter,
         k: int,
+        using: str = DENSE_VECTOR,
     ) -> list[Fused]:
         """The top ``k`` of the engine's RRF fusion, ties ordered by id.
 
@@ -225,6 +250,7 @@ class HybridSearch:
                 limit=limit,
                 ef=self._settings.hnsw_ef,
                 reuse=False,
+                using=using,
             )
             if not _cut_in_tie(engine_fused, k, limit) or limit == MAX_K:
                 break
@@ -240,6 +266,7 @@ class HybridSearch:
         flt: Filter,
         k: int,
         method: str,
+        using: str = DENSE_VECTOR,
     ) -> list[Fused]:
         # Routes return ids and scores only; payloads are read for the fused top k.
         index = self._store.index
@@ -251,6 +278,7 @@ class HybridSearch:
             self._settings.hnsw_ef,
             with_payload=False,
             reuse=False,
+            using=using,
         )
         sparse = index.search_sparse(
             collection,
@@ -264,7 +292,12 @@ class HybridSearch:
         return fuse_rrf(lists, limit=k) if method == "rrf" else fuse_normalized(lists, limit=k)
 
     def _with_cosines(
-        self, collection: str, qvec: NDArray[np.float32], flt: Filter, fused: Sequence[Fused]
+        self,
+        collection: str,
+        qvec: NDArray[np.float32],
+        flt: Filter,
+        fused: Sequence[Fused],
+        using: str = DENSE_VECTOR,
     ) -> list[Hit]:
         """Hits for ``fused`` with their payloads and exact cosines, in fused order."""
         if not fused:
@@ -281,6 +314,7 @@ class HybridSearch:
                 self._settings.hnsw_ef,
                 with_payload=True,
                 reuse=False,
+                using=using,
             )
         }
         hits: list[Hit] = []
@@ -288,5 +322,7 @@ class HybridSearch:
             record = scored.get(f.id)
             if record is None:
                 continue  # deleted between the route query and this read
-            hits.append(Hit(f.id, f.score, record.score, f.ranks[0], f.ranks[1], record.payload))
+            hits.append(
+                Hit(f.id, f.score, record.score, f.ranks[0], f.ranks[1], record.payload, using)
+            )
         return hits

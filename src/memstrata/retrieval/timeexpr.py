@@ -301,6 +301,100 @@ def _relative(question: str, now: datetime) -> Found:
     return found
 
 
+_WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+_WEEKDAY_NAMES = "|".join(_WEEKDAYS)
+_EN_WEEKDAY = re.compile(
+    rf"\b(?:(?P<rel>last|this|past|previous)\s+)?(?P<day>{_WEEKDAY_NAMES})\b(?!s)", re.I
+)
+_EN_THIS_WEEKEND = re.compile(r"\b(?P<rel>this|the|over\s+the)\s+weekend\b", re.I)
+_ZH_WEEKDAY_NUMS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
+_ZH_WEEKDAY = re.compile(
+    r"(?<!每)(?P<rel>上上|上|这|本|这个|上个)?(?:周|星期|礼拜)(?P<day>[一二三四五六日天])"
+)
+_ZH_WEEKEND = re.compile(r"(?<!每)(?P<rel>上上|上|这|本|这个|上个)?(?:个)?周末")
+_ZH_WEEK_OFFSET = {"上上": -2, "上": -1, "上个": -1, "这": 0, "本": 0, "这个": 0}
+_ZH_DIGIT_DATE = re.compile(
+    r"(?P<m>[一二三四五六七八九十]{1,2})月(?P<d>[一二三四五六七八九十]{1,3})[日号]"
+)
+_ZH_BARE_DAY = re.compile(r"(?<![\d月年])(?P<d>\d{1,2})[号日](?![\d])")
+
+
+def _weekday_window(
+    now: datetime, weekday: int, week_offset: int | None, phrase: str
+) -> TimeWindow:
+    """That weekday of the calendar week ``week_offset`` weeks from now's, or with
+    ``week_offset`` None its latest occurrence not after today."""
+    today = _start_of_day(now)
+    if week_offset is None:
+        start = today - ((today.weekday() - weekday) % 7) * _DAY
+    else:
+        start = today + (weekday - today.weekday() + 7 * week_offset) * _DAY
+    return TimeWindow(start, start + _DAY, phrase)
+
+
+def _weekend_window(now: datetime, week_offset: int, phrase: str) -> TimeWindow:
+    week = calendar_window(now, "week", week_offset, phrase)
+    return TimeWindow(week.start + 5 * _DAY, week.end, phrase)
+
+
+def _weekdays(question: str, now: datetime) -> Found:
+    """Weekdays and weekends: "last Tuesday" (the latest Tuesday before today),
+    "this Tuesday", "on Tuesday" (the latest not after today); 上周二 (Tuesday of
+    last calendar week), 这周二, 周二; 上周末, 这周末, "this weekend"."""
+    found: Found = []
+    for match in _EN_WEEKDAY.finditer(question):
+        weekday = _WEEKDAYS[match["day"].lower()]
+        rel = (match["rel"] or "").lower()
+        if rel == "this":
+            found.append((match.start(), _weekday_window(now, weekday, 0, match[0])))
+            continue
+        window = _weekday_window(now, weekday, None, match[0])
+        if rel and window.start == _start_of_day(now):
+            # "last Tuesday" said on a Tuesday is a week ago, not today
+            window = TimeWindow(window.start - 7 * _DAY, window.end - 7 * _DAY, match[0])
+        found.append((match.start(), window))
+    # "the weekend" / 周末 alone: the latest one begun by now; "this weekend": this week's
+    latest = 0 if now.weekday() >= 5 else -1
+    for match in _EN_THIS_WEEKEND.finditer(question):
+        offset = 0 if match["rel"].lower() == "this" else latest
+        found.append((match.start(), _weekend_window(now, offset, match[0])))
+    for match in _ZH_WEEKDAY.finditer(question):
+        weekday = _ZH_WEEKDAY_NUMS[match["day"]]
+        week = None if match["rel"] is None else _ZH_WEEK_OFFSET[match["rel"]]
+        found.append((match.start(), _weekday_window(now, weekday, week, match[0])))
+    for match in _ZH_WEEKEND.finditer(question):
+        offset = latest if match["rel"] is None else _ZH_WEEK_OFFSET[match["rel"]]
+        found.append((match.start(), _weekend_window(now, offset, match[0])))
+    if "大前天" in question:
+        found.append((question.find("大前天"), calendar_window(now, "day", -3, "大前天")))
+    return found
+
+
+def _zh_more_dates(question: str, now: datetime) -> Found:
+    """五月一号 (a date in Chinese numerals) and 3号 (a day of the latest month that
+    has it, not after today)."""
+    found: Found = []
+    for match in _ZH_DIGIT_DATE.finditer(question):
+        month, dom = _zh_number(match["m"]), _zh_number(match["d"])
+        if month is None or dom is None or not 1 <= month <= 12:
+            continue
+        window = _day_window(now, None, month, dom, match[0])
+        if window is not None:
+            found.append((match.start(), window))
+    for match in _ZH_BARE_DAY.finditer(question):
+        dom = int(match["d"])
+        if not 1 <= dom <= 31:
+            continue
+        month_start = _start_of_day(now).replace(day=1)
+        for back in range(3):  # the latest month with that day, not after today
+            first = _add_months(month_start, -back)
+            window = _day_window(now, first.year, first.month, dom, match[0])
+            if window is not None and window.start <= now:
+                found.append((match.start(), window))
+                break
+    return found
+
+
 def resolve(question: str, now: datetime) -> TimeWindow | None:
     """The time the question asks about, as a window, or None when it names none.
 
@@ -313,7 +407,8 @@ def resolve(question: str, now: datetime) -> TimeWindow | None:
         raise ValidationError("question", "must be a string")
     if not isinstance(now, datetime) or now.tzinfo is None:
         raise ValidationError("now", "must be a timezone-aware datetime")
-    for found in (_absolute(question, now), _relative(question, now)):
+    absolute = _absolute(question, now) or _zh_more_dates(question, now)
+    for found in (absolute, _relative(question, now) + _weekdays(question, now)):
         if found:
             return min(found, key=lambda pair: (pair[1].end - pair[1].start, pair[0]))[1]
     return None

@@ -10,6 +10,13 @@ from memstrata.router.intents import (
     L2Need,
     L3Need,
 )
+from memstrata.router.recognize import (
+    Entity,
+    ExampleRecognizer,
+    IntentRecognizer,
+    MessageUnderstanding,
+    Recognition,
+)
 from memstrata.router.router import ContextRouter
 
 __all__ = [
@@ -19,10 +26,15 @@ __all__ = [
     "ContextBundle",
     "ContextItem",
     "ContextRouter",
+    "Entity",
+    "ExampleRecognizer",
+    "IntentRecognizer",
     "IntentRegistry",
     "IntentSpec",
     "L2Need",
     "L3Need",
+    "MessageUnderstanding",
     "MissingContext",
     "Provenance",
+    "Recognition",
 ]

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
 from memstrata.frozen import freeze, thaw
 from memstrata.permissions import Level, cleared
+from memstrata.router.recognize import Recognition
 
 Layer = Literal["L1", "L2", "L3"]
 
@@ -97,6 +98,10 @@ class ContextBundle:
     """Set when the step's query could not be embedded (``embedder_failed``,
     ``embedder_timeout``, ``embedder_circuit_open``): its L3 items were ranked by
     BM25 alone and are flagged low-confidence."""
+    recognized: Recognition | None = None
+    """Set when the step was routed from the message alone (no step intent given): the
+    intent recognized, its confidence, whether it fell back to ``respond``, and the
+    entities the message names."""
 
     def layer(self, layer: Layer) -> tuple[ContextItem, ...]:
         return tuple(item for item in self.items if item.provenance.layer == layer)
@@ -136,5 +141,6 @@ class ContextBundle:
             "l3_skipped": self.l3_skipped,
             "l3_skip_reason": self.l3_skip_reason,
             "dense_skip_reason": self.dense_skip_reason,
+            "recognized": None if self.recognized is None else asdict(self.recognized),
             "context_used": self.context_used(),
         }

@@ -16,7 +16,7 @@ from typing import Literal
 
 from memstrata.errors import UnknownIntentError, ValidationError
 from memstrata.retrieval.visibility import ACTIVE_MEMORY_TYPES
-from memstrata.validation import check_id, check_positive_int
+from memstrata.validation import check_id, check_positive_int, check_text
 
 L2Kind = Literal["api", "result", "series", "pending", "preference"]
 L3Collection = Literal["memories", "knowledge", "hot_knowledge"]
@@ -36,6 +36,8 @@ L1_FIELDS: frozenset[str] = frozenset(
 _L2_KINDS: frozenset[str] = frozenset({"api", "result", "series", "pending", "preference"})
 _COLLECTIONS: frozenset[str] = frozenset({"memories", "knowledge", "hot_knowledge"})
 _PLACEHOLDER = re.compile(r"\$(\w+)")
+MAX_EXAMPLES = 200
+MAX_EXAMPLE_CHARS = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,12 +100,24 @@ class IntentSpec:
     l2: tuple[L2Need, ...] = ()
     l3: tuple[L3Need, ...] = ()
     description: str = ""
+    examples: tuple[str, ...] = ()
+    """Messages a user might send for this intent, in any language (Chinese and English
+    side by side work best): a message routed without a step intent is matched against
+    them (:mod:`memstrata.router.recognize`). An intent without examples is recognized
+    only by a configured model."""
 
     def __post_init__(self) -> None:
         check_id("intent.name", self.name)
         unknown = sorted(set(self.l1) - L1_FIELDS)
         if unknown:
             raise ValidationError("intent.l1", f"unknown L1 fields {unknown}")
+        if isinstance(self.examples, str) or not isinstance(self.examples, tuple | list):
+            raise ValidationError("intent.examples", "must be a sequence of strings")
+        if len(self.examples) > MAX_EXAMPLES:
+            raise ValidationError("intent.examples", f"at most {MAX_EXAMPLES} examples")
+        for i, example in enumerate(self.examples):
+            check_text(f"intent.examples[{i}]", example, max_chars=MAX_EXAMPLE_CHARS)
+        object.__setattr__(self, "examples", tuple(self.examples))
 
 
 class IntentRegistry:
@@ -147,12 +161,25 @@ SEED_INTENTS: tuple[IntentSpec, ...] = (
             L2Need("series", "temperature", label="temperature_window"),
         ),
         description="read live sensor data for the current device",
+        examples=(
+            "Read the live sensor data.",
+            "What is the sensor showing now?",
+            "Get the current temperature reading of the device.",
+            "读取实时传感器数据。",
+            "设备现在的温度读数是多少？",
+        ),
     ),
     IntentSpec(
         name="call_api",
         l1=("session_id", "user_id", "current_step", "last_entity_id", "last_api_result"),
         l2=(L2Need("api", "sensor_api", {"device_id": "$last_entity_id"}, label="api_cache"),),
         description="call a tool, reusing a cached response when present",
+        examples=(
+            "Call the API for this device.",
+            "Run the tool again.",
+            "调用一下这个接口。",
+            "再执行一次这个工具。",
+        ),
     ),
     IntentSpec(
         name="generate_report",
@@ -166,6 +193,12 @@ SEED_INTENTS: tuple[IntentSpec, ...] = (
             L3Need("memories", k=3, label="user_memory"),
         ),
         description="write the report from the analysis, the template and the user's preferences",
+        examples=(
+            "Write the analysis report.",
+            "Turn the results into a report.",
+            "写分析报告。",
+            "把分析结果写成报告。",
+        ),
     ),
 )
 
@@ -175,6 +208,33 @@ RESPOND = IntentSpec(
     l1=("session_id", "user_id", "initial_query", "current_step"),
     l3=(L3Need("memories", k=8, label="memory"),),
     description="a chat reply: the session and the user's memories for their input",
+    # Small talk and questions no task intent serves: a message closest to these (or
+    # close to nothing) is answered as a plain chat turn.
+    examples=(
+        "Hello!",
+        "Hey, nice to meet you.",
+        "Thank you so much.",
+        "Bye, see you later.",
+        "What can you do?",
+        "Say something funny.",
+        "What's the population of Japan?",
+        "Any ideas for dinner tonight?",
+        "How's your day going?",
+        "Sure, sounds good.",
+        "Who wrote Hamlet?",
+        "I'm bored.",
+        "嗨，你好呀。",
+        "非常感谢！",
+        "再见，下次聊。",
+        "你能做些什么？",
+        "说点好玩的。",
+        "日本有多少人口？",
+        "今晚吃什么好呢？",
+        "你今天过得怎么样？",
+        "行，没问题。",
+        "《哈姆雷特》是谁写的？",
+        "好无聊啊。",
+    ),
 )
 """The general-purpose intent every engine registers: a plain chat agent calls
 ``route(session, "respond", user_input)`` without writing an intent first."""

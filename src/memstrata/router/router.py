@@ -45,6 +45,7 @@ from memstrata.router.intents import (
     L3Need,
     resolve_placeholders,
 )
+from memstrata.router.recognize import MessageUnderstanding, Recognition
 from memstrata.session.state import SessionState
 from memstrata.validation import check_text
 from memstrata.working.keys import pending_key, pref_key, series_key
@@ -90,8 +91,10 @@ class ContextRouter:
         reader: Retriever,
         clock: Clock,
         embed_query: QueryEmbedder,
+        understanding: MessageUnderstanding | None = None,
     ) -> None:
         self._intents = intents
+        self._understanding = understanding
         self._working = working
         self._reader = reader
         self._settings: LongTermSettings = reader.longterm
@@ -102,22 +105,41 @@ class ContextRouter:
     def intents(self) -> IntentRegistry:
         return self._intents
 
-    def checked(self, step_intent: str, query: str | None) -> IntentSpec:
+    def checked(self, step_intent: str, query: str | None, *, field: str = "query") -> IntentSpec:
         """The spec of ``step_intent`` once the step's query is checked: what
         :meth:`route` refuses, refused before anything is read."""
         spec = self._intents.get(step_intent)
         if query is not None:
-            check_text("query", query, max_chars=MAX_QUERY_CHARS)
+            check_text(field, query, max_chars=MAX_QUERY_CHARS)
         return spec
+
+    def resolve(
+        self, step_intent: str | None, query: str | None, *, field: str = "query"
+    ) -> tuple[IntentSpec, Recognition | None]:
+        """The step's intent: ``step_intent`` when given (an unknown one raises
+        UnknownIntentError), else the one recognized from ``query`` (the message,
+        named ``field`` in errors), with the recognition."""
+        if step_intent is not None:
+            return self.checked(step_intent, query, field=field), None
+        if query is None:
+            raise ValidationError(
+                field, "is required when no step_intent is given: the intent is recognized from it"
+            )
+        check_text(field, query, max_chars=MAX_QUERY_CHARS)
+        if self._understanding is None:
+            raise ValidationError("step_intent", "is required: no intent recognizer is configured")
+        recognized = self._understanding.understand(query, self._intents, self._clock.now())
+        return self._intents.get(recognized.intent), recognized
 
     def route(
         self,
         session: SessionState,
-        step_intent: str,
+        step_intent: str | None,
         query: str | None = None,
         *,
         query_vector: NDArray[np.float32] | None = None,
         memories: RetrievalResult | None = None,
+        recognized: Recognition | None = None,
     ) -> ContextBundle:
         """The context bundle for one step of ``session``.
 
@@ -125,13 +147,18 @@ class ContextRouter:
         that already embedded ``query`` skip the embedding. ``memories``: a retrieval
         of the user's memories for ``query`` the caller made already; the intent's
         ``memories`` needs without a fixed query take their items from it instead of
-        searching again.
+        searching again. Without ``step_intent`` the intent is recognized from
+        ``query`` (:meth:`resolve`), or taken from ``recognized`` (a recognition the
+        caller made already).
         """
         if not isinstance(session, SessionState):
             raise ValidationError(
                 "session", f"must be a SessionState, got {type(session).__name__}"
             )
-        spec = self.checked(step_intent, query)
+        if step_intent is None and recognized is not None:
+            spec = self.checked(recognized.intent, query)
+        else:
+            spec, recognized = self.resolve(step_intent, query)
         if query_vector is not None and query is None:
             raise ValidationError("query_vector", "needs the query it was computed from")
         now = self._clock.now()
@@ -160,6 +187,7 @@ class ContextRouter:
             l3_skipped=l3.skip_reason is not None,
             l3_skip_reason=l3.skip_reason,
             dense_skip_reason=l3.dense_skip_reason,
+            recognized=recognized,
         )
 
     # -- L1 -----------------------------------------------------------------

@@ -79,11 +79,23 @@ def _parameter(name: str, field: FieldInfo) -> str:
     return f"{name}: {text} = {default!r}"
 
 
+KEPT_IN_PLACE = frozenset({"step_intent"})
+"""Fields that were required once and became optional: they keep their place among
+the positional parameters (callers pass them by position), None meaning not given."""
+
+
 def _method(op: Operation[Any, Any], asynchronous: bool) -> str:
     fields = op.request.model_fields
-    required = [n for n, f in fields.items() if f.is_required()]
-    optional = [n for n, f in fields.items() if not f.is_required()]
-    params = ["self", *(_parameter(n, fields[n]) for n in required)]
+    required = [n for n, f in fields.items() if f.is_required() or n in KEPT_IN_PLACE]
+    optional = [n for n in fields if n not in required]
+    params = ["self"]
+    for i, name in enumerate(required):
+        text = _parameter(name, fields[name])
+        if not fields[name].is_required() and any(
+            fields[later].is_required() for later in required[i + 1 :]
+        ):
+            text = text.removesuffix(" = None")  # a required parameter follows
+        params.append(text)
     if optional:
         params += ["*", *(_parameter(n, fields[n]) for n in optional)]
     args = ", ".join(f"{n}={n}" for n in fields)

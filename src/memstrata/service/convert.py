@@ -153,6 +153,7 @@ def retrieved_out(item: RetrievedItem) -> m.RetrievedOut:
         superseded_by=item.superseded_by,
         facts=[retrieved_out(f) for f in item.facts],
         metadata={k: json_value(v) for k, v in item.payload.items() if k not in _HIDDEN_PAYLOAD},
+        cosine_route=item.cosine_route,
     )
 
 

@@ -51,6 +51,7 @@ from memstrata.memory.units import MemoryUnit
 from memstrata.retrieval.results import RetrievalResult, RetrievedItem
 from memstrata.retrieval.timeexpr import TimeWindow
 from memstrata.router.bundle import ContextBundle, ContextItem, MissingContext
+from memstrata.router.recognize import Entity, Recognition
 from memstrata.service.auth import CreatedKey, KeyInfo
 from memstrata.session.state import ApiResultRef, TraceEntry, TurnRef
 from memstrata.sharing.items import StoreItem
@@ -169,6 +170,12 @@ DERIVED: tuple[Derived, ...] = (
         exclude=("routes",),
     ),
     # -- routing and context ------------------------------------------------------------
+    Derived("EntityOut", Entity),
+    Derived(
+        "RecognitionOut",
+        Recognition,
+        doc="The intent recognized from a message sent without one, and its entities.",
+    ),
     Derived("MissingOut", MissingContext),
     Derived(
         "Bundle",
@@ -256,9 +263,24 @@ DERIVED: tuple[Derived, ...] = (
         doc="One decision, as an operator reads it back.",
         why=f"{TENANT}; the session id is the caller's, the time a datetime",
         exclude=("tenant",),
-        types={"at": "datetime", "gate": "list[GateVerdictOut]", "attempts": "list[AttemptOut]"},
+        types={
+            "at": "datetime",
+            "gate": "list[GateVerdictOut]",
+            "attempts": "list[AttemptOut]",
+            "entities": "list[EntityOut]",
+        },
         # Fields added later go last: their gRPC field numbers follow the existing ones.
-        order=(REST, "effective", "flags", "l3_skip_reason", "dense_skip_reason"),
+        order=(
+            REST,
+            "effective",
+            "flags",
+            "l3_skip_reason",
+            "dense_skip_reason",
+            "detected_intent",
+            "intent_confidence",
+            "intent_fell_back",
+            "entities",
+        ),
     ),
     Derived(
         "FeedbackReceiptOut",

@@ -200,10 +200,11 @@ class RetrieveRequest(Wire):
 
 
 class RouteRequest(Wire):
-    """``ContextRequest(session_id, step_intent)``: the context of the session's step."""
+    """``ContextRequest(session_id, step_intent)``: the context of the session's step.
+    Without ``step_intent`` the intent is recognized from ``query`` (then required)."""
 
     session_id: Id
-    step_intent: Id
+    step_intent: Id | None = None
     query: ShortText | None = None
 
 
@@ -217,8 +218,10 @@ class ToolResultIn(Wire):
 
 
 class BuildContextRequest(Wire):
+    """Without ``step_intent`` the intent is recognized from ``user_input``."""
+
     session_id: Id
-    step_intent: Id
+    step_intent: Id | None = None
     user_input: Text
     system_prompt: Text
     model: Id = "gpt-4o"
@@ -536,10 +539,11 @@ class StepPolicyModel(Wire):
 
 
 class DecideRequest(Wire):
-    """Route the session's step and decide: answer, call a tool, or ask."""
+    """Route the session's step and decide: answer, call a tool, or ask. Without
+    ``step_intent`` the intent is recognized from ``query`` (or ``question``)."""
 
     session_id: Id
-    step_intent: Id
+    step_intent: Id | None = None
     query: ShortText | None = None
     question: ShortText | None = None
     """The user's question, kept (sanitized) on the trace card."""

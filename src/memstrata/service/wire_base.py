@@ -81,6 +81,9 @@ class RetrievedOut(Wire):
     superseded_by: str | None = None
     facts: list[RetrievedOut] = []
     metadata: dict[str, JsonValue] = {}
+    cosine_route: str = "dense"
+    """The dense vector ``cosine`` was measured with: ``dense`` (MiniLM) or
+    ``multilingual`` (mapped onto MiniLM's scale; docs/architecture.md, "Languages")."""
 
 
 # Explicit: a context item flattened with its provenance, its content as JSON.

@@ -110,6 +110,27 @@ class RetrievalOut(Wire):
     dense_skip_reason: str | None = None
 
 
+# Derived from Entity.
+class EntityOut(Wire):
+    text: str
+    kind: Literal["date", "amount", "id", "number", "name", "term"]
+    value: str = ""
+
+
+# Derived from Recognition.
+class RecognitionOut(Wire):
+    """The intent recognized from a message sent without one, and its entities."""
+
+    intent: str
+    confidence: float
+    fell_back: bool
+    candidate: str | None = None
+    entities: list[EntityOut] = []
+    language: str = "en"
+    by: str = "examples"
+    threshold: float = 0.4
+
+
 # Derived from MissingContext.
 class MissingOut(Wire):
     name: str
@@ -132,6 +153,7 @@ class Bundle(Wire):
     l3_skipped: bool = False
     l3_skip_reason: str | None = None
     dense_skip_reason: str | None = None
+    recognized: RecognitionOut | None = None
 
 
 # Derived from ChatMessage.
@@ -160,6 +182,7 @@ class BuiltContextOut(Wire):
     counter: str
     exact: bool
     summary: TurnIn | None = None
+    recognized: RecognitionOut | None = None
 
 
 # Derived from WorkingItem.
@@ -383,6 +406,10 @@ class TraceCardOut(Wire):
     flags: list[str] = []
     l3_skip_reason: str | None = None
     dense_skip_reason: str | None = None
+    detected_intent: str | None = None
+    intent_confidence: float | None = None
+    intent_fell_back: bool | None = None
+    entities: list[EntityOut] = []
 
 
 # Derived from FeedbackReceipt: the queue's entry ids stay inside.
@@ -451,6 +478,7 @@ __all__ = [
     "ChatMessageOut",
     "CreatedKeyOut",
     "DecisionOut",
+    "EntityOut",
     "EpisodeOut",
     "FactOut",
     "FeedbackReceiptOut",
@@ -468,6 +496,7 @@ __all__ = [
     "NamespaceOut",
     "QuestionStatsOut",
     "Receipt",
+    "RecognitionOut",
     "ReplyCheckOut",
     "RetrievalOut",
     "SectionOut",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -22,7 +22,14 @@ from numpy.typing import NDArray
 
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import BackendError, BackendUnavailableError
-from memstrata.longterm.points import Filter, Point, Record, ScoredPoint, SparseVector
+from memstrata.longterm.points import (
+    DENSE_VECTOR,
+    Filter,
+    Point,
+    Record,
+    ScoredPoint,
+    SparseVector,
+)
 from memstrata.longterm.protocol import VectorIndex
 
 T = TypeVar("T")
@@ -96,10 +103,18 @@ class FaultyIndex(_Fault):
     # -- reads (faulty) ---------------------------------------------------------------
 
     def retrieve(
-        self, collection: str, ids: Sequence[str], tenant: str, *, with_vectors: bool = False
+        self,
+        collection: str,
+        ids: Sequence[str],
+        tenant: str,
+        *,
+        with_vectors: bool = False,
+        using: str = DENSE_VECTOR,
     ) -> list[Record]:
         return self._read(
-            lambda: self.inner.retrieve(collection, ids, tenant, with_vectors=with_vectors)
+            lambda: self.inner.retrieve(
+                collection, ids, tenant, with_vectors=with_vectors, using=using
+            )
         )
 
     def search_dense(
@@ -112,10 +127,18 @@ class FaultyIndex(_Fault):
         *,
         with_payload: bool = True,
         reuse: bool = True,
+        using: str = DENSE_VECTOR,
     ) -> list[ScoredPoint]:
         return self._read(
             lambda: self.inner.search_dense(
-                collection, vector, filter, limit, ef, with_payload=with_payload, reuse=reuse
+                collection,
+                vector,
+                filter,
+                limit,
+                ef,
+                with_payload=with_payload,
+                reuse=reuse,
+                using=using,
             )
         )
 
@@ -147,6 +170,7 @@ class FaultyIndex(_Fault):
         limit: int,
         ef: int | None = None,
         reuse: bool = True,
+        using: str = DENSE_VECTOR,
     ) -> list[ScoredPoint]:
         return self._read(
             lambda: self.inner.search_fused(
@@ -159,6 +183,7 @@ class FaultyIndex(_Fault):
                 limit=limit,
                 ef=ef,
                 reuse=reuse,
+                using=using,
             )
         )
 
@@ -175,8 +200,11 @@ class FaultyIndex(_Fault):
 
     # -- everything else (passes) -----------------------------------------------------
 
-    def ensure_collections(self, dim: int) -> None:
-        self.inner.ensure_collections(dim)
+    def ensure_collections(self, dim: int, vectors: Mapping[str, int] | None = None) -> None:
+        self.inner.ensure_collections(dim, vectors)
+
+    def named_vectors(self) -> dict[str, int]:
+        return self.inner.named_vectors()
 
     def upsert(self, collection: str, points: Sequence[Point]) -> None:
         self.inner.upsert(collection, points)

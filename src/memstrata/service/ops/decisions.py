@@ -48,8 +48,10 @@ def _register_policy(call: Call, req: m.StepPolicyModel) -> m.StepPolicyModel:
 
 def _decide(call: Call, req: m.DecideRequest) -> m.DecisionOut:
     state = call.session(req.session_id)
+    # Without an intent, the message it is recognized from: the query, else the question.
+    query = req.query if req.query is not None or req.step_intent else req.question
     bundle = call.engine.route(
-        state, req.step_intent, req.query, agent=call.caller.agent, clearance=call.caller.clearance
+        state, req.step_intent, query, agent=call.caller.agent, clearance=call.caller.clearance
     )
     decision = call.engine.decide(state, bundle, question=req.question or "", given=req.given)
     return convert.decision_out(decision, convert.bundle_out(bundle, req.session_id))

@@ -1,0 +1,391 @@
+"""The current value first: a question about an attribute the user has a current fact
+for ranks the episode that said it first, and marks episodes of older values as past.
+
+"Where do I live?" after "I've been living in Denver for years." and, later, "We
+finally relocated to Austin last month." must be answered from the Austin episode. The
+links of :mod:`memstrata.retrieval.links` mark an episode as the past only when a fact
+was extracted from it and later superseded; an older value said in a phrasing no
+pattern read leaves its episode unmarked, and it may well rank first. So, after the
+links are followed, :func:`current_first`:
+
+1. reads which single-valued attributes the question asks the current value of
+   (:func:`asked_attributes`: first person, English and Chinese cues - where I live,
+   my budget, my delivery address, where I work, what I eat ...);
+2. reads that slot of the asking user (one engine call per attribute): its active
+   fact and the values of its closed versions;
+3. puts the episode the active fact was said in first (read from L3 when the ranking
+   left it out), carrying that fact;
+4. marks as past (``superseded_by`` the active fact, which it then carries) every other
+   episode of the user, said before the current fact, that names an older value of the
+   slot, or that speaks of the attribute (its cue words: 住 / live / moved ...) and
+   names some value of it (a place, a sum) other than the current one.
+
+Multi-valued attributes (allergies, likes ...) accumulate instead of superseding and
+are left alone; so is a question naming nobody in the first person (a question about
+someone else's home says nothing about the user's slot).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memstrata.extract.lexicon import CN_PLACES
+from memstrata.longterm.facade import LongTermStore
+from memstrata.longterm.points import MEMORIES, Filter, ScoredPoint
+from memstrata.memory.codec import slot_string
+from memstrata.retrieval.guard import checkpoint
+from memstrata.retrieval.results import RetrievalQuery, RetrievedItem
+
+__all__ = ["ROUTE", "asked_attributes", "current_first"]
+
+ROUTE = "current_fact"
+"""The route of a current fact's episode the ranking had left out."""
+
+_I = re.IGNORECASE
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|we|our|us)\b|我", _I)
+
+
+@dataclass(frozen=True, slots=True)
+class _Cue:
+    """Questions asking an attribute's current value, and the words an episode
+    stating that attribute uses."""
+
+    asks: re.Pattern[str]
+    attributes: tuple[str, ...]
+    states: re.Pattern[str]
+
+
+_HOME_WORDS = re.compile(
+    r"\b(?:live[sd]?|living|moved|move|moving|relocat\w*|based|home|reside[sd]?|residing|"
+    r"settled|apartment|flat|house|place)\b|住|搬|定居|安家|家在|生活|房子|房租|租房|base",
+    _I,
+)
+_CUES: tuple[_Cue, ...] = (
+    _Cue(
+        re.compile(
+            r"\bwhere\b.{0,20}\b(?:live|living|based|stay|home)\b|\b(?:which|what)\s+(?:city|"
+            r"town|place|country)\b.{0,30}\b(?:live|living|based|home)\b|\bmy\s+(?:home\s+)?"
+            r"(?:city|town)\b|住(?:在)?(?:哪|什么地方)|在哪(?:个城市|里|儿)?(?:住|生活|定居|安家)|"
+            r"家在哪|住的(?:城市|地方)",
+            _I,
+        ),
+        ("city", "address"),
+        _HOME_WORDS,
+    ),
+    _Cue(
+        re.compile(r"\b(?:shipping|delivery|mailing)\s+address\b|收货地址|送货地址|寄到哪", _I),
+        ("delivery_address",),
+        re.compile(r"\b(?:ship|deliver|send|address)\w*\b|收货|送货|寄|快递|外卖|地址", _I),
+    ),
+    _Cue(
+        re.compile(r"\bmy\s+(?:home\s+)?address\b|家庭?地址|住址", _I),
+        ("address",),
+        _HOME_WORDS,
+    ),
+    _Cue(
+        re.compile(r"\bbudget\b|\bafford\b|\bhow\s+much\s+can\s+I\s+spend\b|预算", _I),
+        ("budget",),
+        re.compile(r"\b(?:budget|spend|afford|under|up\s+to)\b|预算|花|以内|不超过", _I),
+    ),
+    _Cue(
+        re.compile(
+            r"\bwhere\s+do\s+I\s+work\b|\bmy\s+(?:job|employer|company|profession)\b|"
+            r"\bwhat\s+do\s+I\s+do\s+for\s+(?:a\s+)?(?:living|work)\b|\bwho\s+do\s+I\s+work\b|"
+            r"在哪(?:里|儿|家公司)?(?:工作|上班)|做什么工作|什么工作|什么职业|我的(?:工作|职业)",
+            _I,
+        ),
+        ("employer", "job"),
+        re.compile(
+            r"\b(?:work\w*|job|employ\w*|hired|joined|career)\b|工作|上班|入职|跳槽|公司|做",
+            _I,
+        ),
+    ),
+    _Cue(
+        re.compile(
+            r"\bwhat\s+(?:do|can|should|don't)\s+I\s+eat\b|\bmy\s+diet\b|\bam\s+I\s+(?:a\s+)?"
+            r"(?:vegan|vegetarian)\b|我(?:能|可以|不)?吃什么|饮食|我吃素吗",
+            _I,
+        ),
+        ("diet",),
+        re.compile(r"\b(?:vegan|vegetarian|diet|eat\w*|keto|halal)\b|吃|饮食", _I),
+    ),
+    _Cue(
+        re.compile(
+            r"\b(?:contact|reach)\s+me\b|\bhow\s+should\s+(?:you|I\s+be)\b.{0,20}contact|"
+            r"怎么联系我|联系方式|联系我",
+            _I,
+        ),
+        ("contact_channel",),
+        re.compile(
+            r"\b(?:e-?mail|text|call|phone|reach|contact|message|ping)\w*\b|微信|电话|邮件|"
+            r"短信|联系",
+            _I,
+        ),
+    ),
+    _Cue(
+        re.compile(r"\bwhich\s+language\b|\bwhat\s+language\b|什么语言|哪种语言", _I),
+        ("language",),
+        re.compile(
+            r"\b(?:english|chinese|french|spanish|language|reply|answer)\b|中文|英文|英语", _I
+        ),
+    ),
+)
+_MULTI_VALUED_GUARD = frozenset({"allergies", "likes", "dislikes", "interests", "health"})
+
+
+def asked_attributes(question: str) -> tuple[str, ...]:
+    """The single-valued attributes whose current value ``question`` asks, in order;
+    none unless it speaks in the first person."""
+    if not _FIRST_PERSON.search(question):
+        return ()
+    found: list[str] = []
+    for cue in _CUES:
+        if cue.asks.search(question):
+            found.extend(a for a in cue.attributes if a not in found)
+    return tuple(found)
+
+
+def _states(attribute: str) -> re.Pattern[str]:
+    return next(c.states for c in _CUES if attribute in c.attributes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    attribute: str
+    fact: ScoredPoint
+    old_values: tuple[str, ...]
+    since: float
+
+
+def _stamp(payload: Any, *keys: str) -> float | None:
+    for key in keys:
+        value = payload.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+ScoredRead = Callable[[Sequence[str]], dict[str, ScoredPoint]]
+"""Points by id with their payloads and cosines to the question."""
+
+
+def _slot(
+    store: LongTermStore, query: RetrievalQuery, read: ScoredRead, attribute: str
+) -> _Slot | None:
+    """The user's slot of ``attribute``: its active fact (with its cosine to the
+    question) and the values it held before; None without an active fact."""
+    if query.user is None:
+        return None
+    key = slot_string(query.tenant, (query.user, "user", attribute))
+    flt = Filter(
+        tenant=query.tenant, user=query.user, types=("fact", "history"), extras=(("slot", key),)
+    )
+    checkpoint()
+    records = list(store.iter_records(MEMORIES, flt))
+    active = [r for r in records if r.payload.get("type") == "fact"]
+    if not active:
+        return None
+    checkpoint()
+    scored = read([active[0].id])
+    fact = scored.get(active[0].id)
+    if fact is None:
+        return None
+    value = str(fact.payload.get("value", ""))
+    old = tuple(
+        dict.fromkeys(
+            str(r.payload.get("value", ""))
+            for r in records
+            if r.payload.get("type") == "history"
+            and str(r.payload.get("value", "")).casefold() != value.casefold()
+            and str(r.payload.get("value", "")).strip()
+        )
+    )
+    since = _stamp(fact.payload, "valid_from_ts", "observed_at_ts") or 0.0
+    return _Slot(attribute, fact, old, since)
+
+
+def _item(point: ScoredPoint, score: float, floor: float, routes: tuple[str, ...]) -> RetrievedItem:
+    stamp = _stamp(point.payload, "created_at")
+    return RetrievedItem(
+        id=point.id,
+        score=score,
+        cosine=point.score,
+        low_confidence=point.score < floor,
+        routes=routes,
+        payload=point.payload,
+        observed_at=None if stamp is None else datetime.fromtimestamp(stamp, tz=UTC),
+        in_time_window=None,
+    )
+
+
+def _with_fact(item: RetrievedItem, fact: RetrievedItem) -> tuple[RetrievedItem, ...]:
+    return (fact, *(f for f in item.facts if f.id != fact.id))
+
+
+def _is_past(item: RetrievedItem, slot: _Slot, current_ids: set[str]) -> bool:
+    """Whether episode ``item`` (not one the current fact was said in) tells an older
+    value of ``slot``: it names one of the slot's old values, or it speaks of the
+    attribute without naming the current value; said before the current fact."""
+    if item.kind != "episode" or item.id in current_ids:
+        return False
+    if str(item.payload.get("role", "user")) != "user":
+        return False
+    said = _stamp(item.payload, "created_at")
+    if said is not None and said >= slot.since:
+        return False
+    text = item.text.casefold()
+    if text.rstrip().endswith(("?", "？")):
+        return False
+    value = str(slot.fact.payload.get("value", "")).casefold()
+    if value and value in text:
+        return False
+    if any(old.casefold() in text for old in slot.old_values):
+        return True
+    return bool(_states(slot.attribute).search(item.text)) and _names_a_value(
+        slot.attribute, item.text
+    )
+
+
+# A word that may name a place, a sum, an employer: a capitalized word that does not
+# start the sentence (and is not "I"), a known Chinese place, a 市 / 区 / 县 name, a number.
+_PROPER_EN = re.compile(r"(?<=[a-z,;:]\s)(?!I\b|I')[A-Z][\w'-]+")
+_CN_PLACE_WORD = re.compile(r"[\u4e00-\u9fff]{1,6}(?:市|省|区|县|镇)")
+_NUMBER = re.compile(r"\d|[一二两三四五六七八九十百千万]+(?:块|元|万)")
+_OPENERS = frozenset(
+    [
+        "i",
+        "i'm",
+        "i've",
+        "i'd",
+        "my",
+        "our",
+        "we",
+        "we're",
+        "we've",
+        "the",
+        "this",
+        "that",
+        "it",
+        "it's",
+        "just",
+        "please",
+        "so",
+        "and",
+        "but",
+        "actually",
+        "well",
+        "oh",
+        "hey",
+        "hi",
+        "heads",
+        "big",
+        "been",
+        "home",
+        "moved",
+        "finally",
+        "yes",
+        "no",
+        "sorry",
+        "thanks",
+        "also",
+        "now",
+        "these",
+        "there",
+        "here",
+        "what",
+        "where",
+        "when",
+        "how",
+        "why",
+    ]
+)
+_NAMED_BY = {"city": "place", "address": "place", "delivery_address": "place", "budget": "sum"}
+
+
+def _names_a_value(attribute: str, text: str) -> bool:
+    """Whether ``text`` names some value of ``attribute`` at all: "I love my apartment"
+    speaks of home but tells no older city; "My place in Denver is tiny" does."""
+    kind = _NAMED_BY.get(attribute)
+    if kind == "sum":
+        return bool(_NUMBER.search(text))
+    if kind == "place":
+        first = text.split(maxsplit=1)[0].strip(",.!:;") if text.split() else ""
+        return bool(
+            _PROPER_EN.search(text)
+            or (first[:1].isupper() and first.casefold() not in _OPENERS)
+            or _CN_PLACE_WORD.search(text)
+            or any(place in text for place in CN_PLACES)
+            or _NUMBER.search(text)
+        )
+    return True
+
+
+def current_first(
+    store: LongTermStore,
+    query: RetrievalQuery,
+    vector: NDArray[np.float32],
+    ranked: Sequence[RetrievedItem],
+    floor: float,
+    read: ScoredRead | None = None,
+) -> list[RetrievedItem]:
+    """``ranked`` (best first, links followed) with the current fact's episode first
+    and older values' episodes marked past, for a question about a current value
+    (see the module docstring); unchanged otherwise. ``read``: how points are read
+    with their cosines (default: the store's ``read_scored`` with ``vector``)."""
+    if read is None:
+
+        def read(ids: Sequence[str]) -> dict[str, ScoredPoint]:
+            return store.read_scored(MEMORIES, ids, vector, tenant=query.tenant)
+
+    attributes = [a for a in asked_attributes(query.text) if a not in _MULTI_VALUED_GUARD]
+    if not attributes or query.user is None or not ranked:
+        return list(ranked)
+    items = list(ranked)
+    firsts: list[RetrievedItem] = []
+    for attribute in attributes:
+        slot = _slot(store, query, read, attribute)
+        if slot is None:
+            continue
+        top = max(item.score for item in items + firsts)
+        fact = _item(slot.fact, top, floor, ("episode",))
+        episodes = slot.fact.payload.get("episodes") or ()
+        current_ids = {str(e) for e in episodes}
+        listed = [item for item in items if item.id in current_ids]
+        if listed:
+            head = listed[-1]  # the latest episode the value was said in
+            items = [item for item in items if item.id != head.id]
+        else:
+            checkpoint()
+            wanted = [str(e) for e in episodes][-1:]
+            found = read(wanted)
+            if not found:
+                continue
+            head = _item(next(iter(found.values())), top, floor, (ROUTE,))
+        fact = replace(fact, cosine=max(fact.cosine, head.cosine))
+        firsts.append(
+            replace(
+                head, score=max(top, head.score), facts=_with_fact(head, fact), superseded_by=None
+            )
+        )
+        items = [
+            replace(
+                item,
+                superseded_by=fact.id,
+                facts=_with_fact(item, fact),
+                score=min(item.score, top),
+            )
+            if _is_past(item, slot, current_ids)
+            else item
+            for item in items
+        ]
+    if not firsts:
+        return items
+    firsts.sort(key=lambda item: -item.score)
+    return firsts + items
