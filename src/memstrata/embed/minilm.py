@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.embed.onnx import OnnxMiniLM, default_cache_dir, ensure_exported
+from memstrata.embed.protocol import check_texts
 from memstrata.embed.tokens import TokenVectors
 from memstrata.errors import BackendError, BackendUnavailableError, ValidationError
 from memstrata.validation import check_positive_int
@@ -202,12 +203,7 @@ class MiniLMEmbedder:
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed ``texts`` in batches of ``batch_size``; rows are unit-normalized."""
-        if isinstance(texts, str):
-            raise ValidationError("texts", "must be a sequence of strings, not one string")
-        items = list(texts)
-        for i, text in enumerate(items):
-            if not isinstance(text, str):
-                raise ValidationError(f"texts[{i}]", f"must be a string, got {type(text).__name__}")
+        items = check_texts(texts)
         if not items:
             return np.zeros((0, MODEL_DIM), dtype=np.float32)
         encoder = self._encoder()

@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from memstrata.errors import BackendUnavailableError, ValidationError
+from memstrata.embed.protocol import check_texts
+from memstrata.errors import BackendUnavailableError
 from memstrata.validation import check_positive_int
 
 MODEL_NAME = "google/universal-sentence-encoder-multilingual-3"
@@ -63,12 +64,7 @@ class MultilingualEmbedder:
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Unit-norm float32 rows, one per text, in order."""
-        if isinstance(texts, str):
-            raise ValidationError("texts", "must be a sequence of strings, not one string")
-        items = list(texts)
-        for i, text in enumerate(items):
-            if not isinstance(text, str):
-                raise ValidationError(f"texts[{i}]", f"must be a string, got {type(text).__name__}")
+        items = check_texts(texts)
         if not items:
             return np.zeros((0, MODEL_DIM), dtype=np.float32)
         model = _model(self._threads)

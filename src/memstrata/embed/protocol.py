@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.embed.tokens import TokenVectors
+from memstrata.errors import ValidationError
 
 
 class Embedder(Protocol):
@@ -49,3 +50,15 @@ class TokenEmbedder(Protocol):
 def embed_one(embedder: Embedder, text: str) -> NDArray[np.float32]:
     """The dense vector of one text (a query), as float32."""
     return np.asarray(embedder.embed([text])[0], dtype=np.float32)
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    """``texts`` as a list of strings; a bare string or a non-string item is refused
+    (an embedder would otherwise embed a string's characters one by one)."""
+    if isinstance(texts, str):
+        raise ValidationError("texts", "must be a sequence of strings, not one string")
+    items = list(texts)
+    for i, text in enumerate(items):
+        if not isinstance(text, str):
+            raise ValidationError(f"texts[{i}]", f"must be a string, got {type(text).__name__}")
+    return items
