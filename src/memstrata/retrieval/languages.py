@@ -9,7 +9,9 @@ Chinese and English in one space). The question's language picks the routes:
   cross-language route - the multilingual vector over the Chinese and mixed points
   only (a store without any ranks as it always did);
 * Chinese or mixed: the multilingual vector over every point (with BM25, jieba);
-  MiniLM is not used.
+  MiniLM is not used. A Chinese question's BM25 cannot match an English point, so
+  each English point gets the lexical half's share at its dense value
+  (:func:`lexical_share`).
 
 Every cosine a reader reports is on MiniLM's scale: a multilingual cosine is mapped
 through the calibrated knots of the question's language
@@ -212,8 +214,21 @@ class LanguageRoutes:
         """A dense list of ``space.using`` (searched with ``vector``) with its cosines
         on MiniLM's scale, best first; which of its points are English is read from
         the engine (one call on their ids)."""
+        return self.mapped_with_unseen(space, ranked, collection, vector, tenant)[0]
+
+    def mapped_with_unseen(
+        self,
+        space: DenseSpace,
+        ranked: Sequence[tuple[str, float]],
+        collection: str,
+        vector: NDArray[np.float32],
+        tenant: str,
+    ) -> tuple[list[tuple[str, float]], frozenset[str]]:
+        """:meth:`mapped`, and the ids of its points the question's BM25 cannot see:
+        the English points of a Chinese question (no term of one can be a term of
+        the other; a mixed question's Latin words can still match them)."""
         if space.using == DENSE_VECTOR or not ranked:
-            return list(ranked)
+            return list(ranked), frozenset()
         english = {
             p.id
             for p in self._store.index.search_dense(
@@ -232,7 +247,7 @@ class LanguageRoutes:
             for i, c in ranked
         ]
         mapped.sort(key=lambda entry: (-entry[1], entry[0]))
-        return mapped
+        return mapped, frozenset(english) if space.lang == "zh" else frozenset()
 
     def mapped_hits(self, space: DenseSpace, hits: Sequence[Hit]) -> list[Hit]:
         """Hits searched with ``space.using``, their cosines on MiniLM's scale."""
@@ -426,6 +441,26 @@ class LanguageRoutes:
                 for h in hits
             ]
         return merge_cross_hits(hits, cross, self._settings.multilingual_cross_weight, k)
+
+
+def lexical_share(
+    fused: Mapping[str, float],
+    dense: Sequence[tuple[str, float]],
+    unseen: frozenset[str],
+    sparse_weight: float,
+) -> dict[str, float]:
+    """A route's fused scores with each point its BM25 cannot see (another
+    language's) given the lexical half's share at its dense value: ``sparse_weight``
+    times its cosine (clipped to [0, 1]) added. Without it every point of the
+    question's own language may gain up to ``sparse_weight`` from any shared word
+    (a character, in Chinese) that the other language's points can never match."""
+    out = dict(fused)
+    if not unseen or sparse_weight <= 0:
+        return out
+    for item_id, cosine in dense:
+        if item_id in unseen:
+            out[item_id] = out.get(item_id, 0.0) + sparse_weight * min(1.0, max(0.0, cosine))
+    return out
 
 
 def merge_cross_hits(hits: Sequence[Hit], cross: Sequence[Hit], weight: float, k: int) -> list[Hit]:

@@ -70,7 +70,12 @@ from memstrata.retrieval.guard import (
     checkpoint,
     required,
 )
-from memstrata.retrieval.languages import ENGLISH, DenseSpace, LanguageRoutes
+from memstrata.retrieval.languages import (
+    ENGLISH,
+    DenseSpace,
+    LanguageRoutes,
+    lexical_share,
+)
 from memstrata.retrieval.links import (
     EPISODE,
     EPISODE_WINDOW,
@@ -714,13 +719,21 @@ class Retriever:
                 if not per_route:
                     dense = self._with_windows(query, dense, vector, flt, space.using)
                     cosines = dict(dense)
-                fused = fuse_route(
-                    self._languages.mapped(space, dense, query.collection, vector, query.tenant),
-                    sparse,
-                    dense_weight=cfg.dense_weight,
-                    sparse_weight=cfg.sparse_weight
+                mapped, unseen = self._languages.mapped_with_unseen(
+                    space, dense, query.collection, vector, query.tenant
+                )
+                sparse_weight = (
+                    cfg.sparse_weight
                     if space.using == DENSE_VECTOR
-                    else self._longterm.multilingual_sparse_weight,
+                    else self._longterm.multilingual_sparse_weight
+                )
+                fused = lexical_share(
+                    fuse_route(
+                        mapped, sparse, dense_weight=cfg.dense_weight, sparse_weight=sparse_weight
+                    ),
+                    mapped,
+                    unseen,
+                    sparse_weight,
                 )
             per_route.append((route.name, route.weight, fused))
         if cross is not None:
