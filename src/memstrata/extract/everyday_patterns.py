@@ -150,8 +150,10 @@ _LIVE_CN_MORE = cn(
 _PERSON_IN_CN = cn(
     r"(?:^|我|[，,])(?:现在|目前|如今)?(?:人|本人|我)在(?P<v>[\u4e00-\u9fff]{2,6}?)(?:$|[，。,.!！]|了|呢|啊)"
 )
+# 我家在X; a new home announced on its own (搬家总算搞定了，新家在X) is the user's too,
+# 他的新家在X is not (的 before it).
 _HOME_IN_CN = cn(
-    r"(?:我们|我)(?:的)?家(?:现在|目前)?(?:在|住在)(?P<v>[\u4e00-\u9fff]{2,6}?)(?=$|[，。,.!！；]|了|呢|啊|住)"
+    r"(?:(?:我们|我)(?:的)?(?:新)?|(?:^|(?<=[，,。！!；;]))新)家(?:现在|目前)?(?:在|住在|安在)(?P<v>[\u4e00-\u9fff]{2,6}?)(?=$|[，。,.!！；]|了|呢|啊|住)"
 )
 _STAYED_IN_CN = cn(
     r"(?:",
@@ -217,8 +219,12 @@ _CN_ADDR_END = r"(?=(?:吧|哦|啊|呀|就行|就好|就可以|谢谢)?(?:[。�
 _CN_NOT_OTHERS = r"(?<![他她它])(?<!(?<!我)的)"
 _DELIVERY_CN = cn(
     _CN_NOT_OTHERS,
-    r"(?:收货|送货|配送|邮寄|快递|寄件)地址[^，。,\d：:]{0,8}?(?:是|为|写|填|：|:|成|到)\s*",
+    r"(?<![他她它]\s)(?<!(?<!我)的\s)",
+    # The label in English inside a Chinese sentence too (Shipping address 改成X了).
+    r"(?:(?:收货|送货|配送|邮寄|快递|寄件|收件)地址|\b(?:[Dd]elivery|[Ss]hipping|[Mm]ailing)\s*"
+    r"address)[^，。,\d：:a-zA-Z]{0,8}?(?:是|为|写|填|：|:|成|到)\s*",
     _CN_ADDR,
+    r"(?:了)?",
     _CN_ADDR_END,
 )
 _DELIVERY_TO_CN = cn(

@@ -10,15 +10,25 @@ links are followed, :func:`current_first`:
 
 1. reads which single-valued attributes the question asks the current value of
    (:func:`asked_attributes`: first person, English and Chinese cues - where I live,
-   my budget, my delivery address, where I work, what I eat ...);
+   我的住处 / 哪座城市, my budget, my delivery / 收件 address, where I work, my current
+   job, my birthday, what I eat ...);
 2. reads that slot of the asking user (one engine call per attribute): its active
    fact and the values of its closed versions;
-3. puts the episode the active fact was said in first (read from L3 when the ranking
-   left it out), carrying that fact;
-4. marks as past (``superseded_by`` the active fact, which it then carries) every other
+3. when an episode of the user in the ranking, said after the active fact, states the
+   attribute anew (its cue words, a change word - new / now / 改 / 调到 / 辞职 -
+   and some value: "New job confirmed - lawyer.", 电脑预算我调到两万块了), the fact is
+   stale (no pattern read the newer value): that episode goes first instead, and
+   the fact's own episode is not lifted;
+4. otherwise puts the episode the active fact was said in first (read from L3 when
+   the ranking left it out), carrying that fact;
+5. marks as past (``superseded_by`` the active fact, which it then carries) every other
    episode of the user, said before the current fact, that names an older value of the
    slot, or that speaks of the attribute (its cue words: 住 / live / moved ...) and
-   names some value of it (a place, a sum) other than the current one.
+   names some value of it (a place, a sum) other than the current one - unless it
+   speaks of someone else (我姐姐一家住在深圳, "my sister lives in Denver").
+
+A lifted episode keeps the ranking's confidence: when the ranking's first item was
+confident, the lifted one is not flagged low-confidence either.
 
 Multi-valued attributes (allergies, likes ...) accumulate instead of superseding and
 are left alone; so is a question naming nobody in the first person (a question about
@@ -37,6 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.extract.lexicon import CN_PLACES
+from memstrata.extract.patterns import CN_OTHERS
 from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.points import MEMORIES, Filter, ScoredPoint
 from memstrata.memory.codec import slot_string
@@ -73,14 +84,17 @@ _CUES: tuple[_Cue, ...] = (
             r"\bwhere\b.{0,20}\b(?:live|living|based|stay|home)\b|\b(?:which|what)\s+(?:city|"
             r"town|place|country)\b.{0,30}\b(?:live|living|based|home)\b|\bmy\s+(?:home\s+)?"
             r"(?:city|town)\b|住(?:在)?(?:哪|什么地方)|在哪(?:个城市|里|儿)?(?:住|生活|定居|安家)|"
-            r"家在哪|住的(?:城市|地方)",
+            r"家在哪|住的(?:城市|地方)|住处|住所",
             _I,
         ),
         ("city", "address"),
         _HOME_WORDS,
     ),
     _Cue(
-        re.compile(r"\b(?:shipping|delivery|mailing)\s+address\b|收货地址|送货地址|寄到哪", _I),
+        re.compile(
+            r"\b(?:shipping|delivery|mailing)\s+address\b|(?:收货|送货|收件|寄件|快递)地址|寄到哪",
+            _I,
+        ),
         ("delivery_address",),
         re.compile(r"\b(?:ship|deliver|send|address)\w*\b|收货|送货|寄|快递|外卖|地址", _I),
     ),
@@ -98,7 +112,9 @@ _CUES: tuple[_Cue, ...] = (
         re.compile(
             r"\bwhere\s+do\s+I\s+work\b|\bmy\s+(?:job|employer|company|profession)\b|"
             r"\bwhat\s+do\s+I\s+do\s+for\s+(?:a\s+)?(?:living|work)\b|\bwho\s+do\s+I\s+work\b|"
-            r"在哪(?:里|儿|家公司)?(?:工作|上班)|做什么工作|什么工作|什么职业|我的(?:工作|职业)",
+            r"\b(?:current|new|present)\s+(?:job|role|position|employer|occupation)\b|"
+            r"在哪(?:里|儿|家公司)?(?:工作|上班)|做什么工作|什么工作|"
+            r"(?:我的(?:工作|职业)|职业)(?!规划|生涯|发展|培训|技能|压力)",
             _I,
         ),
         ("employer", "job"),
@@ -128,6 +144,16 @@ _CUES: tuple[_Cue, ...] = (
             r"短信|联系",
             _I,
         ),
+    ),
+    _Cue(
+        re.compile(
+            r"(?:\bmy|我的?)\s*(?:(?:real|actual|true|correct|exact)\s+)?(?:birthday|date\s+of\s+"
+            r"birth|bday)\b|\bwhen\s+was\s+I\s+born\b|我的?(?:真正的?|真实的?|实际的?)?生日|"
+            r"我(?:是)?(?:哪天|什么时候|几月几号)出生",
+            _I,
+        ),
+        ("birthday",),
+        re.compile(r"\b(?:birthday|born|bday)\b|生日|出生", _I),
     ),
     _Cue(
         re.compile(r"\bwhich\s+language\b|\bwhat\s+language\b|什么语言|哪种语言", _I),
@@ -248,9 +274,57 @@ def _is_past(item: RetrievedItem, slot: _Slot, current_ids: set[str]) -> bool:
         return False
     if any(old.casefold() in text for old in slot.old_values):
         return True
-    return bool(_states(slot.attribute).search(item.text)) and _names_a_value(
-        slot.attribute, item.text
+    return (
+        bool(_states(slot.attribute).search(item.text))
+        and _names_a_value(slot.attribute, item.text)
+        and not _ABOUT_OTHERS.search(item.text)
     )
+
+
+# Someone else's home, job, birthday (我姐姐一家住在深圳, "my sister lives in Denver"):
+# none of the user's values, old or new.
+_ABOUT_OTHERS = re.compile(
+    rf"我的?{CN_OTHERS}|\b(?:my|our)\s+(?:\w+\s+)?(?:sister|brother|mom|mum|mother|dad|father|"
+    r"parents|friends?|wife|husband|partner|boyfriend|girlfriend|son|daughter|kids?|children|"
+    r"boss|colleagues?|co-?workers?|neighbou?rs?|roommates?|cousins?|aunt|uncle|grandma|grandpa|"
+    r"grandparents|in-laws)\b",
+    _I,
+)
+
+# Words a statement of a new value carries ("new job", 改成, 搬到, "now I'm ...").
+_CHANGE = re.compile(
+    r"\b(?:now|new|moved|moving|relocated|switched|changed?|update[sd]?|instead|no\s+longer|"
+    r"anymore|confirmed|quit|left|actually|raised|lowered|bumped|increased|cut)\b|"
+    r"改|换|搬|新|调到|调整|提高到|降到|不再|转行|辞职|其实|记混|说错|现在|如今",
+    _I,
+)
+
+
+def _restated(
+    items: Sequence[RetrievedItem], slot: _Slot, current_ids: set[str]
+) -> RetrievedItem | None:
+    """The latest episode of the user said after the current fact that states the
+    attribute anew (its cue words, a change word, some value): a newer value no
+    pattern read, which makes the slot's active fact stale. None when there is none."""
+    found: list[tuple[float, int, RetrievedItem]] = []
+    for index, item in enumerate(items):
+        if item.kind != "episode" or item.id in current_ids:
+            continue
+        if str(item.payload.get("role", "user")) != "user":
+            continue
+        said = _stamp(item.payload, "created_at")
+        if said is None or said <= slot.since:
+            continue
+        if item.text.rstrip().endswith(("?", "？")):
+            continue
+        if (
+            _states(slot.attribute).search(item.text)
+            and _CHANGE.search(item.text)
+            and _names_a_value(slot.attribute, item.text)
+            and not _ABOUT_OTHERS.search(item.text)
+        ):
+            found.append((said, -index, item))
+    return max(found, key=lambda f: (f[0], f[1]))[2] if found else None
 
 
 # A word that may name a place, a sum, an employer: a capitalized word that does not
@@ -306,7 +380,13 @@ _OPENERS = frozenset(
         "why",
     ]
 )
-_NAMED_BY = {"city": "place", "address": "place", "delivery_address": "place", "budget": "sum"}
+_NAMED_BY = {
+    "city": "place",
+    "address": "place",
+    "delivery_address": "place",
+    "budget": "sum",
+    "birthday": "sum",
+}
 
 
 def _names_a_value(attribute: str, text: str) -> bool:
@@ -348,6 +428,9 @@ def current_first(
     if not attributes or query.user is None or not ranked:
         return list(ranked)
     items = list(ranked)
+    # Lifting an episode changes the order, not whether the memory holds an answer:
+    # a lifted episode is as confident as the ranking's own first item was.
+    confident = not ranked[0].low_confidence
     firsts: list[RetrievedItem] = []
     for attribute in attributes:
         slot = _slot(store, query, read, attribute)
@@ -357,6 +440,20 @@ def current_first(
         fact = _item(slot.fact, top, floor, ("episode",))
         episodes = slot.fact.payload.get("episodes") or ()
         current_ids = {str(e) for e in episodes}
+        newer = _restated(items, slot, current_ids)
+        if newer is not None:
+            # The active fact is stale: the newer statement comes first, bare (no
+            # fact was read from it), and the fact's own episode is not lifted.
+            items = [item for item in items if item.id != newer.id]
+            firsts.append(
+                replace(
+                    newer,
+                    score=max(top, newer.score),
+                    superseded_by=None,
+                    low_confidence=newer.low_confidence and not confident,
+                )
+            )
+            continue
         listed = [item for item in items if item.id in current_ids]
         if listed:
             head = listed[-1]  # the latest episode the value was said in
@@ -371,7 +468,11 @@ def current_first(
         fact = replace(fact, cosine=max(fact.cosine, head.cosine))
         firsts.append(
             replace(
-                head, score=max(top, head.score), facts=_with_fact(head, fact), superseded_by=None
+                head,
+                score=max(top, head.score),
+                facts=_with_fact(head, fact),
+                superseded_by=None,
+                low_confidence=head.low_confidence and not confident,
             )
         )
         items = [
