@@ -340,6 +340,7 @@ def test_store_systems_on_the_locomo_subset(locomo_subset_file: Path, tmp_path: 
         "dense",
         "bm25_context",
         "dense_context",
+        "dense_multilingual",
     ]
     for result in report["results"].values():
         assert result["overall"]["n"] == 15 and result["adversarial"]["n"] == 5
@@ -428,6 +429,7 @@ def test_cli_locomo_json(hash_embedder: None, locomo_subset_file: Path) -> None:
         "dense",
         "bm25_context",
         "dense_context",
+        "dense_multilingual",
     }
     for result_set in document["results"].values():
         assert set(result_set) == {"overall", "by_category", "adversarial", "cer"}

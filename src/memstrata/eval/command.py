@@ -11,7 +11,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
@@ -219,8 +219,12 @@ def run_locomo(
     settings: LongTermSettings | None = None,
     memstrata_search: MemstrataSearchFactory | None = None,
     progress: ProgressSink | None = None,
+    multilingual: Embedder | None = None,
 ) -> dict[str, Any]:
     """``memstrata eval locomo``: the report as one JSON-ready dict.
+
+    ``multilingual``: the second dense model, searched alone as the
+    ``dense_multilingual`` row (default: USE multilingual v3), beside MiniLM's ``dense``.
 
     ``limit`` keeps the first N conversations (with all their QAs);
     ``conversations`` keeps those at the given 1-based positions of the file (e.g.
@@ -243,6 +247,7 @@ def run_locomo(
         embedder=embedder,
         settings=settings,
         memstrata_search=memstrata_search,
+        multilingual=multilingual or default_multilingual(),
     )
     report["config"]["conversations"] = (
         None
@@ -303,9 +308,11 @@ def _run(
     embedder: Embedder | None,
     settings: LongTermSettings | None,
     memstrata_search: MemstrataSearchFactory | None,
+    multilingual: Embedder | None = None,
 ) -> dict[str, Any]:
     """Open the product engine, memstrata's index and the baselines' plain one, build
-    the systems, evaluate, add the run's config."""
+    the systems, evaluate, add the run's config. With ``multilingual``, that model
+    alone on a plain index of its own is one more row, ``dense_multilingual``."""
     model = embedder or default_embedder()
     cfg = settings or LongTermSettings()
     # The baselines index each turn's own text: blending and context terms are
@@ -319,10 +326,27 @@ def _run(
         factory = memstrata_search or default_memstrata_search
         systems: list[EvalSystem] = [product]
         systems.extend(store_systems(turns, memstrata_search=factory(turns), plain=plain))
-        report = evaluate(systems, cfg.low_confidence_cosine)
+        with ExitStack() as extra:
+            if multilingual is not None:
+                multi_store = extra.enter_context(
+                    open_turn_store(data_dir, f"{dataset}-multilingual", multilingual, plain_cfg)
+                )
+                systems.append(
+                    StoreSystem(
+                        "dense_multilingual",
+                        multi_store,
+                        lambda tenant, query, at, k: multi_store.search(tenant, query, k, "dense"),
+                    )
+                )
+            report = evaluate(systems, cfg.low_confidence_cosine)
         report["config"].update(
             _config(data, dataset, data_dir, model, cfg, turns, limit[0], limit[1])
         )
+        if multilingual is not None:
+            report["config"]["multilingual_embedder"] = multilingual.name
+            report["config"]["systems"]["dense_multilingual"] = (
+                "store search, mode=dense, USE multilingual v3, on a plain index of its own"
+            )
     return report
 
 
