@@ -16,6 +16,10 @@ SECRET = OPENAI
 
 @pytest.fixture
 def captured() -> Iterator[tuple[logging.Logger, io.StringIO, logging.Handler]]:
+    # These tests are about the filters alone: an engine opened by a module-scoped
+    # fixture elsewhere leaves its process-wide redacting record factory behind.
+    factory = logging.getLogRecordFactory()
+    logging.setLogRecordFactory(logging.LogRecord)
     logger = logging.getLogger(f"memstrata.test.gateway.{id(object())}")
     logger.propagate = False
     logger.setLevel(logging.DEBUG)
@@ -25,6 +29,7 @@ def captured() -> Iterator[tuple[logging.Logger, io.StringIO, logging.Handler]]:
     logger.addHandler(handler)
     yield logger, stream, handler
     logger.removeHandler(handler)
+    logging.setLogRecordFactory(factory)
 
 
 def test_args_are_sanitized(captured: tuple[logging.Logger, io.StringIO, logging.Handler]) -> None:

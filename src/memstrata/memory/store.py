@@ -195,7 +195,10 @@ class MemoryStore:
                 return WriteOutcome("deduplicated", kept.id or "", kept.version)
             final = replace(decision.final, version=state.version + 1)
             if decision.action == "ignored_older":
-                versions = self.history(tenant, user, unit.subject, unit.attribute)
+                assert active is not None
+                # The active version began after this one (that is why it is older);
+                # it closes it at the latest, even before L3's history lists it.
+                versions = [*self.history(tenant, user, unit.subject, unit.attribute), active]
                 end = older_valid_to(final.valid_from, [u.valid_from for u in versions])
                 # Closed by the first version that began after it.
                 by = next((u.id for u in versions if u.valid_from == end), None)
