@@ -235,6 +235,14 @@ class MemoryStore:
         if decision.becomes_active and active is not None and active_vec is not None:
             self.put([active.superseded(final.valid_from, by=final.id)], [active_vec])
         self.put([final], [vector])
+        if decision.becomes_active:
+            # L3 writes are last-writer-wins and a rewrite embeds the text again
+            # (the multilingual vector), so a newer writer may have closed this
+            # version while it was being put back as active: the slot record decides.
+            tenant, user = final.source.tenant, final.source.user
+            slot = slot_string(tenant, final.slot)
+            if self._slots.read(tenant, user, slot).active_id != final.id:
+                self.repair_slot(tenant, user, slot)
 
     def _backoff(self, attempt: int) -> None:
         ceiling = min(self._settings.retry_backoff_max_s, 0.0005 * 2 ** min(attempt, 10))
