@@ -12,7 +12,6 @@ import pytest
 
 from memstrata import ContextEngine
 from memstrata.clock import FakeClock
-from memstrata.config import PipelineSettings
 from memstrata.decision import (
     RiskThresholds,
     Slot,
@@ -144,10 +143,7 @@ def test_same_inputs_same_decisions_and_memories(engine_opener: Factory, tmp_pat
 
 def test_a_reply_contradicting_the_memories_is_flagged(engine_opener: Factory) -> None:
     clock = FakeClock(START)
-    # One write worker: this test is about the reply check. With two, the two turns'
-    # facts can race on their slot and the older one read back as current for a
-    # moment after flush (an open bug, reproduced in the session note).
-    engine = engine_opener(clock=clock, pipeline=PipelineSettings(worker_threads=1))
+    engine = engine_opener(clock=clock)
     engine.start_session("u1", "trip", tenant="acme", session_id="s1")
     for text in ("I live in Hangzhou.", "Actually I moved to Chengdu last month."):
         engine.observe("s1", "user", text)

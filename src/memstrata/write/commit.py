@@ -45,8 +45,8 @@ SlotKey = tuple[str, str, str]
 @dataclass(frozen=True, slots=True)
 class StagedWrite:
     """What :meth:`FactBatch.stage` committed: an outcome per unit (in order), the
-    points still to write, and the active facts those points rewrite only to count a
-    use (checked by :meth:`FactBatch.settle` once written)."""
+    points still to write, and the active facts among them (checked against their
+    slot records by :meth:`FactBatch.settle` once written)."""
 
     outcomes: tuple[WriteOutcome, ...]
     points: tuple[IndexedItem, ...]
@@ -130,10 +130,12 @@ class FactBatch:
         for plan, ok in zip(plans, won, strict=True):
             if ok:
                 points.update(plan.final)
+                # Every active version these points write, the newly committed ones
+                # too: another writer may close one before the caller writes it back.
                 touched.extend(
                     (plan.key, point_id)
                     for point_id, item in plan.final.items()
-                    if point_id not in plan.pending and item.item.type == "fact"
+                    if item.item.type == "fact"
                 )
             else:
                 slow.extend(plan.members)
@@ -144,8 +146,9 @@ class FactBatch:
         )
 
     def settle(self, staged: StagedWrite) -> None:
-        """After the points are written: an active fact rewritten to count a use that a
-        concurrent writer superseded meanwhile was revived in L3; repair its slot."""
+        """After the points are written: an active fact (new, or rewritten to count a
+        use) that a concurrent writer closed meanwhile was revived in L3; repair its
+        slot from the record."""
         if not staged.touched:
             return
         states = self._store.slots.read_many([key for key, _ in staged.touched])
