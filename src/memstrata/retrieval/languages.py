@@ -382,19 +382,7 @@ class LanguageRoutes:
         routes, when the caller has them."""
         if space is None:
             space = self.space(query)
-        if space.using == MULTILINGUAL_VECTOR:
-            hits = hybrid.search(
-                collection,
-                query,
-                tenant=tenant,
-                user=user,
-                types=types,
-                k=k,
-                fusion=fusion,
-                created_after=created_after,
-                using=MULTILINGUAL_VECTOR,
-            )
-            return self.mapped_hits(space, hits)
+        multilingual = space.using == MULTILINGUAL_VECTOR
         hits = hybrid.search(
             collection,
             query,
@@ -403,9 +391,13 @@ class LanguageRoutes:
             types=types,
             k=k,
             fusion=fusion,
-            query_vector=query_vector,
+            # A MiniLM vector is no query for the multilingual route.
+            query_vector=None if multilingual else query_vector,
             created_after=created_after,
+            using=space.using,
         )
+        if multilingual:
+            return self.mapped_hits(space, hits)
         if not space.cross or not self.has_cross_points(collection, tenant, user, types):
             return hits
         vector = self.cross_vector(query)
