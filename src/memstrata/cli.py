@@ -139,12 +139,34 @@ def demo(
     ] = None,
     data_dir: DataDir = Path(".memstrata-demo"),
     as_json: JsonFlag = False,
+    real_clock: Annotated[
+        bool,
+        typer.Option(
+            "--real-clock",
+            help="diagnostics: run batch after batch on the real clock for --minutes, "
+            "with L2 TTLs of --ttl-seconds, so entries really expire; then "
+            "`memstrata report --data-dir <the run's data directory>`.",
+        ),
+    ] = False,
+    minutes: Annotated[
+        float, typer.Option("--minutes", help="With --real-clock: how long to run.")
+    ] = 3.0,
+    ttl_seconds: Annotated[
+        float, typer.Option("--ttl-seconds", help="With --real-clock: the L2 TTLs (s).")
+    ] = 20.0,
 ) -> None:
     """Run a scripted multi-step agent session on the embedded defaults, or a reference
     agent (each step's decision, trace card and CER, then the decision rates). The
-    agents write their replies with a scripted model, or with the OpenAI-compatible
-    endpoint MEMSTRATA_AGENT_LLM_URL names (model MEMSTRATA_AGENT_LLM_MODEL, key
-    MEMSTRATA_LLM_API_KEY)."""
+    agents write their replies by rule, or with the OpenAI-compatible endpoint
+    MEMSTRATA_AGENT_LLM_URL names (model MEMSTRATA_AGENT_LLM_MODEL, key
+    MEMSTRATA_LLM_API_KEY). The diagnostics agent runs its devices concurrently,
+    beside a naive shared state under the same schedule."""
+    if real_clock and agent != "diagnostics":
+        error = ValidationError("real_clock", "runs the diagnostics agent only")
+        raise _exit_with(error, as_json)
+    if real_clock:
+        _demo_real_clock(data_dir, as_json, minutes, ttl_seconds)
+        return
     if agent is not None:
         _demo_agent(agent, data_dir, as_json)
         return
@@ -219,6 +241,8 @@ def _demo_agent(agent: str, data_dir: Path, as_json: bool) -> None:
         support,
     )
     from memstrata.agents.console import print_run
+    from memstrata.agents.fleet import DEVICE_IDS
+    from memstrata.agents.shared_state import side_by_side
     from memstrata.clock import FakeClock
 
     if agent not in DEMO_AGENTS:
@@ -236,7 +260,9 @@ def _demo_agent(agent: str, data_dir: Path, as_json: bool) -> None:
             if agent == "support":
                 run = SupportAgent(engine, writer=writer, clock=clock).run()
             else:
-                run = DiagnosticsAgent(engine, writer=writer, clock=clock).run()
+                # Concurrently, beside the naive shared state under the same schedule.
+                diag = DiagnosticsAgent(engine, writer=writer, clock=clock)
+                run = side_by_side(diag, DEVICE_IDS)
     except MemstrataError as exc:
         raise _exit_with(exc, as_json) from exc
     if as_json:
@@ -244,6 +270,35 @@ def _demo_agent(agent: str, data_dir: Path, as_json: bool) -> None:
     else:
         print_run(run, out)
         out.print(f"data directory: {where}", markup=False, highlight=False)
+
+
+def _demo_real_clock(data_dir: Path, as_json: bool, minutes: float, ttl_s: float) -> None:
+    """The diagnostics agent batch after batch on the real clock, short TTLs."""
+    from memstrata.agents import chat_writer_from_env
+    from memstrata.agents.console import print_run
+    from memstrata.agents.realclock import check_options, run_real_clock, short_ttls
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    try:
+        check_options(minutes, ttl_s)
+        where = _fresh_demo_dir(data_dir / "agents" / "diagnostics-real-clock")
+        settings = short_ttls(settings_from_env(data_dir=where), ttl_s)
+        writer = chat_writer_from_env()
+        with ContextEngine.open(settings) as engine:
+            done = run_real_clock(engine, minutes=minutes, ttl_s=ttl_s, writer=writer)
+    except MemstrataError as exc:
+        raise _exit_with(exc, as_json) from exc
+    if as_json:
+        _emit_json(done.as_dict() | {"data_dir": str(where)})
+        return
+    print_run(done.last, out)
+    out.print(
+        f"real clock: {done.batches} batch(es) in {done.wall_s:.0f} s, L2 TTLs {ttl_s:g} s, "
+        f"{done.samples} health samples\ndata directory: {where}\n"
+        f"report: memstrata report --data-dir {where} --since 1h --out <dir>",
+        markup=False,
+        highlight=False,
+    )
 
 
 DEMO_MARKER = ".memstrata-agent-demo"

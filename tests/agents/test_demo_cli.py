@@ -21,7 +21,7 @@ def test_demo_support_as_json(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
-    assert doc["agent"] == "support" and doc["writer"] == "scripted"
+    assert doc["agent"] == "support" and doc["writer"] == "rules"
     assert doc["data_dir"] == str(tmp_path / "agents" / "support")
     routes = [s["route"] for s in doc["steps"]]
     assert routes.count("ask") == 2 and routes.count("feedback") == 1
@@ -32,7 +32,11 @@ def test_demo_support_as_json(tmp_path: Path) -> None:
     assert {"id", "gate", "fallbacks", "timing_ms", "consistency"} <= set(card)
     assert card["consistency"] == "consistent" and card["timing_ms"]["decide"] >= 0
     assert first["check"]["effective"] is True
-    assert doc["cer"]["cer"] == 1.0
+    # The phone number the customer never gave: loaded, nothing answers it.
+    phone = doc["steps"][-1]
+    assert phone["route"] == "answer" and phone["check"]["context_loaded"] is True
+    assert phone["check"]["effective"] is False
+    assert doc["cer"] == {"cer": 0.875, "loaded_rate": 1.0, "used_rate": 0.875, "steps": 8}
     assert set(doc["rates"]) >= {
         "cer",
         "tool_success_rate",
@@ -63,6 +67,8 @@ def test_demo_diagnostics_prints_decisions_cards_cer_and_rates(tmp_path: Path) -
         "tool success",
         "fallback",
         "correction",
+        "naive shared state (last writer wins) vs memstrata",
+        "naive lost D123, D456, memstrata lost none",
     ):
         assert expected in text, expected
     assert "sk_live_" not in text
@@ -71,6 +77,18 @@ def test_demo_diagnostics_prints_decisions_cards_cer_and_rates(tmp_path: Path) -
     assert again.exit_code == 0, again.output
     doc = json.loads(again.stdout)
     assert doc["cer"]["cer"] == 1.0 and doc["rates"]["decisions"] == 36
+    # The devices ran concurrently: the naive shared dict handed the third device's
+    # data to the first two and kept only the third; memstrata kept each its own.
+    shared = doc["shared_state"]
+    rows = {row["device_id"]: row for row in shared["devices"]}
+    assert [rows[d]["naive_data_of"] for d in ("D123", "D456", "D789")] == ["D789"] * 3
+    assert [rows[d]["naive_kept"] for d in ("D123", "D456", "D789")] == [False, False, True]
+    assert all(row["memstrata_data_of"] == device for device, row in rows.items())
+    assert rows["D123"]["memstrata_peak_c"] != rows["D789"]["memstrata_peak_c"]
+    assert shared["naive_lost"] == ["D123", "D456"] and shared["memstrata_lost"] == []
+    assert {r["session_id"] for r in doc["reports"].values()} == {
+        s["session_id"] for s in doc["steps"]
+    }
 
 
 def test_demo_refuses_an_unknown_agent_and_a_foreign_directory(tmp_path: Path) -> None:
@@ -90,7 +108,7 @@ def test_demo_refuses_an_unknown_agent_and_a_foreign_directory(tmp_path: Path) -
 
 def test_demo_support_with_a_model_endpoint(tmp_path: Path) -> None:
     """The first answer comes from the model; once the script is over the endpoint
-    fails and the scripted writer takes over."""
+    fails and the rule writer takes over."""
     said = "The Volta X200 charges a phone about four times on a full charge."
     with ScriptedServer([completion(said)]) as server:
         env = {**OFFLINE, "MEMSTRATA_AGENT_LLM_URL": server.base_url}
@@ -104,5 +122,5 @@ def test_demo_support_with_a_model_endpoint(tmp_path: Path) -> None:
     answers = [s for s in doc["steps"] if s["written_by"]]
     assert answers[0]["reply"] == said and answers[0]["written_by"] == "model:m1"
     assert answers[0]["check"]["effective"] is True
-    # Past the script the endpoint answers 599: retried once, then the scripted writer.
-    assert {s["written_by"] for s in answers[1:]} == {"scripted (ModelError)"}
+    # Past the script the endpoint answers 599: retried once, then the rule writer.
+    assert {s["written_by"] for s in answers[1:]} == {"rules (ModelError)"}

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -20,57 +18,11 @@ from memstrata.agents import AgentRun, DiagnosticsAgent
 from memstrata.agents.diagnostics import START, TENANT
 from memstrata.agents.diagnostics_report import REPORT_SECTIONS
 from memstrata.agents.fleet import API_KEY, BEARER, DEVICE_IDS, Fleet
+from memstrata.agents.shared_state import Interleaving, naive_batch
 from memstrata.clock import FakeClock
 from memstrata.testing.disk import files_holding
 
 Factory = Callable[..., ContextEngine]
-WAIT_S = 60
-
-
-class Interleaving:
-    """Workers select their device in input order (the first, then the second, then
-    the third), and none goes on until all three have: the schedule under which a
-    shared ``last_device_id`` holds the third device for everyone."""
-
-    def __init__(self, devices: tuple[str, ...]) -> None:
-        self.devices = devices
-        self.turns = [threading.Event() for _ in devices]
-        self.barrier = threading.Barrier(len(devices), timeout=WAIT_S)
-
-    def before_select(self, device: str) -> None:
-        i = self.devices.index(device)
-        if i and not self.turns[i - 1].wait(WAIT_S):
-            raise TimeoutError("the previous worker never selected its device")
-
-    def after_select(self, device: str) -> None:
-        self.turns[self.devices.index(device)].set()
-        self.barrier.wait()
-
-
-def naive_batch(fleet: Fleet, devices: tuple[str, ...]) -> tuple[list[dict[str, Any]], dict]:  # type: ignore[type-arg]
-    """The seed's agent: one plain dict of state shared by the workers."""
-    state: dict[str, Any] = {"last_device_id": None}
-    results: dict[str, dict[str, Any]] = {}
-    schedule = Interleaving(devices)
-
-    def worker(device: str) -> dict[str, Any]:
-        schedule.before_select(device)
-        state["last_device_id"] = device  # step 1: the worker's device
-        schedule.after_select(device)
-        # Later steps read "the current device" from the shared state.
-        anomalies = fleet.temperature_anomalies({"device_id": state["last_device_id"]})
-        report = {
-            "device_id": device,
-            "data_of": anomalies["device_id"],
-            "peak_c": anomalies["peak_c"],
-            "windows": anomalies["windows"],
-        }
-        results[state["last_device_id"]] = report
-        return report
-
-    with ThreadPoolExecutor(max_workers=len(devices)) as pool:
-        returned = list(pool.map(worker, devices))
-    return returned, results
 
 
 def test_shared_mutable_state_lets_the_third_device_overwrite_the_first() -> None:

@@ -48,6 +48,7 @@ def test_each_step_takes_the_expected_decision(engine_opener: Factory, tmp_path:
         "feedback",  # S2 the customer corrects it
         "answer",  # S3 the corrected city
         "answer",  # S3 the preference said in session 1
+        "answer",  # S3 a phone number never given: loaded, nothing answers it
     ]
 
     faq = steps["S1 product question"]
@@ -76,11 +77,11 @@ def test_each_step_takes_the_expected_decision(engine_opener: Factory, tmp_path:
     assert with_id.check is not None and with_id.check.effective
 
     rates = run.rates
-    assert rates.decisions == 11
-    assert rates.ask_rate == 2 / 11
+    assert rates.decisions == 12
+    assert rates.ask_rate == 2 / 12
     assert rates.tool_success_rate == 1.0 and rates.fallback_rate == 0.0
     assert rates.correction_rate is not None and rates.correction_rate > 0
-    assert rates.cer == 1.0 and run.cer()["cer"] == 1.0 and run.cer()["steps"] == 7
+    assert rates.cer == 7 / 8 and run.cer()["cer"] == 0.875 and run.cer()["steps"] == 8
     assert engine.decision_rates() == rates
 
 
@@ -162,7 +163,7 @@ def test_a_leaked_key_reaches_no_reply_card_or_store(
         for number in (1, 2, 3)
         for card in engine.trace_cards(tenant=TENANT, session_id=f"support-t-s{number}")
     ]
-    assert len(cards) == 11
+    assert len(cards) == 12
     assert SECRET not in json.dumps(cards, default=str)
     dump = valkey_dump(engine)
     assert "order_lookup" in dump and "[REDACTED:api_key]" in dump  # what was kept

@@ -1,5 +1,5 @@
 """A model writes the replies when an endpoint is configured: a reply that contradicts
-the context is regenerated once; an endpoint that fails hands over to the scripted
+the context is regenerated once; an endpoint that fails hands over to the rule
 writer (against a scripted OpenAI-compatible endpoint on loopback)."""
 
 from __future__ import annotations
@@ -73,13 +73,13 @@ def test_a_conflicting_reply_is_regenerated_once(engine_opener: Factory, tmp_pat
     assert card.consistency == "consistent" and card.reply == right
 
 
-def test_a_failing_endpoint_hands_over_to_the_scripted_writer(
+def test_a_failing_endpoint_hands_over_to_the_rule_writer(
     engine_opener: Factory, tmp_path: Path
 ) -> None:
     with ScriptedServer([Reply(500), Reply(500)]) as server:
         _engine, _agent, step = order_step(engine_opener, tmp_path, writer_for(server))
     assert len(server.received) == 2  # the call and its one retry
-    assert step.written_by == "scripted (ModelError)"
+    assert step.written_by == "rules (ModelError)"
     assert step.reply.startswith(f"Order {ORDER_ID} (Volta X200 power bank) is delivered")
     assert step.check is not None and step.check.effective
 

@@ -1,8 +1,9 @@
 """Reference agents that run offline on the engine (``memstrata demo support`` and
 ``memstrata demo diagnostics``): a customer-support agent and the battery-health
 diagnostics agent (docs/agents.md; docs/architecture.md, "The layers"). Each writes its
-replies with a deterministic scripted model by default, or with any OpenAI-compatible
-endpoint (:func:`~memstrata.agents.writer.chat_writer_from_env`)."""
+replies by rule by default (the support agent: the items the message asks about; the
+diagnostics agent: its plan's composers), or with any OpenAI-compatible endpoint
+(:func:`~memstrata.agents.writer.chat_writer_from_env`)."""
 
 from memstrata.agents.diagnostics import DeviceReport, DiagnosticsAgent
 from memstrata.agents.loop import AgentLoop, Move, StepRecord, store_api_response
@@ -12,6 +13,7 @@ from memstrata.agents.writer import (
     ChatWriter,
     ReplyRequest,
     ReplyWriter,
+    RuleWriter,
     ScriptedWriter,
     chat_writer_from_env,
 )
@@ -25,6 +27,7 @@ __all__ = [
     "Move",
     "ReplyRequest",
     "ReplyWriter",
+    "RuleWriter",
     "ScriptedWriter",
     "StepRecord",
     "SupportAgent",

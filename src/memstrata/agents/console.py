@@ -44,7 +44,10 @@ def print_run(run: AgentRun, console: Console) -> None:
                 markup=False,
                 soft_wrap=True,
             )
-    extras = {k: v for k, v in run.extras.items() if k != "reports"}
+    shared = run.extras.get("shared_state")
+    if isinstance(shared, Mapping):
+        console.print(shared_state_table(shared))
+    extras = {k: v for k, v in run.extras.items() if k not in ("reports", "shared_state")}
     if extras:
         console.print("run:", _plain(extras), markup=False, highlight=False, soft_wrap=True)
     summary = run.cer()
@@ -54,6 +57,37 @@ def print_run(run: AgentRun, console: Console) -> None:
         highlight=False,
     )
     console.print(rates_table(run))
+
+
+def shared_state_table(shared: Mapping[str, Any]) -> Table:
+    """Per device, side by side: what a naive shared dict (last writer wins) reported
+    and kept, and what memstrata reported, under the same concurrent interleaving."""
+    table = Table(
+        title="concurrent devices: naive shared state (last writer wins) vs memstrata",
+        caption=f"schedule: {shared['schedule']}; naive lost "
+        f"{', '.join(shared['naive_lost']) or 'none'}, memstrata lost "
+        f"{', '.join(shared['memstrata_lost']) or 'none'}",
+    )
+    for column in (
+        "device",
+        "naive: data of",
+        "naive: peak °C",
+        "naive: kept",
+        "memstrata: data of",
+        "memstrata: peak °C",
+    ):
+        table.add_column(column)
+    for row in shared["devices"]:
+        wrong = row["naive_data_of"] != row["device_id"]
+        table.add_row(
+            row["device_id"],
+            f"[red]{row['naive_data_of']}[/red]" if wrong else str(row["naive_data_of"]),
+            str(row["naive_peak_c"]),
+            "yes" if row["naive_kept"] else "[red]lost[/red]",
+            str(row["memstrata_data_of"]),
+            str(row["memstrata_peak_c"]),
+        )
+    return table
 
 
 def rates_table(run: AgentRun) -> Table:

@@ -429,9 +429,11 @@ class DiagnosticsAgent:
         clock: FakeClock | None = None,
         fleet: Fleet | None = None,
         run_id: str | None = None,
+        plan: StepGraph = PLAN,
     ) -> None:
         self._engine = engine
         self._clock = clock
+        self._plan = plan
         self.fleet = fleet or Fleet()
         self._run = run_id or uuid.uuid4().hex[:8]
         scripted = scripted_writer()
@@ -513,7 +515,7 @@ class DiagnosticsAgent:
             session_id=sid,
         )
         wm = self._engine.working(sid)
-        wm.plan_steps(PLAN)
+        wm.plan_steps(self._plan)
         hook(device, "start")
         self._engine.update_session(sid, lambda s: s.with_entity(device))
         hook(device, "selected")
@@ -531,7 +533,7 @@ class DiagnosticsAgent:
                 store=store,
             )
             steps.append(step)
-            self._tick(PLAN.spec(f"step{number}").duration_s)
+            self._tick(self._plan.spec(f"step{number}").duration_s)
             hook(device, f"step{number}")
             return step
 

@@ -12,8 +12,10 @@ The script runs three sessions of one customer over nine days on an injected clo
    attempt fails with a key in its error body, retried), a refund (held for the
    customer's confirmation, then run), the shipping city from memory, which the
    customer corrects (``engine.feedback(..., "corrected")``);
-3. the shipping city again (the corrected one) and how they will be told (the
-   preference said in session 1).
+3. the shipping city again (the corrected one), how they will be told (the
+   preference said in session 1), and a phone number they never gave: the
+   preferences are loaded, but none answers it, so the reply says so and the step
+   counts as not effective for CER.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from memstrata.agents.run import AgentRun
 from memstrata.agents.writer import (
     ReplyRequest,
     ReplyWriter,
-    ScriptedWriter,
+    RuleWriter,
 )
 from memstrata.cer import overlap
 from memstrata.clock import FakeClock
@@ -350,7 +352,7 @@ class OrderSystem:
         }
 
 
-# -- the scripted model: one composer per intent --------------------------------------
+# -- how the rule writer phrases each intent's values ---------------------------------
 
 
 def _facts(request: ReplyRequest, attribute: str) -> list[str]:
@@ -455,9 +457,10 @@ COMPOSERS = {
 }
 
 
-def scripted_writer() -> ScriptedWriter:
-    """The support agent's deterministic reply writer."""
-    return ScriptedWriter(COMPOSERS)
+def rule_writer() -> RuleWriter:
+    """The support agent's deterministic reply writer: the items the customer's message
+    asks about, phrased per intent (:class:`~memstrata.agents.writer.RuleWriter`)."""
+    return RuleWriter(COMPOSERS)
 
 
 # -- the agent ------------------------------------------------------------------------
@@ -466,7 +469,7 @@ def scripted_writer() -> ScriptedWriter:
 class SupportAgent:
     """The customer-support agent on ``engine``.
 
-    ``writer`` writes the answers (the scripted writer by default; a model writer falls
+    ``writer`` writes the answers (the rule writer by default; a model writer falls
     back to it when the endpoint fails); ``clock``, the engine's fake clock, is moved
     forward between steps and sessions; ``orders`` is the order system its tools call;
     ``run_id`` makes the session ids unique; ``confirm_refund`` is the customer's answer
@@ -487,7 +490,7 @@ class SupportAgent:
         self._clock = clock
         self.orders = orders or OrderSystem()
         self._run = run_id or uuid.uuid4().hex[:8]
-        scripted = scripted_writer()
+        scripted = rule_writer()
         self._loop = AgentLoop(
             engine,
             tenant=TENANT,
@@ -609,6 +612,10 @@ class SupportAgent:
         said = "How will you let me know when it ships?"
         step = self._say(sid, "contact_preference", said, "S3 preference from session 1")
         steps.append(self._loop.feedback(step, "confirmed"))
+        # Never said: the contact preferences are loaded (the decision answers), but
+        # none holds a phone number.
+        said = "Do you have a phone number for me, in case the courier needs it?"
+        steps.append(self._say(sid, "contact_preference", said, "S3 phone number never given"))
         self._engine.end_session(sid)
         return steps
 

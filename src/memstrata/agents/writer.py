@@ -1,12 +1,18 @@
 """The model that writes a reference agent's replies.
 
 A reply is written from the decision's evidence: the items of the bundle the step was
-decided from. Two writers:
+decided from. Three writers:
 
-* :class:`ScriptedWriter` (the default, offline): deterministic; each agent gives one
-  composer per intent that builds the reply from the items' values, as a careful
-  model would. The context-effectiveness rate (CER) it earns is meaningful: a reply
-  reflects the evidence only when the evidence was loaded.
+* :class:`RuleWriter` (the support agent's default, offline): deterministic, by rule.
+  It keeps the evidence items the user's message asks about (their labels, field names
+  and values against the message's words) and states their values; when no item
+  answers the message it says it has nothing on file rather than repeating whatever
+  the context holds. So the context-effectiveness rate (CER) measures something: a
+  step whose context lacks the fact asked for gets a reply that reflects no context,
+  and counts as not effective.
+* :class:`ScriptedWriter`: one composer per intent that builds the reply from the
+  items' values, whatever the message asked (the diagnostics agent's writer, whose
+  steps are its own plan rather than a user's questions).
 * :class:`ChatWriter`: any OpenAI-compatible chat endpoint (:class:`~memstrata.chat.
   ChatEndpoint`), configured by :func:`chat_writer_from_env`. Only sanitized bundle
   content is sent: the bundle passed the gateway when it was built.
@@ -21,9 +27,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
+from memstrata.cer import content_words
 from memstrata.chat import ChatEndpoint
 from memstrata.errors import ConfigError, ModelError, ModelUnavailableError
 from memstrata.extract.llm_payload import UnusableAnswerError, message_content
@@ -104,8 +111,100 @@ class ScriptedWriter:
         return composer(request)
 
 
+NOTHING_ON_FILE = "I don't have anything on file that answers that."
+NOTHING_ON_FILE_ZH = "我这里没有能回答这个问题的记录。"
+
+TOPICS: Mapping[str, frozenset[str]] = {
+    field: frozenset(words.split())
+    for field, words in {
+        "contact": "reach tell know notify hear inform contact 联系 通知 告诉 知道",
+        "channel": "reach tell know notify hear inform contact 联系 通知 告诉 知道",
+        "city": "ship send deliver address live located 寄到 送到 地址 城市 哪里 住在",
+        "language": "speak language write 语言 英文 中文 英语",
+        "order": "package parcel delivery order shipment 订单 包裹 快递 物流",
+        "status": "arrived shipped tracking 状态 到了 发货",
+        "refund": "money refund return 退款 退钱 退货",
+    }.items()
+}
+"""Words of a message that ask for a field, by a word of the field's label: "how will
+you let me know" asks for the contact channel. Generic, not per script: a label word
+that is absent here matches only itself."""
+
+_FILLER = "yes yeah ok okay sure go ahead please thank thanks fine 好的 可以 继续 确认 是的 谢谢"
+FILLER = frozenset(_FILLER.split())
+"""Words of a reply to a question the agent asked ("Yes, go ahead."): such a message
+asks for nothing of its own, the step's subject is the held action."""
+
+
+class RuleWriter:
+    """Writes each reply from the request's items by rule (module docstring).
+
+    ``formats`` gives, per intent, how the values of the relevant items are phrased
+    (the agent's composers, called with only those items as evidence); an intent
+    without one gets :func:`generic_reply`. ``topics`` maps a label word to the message
+    words that ask for it (:data:`TOPICS` by default).
+    """
+
+    def __init__(
+        self,
+        formats: Mapping[str, Composer] | None = None,
+        *,
+        topics: Mapping[str, frozenset[str]] = TOPICS,
+    ) -> None:
+        self._formats = dict(formats or {})
+        self._topics = topics
+
+    @property
+    def name(self) -> str:
+        return "rules"
+
+    def write(self, request: ReplyRequest) -> str:
+        composer = self._formats.get(request.intent, generic_reply)
+        asked = asked_words(request.question)
+        if request.purpose == "confirm" or not asked:
+            # Nothing asked of its own: the reply is about the step's subject.
+            return composer(request)
+        relevant = tuple(item for item in request.evidence if asked & self.vocabulary(item))
+        if not relevant:
+            return NOTHING_ON_FILE_ZH if _has_cjk(request.question) else NOTHING_ON_FILE
+        return composer(replace(request, evidence=relevant))
+
+    def vocabulary(self, item: ContextItem) -> frozenset[str]:
+        """The words an item answers to: its label, field names and values, the words a
+        message uses to ask for them (``topics``)."""
+        words = set(_words(item.name.replace("_", " ")))
+        words |= _words(_flatten(thaw(item.content)))
+        for word in tuple(words):
+            words |= self._topics.get(word, frozenset())
+        return frozenset(words)
+
+
+def asked_words(question: str) -> frozenset[str]:
+    """The content words of a message that can name what it asks for (fillers and
+    one-letter tokens dropped)."""
+    return frozenset(w for w in _words(question) if w not in FILLER)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w for w in content_words(text) if len(w) > 1 or _has_cjk(w))
+
+
+def _has_cjk(text: str) -> bool:
+    return any("\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" for ch in text)
+
+
+def _flatten(content: Any) -> str:
+    """Field names and scalar values of an item's content, as text."""
+    if isinstance(content, dict):
+        return " ".join(f"{k.replace('_', ' ')} {_flatten(v)}" for k, v in content.items())
+    if isinstance(content, list | tuple):
+        return " ".join(_flatten(v) for v in content)
+    return "" if content is None or isinstance(content, bool) else str(content)
+
+
 def generic_reply(request: ReplyRequest) -> str:
-    """The first sentence of each evidence item's text, or its scalar values."""
+    """The first sentence of each evidence item's text, or its scalar values (a fact's
+    ``subject attribute: value`` as it is written)."""
     parts: list[str] = []
     for item in request.evidence:
         content = thaw(item.content)
