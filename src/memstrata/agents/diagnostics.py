@@ -473,15 +473,19 @@ class DiagnosticsAgent:
         *,
         concurrent: bool = False,
         on_step: StepHook | None = None,
+        run_id: str | None = None,
     ) -> AgentRun:
-        """Diagnose ``devices``: one worker each, on threads when ``concurrent``."""
+        """Diagnose ``devices``: one worker each, on threads when ``concurrent``.
+        ``run_id`` names this batch's sessions (the agent's own by default): a batch
+        run again needs a new one."""
         self.setup()
+        batch = run_id or self._run
         started = self._clock.now() if self._clock is not None else None
         if concurrent:
             with ThreadPoolExecutor(max_workers=len(devices)) as pool:
-                done = list(pool.map(lambda d: self._device(d, on_step), devices))
+                done = list(pool.map(lambda d: self._device(d, on_step, batch), devices))
         else:
-            done = [self._device(device, on_step) for device in devices]
+            done = [self._device(device, on_step, batch) for device in devices]
         minutes = (
             None
             if started is None or self._clock is None
@@ -503,10 +507,10 @@ class DiagnosticsAgent:
     # -- one device ------------------------------------------------------------------
 
     def _device(
-        self, device: str, on_step: StepHook | None
+        self, device: str, on_step: StepHook | None, batch: str
     ) -> tuple[list[StepRecord], DeviceReport]:
         hook = on_step or _no_hook
-        sid = f"diag-{self._run}-{device}"
+        sid = f"diag-{batch}-{device}"
         self._engine.start_session(
             USER,
             f"Diagnose battery device {device}: temperature anomalies, vibration, root cause, "

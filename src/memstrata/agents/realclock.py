@@ -13,6 +13,7 @@ them: several samples, the L2 expiry rate, the decisions, tools and CER of every
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -100,16 +101,16 @@ def run_real_clock(
     each pause. ``engine`` should run on the system clock with :func:`short_ttls`."""
     check_options(minutes, ttl_s)
     plan = scaled_plan(ttl_s)
-    fleet = Fleet()
     begun = monotonic()
     deadline = begun + minutes * 60
     samples = _sample(engine)
     batches = 0
     last: AgentRun | None = None
+    agent = DiagnosticsAgent(engine, writer=writer, fleet=Fleet(), plan=plan)
+    run = uuid.uuid4().hex[:8]
     while last is None or monotonic() < deadline:
-        agent = DiagnosticsAgent(engine, writer=writer, fleet=fleet, plan=plan)
-        last = side_by_side(agent, devices)
         batches += 1
+        last = side_by_side(agent, devices, run_id=f"{run}-b{batches}")
         samples += _sample(engine)
         # What the batch left in L2 expires in the pause (Valkey counts it): a step
         # result lives about twice its plan's span, scaled to ``ttl_s``.

@@ -82,12 +82,15 @@ def naive_batch(
     return returned, results
 
 
-def side_by_side(agent: DiagnosticsAgent, devices: Sequence[str]) -> AgentRun:
+def side_by_side(
+    agent: DiagnosticsAgent, devices: Sequence[str], *, run_id: str | None = None
+) -> AgentRun:
     """Run ``devices`` concurrently as the naive agent and as ``agent``, each under the
     interleaving; the agent's run with ``extras["shared_state"]``: per device, what the
-    naive shared dict reported and kept, and what memstrata reported."""
+    naive shared dict reported and kept, and what memstrata reported. ``run_id`` names
+    the agent's sessions for this batch (:meth:`DiagnosticsAgent.run`)."""
     returned, kept = naive_batch(Fleet(), devices)
-    run = agent.run(devices, concurrent=True, on_step=Interleaving(devices).hook)
+    run = agent.run(devices, concurrent=True, on_step=Interleaving(devices).hook, run_id=run_id)
     reports = run.extras["reports"]
     rows = []
     for naive in returned:
