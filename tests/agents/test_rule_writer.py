@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memstrata import ContextEngine
-from memstrata.agents import RuleWriter, SupportAgent
+from memstrata.agents import RuleWriter, ScriptedWriter, SupportAgent
 from memstrata.agents.support import COMPOSERS, START, TENANT, USER
 from memstrata.agents.writer import NOTHING_ON_FILE, NOTHING_ON_FILE_ZH, ReplyRequest
 from memstrata.clock import FakeClock
@@ -50,6 +50,8 @@ def test_the_items_asked_about_are_stated_in_both_languages() -> None:
 def test_a_message_no_item_answers_gets_no_value() -> None:
     writer = RuleWriter(COMPOSERS)
     asked = "Do you have a phone number for me?"
+    # One composer per intent states what the context holds, whatever was asked.
+    assert "email" in ScriptedWriter(COMPOSERS).write(request("contact_preference", asked, CHANNEL))
     assert writer.write(request("contact_preference", asked, CHANNEL)) == NOTHING_ON_FILE
     asked_zh = "你们有我的电话号码吗？"
     assert writer.write(request("contact_preference", asked_zh, CHANNEL)) == NOTHING_ON_FILE_ZH
