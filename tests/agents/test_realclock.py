@@ -42,7 +42,7 @@ def test_a_short_real_clock_run_yields_a_full_report(tmp_path: Path) -> None:
     expired = re.search(r"\| expired keys per minute \(mean\) \| ([^|]+) \|", markdown)
     rate = re.search(r"\| expiry rate \(expired per minute / keys\) \| ([^|]+) \|", markdown)
     assert expired is not None and rate is not None
-    assert expired.group(1).strip() != "n/a" and float(expired.group(1)) > 0
+    assert expired.group(1).strip() != "n/a" and float(expired.group(1).replace(",", "")) > 0
     assert rate.group(1).strip() != "n/a"
     # The run's decisions and CER, counted in the demo's process, are in the report.
     assert re.search(r"\| tool success \| 100\.0% \| 15 / 15 \|", markdown)
