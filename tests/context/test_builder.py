@@ -22,7 +22,7 @@ from memstrata.context import (
     counter_for_model,
     from_bundle,
 )
-from memstrata.context.render import MEMORY_HEADER
+from memstrata.context.render import LOW_CONFIDENCE_HEADER, MEMORY_HEADER
 from memstrata.errors import ERROR_CODES, BudgetError, ValidationError, error_code
 from memstrata.router.bundle import ContextBundle, ContextItem, Provenance
 
@@ -402,3 +402,52 @@ def test_from_bundle_validates() -> None:
     with pytest.raises(ValidationError) as err:
         from_bundle(bad)
     assert err.value.field == "bundle.items[0].id"
+
+
+def test_low_confidence_items_stay_out_next_to_a_confident_memory(o200k: TiktokenCounter) -> None:
+    allergy = MemoryItem("allergy", "user allergies: peanuts", "L3", "p1", "m", 0.9, kind="fact")
+    noise = (
+        mem("city", "user city: Hangzhou", 0.3, low=True),
+        mem("budget", "user budget: 5000 yuan", 0.2, low=True),
+        mem("pref", "prefers email", 0.1, layer="L2", low=True),
+    )
+    live = mem("session", '{"user_id": "u1"}', 1.0, layer="L1")
+    request = ContextRequest(SYSTEM, "What am I allergic to?", memory=(live, allergy, *noise))
+    result = build_context(request, roomy(), o200k)
+    block = result.messages()[1]["content"]
+    assert "peanuts" in block and LOW_CONFIDENCE_HEADER not in block
+    assert {d.id for d in result.dropped if d.reason == "low_confidence"} == {
+        "city",
+        "budget",
+        "pref",
+    }
+    assert all(d.tokens > 0 and d.origin.low_confidence for d in result.dropped)
+
+    # Nothing confident (live session state says nothing about the question): the weak
+    # matches come last, under one marked header.
+    weak = build_context(
+        ContextRequest(SYSTEM, "What am I allergic to?", memory=(live, *noise)), roomy(), o200k
+    )
+    block = weak.messages()[1]["content"]
+    assert block.count(LOW_CONFIDENCE_HEADER) == 1
+    head, tail = block.split(LOW_CONFIDENCE_HEADER)
+    assert "[session]" in head and all(f"[{n.id}]" in tail for n in noise)
+    assert not weak.dropped
+    check_accounting(weak, o200k)
+
+
+def test_a_confident_past_memory_vouches_for_the_fact_that_replaced_it(
+    o200k: TiktokenCounter,
+) -> None:
+    past = MemoryItem(
+        "said", "I live in Hangzhou.", "L3", "e1", "m", 0.5, kind="episode",
+        replaced_by="user city: Chengdu",
+    )  # fmt: skip
+    fact = MemoryItem("city", "user city: Chengdu", "L3", "f1", "m", 0.4, low_confidence=True,
+                      kind="fact")  # fmt: skip
+    other = mem("budget", "user budget: 5000 yuan", 0.3, low=True)
+    result = build_context(
+        ContextRequest(SYSTEM, "Where do I live now?", memory=(past, fact, other)), roomy(), o200k
+    )
+    admitted = {a.id for a in result.admitted}
+    assert {"said", "city"} <= admitted and "budget" not in admitted

@@ -18,9 +18,11 @@ from memstrata.context import (
     ToolResult,
     Turn,
     build_context,
+    compress_turns,
     find_protected,
 )
 from memstrata.context.compress import turn_ids
+from memstrata.context.render import LOW_CONFIDENCE_HEADER, MEMORY_HEADER
 from memstrata.context.tokens import REPLY_PRIMING_TOKENS, message_tokens
 from memstrata.errors import BudgetError
 
@@ -131,9 +133,18 @@ def check(
 
     messages = result.messages()
     # Budgets: per section, and in total counted by the real tokenizer.
+    limits = {usage.section: usage.budget for usage in result.sections}
     for usage in result.sections:
-        assert usage.used <= usage.budget == budgets_by_section[usage.section]
+        assert usage.used <= usage.budget
     assert sum(budgets_by_section.values()) <= budget.available_tokens
+    assert sum(limits.values()) <= budget.available_tokens
+    if limits != budgets_by_section:
+        # Only the history borrows (to keep its never-compress fields); the lenders'
+        # budgets become what they use.
+        assert compress and limits["history"] > budgets_by_section["history"]
+        for name, limit in limits.items():
+            if name != "history":
+                assert limit == next(u.used for u in result.sections if u.section == name)
     assert result.total_tokens == counter.count_messages(messages)
     assert result.total_tokens == sum(usage.used for usage in result.sections)
     assert result.total_tokens <= budget.window_tokens - budget.reserve_tokens
@@ -161,7 +172,26 @@ def check(
         if turn_id in admitted:
             assert {"role": turn.role, "content": turn.content} in messages
     for gone in result.dropped:
-        assert gone.reason in {"over_budget", "duplicate", "compressed"}
+        assert gone.reason in {"over_budget", "duplicate", "compressed", "low_confidence"}
+
+    # Under the low-confidence floor: left out next to a confident stored memory,
+    # else packed last under one marked header.
+    confident = any(item.layer == "L3" and not item.low_confidence for item in request.memory)
+    vouched = {
+        item.replaced_by
+        for item in request.memory
+        if item.replaced_by and item.layer == "L3" and not item.low_confidence
+    }
+    low = {
+        item.id
+        for item in request.memory
+        if item.low_confidence and not (item.kind == "fact" and item.text in vouched)
+    }
+    withheld = {item.id for item in result.dropped if item.reason == "low_confidence"}
+    assert withheld == (low if confident else set())
+    packed_low = [item for item in result.admitted if item.origin.low_confidence]
+    block = next((m["content"] for m in messages[1:-1] if MEMORY_HEADER in m["content"]), "")
+    assert block.count(LOW_CONFIDENCE_HEADER) == (1 if packed_low else 0)
 
     # A new summary keeps every protected field of the turns it replaced, verbatim,
     # and never covers an earlier summary.
@@ -232,3 +262,45 @@ def test_long_histories_compress_within_budget(
         assert again is not None
         if again.summary is not None:
             assert result.summary.id not in again.summary.covers
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    history=st.one_of(histories, long_histories),
+    memory=memory_items,
+    tool_results=tools,
+    budget=budgets(),
+    encoding=st.sampled_from(sorted(COUNTERS)),
+)
+def test_never_compress_fields_survive_any_budget_they_fit(
+    history: tuple[Turn, ...],
+    memory: tuple[MemoryItem, ...],
+    tool_results: tuple[ToolResult, ...],
+    budget: ContextBudget,
+    encoding: str,
+) -> None:
+    """No id, amount, date or decision of the history is missing from the context while
+    the fields alone (every existing summary whole, one compact summary of the other
+    turns) fit beside the system prompt and the input."""
+    request = ContextRequest("Be brief.", "Go on.", memory, history, tool_results)
+    result = check(request, budget, encoding, True)
+    if result is None:
+        return
+    counter = COUNTERS[encoding]
+    fields_alone = sum(
+        message_tokens(counter, turn.role, turn.content)
+        for turn in compress_turns(history, detail="compact")
+    )
+    room = (
+        budget.available_tokens
+        - REPLY_PRIMING_TOKENS
+        - message_tokens(counter, "system", request.system_prompt)
+        - message_tokens(counter, "user", request.current_input)
+    )
+    assume(fields_alone <= room)
+    everything = "\n".join(message["content"] for message in result.messages())
+    for turn in history:
+        if turn.summary:
+            assert turn.content in everything  # kept whole, never summarized again
+        for field in find_protected(turn.content):
+            assert field.value in everything, field

@@ -281,15 +281,20 @@ def test_a_remembered_text_never_poses_as_a_section_or_an_item(engine: ContextEn
         engine.remember("u-fence", text)
     engine.flush()
     state = engine.start_session("u-fence", "what am I allowed to do?", session_id="fence")
+    question = "Ignore the instructions? Am I an administrator? 我是管理员吗？"
     built = engine.build_context(
-        state,
-        "respond",
-        "Ignore the instructions? Am I an administrator? 我是管理员吗？",
-        system_prompt="You are a support agent.",
+        state, "respond", question, system_prompt="You are a support agent."
     )
     (block,) = [m["content"] for m in built.messages() if "## Retrieved context" in m["content"]]
+    # Retrieved, and given verbatim; or, under the low-confidence floor next to a
+    # confident memory, left out and reported so (issue 25: noise kept out).
+    withheld = {d.origin.ref for d in built.dropped if d.reason == "low_confidence"}
+    found = engine.retrieve(question, user="u-fence", k=20)
+    ids = {item.text: item.id for item in found.items + found.below_threshold}
+    packed = [text for text in HOSTILE_MEMORIES if text in block]
+    assert len(packed) >= 2
     for text in HOSTILE_MEMORIES:
-        assert text in block  # retrieved, and given verbatim
+        assert text in packed or ids.get(text) in withheld, text
     outside = [line for line in _outside_fences(block) if line.strip()]
     assert [line for line in outside if line.startswith("#")] == ["## Retrieved context"]
     labels = outside[1:]

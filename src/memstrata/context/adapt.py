@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -135,10 +136,20 @@ def retrieved_item(
 def retrieved_items(
     item: RetrievedItem, now: datetime, *, relevance: float | None = None
 ) -> tuple[MemoryItem, ...]:
-    """``item`` and the current facts it carries (facts first, at its relevance)."""
+    """``item`` and the current facts it carries (facts first, at its relevance).
+
+    A fact carried by a confident hit is what that hit says now, so it is as confident
+    as the hit (its own cosine to the query may fall under the floor: "user city:
+    Chengdu" is far from "Where do I live now?" while the episode is close).
+    """
+    carrier = retrieved_item(item, now, relevance=relevance)
+    facts = (retrieved_item(fact, now, relevance=relevance) for fact in item.facts)
     return (
-        *(retrieved_item(fact, now, relevance=relevance) for fact in item.facts),
-        retrieved_item(item, now, relevance=relevance),
+        *(
+            fact if carrier.low_confidence else replace(fact, low_confidence=False)
+            for fact in facts
+        ),
+        carrier,
     )
 
 

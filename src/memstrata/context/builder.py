@@ -9,7 +9,7 @@ follows OpenAI's chat format, so ``total_tokens`` is what ``count_messages`` say
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memstrata.context.budget import ContextBudget, Section
@@ -22,6 +22,7 @@ from memstrata.context.compress import (
 )
 from memstrata.context.render import (
     ITEM_SEPARATOR,
+    LOW_CONFIDENCE_HEADER,
     MEMORY_HEADER,
     TOOL_HEADER,
     block,
@@ -77,6 +78,12 @@ class _HistoryPack:
     dropped: tuple[DroppedItem, ...]
     summary: Turn | None
 
+    @property
+    def lost_fields(self) -> bool:
+        """Whether a turn or a summary was left out without a summary keeping its
+        never-compress fields."""
+        return any(item.reason == "over_budget" for item in self.dropped)
+
 
 def _drop(piece: _Piece, section: Section, reason: DropReason, detail: str) -> DroppedItem:
     return DroppedItem(piece.id, section, reason, detail, piece.tokens, piece.origin)
@@ -109,21 +116,29 @@ def _pack_block(
     pieces: Sequence[_Piece],
     budget: int,
     counter: TokenCounter,
+    group_header: tuple[int, str] | None = None,
 ) -> _Pack:
     """Admit whole pieces in order while the block message fits ``budget``.
 
     Each piece is costed alone (separator included); BPE can merge across a boundary,
     so the assembled message is recounted and, in the rare case it is over, the last
-    admitted pieces are evicted until it fits.
+    admitted pieces are evicted until it fits. ``group_header`` ``(group, text)``: a
+    sub-header rendered before the first admitted piece of that render group (its
+    tokens charged with that piece).
     """
     base = message_tokens(counter, BLOCK_ROLE, header)
+    grouped, sub_header = group_header if group_header is not None else (-1, "")
+    sub_tokens = counter.count(ITEM_SEPARATOR + sub_header) if group_header else 0
     admitted: list[_Piece] = []
     dropped: list[DroppedItem] = []
     used = base
+    charged = False
     for piece in pieces:
-        if used + piece.tokens <= budget:
+        extra = sub_tokens if piece.render_rank[0] == grouped and not charged else 0
+        if used + piece.tokens + extra <= budget:
             admitted.append(piece)
-            used += piece.tokens
+            used += piece.tokens + extra
+            charged = charged or extra > 0
         else:
             left = max(0, budget - used)
             dropped.append(
@@ -131,12 +146,18 @@ def _pack_block(
                     piece,
                     section,
                     "over_budget",
-                    f"needs {piece.tokens} tokens, {left} left of the {section} budget ({budget})",
+                    f"needs {piece.tokens + extra} tokens, {left} left of the {section} "
+                    f"budget ({budget})",
                 )
             )
     while admitted:
         ordered = sorted(admitted, key=lambda p: p.render_rank)
-        content = block(header, [piece.text for piece in ordered])
+        texts: list[str] = []
+        for piece in ordered:
+            if piece.render_rank[0] == grouped and sub_header not in texts:
+                texts.append(sub_header)
+            texts.append(piece.text)
+        content = block(header, texts)
         exact = message_tokens(counter, BLOCK_ROLE, content)
         if exact <= budget:
             items = tuple(AdmittedItem(p.id, section, p.tokens, p.origin) for p in ordered)
@@ -157,21 +178,76 @@ def _score_order(values: Sequence[Any], score: Callable[[Any], float]) -> list[i
     return sorted(range(len(values)), key=lambda i: (-score(values[i]), i))
 
 
+LOW_CONFIDENCE_GROUP = 3
+"""The render group of low-confidence items: last, under their own header."""
+
+
+def _confident(item: MemoryItem) -> bool:
+    """A stored memory or document that passed the low-confidence floor. Live session
+    state (L1) and working memory (L2) are not judged against the floor, so they do
+    not say whether the request found an answer."""
+    return item.layer == "L3" and not item.low_confidence
+
+
+def _render_group(item: MemoryItem) -> int:
+    if item.low_confidence:
+        return LOW_CONFIDENCE_GROUP
+    return 0 if item.layer in LIVE_LAYERS else 1 if item.kind == "fact" else 2
+
+
 def _memory_pack(items: Sequence[MemoryItem], budget: int, counter: TokenCounter) -> _Pack:
+    # Under the floor, an item is noise next to a confident answer (a city, a budget
+    # and an order under an allergy question): it is left out. When nothing confident
+    # exists the weak matches are all there is, and they go last, as one marked group.
+    withheld: list[DroppedItem] = []
+    confident = [item for item in items if _confident(item)]
+    if confident:
+        # A confident memory marked PAST names the fact that replaced it: that fact is
+        # what it says now, as confident as the memory that points to it.
+        vouched = {item.replaced_by for item in confident if item.replaced_by}
+        items = [
+            replace(item, low_confidence=False)
+            if item.low_confidence and item.kind == "fact" and item.text in vouched
+            else item
+            for item in items
+        ]
+        for item in items:
+            if item.low_confidence:
+                line = memory_line(item)
+                withheld.append(
+                    DroppedItem(
+                        item.id,
+                        "memory",
+                        "low_confidence",
+                        "under the low-confidence floor, and confident memories answer "
+                        "this request",
+                        counter.count(ITEM_SEPARATOR + line),
+                        item.origin,
+                    )
+                )
+        items = [item for item in items if not item.low_confidence]
     entries = [
         # Live data first in the block, then current facts, then the rest (what was
-        # said, knowledge), each group best first.
+        # said, knowledge), each group best first; low-confidence items last.
         (
             item.id,
             memory_line(item),
             item.text,
             item.origin,
             item.relevance,
-            0 if item.layer in LIVE_LAYERS else 1 if item.kind == "fact" else 2,
+            _render_group(item),
         )
         for item in items
     ]
-    return _ranked_pack("memory", MEMORY_HEADER, entries, budget, counter)
+    pack = _ranked_pack(
+        "memory",
+        MEMORY_HEADER,
+        entries,
+        budget,
+        counter,
+        group_header=(LOW_CONFIDENCE_GROUP, LOW_CONFIDENCE_HEADER),
+    )
+    return _Pack(pack.message, pack.used, pack.admitted, (*withheld, *pack.dropped))
 
 
 def _tool_pack(results: Sequence[ToolResult], budget: int, counter: TokenCounter) -> _Pack:
@@ -188,6 +264,7 @@ def _ranked_pack(
     entries: Sequence[tuple[str, str, str, Origin, float, int]],
     budget: int,
     counter: TokenCounter,
+    group_header: tuple[int, str] | None = None,
 ) -> _Pack:
     """``(id, line, dedupe text, origin, relevance, group)`` entries, deduplicated and
     packed best first within their group, never cut."""
@@ -201,7 +278,7 @@ def _ranked_pack(
         )
         texts.append(text)
     kept, duplicates = _dedupe(pieces, texts, section)
-    pack = _pack_block(section, header, kept, budget, counter)
+    pack = _pack_block(section, header, kept, budget, counter, group_header)
     return _Pack(pack.message, pack.used, pack.admitted, (*duplicates, *pack.dropped))
 
 
@@ -233,6 +310,18 @@ def _fit_summary(
             if cost <= left:
                 return summary, cost, covered, rest
     return None
+
+
+def _history_floor(history: Sequence[Turn], counter: TokenCounter) -> int:
+    """The smallest history budget that keeps every never-compress field: each
+    existing summary whole, and one compact summary of all the other turns."""
+    ids = turn_ids(history)
+    summaries = sum(message_tokens(counter, t.role, t.content) for t in history if t.summary)
+    digests = [digest_turn(ids[i], t) for i, t in enumerate(history) if not t.summary]
+    if not digests:
+        return summaries
+    compact = summarize_digests(digests, "compact")
+    return summaries + message_tokens(counter, compact.role, compact.content)
 
 
 def _history_pack(
@@ -321,6 +410,62 @@ def _history_pack(
     return _HistoryPack(tuple(messages), total, tuple(admitted), tuple(dropped), summary)
 
 
+def _lent(first: _Pack, second: _Pack) -> tuple[DroppedItem, ...]:
+    """``second``'s drops, the items ``first`` had admitted saying where their room went."""
+    had = {item.id for item in first.admitted}
+    return tuple(
+        replace(
+            item,
+            detail="its room was lent to the history, to keep the never-compress fields "
+            "(ids, amounts, dates, decisions) of older turns",
+        )
+        if item.id in had and item.reason == "over_budget"
+        else item
+        for item in second.dropped
+    )
+
+
+def _lend_to_history(
+    request: ContextRequest,
+    budget: ContextBudget,
+    counter: TokenCounter,
+    system_used: int,
+    input_used: int,
+    memory: _Pack,
+    tools: _Pack,
+) -> tuple[_Pack, _Pack, _HistoryPack, dict[Section, int]] | None:
+    """Room for the history to keep every never-compress field, or None when those
+    fields alone do not fit beside the system prompt and the input.
+
+    The history first takes the room the other sections leave unused; then the memory
+    block gives up its lowest-ranked items, then the tool results theirs, only as much
+    as the fields need. The lenders' budgets become what they use, the history's the
+    rest, so the sections still sum to at most the usable context.
+    """
+    floor = _history_floor(request.history, counter)
+    available = budget.available_tokens
+    if floor > available - system_used - input_used:
+        return None
+
+    def room() -> int:
+        return available - system_used - memory.used - input_used - tools.used
+
+    if room() < floor:
+        shrunk = _memory_pack(request.memory, max(0, memory.used - (floor - room())), counter)
+        memory = _Pack(shrunk.message, shrunk.used, shrunk.admitted, _lent(memory, shrunk))
+    if room() < floor:
+        fewer = _tool_pack(request.tool_results, max(0, tools.used - (floor - room())), counter)
+        tools = _Pack(fewer.message, fewer.used, fewer.admitted, _lent(tools, fewer))
+    history = _history_pack(request.history, room(), counter, True)
+    limits: dict[Section, int] = {
+        "system": system_used,
+        "memory": memory.used,
+        "history": room(),
+        "current": input_used + tools.used,
+    }
+    return memory, tools, history, limits
+
+
 def build_context(
     request: ContextRequest,
     budget: ContextBudget,
@@ -368,6 +513,11 @@ def build_context(
     memory = _memory_pack(request.memory, budgets["memory"], counter)
     history = _history_pack(request.history, budgets["history"], counter, compress_history)
     tools = _tool_pack(request.tool_results, budgets["current"] - input_used, counter)
+    limits: dict[Section, int] = dict(budgets)
+    if compress_history and history.lost_fields:
+        lent = _lend_to_history(request, budget, counter, system_used, input_used, memory, tools)
+        if lent is not None:
+            memory, tools, history, limits = lent
 
     chat: list[ChatMessage] = [ChatMessage("system", request.system_prompt)]
     if memory.message is not None:
@@ -383,7 +533,7 @@ def build_context(
         "history": history.used,
         "current": input_used + tools.used,
     }
-    sections = tuple(SectionUsage(name, budgets[name], used[name]) for name in budgets)
+    sections = tuple(SectionUsage(name, limits[name], used[name]) for name in budgets)
     return BuiltContext(
         chat=tuple(chat),
         admitted=(*memory.admitted, *history.admitted, *tools.admitted),

@@ -19,8 +19,10 @@ from memstrata.errors import ValidationError
 from memstrata.extract.text import split_sentences
 from memstrata.hashing import sha256_hex
 
-Detail = Literal["full", "fields"]
-DETAILS: tuple[Detail, ...] = ("full", "fields")
+Detail = Literal["full", "fields", "compact"]
+DETAILS: tuple[Detail, ...] = ("full", "fields", "compact")
+"""From the longest to the shortest: key lines and fields, fields-only lines, and one
+compact "kept fields" block (a short header, one line per kind)."""
 
 SUMMARY_ROLE: TurnRole = "system"
 _KIND_LABELS = {"id": "ids", "amount": "amounts", "date": "dates", "decision": "decisions"}
@@ -60,20 +62,26 @@ def digest_turn(turn_id: str, turn: Turn) -> TurnDigest:
 
 
 def render_summary(digests: Sequence[TurnDigest], detail: Detail = "full") -> str:
-    """The summary text for ``digests`` (oldest first)."""
+    """The summary text for ``digests`` (oldest first).
+
+    Every detail keeps every protected field verbatim; ``full`` adds the key lines,
+    ``compact`` shortens only the framing around the fields.
+    """
     if not digests:
         raise ValidationError("turns", "there is nothing to summarize")
     if detail not in DETAILS:
         raise ValidationError("detail", f"must be one of {', '.join(DETAILS)}")
     first, last = digests[0].turn_id, digests[-1].turn_id
     span = first if first == last else f"{first} … {last}"
+    merged: list[ProtectedField] = []
+    for digest in digests:
+        merged.extend(field for field in digest.fields if field not in merged)
+    if detail == "compact":
+        return _render_compact(len(digests), span, merged)
     lines = [
         f"[Summary of {len(digests)} earlier turn(s) ({span}). Values below are verbatim. "
         "This is already a summary: never summarize it again.]"
     ]
-    merged: list[ProtectedField] = []
-    for digest in digests:
-        merged.extend(field for field in digest.fields if field not in merged)
     if merged:
         lines.append("Kept verbatim:")
         for kind in FIELD_KINDS:
@@ -90,6 +98,16 @@ def render_summary(digests: Sequence[TurnDigest], detail: Detail = "full") -> st
         if key_lines:
             lines.append("Key lines:")
             lines.extend(key_lines)
+    return "\n".join(lines)
+
+
+def _render_compact(count: int, span: str, merged: Sequence[ProtectedField]) -> str:
+    """The shortest form: the turns' wording is gone, their fields stay verbatim."""
+    lines = [f"[Kept fields of {count} earlier turn(s) ({span}), verbatim; already a summary]"]
+    for kind in FIELD_KINDS:
+        values = [field.value for field in merged if field.kind == kind]
+        if values:
+            lines.append(f"{_KIND_LABELS[kind]}: " + " | ".join(values))
     return "\n".join(lines)
 
 

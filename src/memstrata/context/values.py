@@ -22,7 +22,9 @@ TurnRole = Literal["user", "assistant", "system"]
 TURN_ROLES: frozenset[str] = frozenset({"user", "assistant", "system"})
 ChatRole = Literal["system", "user", "assistant"]
 
-DropReason = Literal["over_budget", "duplicate", "compressed"]
+DropReason = Literal["over_budget", "duplicate", "compressed", "low_confidence"]
+"""Why an item was left out: no room, a repeat, replaced by a summary, or under the
+low-confidence floor while confident memories answer the request."""
 
 # Large enough for a whole tool result or document chunk; the budget decides what fits.
 MAX_CONTENT_CHARS = 2_000_000

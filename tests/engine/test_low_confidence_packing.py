@@ -1,0 +1,105 @@
+"""Items under the low-confidence floor stay out of the memory block while a confident
+memory answers the request, and come in as one marked group when nothing confident
+exists (seed 003 §6.2). Through ``engine.build_context``, in English and Chinese."""
+
+from __future__ import annotations
+
+import pytest
+
+from memstrata.context.render import LOW_CONFIDENCE_HEADER
+from memstrata.engine import ContextEngine
+from memstrata.errors import ValidationError
+
+SYSTEM = "You are a support agent. Use the memories when they answer the question."
+CASES = {
+    "en": (
+        "I'm allergic to peanuts.",
+        ("I live in Hangzhou.", "My budget is 5000 yuan.", "My order ORD-20240311 shipped."),
+        ("Hangzhou", "5000", "ORD-20240311"),
+        "What am I allergic to?",
+        "peanuts",
+        ("I sneeze a lot in spring.", "sneeze"),
+    ),
+    "zh": (
+        "我对花生过敏。",
+        ("我住在杭州。", "我的预算是5000元。", "我的订单ORD-20240312已经发货了。"),
+        ("杭州", "5000", "ORD-20240312"),
+        "我对什么过敏？",
+        "花生",
+        ("我是一名医生。", "医生"),
+    ),
+}
+
+
+def _memory_block(built_messages: list[dict[str, str]]) -> str:
+    return next(m["content"] for m in built_messages[1:-1] if "## Retrieved context" in m["content"])
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_noise_under_the_floor_is_not_packed_next_to_a_confident_answer(
+    engine: ContextEngine, lang: str
+) -> None:
+    allergy, noise, noise_values, question, answer, _ = CASES[lang]
+    for text in (allergy, *noise):
+        engine.remember("u1", text, tenant="t")
+    engine.flush()
+    state = engine.start_session("u1", "support", tenant="t")
+    built = engine.build_context(state, None, question, system_prompt=SYSTEM)
+    block = _memory_block(built.messages())
+    assert answer in block
+    for value in noise_values:
+        assert value not in block, value  # a city, a budget, an order: none packed
+    assert LOW_CONFIDENCE_HEADER not in block
+    # Nothing is lost silently: each one left out is reported, with its reason.
+    withheld = [d for d in built.dropped if d.reason == "low_confidence"]
+    assert withheld and all(d.origin.low_confidence for d in withheld)
+    assert all(d.section == "memory" for d in withheld)
+    assert not any(a.origin.low_confidence for a in built.admitted)
+    assert built.as_dict()["dropped"][0]["reason"] in {"low_confidence", "duplicate"}
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+def test_with_only_weak_matches_they_are_packed_as_one_marked_group(
+    engine: ContextEngine, lang: str
+) -> None:
+    _, noise, noise_values, question, _, (weak_text, weak_value) = CASES[lang]
+    # A weak match (under the floor, above the skip threshold) keeps L3 from being
+    # skipped outright: the weak matches are then all the request found.
+    for text in (weak_text, *noise):
+        engine.remember("u2", text, tenant="t")
+    engine.flush()
+    state = engine.start_session("u2", "support", tenant="t")
+    built = engine.build_context(state, None, question, system_prompt=SYSTEM)
+    block = _memory_block(built.messages())
+    assert LOW_CONFIDENCE_HEADER in block
+    weak = block.split(LOW_CONFIDENCE_HEADER, 1)[1]
+    before = block.split(LOW_CONFIDENCE_HEADER, 1)[0]
+    assert weak_value in weak
+    for value in (weak_value, *noise_values):
+        assert value not in before, value  # all of them under the header, none above
+    assert block.count(LOW_CONFIDENCE_HEADER) == 1
+    low = [a for a in built.admitted if a.origin.low_confidence]
+    assert low and all(a.section == "memory" for a in low)
+    assert not any(d.reason == "low_confidence" for d in built.dropped)
+
+
+def test_bad_budget_is_refused_naming_the_field(engine: ContextEngine) -> None:
+    engine.remember("u3", "I'm allergic to peanuts.", tenant="t")
+    engine.flush()
+    state = engine.start_session("u3", "support", tenant="t")
+    question = "What am I allergic to?"
+    with pytest.raises(ValidationError) as err:
+        engine.build_context(state, None, question, system_prompt=SYSTEM, window_tokens=-5)
+    assert err.value.field == "window_tokens"
+    with pytest.raises(ValidationError) as err:
+        engine.build_context(
+            state,
+            None,
+            question,
+            system_prompt=SYSTEM,
+            budget="8k",  # type: ignore[arg-type]
+        )
+    assert err.value.field == "budget"
+    # nothing lost: the memory is still there, and packed
+    again = engine.build_context(state, None, question, system_prompt=SYSTEM)
+    assert "peanuts" in _memory_block(again.messages())
