@@ -31,8 +31,8 @@ CASES = {
 }
 
 
-def _memory_block(built_messages: list[dict[str, str]]) -> str:
-    return next(m["content"] for m in built_messages[1:-1] if "## Retrieved context" in m["content"])
+def _memory_block(messages: list[dict[str, str]]) -> str:
+    return next(m["content"] for m in messages[1:-1] if "## Retrieved context" in m["content"])
 
 
 @pytest.mark.parametrize("lang", sorted(CASES))

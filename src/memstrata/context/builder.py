@@ -481,6 +481,14 @@ def build_context(
     admitted by relevance, history turns from the newest; older turns that do not fit
     are compressed into one summary (``compress_history``) that keeps ids, amounts,
     dates and decisions verbatim. Existing summaries are kept as they are.
+
+    Those never-compress fields survive any budget they fit at all: when no summary
+    fits the history's share, the history borrows the room other sections leave
+    unused, then the lowest-ranked memory items, then tool results (their
+    ``sections[].budget`` become what they use), and the summary shrinks to
+    fields-only lines before more turns are folded into it. Memory items under the
+    low-confidence floor are left out (``low_confidence``) when a confident stored
+    memory is there, else packed last under one LOW-CONFIDENCE header.
     """
     if not isinstance(request, ContextRequest):
         raise ValidationError("request", f"must be a ContextRequest, got {type(request).__name__}")
