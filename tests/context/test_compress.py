@@ -128,3 +128,32 @@ def test_turn_validation_names_the_field(kwargs: dict[str, object], field: str) 
     with pytest.raises(ValidationError) as err:
         Turn(**kwargs)  # type: ignore[arg-type]
     assert err.value.field == field
+
+
+CONSTRAINTS = [
+    "The refund must not exceed ¥1,280.50.",
+    "I'm allergic to shellfish.",
+    "Delivery no later than Friday, please.",
+    "我对花生过敏。",
+    "预算不超过5000元。",
+    "最晚3月24日之前要到账。",
+]
+
+
+@pytest.mark.parametrize("detail", ["full", "fields", "compact"])
+def test_constraints_are_never_compressed_either(detail: str) -> None:
+    turns = (
+        Turn("user", "Hello! The weather is lovely. " + " ".join(CONSTRAINTS[:3])),
+        Turn("assistant", "Noted. 天气不错。" + "".join(CONSTRAINTS[3:])),
+    )
+    kinds = {f.value: f.kind for turn in turns for f in find_protected(turn.content)}
+    for sentence in CONSTRAINTS:
+        assert kinds.get(sentence) == "constraint", sentence
+    assert "Hello!" not in kinds and "天气不错。" not in kinds
+    (summary,) = compress_turns(turns, detail=detail)  # type: ignore[arg-type]
+    for sentence in CONSTRAINTS:
+        assert sentence in summary.content, sentence
+    assert "weather" not in summary.content and "天气" not in summary.content
+    # A decision that states a limit is listed once, as a decision.
+    both = find_protected("We decided the budget is at most ¥300.")
+    assert [f.kind for f in both] == ["amount", "decision"]

@@ -36,6 +36,8 @@ FRAGMENTS = [
     "我们决定下周二发货。",
     "用户喜欢简洁的回复",
     "We decided to escalate.",
+    "You must not exceed ¥500.",
+    "我对花生过敏。",
     "😀🎉👍🏽",
     "def f(x):\n    return x * 2",
     '{"status": "shipped", "eta": "tomorrow"}',

@@ -417,7 +417,7 @@ def _lent(first: _Pack, second: _Pack) -> tuple[DroppedItem, ...]:
         replace(
             item,
             detail="its room was lent to the history, to keep the never-compress fields "
-            "(ids, amounts, dates, decisions) of older turns",
+            "(ids, amounts, dates, decisions, constraints) of older turns",
         )
         if item.id in had and item.reason == "over_budget"
         else item

@@ -1,7 +1,7 @@
 """Compression of older turns into one summary turn that keeps never-compress fields.
 
 The summary is extractive and deterministic (no model call, no I/O): it lists every
-protected field of the covered turns verbatim — ids, amounts, dates and decision
+protected field of the covered turns verbatim — ids, amounts, dates, decision and constraint
 sentences — and, at the ``full`` detail, the key lines (sentences holding a protected
 field, and the user's questions). A summary is marked ``summary=True``; it is never
 summarized again: :func:`compress_turns` keeps existing summaries as they are.
@@ -13,7 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from memstrata.context.protect import FIELD_KINDS, ProtectedField, find_protected
+from memstrata.context.protect import (
+    FIELD_KINDS,
+    SENTENCE_KINDS,
+    ProtectedField,
+    find_protected,
+)
 from memstrata.context.values import Turn, TurnRole
 from memstrata.errors import ValidationError
 from memstrata.extract.text import split_sentences
@@ -25,7 +30,13 @@ DETAILS: tuple[Detail, ...] = ("full", "fields", "compact")
 compact "kept fields" block (a short header, one line per kind)."""
 
 SUMMARY_ROLE: TurnRole = "system"
-_KIND_LABELS = {"id": "ids", "amount": "amounts", "date": "dates", "decision": "decisions"}
+_KIND_LABELS = {
+    "id": "ids",
+    "amount": "amounts",
+    "date": "dates",
+    "decision": "decisions",
+    "constraint": "constraints",
+}
 _QUESTION_ENDS = ("?", "？")
 
 
@@ -46,13 +57,13 @@ def digest_turn(turn_id: str, turn: Turn) -> TurnDigest:
             "turn", f"{turn_id} is a summary; summaries are never summarized again"
         )
     fields = find_protected(turn.content)
-    values = [field.value for field in fields if field.kind != "decision"]
-    decisions = {field.value for field in fields if field.kind == "decision"}
-    # Decision sentences are already listed whole among the fields.
+    values = [field.value for field in fields if field.kind not in SENTENCE_KINDS]
+    listed = {field.value for field in fields if field.kind in SENTENCE_KINDS}
+    # Decision and constraint sentences are already listed whole among the fields.
     lines = tuple(
         sentence
         for sentence in split_sentences(turn.content)
-        if sentence not in decisions
+        if sentence not in listed
         and (
             any(value in sentence for value in values)
             or (turn.role == "user" and sentence.endswith(_QUESTION_ENDS))
@@ -88,7 +99,7 @@ def render_summary(digests: Sequence[TurnDigest], detail: Detail = "full") -> st
             values = [field.value for field in merged if field.kind == kind]
             if not values:
                 continue
-            if kind == "decision":
+            if kind in SENTENCE_KINDS:
                 lines.append(f"- {_KIND_LABELS[kind]}:")
                 lines.extend(f"  - {value}" for value in values)
             else:

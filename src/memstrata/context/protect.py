@@ -1,11 +1,12 @@
-"""Never-compress fields: ids, amounts, dates and decisions, found verbatim.
+"""Never-compress fields: ids, amounts, dates, decisions and constraints, found verbatim.
 
 A summary may shorten everything else, but these must survive it unchanged
 (``¥1,280.50`` stays ``¥1,280.50``; docs/architecture.md, "Context budget and
 compression"). Ids, amounts and dates reuse the write pipeline's finder
 (``extract.verbatim.find_extras``) plus a few id and timestamp shapes it does not need;
 decisions are whole sentences that match the extractor's decision cues or a decision
-word.
+word; constraints are whole sentences that set a limit, a requirement or a prohibition
+("must not exceed ¥500", "我对花生过敏", "最晚3月24日").
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from memstrata.extract.patterns import EVENT_PATTERNS
 from memstrata.extract.text import split_sentences
 from memstrata.extract.verbatim import find_extras
 
-FieldKind = Literal["id", "amount", "date", "decision"]
-FIELD_KINDS: tuple[FieldKind, ...] = ("id", "amount", "date", "decision")
+FieldKind = Literal["id", "amount", "date", "decision", "constraint"]
+FIELD_KINDS: tuple[FieldKind, ...] = ("id", "amount", "date", "decision", "constraint")
+SENTENCE_KINDS: frozenset[FieldKind] = frozenset({"decision", "constraint"})
+"""Kinds kept as whole sentences (the others are values inside a sentence)."""
 
 _EXTRA_KIND: dict[str, FieldKind] = {
     "order_id": "id",
@@ -46,6 +49,15 @@ _DECISION_WORDS = re.compile(
 )
 
 
+_CONSTRAINT_WORDS = re.compile(
+    r"\b(?:must(?:n't| not)?|never|cannot|can't|at (?:most|least)|no (?:more|later|earlier) "
+    r"than|(?:not |never )?exceed(?:s|ed|ing)?|maximum|minimum|required|requirement|"
+    r"deadline|budget|limit|allerg(?:y|ic|ies))\b"
+    r"|必须|务必|不能|不可以|不要|禁止|不得|只能|至少|最多|最晚|最迟|不超过|截止|预算|上限|下限|过敏",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True, slots=True)
 class ProtectedField:
     """One value that must survive compression exactly as written."""
@@ -59,6 +71,12 @@ def is_decision(sentence: str) -> bool:
     return bool(_DECISION_WORDS.search(sentence)) or any(
         pattern.search(sentence) for pattern in _DECISION_PATTERNS
     )
+
+
+def is_constraint(sentence: str) -> bool:
+    """Whether ``sentence`` sets a limit, a requirement or a prohibition (English or
+    Chinese)."""
+    return bool(_CONSTRAINT_WORDS.search(sentence))
 
 
 def _values(text: str) -> list[ProtectedField]:
@@ -80,9 +98,11 @@ def _values(text: str) -> list[ProtectedField]:
 
 
 def find_protected(text: str) -> tuple[ProtectedField, ...]:
-    """Ids, amounts, dates and decision sentences of ``text``, verbatim, each once.
+    """Ids, amounts, dates, decision and constraint sentences of ``text``, verbatim,
+    each once.
 
-    Ids, amounts and dates come first (in kind order, then as found), then decisions.
+    Ids, amounts and dates come first (in kind order, then as found), then decisions,
+    then constraints (a sentence that is both is listed once, as a decision).
     """
     if not isinstance(text, str):
         raise ValidationError("text", f"must be a string, got {type(text).__name__}")
@@ -92,8 +112,14 @@ def find_protected(text: str) -> tuple[ProtectedField, ...]:
         for field in fields:
             if field.kind == kind and field not in ordered:
                 ordered.append(field)
-    for sentence in split_sentences(text):
+    sentences = split_sentences(text)
+    for sentence in sentences:
         decision = ProtectedField("decision", sentence)
         if is_decision(sentence) and decision not in ordered:
             ordered.append(decision)
+    decided = {field.value for field in ordered if field.kind == "decision"}
+    for sentence in sentences:
+        constraint = ProtectedField("constraint", sentence)
+        if sentence not in decided and is_constraint(sentence) and constraint not in ordered:
+            ordered.append(constraint)
     return tuple(ordered)
