@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from memstrata.context import Turn
 from memstrata.context.render import LOW_CONFIDENCE_HEADER
 from memstrata.engine import ContextEngine
 from memstrata.errors import ValidationError
@@ -101,5 +102,29 @@ def test_bad_budget_is_refused_naming_the_field(engine: ContextEngine) -> None:
         )
     assert err.value.field == "budget"
     # nothing lost: the memory is still there, and packed
+    again = engine.build_context(state, None, question, system_prompt=SYSTEM)
+    assert "peanuts" in _memory_block(again.messages())
+
+
+def test_a_history_element_that_is_not_a_turn_is_refused_naming_it(
+    engine: ContextEngine,
+) -> None:
+    engine.remember("u4", "I'm allergic to peanuts.", tenant="t")
+    engine.flush()
+    state = engine.start_session("u4", "support", tenant="t")
+    question = "What am I allergic to?"
+    for bad, field in (
+        ((Turn("user", "hi"), "not a turn"), "history[1]"),
+        ("just a string", "history"),
+    ):
+        with pytest.raises(ValidationError) as err:
+            engine.build_context(
+                state,
+                None,
+                question,
+                system_prompt=SYSTEM,
+                history=bad,  # type: ignore[arg-type]
+            )
+        assert err.value.field == field
     again = engine.build_context(state, None, question, system_prompt=SYSTEM)
     assert "peanuts" in _memory_block(again.messages())

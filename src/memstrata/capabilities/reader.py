@@ -36,6 +36,7 @@ from memstrata.context import (
 )
 from memstrata.context import Turn as ContextTurn
 from memstrata.context.adapt import retrieved_items
+from memstrata.context.values import check_turns
 from memstrata.embed.protocol import Embedder, embed_one
 from memstrata.errors import UnknownIntentError, ValidationError
 from memstrata.health import HealthMonitor
@@ -255,6 +256,7 @@ class Reader:
         state = self._session_of(session)
         check_level("clearance", clearance)
         recognized = self._resolved(step_intent, user_input)  # refused before any read
+        history = check_turns("history", history)
         recent = tuple(t.content for t in history if t.role == "user")[-3:]
         now = self._clock.now()
         # A pasted document as the input: retrieve with its end (the ask is usually last).

@@ -221,6 +221,13 @@ class Turn:
         object.__setattr__(self, "covers", covers)
 
 
+def check_turns(field: str, value: Any) -> tuple[Turn, ...]:
+    """A sequence of :class:`Turn` as a tuple; ValidationError naming ``field[i]`` for
+    an element that is not one (a caller's history, checked before it is read)."""
+    turns: tuple[Turn, ...] = _check_sequence(field, value, Turn)
+    return turns
+
+
 def _check_sequence(field: str, value: Any, kind: type[Any]) -> tuple[Any, ...]:
     if isinstance(value, str | bytes) or not isinstance(value, Iterable):
         raise ValidationError(field, f"must be a sequence of {kind.__name__}")
