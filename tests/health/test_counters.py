@@ -84,7 +84,8 @@ def test_registry_counts_stale_writes_but_loses_no_update() -> None:
     for t in threads:
         t.join()
     assert registry.get("s1").current_step == 1 + 8 * 200
-    assert registry.stale_writes >= 1
+    # Their retries lost no update: only the refused direct write above counts.
+    assert registry.stale_writes == 1
     # A write to an ended session is not a stale overwrite.
     ended = registry.end("s1")
     before = registry.stale_writes

@@ -80,7 +80,15 @@ class SessionRegistry:
         return state
 
     def compare_and_set(self, expected: SessionState, new: SessionState) -> bool:
-        """Install ``new`` only if the entry is still ``expected`` (by identity)."""
+        """Install ``new`` only if the entry is still ``expected`` (by identity).
+
+        A refusal here is a stale write: the caller's update is not applied (counted
+        in :attr:`stale_writes`)."""
+        return self._swap(expected, new, stale_write=True)
+
+    def _swap(self, expected: SessionState, new: SessionState, *, stale_write: bool) -> bool:
+        """``stale_write``: whether a refusal loses the write (:meth:`update` retries
+        its refusals from the newer state, so no update is lost and none is counted)."""
         if new.session_id != expected.session_id:
             raise ValidationError("session_id", "an update cannot change the session id")
         if new.auth_context != expected.auth_context:
@@ -88,7 +96,7 @@ class SessionRegistry:
         with self._lock:
             current = self._sessions.get(expected.session_id)
             if current is not expected:
-                if current is not None:  # a newer state is there (not an ended session)
+                if stale_write and current is not None:  # a newer state (not an ended one)
                     self._stale_writes += 1
                 return False
             self._sessions[expected.session_id] = new
@@ -107,7 +115,7 @@ class SessionRegistry:
             if not isinstance(new, SessionState):
                 raise ValidationError("change", "must return a SessionState")
             self._check_ids(current, new)
-            if self.compare_and_set(current, new):
+            if self._swap(current, new, stale_write=False):
                 return new
         raise ConflictError(f"session {session_id!r}: too much contention, update not applied")
 
@@ -147,9 +155,11 @@ class SessionRegistry:
 
     @property
     def stale_writes(self) -> int:
-        """How many compare-and-set writes were refused because the entry had changed
-        since the writer read it: each would have overwritten a newer state (the
-        health report's immutable-violation count; ``update`` retries them)."""
+        """How many :meth:`compare_and_set` writes were refused because the entry had
+        changed since the writer read it: each would have overwritten a newer state,
+        and was not applied (the health report's immutable-violation count). The
+        retries of :meth:`update` are not counted: it reapplies its change to the
+        newer state, so no update is lost."""
         with self._lock:
             return self._stale_writes
 
