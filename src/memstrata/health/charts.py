@@ -6,6 +6,7 @@ Each chart is ``<svg class="chart" data-series="...">`` with its data drawn as
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from html import escape
 
@@ -18,6 +19,15 @@ PAD_BOTTOM = 36
 PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#4b5563")
 AXIS = "#9ca3af"
 TEXT = "#374151"
+
+LEGEND_ROW = 14
+"""The height of one legend row (a chart with a long legend grows by as many)."""
+LEGEND_CHAR_W = 6.2
+"""A generous width of one character of a 10 px legend label."""
+MAX_BAR_LABELS = 14
+"""At most this many bar labels; with more bars, every n-th is labelled."""
+EMPTY_BAR = 3.0
+"""The height of a bar without data (an outline: the slot is there, empty)."""
 
 Format = Callable[[float], str]
 
@@ -71,8 +81,12 @@ def line_chart(
     width: int = WIDTH,
     height: int = HEIGHT,
 ) -> str:
-    """Lines of ``(x, y)`` points; x is a number (e.g. epoch seconds), y from 0 up."""
-    out = _open(name, title, width, height)
+    """Lines of ``(x, y)`` points; x is a number (e.g. epoch seconds), y from 0 up.
+    With several lines, a legend names every one of them (in rows under the chart,
+    as many as it takes: the chart grows rather than leaving a name out)."""
+    legend = _legend_places(list(series), width) if len(series) > 1 else []
+    rows = max((row for _, row in legend), default=0)
+    out = _open(name, title, width, height + LEGEND_ROW * rows)
     out.append(_axes(width, height))
     points = [p for line in series.values() for p in line]
     if not points:
@@ -116,15 +130,30 @@ def line_chart(
             f'<path class="series" data-name="{escape(label)}" d="{d}" stroke="{color}" '
             f'stroke-width="2" fill="none" stroke-linejoin="round"/>'
         )
-        if len(series) > 1:
-            lx = PAD_LEFT + 8 + 150 * i
+        if legend:
+            lx, row = legend[i]
+            ly = height + LEGEND_ROW * row
             out.append(
-                f'<rect class="legend" x="{lx}" y="{height - 12}" width="10" height="10" '
-                f'fill="{color}"/>'
+                f'<rect class="legend" data-name="{escape(label)}" x="{lx:.1f}" '
+                f'y="{ly - 12}" width="10" height="10" fill="{color}"/>'
             )
-            out.append(_label(lx + 14, height - 3, label, "start", 10))
+            out.append(_label(lx + 14, ly - 3, label, "start", 10))
     out.append("</svg>")
     return "\n".join(out)
+
+
+def _legend_places(labels: Sequence[str], width: int) -> list[tuple[float, int]]:
+    """Where each legend entry goes: (x, row), left to right, wrapping to a new row
+    when the next entry would run past the chart's right edge."""
+    places: list[tuple[float, int]] = []
+    x, row = float(PAD_LEFT + 8), 0
+    for label in labels:
+        entry = 14 + LEGEND_CHAR_W * len(label) + 16
+        if x + entry > width - PAD_RIGHT and x > PAD_LEFT + 8:
+            x, row = float(PAD_LEFT + 8), row + 1
+        places.append((x, row))
+        x += entry
+    return places
 
 
 def bar_chart(
@@ -137,21 +166,25 @@ def bar_chart(
     width: int = WIDTH,
     height: int = HEIGHT,
 ) -> str:
-    """Vertical bars, one per label; a None value leaves its slot empty."""
+    """Vertical bars, one per label; a None value (no data) is an empty bar: an
+    outline at the baseline, so every slot of the range shows."""
     out = _open(name, title, width, height)
     out.append(_axes(width, height))
     known = [v for _, v in bars if v is not None]
-    if not known:
+    if not bars:
         out.append(_no_data(width, height))
         out.append("</svg>")
         return "\n".join(out)
-    top = y_max if y_max is not None else (max(known) or 1.0)
+    if not known:
+        out.append(_no_data(width, height))
+    top = y_max if y_max is not None else (max(known, default=0.0) or 1.0)
     plot_w = width - PAD_LEFT - PAD_RIGHT
     plot_h = height - PAD_TOP - PAD_BOTTOM
     slot = plot_w / len(bars)
     bar_w = max(2.0, slot * 0.7)
     out.append(_label(PAD_LEFT - 6, PAD_TOP + 4, value_format(top), "end"))
     out.append(_label(PAD_LEFT - 6, height - PAD_BOTTOM + 4, value_format(0.0), "end"))
+    every = math.ceil(len(bars) / MAX_BAR_LABELS)  # labels that fit, evenly spread
     for i, (label, value) in enumerate(bars):
         x = PAD_LEFT + slot * i + (slot - bar_w) / 2
         if value is not None:
@@ -162,7 +195,16 @@ def bar_chart(
                 f'width="{bar_w:.1f}" height="{h:.1f}" fill="{PALETTE[0]}">'
                 f"<title>{escape(label)}: {escape(value_format(value))}</title></rect>"
             )
-        out.append(_label(x + bar_w / 2, height - PAD_BOTTOM + 14, label[:12], "middle", 10))
+        else:
+            y = height - PAD_BOTTOM - EMPTY_BAR
+            out.append(
+                f'<rect class="bar empty" data-label="{escape(label)}" x="{x:.1f}" '
+                f'y="{y:.1f}" width="{bar_w:.1f}" height="{EMPTY_BAR:.1f}" fill="none" '
+                f'stroke="{AXIS}" stroke-dasharray="2,2">'
+                f"<title>{escape(label)}: no data</title></rect>"
+            )
+        if (len(bars) - 1 - i) % every == 0:  # the newest bar always has its label
+            out.append(_label(x + bar_w / 2, height - PAD_BOTTOM + 14, label[:12], "middle", 10))
     out.append("</svg>")
     return "\n".join(out)
 

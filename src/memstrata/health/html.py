@@ -166,7 +166,7 @@ def render_html(report: HealthReport) -> str:
         ),
         '<div class="grid">',
         _figure(
-            "CER per day, last 14 days",
+            f"CER per day, last {len(d.cer_daily)} days (a dashed outline: no steps that day)",
             bar_chart(
                 "decisions.cer_daily",
                 "CER per day",

@@ -52,6 +52,9 @@ MAX_POINTS = 200
 BUCKETS = tuple(
     timedelta(minutes=m) for m in (1, 5, 15, 30, 60, 120, 180, 360, 720, 1440, 10080, 43200, 525600)
 )
+CER_DAYS = 14
+"""The CER chart covers at least the two weeks its week-over-week change compares."""
+CER_DAYS_MAX = 366
 HOT_KEYS_SHOWN = 10
 QUERIES_SHOWN = 5
 
@@ -120,7 +123,9 @@ class DecisionHealth:
     cer_this_week: Rate
     cer_last_week: Rate
     cer_daily: tuple[tuple[datetime, Rate], ...]
-    """The last 14 days, one CER per day (day ending at the time given)."""
+    """One CER per day (the day ending at the time given), oldest first: every day of
+    the last 14, or of the window when it is longer (at most :data:`CER_DAYS_MAX`); a
+    day without steps is there too, its rate without a value."""
     rates: tuple[Rate, ...]
     """Over the report window: tool success, correction, fallback, ask."""
 
@@ -331,7 +336,7 @@ def build_report(samples: Sequence[HealthSample], now: datetime, since: timedelt
         l1=l1,
         l2=l2,
         l3=l3,
-        decisions=_decisions(ordered, start, now),
+        decisions=_decisions(ordered, start, now, cer_days(since)),
     )
 
 
@@ -363,7 +368,14 @@ def _l2(
     )
 
 
-def _decisions(ordered: Sequence[HealthSample], start: datetime, now: datetime) -> DecisionHealth:
+def cer_days(since: timedelta) -> int:
+    """How many days the CER-per-day chart shows for a window of ``since``."""
+    return min(CER_DAYS_MAX, max(CER_DAYS, math.ceil(since / timedelta(days=1))))
+
+
+def _decisions(
+    ordered: Sequence[HealthSample], start: datetime, now: datetime, days: int
+) -> DecisionHealth:
     steps = (CER_EFFECTIVE, CER_INEFFECTIVE)
     decisions = tuple(decision_name(r) for r in DECISION_ROUTES)
 
@@ -374,7 +386,7 @@ def _decisions(ordered: Sequence[HealthSample], start: datetime, now: datetime) 
 
     daily = tuple(
         (now - timedelta(days=d), cer(now - timedelta(days=d + 1), now - timedelta(days=d)))
-        for d in range(13, -1, -1)
+        for d in range(days - 1, -1, -1)
     )
     executed = tuple(tool_name(o) for o in EXECUTED_OUTCOMES)
     rates = (
