@@ -5,6 +5,7 @@ names every collection, and each seed bound the report can check is flagged."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
@@ -13,7 +14,7 @@ import pytest
 
 from memstrata.clock import FakeClock
 from memstrata.engine import ContextEngine
-from memstrata.health import HealthSample, build_report, render_html
+from memstrata.health import HealthSample, build_report, render_html, render_markdown
 from memstrata.longterm.points import COLLECTIONS
 from memstrata.session.state import SessionState
 
@@ -143,3 +144,110 @@ def test_the_l3_legend_names_every_collection_inside_the_chart(
     for collection in COLLECTIONS:
         (x,) = [x for x, text in chart.texts if text == collection]
         assert x + CHAR_W * len(collection) <= chart.width, collection
+
+
+def _two_weeks(*, healthy: bool) -> list[HealthSample]:
+    """Hourly samples over 14 days. Unhealthy: 30 % of L2's keys expire a minute, CER
+    drops from 90 % to 80 %, the low-confidence share rises from 10 % to 30 %, half
+    the retrievals have a confident top 5, one context fails to load."""
+    start = NOW - timedelta(days=14)
+    samples = []
+    totals = dict.fromkeys(
+        (
+            "l2.expired_keys",
+            "cer.effective",
+            "cer.ineffective",
+            "retrievals",
+            "retrievals.low_confidence",
+            "retrievals.confident_top5",
+            "context.load_failures",
+        ),
+        0.0,
+    )
+    for hour in range(14 * 24 + 1):
+        at = start + timedelta(hours=hour)
+        this_week = at > NOW - timedelta(days=7)
+        if hour:
+            totals["l2.expired_keys"] += 60 * (1 if healthy else 30)
+            good = 9 if healthy or not this_week else 8
+            totals["cer.effective"] += good
+            totals["cer.ineffective"] += 10 - good
+            totals["retrievals"] += 10
+            totals["retrievals.low_confidence"] += 1 if healthy or not this_week else 3
+            totals["retrievals.confident_top5"] += 9 if healthy else 5
+            if not healthy and hour == 14 * 24:
+                totals["context.load_failures"] += 1
+        values = {"l2.keys": 100.0, "l1.stale_writes": 0.0, **totals}
+        samples.append(HealthSample(at, values, source="p"))
+    return samples
+
+
+def test_every_seed_bound_is_flagged_in_the_text_and_the_page() -> None:
+    report = build_report(_two_weeks(healthy=False), NOW, timedelta(days=7))
+    assert report.l2.expiry_rate == pytest.approx(0.30)
+    flagged = {c.name: c for c in report.flags}
+    assert set(flagged) == {
+        "L2 expiry rate (expired per minute / keys)",
+        "context load failures",
+        "CER week over week",
+        "low-confidence share of retrievals, week over week",
+        "retrievals with a confident top 5 (top-5 hit proxy)",
+    }
+    assert flagged["L2 expiry rate (expired per minute / keys)"].value == "30.00%"
+    assert flagged["CER week over week"].value == "-10.0 pts"
+    assert flagged["low-confidence share of retrievals, week over week"].value == "+20.0 pts"
+    assert {c.name: c.status for c in report.checks}[
+        "immutable violations (stale writes refused)"
+    ] == "ok"
+
+    markdown = render_markdown(report)
+    assert "**5 bound(s) flagged:" in markdown
+    assert "| L2 expiry rate (expired per minute / keys) | < 5 % | 30.00% | **FLAGGED** |" in (
+        markdown
+    )
+    page = render_html(report)
+    assert '<p class="flags bad">5 bound(s) flagged:' in page
+    rows = re.findall(r'<tr class="check flagged"><td>([^<]+)</td>', page)
+    assert set(rows) == set(flagged)
+
+
+def test_a_healthy_window_flags_nothing_and_no_data_is_not_ok() -> None:
+    report = build_report(_two_weeks(healthy=True), NOW, timedelta(days=7))
+    assert report.flags == ()
+    assert {c.status for c in report.checks} == {"ok"}
+    assert "No bound flagged." in render_markdown(report)
+    assert '<p class="flags good">No bound flagged.</p>' in render_html(report)
+    # Without samples, a bound is not met: it is unknown.
+    empty = build_report([], NOW, timedelta(days=7))
+    assert {c.status for c in empty.checks} == {"no data"}
+
+
+def test_the_engine_records_what_the_retrieval_bounds_need(
+    engine_opener: Callable[..., ContextEngine],
+) -> None:
+    """Through the engine: a week of confident retrievals, then a week where most
+    are low-confidence: the share's rise is flagged, in English and Chinese queries."""
+    clock = FakeClock(NOW - timedelta(days=14))
+    engine = engine_opener(clock=clock)
+    engine.add_knowledge(
+        ["Pump P-7 vibration limit: 3.5 mm/s.", "泵 P-7 的振动限值为 3.5 毫米每秒。"],
+        source="manual",
+    )
+    engine.record_health_sample()
+    clock.advance(3600)
+    for query in ("pump P-7 vibration limit", "泵 P-7 的振动限值", "vibration limit of P-7"):
+        engine.retrieve(query, collection="knowledge")
+    engine.record_health_sample()
+    clock.advance(8 * 86_400)
+    engine.record_health_sample()
+    clock.advance(3600)
+    for query in ("zebra invoice colour", "斑马发票的颜色", "pump P-7 vibration limit"):
+        engine.retrieve(query, collection="knowledge")
+    engine.record_health_sample()
+    report = engine.health_report(since=timedelta(days=7))
+    l3 = report.l3
+    assert l3.low_confidence_this_week.denominator == 3
+    assert l3.low_confidence_last_week.denominator == 3
+    assert l3.low_confidence_this_week.numerator > l3.low_confidence_last_week.numerator
+    assert "low-confidence share of retrievals, week over week" in {c.name for c in report.flags}
+    assert "low-confidence share of retrievals, week over week" in render_markdown(report)

@@ -9,17 +9,20 @@ from html import escape
 
 from memstrata.health.charts import bar_chart, hbar_chart, line_chart
 from memstrata.health.report import (
+    CHECK_COLUMNS,
     GROWTH_COLUMNS,
     HOT_KEYS_SHOWN,
     QUERIES_SHOWN,
     HealthReport,
     Series,
     cer_rows,
+    flags_line,
     format_duration,
     growth_rows,
     number,
     percent,
     rate_rows,
+    retrieval_rows,
     size_bytes,
 )
 
@@ -39,6 +42,10 @@ td, th { border: 1px solid #e5e7eb; padding: 4px 10px; font-size: 14px; text-ali
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 .kpi { font-size: 22px; font-weight: 600; }
 .bad { color: #b91c1c; } .good { color: #15803d; }
+p.flags { font-weight: 600; padding: 6px 10px; border-radius: 4px; background: #fff;
+          border: 1px solid #e5e7eb; }
+p.flags.bad { background: #fef2f2; border-color: #fecaca; }
+tr.check.flagged td { background: #fef2f2; }
 code { font-size: 13px; }
 """
 
@@ -71,6 +78,27 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: set[in
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def _checks(report: HealthReport) -> str:
+    """The bounds: a banner saying which are flagged, then every check, a flagged
+    one's row marked."""
+    banner = (
+        f'<p class="flags {"bad" if report.flags else "good"}">{escape(flags_line(report))}</p>'
+    )
+    head = "".join(f"<th>{escape(h)}</th>" for h in CHECK_COLUMNS)
+    rows = []
+    for check in report.checks:
+        status = {"flagged": "bad", "ok": "good"}.get(check.status, "")
+        shown = check.status.upper() if check.flagged else check.status
+        rows.append(
+            f'<tr class="check {escape(check.status.replace(" ", "-"))}">'
+            f"<td>{escape(check.name)}</td><td>{escape(check.rule)}</td>"
+            f'<td class="n">{escape(check.value)}</td>'
+            f'<td class="{status}">{escape(shown)}</td><td>{escape(check.source)}</td></tr>'
+        )
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return banner + table
+
+
 def render_html(report: HealthReport) -> str:
     """The report as one HTML page."""
     r = report
@@ -85,6 +113,8 @@ def render_html(report: HealthReport) -> str:
         f'<p class="meta">Generated {escape(r.generated_at.isoformat(timespec="seconds"))} for '
         f"the last {escape(format_duration(r.since))}: {r.samples:,} samples from "
         f"{r.sources} process(es), charts in {escape(format_duration(r.bucket))} buckets.</p>",
+        "<h2>Bounds</h2>",
+        _checks(r),
         # -- L1
         "<h2>L1 - session state</h2>",
         f'<p>Immutable violations (stale compare-and-set writes refused): <span class="kpi '
@@ -138,6 +168,7 @@ def render_html(report: HealthReport) -> str:
         # -- L3
         "<h2>L3 - long-term memory</h2>",
         _table(GROWTH_COLUMNS, growth_rows(r), {1, 2, 3, 4}),
+        _table(("retrievals", "value", "count / of"), retrieval_rows(r), {1, 2}),
         _figure(
             "Points per collection",
             line_chart(

@@ -8,18 +8,26 @@ sample (a few Valkey round trips and the L3 counts) is taken at most once per
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 
 from memstrata.clock import Clock
 from memstrata.errors import ValidationError
 from memstrata.health.counters import BoundedCounter, key_family, merge
 from memstrata.health.recorder import HealthLog
-from memstrata.health.sample import HealthSample
-from memstrata.health.sampler import EngineReadings, build_sample
+from memstrata.health.sample import (
+    CONTEXT_LOAD_FAILURES,
+    RETRIEVALS,
+    RETRIEVALS_CONFIDENT_TOP5,
+    RETRIEVALS_LOW_CONFIDENCE,
+    HealthSample,
+)
+from memstrata.health.sampler import EngineReadings, Snapshot, build_sample
+from memstrata.metrics import sample_value
 
 DEFAULT_INTERVAL_S = 60.0
 MAX_QUERY_CHARS = 200
@@ -60,6 +68,8 @@ class HealthMonitor:
         self._queries = BoundedCounter(max_names)
         self._lock = threading.Lock()
         self._next: datetime | None = None
+        self._low_confidence = 0
+        """Low-confidence retrievals since this monitor started (a counter)."""
 
     # -- fed by hot paths ------------------------------------------------------------
 
@@ -71,6 +81,8 @@ class HealthMonitor:
         """A retrieval query whose result was skipped or low-confidence. Counted as
         said (bounded); it passes the gateway when a sample takes it, before it goes
         anywhere, so the hot path pays no sanitizer."""
+        with self._lock:
+            self._low_confidence += 1
         said = " ".join(text[:RAW_QUERY_CHARS].split())
         if said:
             self._queries.add(said)
@@ -112,6 +124,25 @@ class HealthMonitor:
             source=self._source,
         )
         with self._lock:
+            low_confidence = self._low_confidence
+        sample = dataclasses.replace(
+            sample, values={**sample.values, **retrieval_values(readings.metrics, low_confidence)}
+        )
+        with self._lock:
             self._next = max(self._next or at, at + self._interval)
         self.log.append(sample)
         return sample
+
+
+def retrieval_values(metrics: Snapshot, low_confidence: int) -> Mapping[str, float]:
+    """The counters the report's retrieval bounds are checked on: retrievals, those
+    with low confidence (``low_confidence``, this monitor's count), those with a
+    confident top 5, and the routed steps whose context failed to load."""
+    return {
+        RETRIEVALS: sample_value(metrics, "memstrata_retrieval_requests_total"),
+        RETRIEVALS_LOW_CONFIDENCE: float(low_confidence),
+        RETRIEVALS_CONFIDENT_TOP5: sample_value(
+            metrics, "memstrata_retrieval_confident_top5_total"
+        ),
+        CONTEXT_LOAD_FAILURES: sample_value(metrics, "memstrata_context_load_failures_total"),
+    }

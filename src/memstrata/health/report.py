@@ -21,9 +21,10 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from types import MappingProxyType
+from typing import Literal
 
 from memstrata.decision.metrics import EXECUTED_OUTCOMES
 from memstrata.errors import ValidationError
@@ -31,6 +32,7 @@ from memstrata.health.counters import merge, top
 from memstrata.health.sample import (
     CER_EFFECTIVE,
     CER_INEFFECTIVE,
+    CONTEXT_LOAD_FAILURES,
     DECISION_ROUTES,
     FALLBACKS,
     L1_BYTES,
@@ -40,6 +42,9 @@ from memstrata.health.sample import (
     L2_KEYS,
     L3_POINTS,
     L3_SERVER_POINTS,
+    RETRIEVALS,
+    RETRIEVALS_CONFIDENT_TOP5,
+    RETRIEVALS_LOW_CONFIDENCE,
     HealthSample,
     decision_name,
     feedback_name,
@@ -100,14 +105,6 @@ class CollectionGrowth:
 
 
 @dataclass(frozen=True, slots=True)
-class L3Health:
-    points: Mapping[str, Series]
-    growth: tuple[CollectionGrowth, ...]
-    low_confidence_queries: Ranked
-    """Sanitized queries skipped or answered with low confidence, 5 most frequent."""
-
-
-@dataclass(frozen=True, slots=True)
 class Rate:
     name: str
     numerator: float
@@ -116,6 +113,33 @@ class Rate:
     @property
     def value(self) -> float | None:
         return None if self.denominator <= 0 else self.numerator / self.denominator
+
+
+NO_RATE = Rate("", 0.0, 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class L3Health:
+    points: Mapping[str, Series]
+    growth: tuple[CollectionGrowth, ...]
+    low_confidence_queries: Ranked
+    """Sanitized queries skipped or answered with low confidence, 5 most frequent."""
+    low_confidence_this_week: Rate = NO_RATE
+    """Low-confidence retrievals over all retrievals, the last 7 days."""
+    low_confidence_last_week: Rate = NO_RATE
+    """The same, the 7 days before."""
+    confident_top5: Rate = NO_RATE
+    """Over the window: retrievals whose top 5 holds a confident item (a proxy for
+    the top-5 hit rate, which needs relevance labels)."""
+    context_load_failures: int | None = None
+    """Over the window: routed steps that raised instead of returning a bundle (None:
+    no sample in the window counts them)."""
+
+    @property
+    def low_confidence_change(self) -> float | None:
+        """This week's low-confidence share minus last week's (a fraction)."""
+        now, before = self.low_confidence_this_week.value, self.low_confidence_last_week.value
+        return None if now is None or before is None else now - before
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +160,27 @@ class DecisionHealth:
         return None if now is None or before is None else now - before
 
 
+Status = Literal["ok", "flagged", "no data"]
+
+
+@dataclass(frozen=True, slots=True)
+class BoundCheck:
+    """One bound the source articles set, checked on the report's numbers."""
+
+    name: str
+    rule: str
+    """The bound, as the report states it (``< 5 %``)."""
+    value: str
+    """What was measured, formatted (``n/a`` without data)."""
+    status: Status
+    source: str
+    """Where the bound comes from (``seed 000 §5.2``)."""
+
+    @property
+    def flagged(self) -> bool:
+        return self.status == "flagged"
+
+
 @dataclass(frozen=True, slots=True)
 class HealthReport:
     generated_at: datetime
@@ -148,6 +193,13 @@ class HealthReport:
     l2: L2Health
     l3: L3Health
     decisions: DecisionHealth
+    checks: tuple[BoundCheck, ...] = ()
+    """Every bound the report can check, in report order (:func:`check_bounds`)."""
+
+    @property
+    def flags(self) -> tuple[BoundCheck, ...]:
+        """The bounds this report's numbers break."""
+        return tuple(c for c in self.checks if c.flagged)
 
 
 # -- durations ------------------------------------------------------------------------
@@ -317,6 +369,11 @@ def build_report(samples: Sequence[HealthSample], now: datetime, since: timedelt
     )
     l2 = _l2(ordered, window, start, now, size)
     points = _l3_points(window, gauge)
+    incs = _Increments(ordered)
+
+    def low_confidence(begin: datetime, end: datetime) -> Rate:
+        return incs.rate("low confidence", (RETRIEVALS_LOW_CONFIDENCE,), (RETRIEVALS,), begin, end)
+
     l3 = L3Health(
         points=MappingProxyType(points),
         growth=tuple(
@@ -325,8 +382,18 @@ def build_report(samples: Sequence[HealthSample], now: datetime, since: timedelt
             if series
         ),
         low_confidence_queries=_ranked((s.low_confidence_queries for s in window), QUERIES_SHOWN),
+        low_confidence_this_week=low_confidence(now - WEEK, now),
+        low_confidence_last_week=low_confidence(now - 2 * WEEK, now - WEEK),
+        confident_top5=incs.rate(
+            "confident top 5", (RETRIEVALS_CONFIDENT_TOP5,), (RETRIEVALS,), start, now
+        ),
+        context_load_failures=(
+            round(increase(incs(CONTEXT_LOAD_FAILURES), start, now))
+            if any(CONTEXT_LOAD_FAILURES in s.values for s in window)
+            else None
+        ),
     )
-    return HealthReport(
+    report = HealthReport(
         generated_at=now,
         since=since,
         start=start,
@@ -337,6 +404,80 @@ def build_report(samples: Sequence[HealthSample], now: datetime, since: timedelt
         l2=l2,
         l3=l3,
         decisions=_decisions(ordered, start, now, cer_days(since)),
+    )
+    return replace(report, checks=check_bounds(report))
+
+
+# -- the bounds -------------------------------------------------------------------------
+
+L2_EXPIRY_BOUND = 0.05
+"""Seed 000 §5.2: L2's expired keys should grow by < 5 % a minute."""
+CONFIDENT_TOP5_BOUND = 0.70
+"""Seed 003 §5.3: under 70 % top-5 hits, fix writing and retrieval first."""
+
+
+def _check(name: str, rule: str, value: str, flagged: bool | None, source: str) -> BoundCheck:
+    status: Status = "no data" if flagged is None else "flagged" if flagged else "ok"
+    return BoundCheck(name, rule, value, status, source)
+
+
+def _points(change: float | None) -> str:
+    return "n/a" if change is None else f"{change * 100:+.1f} pts"
+
+
+def check_bounds(report: HealthReport) -> tuple[BoundCheck, ...]:
+    """Every bound of the source articles the report has the numbers for; a bound
+    without data in the window is ``no data``, never ``ok``."""
+    r = report
+    sampled = r.samples > 0
+    expiry = r.l2.expiry_rate
+    cer_change = r.decisions.cer_change
+    low_change = r.l3.low_confidence_change
+    top5 = r.l3.confident_top5.value
+    failures = r.l3.context_load_failures
+    return (
+        _check(
+            "immutable violations (stale writes refused)",
+            "= 0",
+            str(r.l1.stale_writes) if sampled else "n/a",
+            r.l1.stale_writes > 0 if sampled else None,
+            "seed 000 §5.3",
+        ),
+        _check(
+            "L2 expiry rate (expired per minute / keys)",
+            f"< {L2_EXPIRY_BOUND * 100:.0f} %",
+            percent(expiry, 2),
+            None if expiry is None else expiry >= L2_EXPIRY_BOUND,
+            "seed 000 §5.2",
+        ),
+        _check(
+            "context load failures",
+            "= 0",
+            number(failures),
+            None if failures is None else failures > 0,
+            "seed 000 §5.2",
+        ),
+        _check(
+            "CER week over week",
+            "not down",
+            _points(cer_change),
+            None if cer_change is None else cer_change < 0,
+            "seed 000 §5.3",
+        ),
+        _check(
+            "low-confidence share of retrievals, week over week",
+            "not up",
+            _points(low_change),
+            None if low_change is None else low_change > 0,
+            "seed 003 §4.3, §6.2",
+        ),
+        _check(
+            "retrievals with a confident top 5 (top-5 hit proxy)",
+            f">= {CONFIDENT_TOP5_BOUND * 100:.0f} %",
+            percent(top5),
+            None if top5 is None else top5 < CONFIDENT_TOP5_BOUND,
+            "seed 003 §5.3",
+        ),
     )
 
 
@@ -474,6 +615,33 @@ def rate_rows(report: HealthReport) -> list[tuple[str, str, str]]:
     return [rate_row(rate.name, rate) for rate in report.decisions.rates]
 
 
+CHECK_COLUMNS = ("bound", "rule", "value", "status", "source")
+
+
+def check_rows(report: HealthReport) -> list[tuple[str, str, str, str, str]]:
+    return [(c.name, c.rule, c.value, c.status, c.source) for c in report.checks]
+
+
+def flags_line(report: HealthReport) -> str:
+    """One line: the bounds broken, with their values, or that none is."""
+    flags = report.flags
+    if not flags:
+        return "No bound flagged."
+    listed = "; ".join(f"{f.name}: {f.value} (bound: {f.rule})" for f in flags)
+    return f"{len(flags)} bound(s) flagged: {listed}."
+
+
+def retrieval_rows(report: HealthReport) -> list[tuple[str, str, str]]:
+    l3 = report.l3
+    return [
+        rate_row("low-confidence share, this week", l3.low_confidence_this_week),
+        rate_row("low-confidence share, last week", l3.low_confidence_last_week),
+        ("low-confidence share, week over week", _points(l3.low_confidence_change), ""),
+        rate_row(f"confident top 5 (last {format_duration(report.since)})", l3.confident_top5),
+        ("context load failures", number(l3.context_load_failures), ""),
+    ]
+
+
 def render_markdown(report: HealthReport) -> str:
     """``context_health_report.md``."""
     r = report
@@ -484,6 +652,18 @@ def render_markdown(report: HealthReport) -> str:
         f"{format_duration(r.since)} (from {r.start.isoformat(timespec='seconds')}): "
         f"{r.samples:,} samples from {r.sources} process(es), charts in "
         f"{format_duration(r.bucket)} buckets.",
+        "",
+        "## Bounds",
+        "",
+        f"**{_md(flags_line(r))}**" if r.flags else flags_line(r),
+        "",
+        *_table(
+            CHECK_COLUMNS,
+            [
+                (c.name, c.rule, c.value, "**FLAGGED**" if c.flagged else c.status, c.source)
+                for c in r.checks
+            ],
+        ),
         "",
         "## L1 - session state",
         "",
@@ -522,6 +702,8 @@ def render_markdown(report: HealthReport) -> str:
         "",
     ]
     lines += _table(GROWTH_COLUMNS, growth_rows(r))
+    lines += [""]
+    lines += _table(("retrievals", "value", "count / of"), retrieval_rows(r))
     lines += ["", f"### Top {QUERIES_SHOWN} low-confidence queries (review these)", ""]
     lines += _table(
         ("#", "query (sanitized)", "count"),

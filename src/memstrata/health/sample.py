@@ -50,6 +50,15 @@ DEGRADED_READS = "reads.degraded"
 """Reads answered without L3 or without the query's vector (a counter)."""
 CER_EFFECTIVE = "cer.effective"
 CER_INEFFECTIVE = "cer.ineffective"
+RETRIEVALS = "retrievals"
+"""Retrievals made (every collection; a counter)."""
+RETRIEVALS_LOW_CONFIDENCE = "retrievals.low_confidence"
+"""Retrievals skipped or answered with low confidence (those the report lists)."""
+RETRIEVALS_CONFIDENT_TOP5 = "retrievals.confident_top5"
+"""Retrievals whose top 5 holds an item at or above the low-confidence cosine (the
+engine's proxy for a top-5 hit, :mod:`memstrata.metrics`)."""
+CONTEXT_LOAD_FAILURES = "context.load_failures"
+"""Routed steps that raised instead of returning a bundle."""
 
 
 def decision_name(route: str) -> str:
@@ -72,6 +81,10 @@ COUNTERS: frozenset[str] = frozenset(
         DEGRADED_READS,
         CER_EFFECTIVE,
         CER_INEFFECTIVE,
+        RETRIEVALS,
+        RETRIEVALS_LOW_CONFIDENCE,
+        RETRIEVALS_CONFIDENT_TOP5,
+        CONTEXT_LOAD_FAILURES,
         *(decision_name(r) for r in DECISION_ROUTES),
         *(tool_name(o) for o in TOOL_OUTCOMES),
         *(feedback_name(k) for k in FEEDBACK_KINDS),
