@@ -741,10 +741,19 @@ class ContextEngine:
         return self._decisions.call_tool(card_id, tenant=tenant, tool=tool, params=params)
 
     def confirm_tool(
-        self, pending_id: str, *, tenant: str = "default", confirmed: bool = True
+        self,
+        pending_id: str,
+        *,
+        tenant: str = "default",
+        confirmed: bool = True,
+        confirmed_by: str | None = None,
     ) -> ToolOutcome:
-        """Confirm (run) or reject a high-impact call held for confirmation."""
-        return self._decisions.confirm_tool(pending_id, tenant=tenant, confirmed=confirmed)
+        """Confirm (run) or reject a high-impact call held for confirmation. The trace
+        card records who did (``confirmed_by``: an opaque id, by default the session's
+        user, whom the agent asked) and when."""
+        return self._decisions.confirm_tool(
+            pending_id, tenant=tenant, confirmed=confirmed, confirmed_by=confirmed_by
+        )
 
     def report_tool_result(
         self, card_id: str, *, tenant: str = "default", tool: str, ok: bool, error: str = ""

@@ -136,12 +136,20 @@ class Decisions:
         return self._layer.call_tool(check_id("tenant", tenant), card_id, tool=tool, params=params)
 
     def confirm_tool(
-        self, pending_id: str, *, tenant: str = "default", confirmed: bool = True
+        self,
+        pending_id: str,
+        *,
+        tenant: str = "default",
+        confirmed: bool = True,
+        confirmed_by: str | None = None,
     ) -> ToolOutcome:
-        """Confirm (run) or reject a high-impact call held for confirmation."""
+        """Confirm (run) or reject a high-impact call held for confirmation; the trace
+        card records ``confirmed_by`` (an id; by default the session's user) and when."""
         if not isinstance(confirmed, bool):
             raise ValidationError("confirmed", "must be true or false")
-        return self._layer.confirm_tool(check_id("tenant", tenant), pending_id, confirmed=confirmed)
+        return self._layer.confirm_tool(
+            check_id("tenant", tenant), pending_id, confirmed=confirmed, confirmed_by=confirmed_by
+        )
 
     def report_tool_result(
         self, card_id: str, *, tenant: str = "default", tool: str, ok: bool, error: str = ""

@@ -3,10 +3,11 @@ Valkey, bounded.
 
 A card holds what an operator needs to replay a step: the route, the confidence and
 its threshold, why L3 was skipped (or ranked by BM25 alone), the memory, episode and
-knowledge ids used, the tool with its
-sanitized parameters, the gate's verdicts, the fallbacks taken, the timings, and,
-once the reply is checked, the consistency verdict and whether the step's context
-was effective (CER). Every text in a card has passed the gateway before it is built.
+knowledge ids used, the tool with its sanitized parameters, the gate's verdicts, who
+confirmed or rejected a high-impact call and when, the fallbacks taken, the timings,
+and, once the reply is checked, the consistency verdict and whether the step's
+context was effective (CER). Every text in a card has passed the gateway before it
+is built.
 
 Keys (one hash tag per tenant, so a pipeline stays on one cluster slot)::
 
@@ -31,6 +32,7 @@ from memstrata.validation import check_id, check_positive_int
 from memstrata.working.redis_errors import redis_errors
 
 Consistency = Literal["unchecked", "consistent", "conflict"]
+Confirmation = Literal["confirmed", "rejected"]
 DEFAULT_RETENTION_S = 30 * 86_400
 DEFAULT_MAX_CARDS = 100_000
 MAX_QUERY = 10_000
@@ -89,6 +91,15 @@ class TraceCard:
     ``respond`` (``intent``)."""
     entities: tuple[Mapping[str, str], ...] = ()
     """The entities the message names: ``{"text", "kind", "value"}`` each."""
+    confirmation: Confirmation | None = None
+    """A high-impact call held for confirmation: ``confirmed`` (it ran) or
+    ``rejected`` (it never ran); None while none was asked or answered."""
+    confirmation_by: str = ""
+    """Who confirmed or rejected the call: the engine caller's ``confirmed_by`` (by
+    default the session's user, whom the agent asked), on the service the API key
+    that called (``key-<key id>.<agent>``)."""
+    confirmation_at: float | None = None
+    """When it was confirmed or rejected (epoch s)."""
 
     @property
     def effective(self) -> bool | None:
@@ -106,6 +117,10 @@ class TraceCard:
         data["entities"] = [dict(e) for e in self.entities]
         data["effective"] = self.effective
         data["at_iso"] = datetime.fromtimestamp(self.at).astimezone().isoformat()
+        if self.confirmation_at is not None:
+            data["confirmation_at_iso"] = (
+                datetime.fromtimestamp(self.confirmation_at).astimezone().isoformat()
+            )
         return data
 
     @classmethod

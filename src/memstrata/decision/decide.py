@@ -63,6 +63,8 @@ class Decision:
     intent: str
     risk: Risk
     confidence: float
+    """The judgment's confidence; for a tool call, times the router's in the step's
+    intent (:func:`routing_confidence`): the call is right only if both are."""
     threshold: float
     judgment: Judgment
     used: UsedContext
@@ -119,7 +121,13 @@ def decide(
     if judgment.enough and judgment.confidence >= threshold:
         return replace(asked, route="answer")
     if judgment.data_kind == "tool" and judgment.tool in known_tools:
-        return replace(asked, route="tool", tool=judgment.tool, params=judgment.params)
+        return replace(
+            asked,
+            route="tool",
+            tool=judgment.tool,
+            params=judgment.params,
+            confidence=judgment.confidence * routing_confidence(bundle),
+        )
     reasons = judgment.reasons
     if judgment.enough:
         reasons += (f"confidence {judgment.confidence:.2f} is under {threshold:.2f}",)
@@ -129,6 +137,15 @@ def decide(
     return replace(
         asked, ask_for=ask_for, questions=questions_for(policy, ask_for), reasons=reasons
     )
+
+
+def routing_confidence(bundle: ContextBundle) -> float:
+    """How sure the router is of the step's intent: the recognizer's confidence when
+    the step was routed from the message alone, fully when the caller named it."""
+    recognized = bundle.recognized
+    if recognized is None or recognized.fell_back:
+        return 1.0
+    return min(1.0, max(0.0, recognized.confidence))
 
 
 def questions_for(policy: StepPolicy, names: tuple[str, ...]) -> tuple[str, ...]:

@@ -31,8 +31,10 @@ class Judgment:
     data_kind: DataKind | None
     enough: bool
     confidence: float
-    """How far the best evidence can be trusted (:func:`item_confidence`; 0.0 with no
-    evidence)."""
+    """How far the judgment can be trusted. Answering or asking: the best evidence's
+    confidence (:func:`item_confidence`; 0.0 with no evidence). Calling a tool: how
+    far its parameters can be, the least confident fact one came from
+    (:func:`source_confidence`): the evidence is what the call fetches."""
     missing: tuple[str, ...] = ()
     """Slots (key information) nobody holds, by name."""
     tool: str | None = None
@@ -132,11 +134,19 @@ def rule_judgment(
         lacking = tuple(name for name in needed if resolved[name] is None)
         if not lacking:
             params = {param: resolved[slot] for param, slot in policy.tool_params.items()}
+            sources = {slot.name: slot.sources for slot in policy.slots}
+            trusted = min(
+                (
+                    source_confidence(resolve_source(sources[name], facts), bundle)
+                    for name in needed
+                ),
+                default=1.0,
+            )
             return Judgment(
                 needs_data=True,
                 data_kind="tool",
                 enough=False,
-                confidence=confidence,
+                confidence=trusted,
                 missing=missing,
                 tool=policy.tool,
                 params=params,
@@ -162,8 +172,29 @@ def rule_judgment(
 
 def resolve(sources: tuple[str, ...], facts: Mapping[str, Any]) -> Any:
     """The first held value among ``sources`` (None when none is held)."""
+    found = resolve_source(sources, facts)
+    return None if found is None else facts[found]
+
+
+def resolve_source(sources: tuple[str, ...], facts: Mapping[str, Any]) -> str | None:
+    """Which of ``sources`` :func:`resolve` takes its value from (None: none is held)."""
     for source in sources:
         value = facts.get(source)
         if value is not None and value != "":
-            return value
+            return source
     return None
+
+
+def source_confidence(source: str | None, bundle: ContextBundle) -> float:
+    """How far a fact can be trusted: the L2 item it was read from, as far as that
+    item is (an exact key hit 1.0, a preference its stated confidence); the session's
+    own state (``l1.*``) and what the caller gave (``given.*``), fully."""
+    if source is None or not source.startswith("l2."):
+        return 1.0
+    name = source[len("l2.") :]
+    matches = [
+        item.provenance.relevance
+        for item in bundle.layer("L2")
+        if name == item.name or name.startswith(item.name + ".")
+    ]
+    return min(matches, default=1.0)

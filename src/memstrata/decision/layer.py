@@ -305,19 +305,41 @@ class DecisionLayer:
                     self._pending_cards.popitem(last=False)  # lapsed in the executor too
         return self._settle(tenant, card_id, outcome, CallInProgress(name, args))
 
-    def confirm_tool(self, tenant: str, pending_id: str, *, confirmed: bool) -> ToolOutcome:
-        """Confirm (run) or reject a held high-impact call."""
+    def confirm_tool(
+        self, tenant: str, pending_id: str, *, confirmed: bool, confirmed_by: str | None = None
+    ) -> ToolOutcome:
+        """Confirm (run) or reject a held high-impact call; the card records who
+        (``confirmed_by``, by default the session's user) and when. An identity the
+        gateway would change (an email, a key) is refused before anything runs, and
+        the call stays held."""
         check_id("pending_id", pending_id)
+        if confirmed_by is not None:
+            check_id("confirmed_by", confirmed_by)
+            if self._text(confirmed_by, "card.confirmation_by") != confirmed_by:
+                raise ValidationError(
+                    "confirmed_by",
+                    "holds a credential or personal data: name the confirmer by an opaque id",
+                )
         executor = self.scope(tenant).executor
         held = next((p for p in executor.pending() if p.id == pending_id), None)
         if confirmed:
             outcome = executor.confirm(pending_id, owner=tenant)
         else:
             outcome = executor.reject(pending_id, owner=tenant)
+        at = self._clock.now().timestamp()
         with self._lock:
             card_id = self._pending_cards.pop(pending_id, None)
         if card_id is None or held is None:
             return outcome
+        card = self._cards.get(tenant, card_id)
+        self._cards.put(
+            replace(
+                card,
+                confirmation="confirmed" if confirmed else "rejected",
+                confirmation_by=card.user if confirmed_by is None else confirmed_by,
+                confirmation_at=at,
+            )
+        )
         return self._settle(tenant, card_id, outcome, CallInProgress(held.tool, held.params))
 
     def report_tool_result(

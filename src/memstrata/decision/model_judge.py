@@ -49,9 +49,10 @@ CHECK_SCHEMA: dict[str, Any] = {
 JUDGE_PROMPT = """\
 You route one step of an agent. From the context items, decide: is more data needed,
 of which kind (a tool call, or a clarification from the user), and is what is held
-enough to answer? Give your confidence in [0, 1] that the held items answer the step.
-Name a tool only from the list, with parameters taken from the held facts; list the
-key information nobody holds in "missing". Answer with JSON only."""
+enough to answer? Give your confidence in [0, 1] in your judgment: that the held items
+answer the step or, when you name a tool, that the call with these parameters fetches
+what the step needs. Name a tool only from the list, with parameters taken from the
+held facts; list the key information nobody holds in "missing". Answer with JSON only."""
 CHECK_PROMPT = """\
 Compare the reply with the context items it was written from. List each statement of
 the reply that contradicts an item (a different value, number or a replaced fact); an

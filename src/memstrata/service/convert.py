@@ -420,8 +420,13 @@ def card_out(card: TraceCard) -> m.TraceCardOut:
     """A trace card under the session id its caller knows, its time a datetime."""
     # The engine keys sessions per tenant; the caller knows its own ids.
     session_id = card.session_id.partition(SESSION_SEPARATOR)[2] or card.session_id
+    confirmed_at = card.confirmation_at
     return to_wire(
-        card, m.TraceCardOut, session_id=session_id, at=datetime.fromtimestamp(card.at, UTC)
+        card,
+        m.TraceCardOut,
+        session_id=session_id,
+        at=datetime.fromtimestamp(card.at, UTC),
+        confirmation_at=None if confirmed_at is None else datetime.fromtimestamp(confirmed_at, UTC),
     )
 
 

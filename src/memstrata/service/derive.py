@@ -265,6 +265,7 @@ DERIVED: tuple[Derived, ...] = (
         exclude=("tenant",),
         types={
             "at": "datetime",
+            "confirmation_at": "datetime | None",
             "gate": "list[GateVerdictOut]",
             "attempts": "list[AttemptOut]",
             "entities": "list[EntityOut]",
@@ -280,6 +281,9 @@ DERIVED: tuple[Derived, ...] = (
             "intent_confidence",
             "intent_fell_back",
             "entities",
+            "confirmation",
+            "confirmation_by",
+            "confirmation_at",
         ),
     ),
     Derived(

@@ -410,6 +410,9 @@ class TraceCardOut(Wire):
     intent_confidence: float | None = None
     intent_fell_back: bool | None = None
     entities: list[EntityOut] = []
+    confirmation: Literal["confirmed", "rejected"] | None = None
+    confirmation_by: str = ""
+    confirmation_at: datetime | None = None
 
 
 # Derived from FeedbackReceipt: the queue's entry ids stay inside.

@@ -26,6 +26,7 @@ from memstrata.service.capability import OPERATOR_TENANT, SESSION_ERRORS, Call, 
 from memstrata.service.ops.clearance import require
 
 CARD_ERRORS = (NotFoundError,)
+MAX_ID_CHARS = 128
 
 
 def _register_tool(call: Call, req: m.ToolSpecModel) -> m.ToolSpecModel:
@@ -65,8 +66,13 @@ def _call_tool(call: Call, req: m.CallToolRequest) -> m.ToolOutcomeOut:
 
 
 def _confirm_tool(call: Call, req: m.ConfirmToolRequest) -> m.ToolOutcomeOut:
+    # Who confirmed is the key that called (its tenant is the card's): never a field.
+    caller = call.caller
     outcome = call.engine.confirm_tool(
-        req.pending_id, tenant=call.caller.tenant, confirmed=req.confirmed
+        req.pending_id,
+        tenant=caller.tenant,
+        confirmed=req.confirmed,
+        confirmed_by=f"key-{caller.key_id}.{caller.agent}"[:MAX_ID_CHARS],
     )
     return convert.outcome_out(outcome)
 
