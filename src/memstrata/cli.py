@@ -795,9 +795,10 @@ def cards(
         return
     table = Table(title=f"trace cards ({len(rows)})")
     columns = ("at", "session", "step", "intent", "route", "confidence", "tool", "outcome")
-    for column in (*columns, "check"):
+    for column in (*columns, "confirmation", "check"):
         table.add_column(column, overflow="fold")
     for row in rows:
+        confirmation = row.get("confirmation")
         table.add_row(
             str(row.get("at_iso") or row["at"]),
             row["session_id"],
@@ -807,6 +808,11 @@ def cards(
             f"{row['confidence']:.2f} / {row['threshold']:.2f}",
             row.get("tool") or "",
             row.get("tool_outcome") or "",
+            # Who answered a held high-impact call, and when (the time as exported).
+            f"{confirmation} by {row.get('confirmation_by')} at "
+            f"{row.get('confirmation_at_iso') or row.get('confirmation_at')}"
+            if confirmation
+            else "",
             row["consistency"],
         )
     out.print(table)

@@ -3,6 +3,7 @@ route carries its real confidence (issue 25), through the engine and the service
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 from tests.decision.test_decide import START, order_engine
+from typer.testing import CliRunner
 
 from memstrata import ContextEngine
 from memstrata.client import Client
@@ -21,6 +23,7 @@ from memstrata.router import IntentSpec, L2Need
 from memstrata.service.server import open_service
 
 Factory = Callable[..., ContextEngine]
+runner = CliRunner()
 REFUND = ToolSpec(
     "refund",
     "Refund an order",
@@ -206,3 +209,29 @@ def test_a_recognized_tool_route_is_as_sure_as_its_intent(
     assert decision.route == "tool"
     assert 0 < decision.confidence < 0.9
     assert decision.confidence == pytest.approx(0.9 * bundle.recognized.confidence)
+
+
+def test_memstrata_cards_shows_who_confirmed(
+    engine_opener: Factory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "d"
+    engine = order_engine(lambda **kw: engine_opener(data_dir=data, **kw))
+    engine.register_tool(REFUND, lambda p: {"refunded": True})
+    engine.start_session("u1", "refund", tenant="acme", session_id="s1")
+    engine.update_session("s1", lambda s: s.with_entity("O-9"))
+    _, pending = _held_refund(engine, "s1")
+    engine.confirm_tool(pending, tenant="acme", confirmed_by="ops-lead")
+    engine.close()
+
+    from memstrata import cli
+    from memstrata.cli import app
+
+    exported = runner.invoke(app, ["cards", "--data-dir", str(data), "--tenant", "acme", "--json"])
+    assert exported.exit_code == 0, exported.output
+    (card,) = json.loads(exported.stdout)["cards"]
+    assert (card["confirmation"], card["confirmation_by"]) == ("confirmed", "ops-lead")
+    assert card["confirmation_at"] == START.timestamp()
+    monkeypatch.setattr(cli.out, "width", 400)  # one line per card
+    table = runner.invoke(app, ["cards", "--data-dir", str(data), "--tenant", "acme"])
+    assert table.exit_code == 0, table.output
+    assert "confirmed by ops-lead at" in table.stdout
