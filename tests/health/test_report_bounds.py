@@ -149,7 +149,8 @@ def test_the_l3_legend_names_every_collection_inside_the_chart(
 def _two_weeks(*, healthy: bool) -> list[HealthSample]:
     """Hourly samples over 14 days. Unhealthy: 30 % of L2's keys expire a minute, CER
     drops from 90 % to 80 %, the low-confidence share rises from 10 % to 30 %, half
-    the retrievals have a confident top 5, one context fails to load."""
+    the retrievals have a confident top 5, one context fails to load, 2 % of the L3
+    searches take over 100 ms (up to 250)."""
     start = NOW - timedelta(days=14)
     samples = []
     totals = dict.fromkeys(
@@ -161,6 +162,7 @@ def _two_weeks(*, healthy: bool) -> list[HealthSample]:
             "retrievals.low_confidence",
             "retrievals.confident_top5",
             "context.load_failures",
+            *(f"l3.search_le.{le}" for le in ("0.0025", "0.1", "0.25", "+Inf")),
         ),
         0.0,
     )
@@ -177,6 +179,11 @@ def _two_weeks(*, healthy: bool) -> list[HealthSample]:
             totals["retrievals.confident_top5"] += 9 if healthy else 5
             if not healthy and hour == 14 * 24:
                 totals["context.load_failures"] += 1
+            fast = 100 if healthy else 98  # of 100 searches, the rest at <= 250 ms
+            totals["l3.search_le.0.0025"] += fast
+            totals["l3.search_le.0.1"] += fast
+            totals["l3.search_le.0.25"] += 100
+            totals["l3.search_le.+Inf"] += 100
         values = {"l2.keys": 100.0, "l1.stale_writes": 0.0, **totals}
         samples.append(HealthSample(at, values, source="p"))
     return samples
@@ -192,21 +199,23 @@ def test_every_seed_bound_is_flagged_in_the_text_and_the_page() -> None:
         "CER week over week",
         "low-confidence share of retrievals, week over week",
         "retrievals with a confident top 5 (top-5 hit proxy)",
+        "L3 search latency p99",
     }
     assert flagged["L2 expiry rate (expired per minute / keys)"].value == "30.00%"
     assert flagged["CER week over week"].value == "-10.0 pts"
     assert flagged["low-confidence share of retrievals, week over week"].value == "+20.0 pts"
+    assert flagged["L3 search latency p99"].value == "<= 250 ms"
     assert {c.name: c.status for c in report.checks}[
         "immutable violations (stale writes refused)"
     ] == "ok"
 
     markdown = render_markdown(report)
-    assert "**5 bound(s) flagged:" in markdown
+    assert "**6 bound(s) flagged:" in markdown
     assert "| L2 expiry rate (expired per minute / keys) | < 5 % | 30.00% | **FLAGGED** |" in (
         markdown
     )
     page = render_html(report)
-    assert '<p class="flags bad">5 bound(s) flagged:' in page
+    assert '<p class="flags bad">6 bound(s) flagged:' in page
     rows = re.findall(r'<tr class="check flagged"><td>([^<]+)</td>', page)
     assert set(rows) == set(flagged)
 
@@ -251,3 +260,4 @@ def test_the_engine_records_what_the_retrieval_bounds_need(
     assert l3.low_confidence_this_week.numerator > l3.low_confidence_last_week.numerator
     assert "low-confidence share of retrievals, week over week" in {c.name for c in report.flags}
     assert "low-confidence share of retrievals, week over week" in render_markdown(report)
+    assert l3.search_p99_s is not None  # the searches' latency was recorded

@@ -21,6 +21,7 @@ from memstrata.health.counters import BoundedCounter, key_family, merge
 from memstrata.health.recorder import HealthLog
 from memstrata.health.sample import (
     CONTEXT_LOAD_FAILURES,
+    L3_SEARCH_LE,
     RETRIEVALS,
     RETRIEVALS_CONFIDENT_TOP5,
     RETRIEVALS_LOW_CONFIDENCE,
@@ -137,8 +138,9 @@ class HealthMonitor:
 def retrieval_values(metrics: Snapshot, low_confidence: int) -> Mapping[str, float]:
     """The counters the report's retrieval bounds are checked on: retrievals, those
     with low confidence (``low_confidence``, this monitor's count), those with a
-    confident top 5, and the routed steps whose context failed to load."""
-    return {
+    confident top 5, the routed steps whose context failed to load, and the L3 search
+    latency histogram's buckets (every collection together)."""
+    values = {
         RETRIEVALS: sample_value(metrics, "memstrata_retrieval_requests_total"),
         RETRIEVALS_LOW_CONFIDENCE: float(low_confidence),
         RETRIEVALS_CONFIDENT_TOP5: sample_value(
@@ -146,3 +148,7 @@ def retrieval_values(metrics: Snapshot, low_confidence: int) -> Mapping[str, flo
         ),
         CONTEXT_LOAD_FAILURES: sample_value(metrics, "memstrata_context_load_failures_total"),
     }
+    for entry in metrics.get("memstrata_l3_search_seconds_bucket", ()):
+        name = L3_SEARCH_LE + str(entry["labels"].get("le"))
+        values[name] = values.get(name, 0.0) + float(entry["value"])
+    return values

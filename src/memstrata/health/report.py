@@ -41,6 +41,7 @@ from memstrata.health.sample import (
     L2_EXPIRED,
     L2_KEYS,
     L3_POINTS,
+    L3_SEARCH_LE,
     L3_SERVER_POINTS,
     RETRIEVALS,
     RETRIEVALS_CONFIDENT_TOP5,
@@ -134,6 +135,9 @@ class L3Health:
     context_load_failures: int | None = None
     """Over the window: routed steps that raised instead of returning a bundle (None:
     no sample in the window counts them)."""
+    search_p99_s: float | None = None
+    """Over the window: the L3 search latency's 99th percentile, as the upper bound of
+    the histogram bucket it falls in (``inf``: beyond the last; None: no search)."""
 
     @property
     def low_confidence_change(self) -> float | None:
@@ -392,6 +396,7 @@ def build_report(samples: Sequence[HealthSample], now: datetime, since: timedelt
             if any(CONTEXT_LOAD_FAILURES in s.values for s in window)
             else None
         ),
+        search_p99_s=_p99(window, incs, start, now),
     )
     report = HealthReport(
         generated_at=now,
@@ -408,7 +413,26 @@ def build_report(samples: Sequence[HealthSample], now: datetime, since: timedelt
     return replace(report, checks=check_bounds(report))
 
 
+def _p99(
+    window: Sequence[HealthSample], incs: _Increments, start: datetime, now: datetime
+) -> float | None:
+    """The upper bound of the L3 search latency bucket holding the 99th percentile of
+    the window's searches (None: no search in it)."""
+    names = {n for s in window for n in s.values if n.startswith(L3_SEARCH_LE)}
+    counts = sorted(
+        (float(name[len(L3_SEARCH_LE) :]), increase(incs(name), start, now)) for name in names
+    )
+    total = counts[-1][1] if counts else 0.0  # the +Inf bucket: every search
+    if total <= 0:
+        return None
+    return next(bound for bound, count in counts if count >= P99 * total)
+
+
 # -- the bounds -------------------------------------------------------------------------
+
+P99 = 0.99
+L3_SEARCH_P99_BOUND_S = 0.1
+"""Seed 000 §5.2: L3's search latency p99 should stay under 100 ms."""
 
 L2_EXPIRY_BOUND = 0.05
 """Seed 000 §5.2: L2's expired keys should grow by < 5 % a minute."""
@@ -435,6 +459,7 @@ def check_bounds(report: HealthReport) -> tuple[BoundCheck, ...]:
     low_change = r.l3.low_confidence_change
     top5 = r.l3.confident_top5.value
     failures = r.l3.context_load_failures
+    p99 = r.l3.search_p99_s
     return (
         _check(
             "immutable violations (stale writes refused)",
@@ -455,6 +480,13 @@ def check_bounds(report: HealthReport) -> tuple[BoundCheck, ...]:
             "= 0",
             number(failures),
             None if failures is None else failures > 0,
+            "seed 000 §5.2",
+        ),
+        _check(
+            "L3 search latency p99",
+            f"< {L3_SEARCH_P99_BOUND_S * 1000:.0f} ms",
+            latency(p99),
+            None if p99 is None else p99 > L3_SEARCH_P99_BOUND_S,
             "seed 000 §5.2",
         ),
         _check(
@@ -551,6 +583,15 @@ def percent(value: float | None, digits: int = 1) -> str:
     return "n/a" if value is None or not math.isfinite(value) else f"{value * 100:.{digits}f}%"
 
 
+def latency(seconds: float | None) -> str:
+    """A histogram bucket's upper bound as a latency: ``<= 2.5 ms``."""
+    if seconds is None:
+        return "n/a"
+    if math.isinf(seconds):
+        return "beyond the last bucket"
+    return f"<= {seconds * 1000:g} ms"
+
+
 def number(value: float | None) -> str:
     if value is None:
         return "n/a"
@@ -639,6 +680,7 @@ def retrieval_rows(report: HealthReport) -> list[tuple[str, str, str]]:
         ("low-confidence share, week over week", _points(l3.low_confidence_change), ""),
         rate_row(f"confident top 5 (last {format_duration(report.since)})", l3.confident_top5),
         ("context load failures", number(l3.context_load_failures), ""),
+        ("L3 search latency p99 (histogram bucket)", latency(l3.search_p99_s), ""),
     ]
 
 

@@ -59,6 +59,10 @@ RETRIEVALS_CONFIDENT_TOP5 = "retrievals.confident_top5"
 engine's proxy for a top-5 hit, :mod:`memstrata.metrics`)."""
 CONTEXT_LOAD_FAILURES = "context.load_failures"
 """Routed steps that raised instead of returning a bundle."""
+L3_SEARCH_LE = "l3.search_le."
+"""Prefix: ``l3.search_le.<seconds>`` (``+Inf`` last): L3 searches that took at most
+that long, every collection together (the latency histogram's cumulative buckets, a
+counter each)."""
 
 
 def decision_name(route: str) -> str:
