@@ -47,7 +47,12 @@ def test_the_card_records_who_confirmed_or_rejected_and_when(engine_opener: Fact
     clock = FakeClock(START)
     engine = order_engine(engine_opener, clock)
     refunds: list[Mapping[str, Any]] = []
-    engine.register_tool(REFUND, refunds.append)
+
+    def refund(params: Mapping[str, Any]) -> None:
+        clock.advance(timedelta(seconds=10))  # the refund itself takes a while
+        refunds.append(params)
+
+    engine.register_tool(REFUND, refund)
     engine.start_session("u1", "refund", tenant="acme", session_id="s1")
     engine.update_session("s1", lambda s: s.with_entity("O-9"))
 
@@ -59,6 +64,7 @@ def test_the_card_records_who_confirmed_or_rejected_and_when(engine_opener: Fact
     assert done.outcome == "done" and refunds == [{"order_id": "O-9"}]
     card = engine.trace_card(card_id, tenant="acme")
     assert card.confirmation == "confirmed" and card.confirmation_by == "ops-lead"
+    # When the answer came, not when the call it ran finished.
     assert card.confirmation_at == (START + timedelta(minutes=3)).timestamp()
     assert card.tool_outcome == "done"
     exported = card.as_dict()
@@ -71,7 +77,7 @@ def test_the_card_records_who_confirmed_or_rejected_and_when(engine_opener: Fact
     assert engine.confirm_tool(pending, tenant="acme", confirmed=False).outcome == "rejected"
     card = engine.trace_card(card_id, tenant="acme")
     assert (card.confirmation, card.confirmation_by) == ("rejected", "u1")
-    assert card.confirmation_at == (START + timedelta(minutes=3, seconds=40)).timestamp()
+    assert card.confirmation_at == (START + timedelta(minutes=3, seconds=50)).timestamp()
     assert refunds == [{"order_id": "O-9"}]  # a rejected call never runs
 
 

@@ -322,11 +322,11 @@ class DecisionLayer:
                 )
         executor = self.scope(tenant).executor
         held = next((p for p in executor.pending() if p.id == pending_id), None)
+        at = self._clock.now().timestamp()  # when the answer came, before the call runs
         if confirmed:
             outcome = executor.confirm(pending_id, owner=tenant)
         else:
             outcome = executor.reject(pending_id, owner=tenant)
-        at = self._clock.now().timestamp()
         with self._lock:
             card_id = self._pending_cards.pop(pending_id, None)
         if card_id is None or held is None:
