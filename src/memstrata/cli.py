@@ -749,9 +749,19 @@ def report(
     markdown.write_text(health.markdown, encoding="utf-8")
     html.write_text(health.html, encoding="utf-8")
     if as_json:
-        _emit_json({"markdown": str(markdown), "html": str(html), "samples": health.samples})
+        _emit_json(
+            {
+                "markdown": str(markdown),
+                "html": str(html),
+                "samples": health.samples,
+                "flags": health.flags,
+            }
+        )
     else:
         out.print(f"wrote {markdown} and {html} ({health.samples:,} samples)")
+        # The seed bounds broken, so a scheduled run's log says so without the page.
+        for flag in health.flags:
+            out.print(f"FLAGGED {flag}", markup=False, highlight=False)
 
 
 @app.command()

@@ -5,12 +5,15 @@ names every collection, and each seed bound the report can check is flagged."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from memstrata.clock import FakeClock
 from memstrata.engine import ContextEngine
@@ -261,3 +264,33 @@ def test_the_engine_records_what_the_retrieval_bounds_need(
     assert "low-confidence share of retrievals, week over week" in {c.name for c in report.flags}
     assert "low-confidence share of retrievals, week over week" in render_markdown(report)
     assert l3.search_p99_s is not None  # the searches' latency was recorded
+
+
+def test_memstrata_report_prints_the_flags(
+    engine_opener: Callable[..., ContextEngine], tmp_path: Path
+) -> None:
+    """The CLI names each flagged bound (and --json lists them), so a scheduled run's
+    log shows a broken bound without opening the page."""
+    data, out = tmp_path / "data", tmp_path / "out"
+    engine = engine_opener(data_dir=data)
+    sid = engine.start_session("u1", "check the pumps").session_id
+    engine.record_health_sample()
+    stale = engine.session(sid)
+    engine.update_session(sid, lambda s: dataclasses.replace(s, current_step=1))
+    assert not engine.parts.sessions.compare_and_set(
+        stale, dataclasses.replace(stale, current_step=9)
+    )
+    engine.record_health_sample()
+    engine.close()
+
+    from memstrata.cli import app
+
+    args = ["report", "--since", "24h", "--out", str(out), "--data-dir", str(data)]
+    printed = CliRunner().invoke(app, [*args, "--json"])
+    assert printed.exit_code == 0, printed.output
+    flags = json.loads(printed.stdout)["flags"]
+    assert "immutable violations (stale writes refused): 1 (bound: = 0, seed 000 §5.3)" in flags
+    # The CLI's report is a new process: its baseline is its own first sample.
+    text = CliRunner().invoke(app, args)
+    assert text.exit_code == 0, text.output
+    assert "FLAGGED immutable violations (stale writes refused): 1" in text.stdout

@@ -441,7 +441,10 @@ def feedback_report_out(report: FeedbackReport) -> m.FeedbackReportOut:
 
 def health_out(report: HealthReport) -> m.HealthReportOut:
     return m.HealthReportOut(
-        samples=report.samples, markdown=render_markdown(report), html=render_html(report)
+        samples=report.samples,
+        markdown=render_markdown(report),
+        html=render_html(report),
+        flags=[f"{f.name}: {f.value} (bound: {f.rule}, {f.source})" for f in report.flags],
     )
 
 

@@ -622,3 +622,5 @@ class HealthReportOut(Wire):
     samples: int
     markdown: str
     html: str
+    flags: list[str] = []
+    """The seed bounds the report flags, one line each (name, value, bound)."""
