@@ -7,7 +7,10 @@ metrics").
 unexpired, and - when the step needs long-term memory - L3 returned at least one
 item whose confidence is at or above the low-confidence threshold.
 *Used* (:func:`context_used`): the context is reflected in the output, judged by
-the rule-based matcher :func:`is_reflected`.
+the rule-based matcher :func:`is_reflected`. A step whose output contradicts its
+context (the reply check found a conflict, :mod:`memstrata.decision.consistency`) is
+never effective, however well its context was loaded and reflected: the
+contradiction reflects the context too ("you have no peanut allergy").
 
 The matcher's rule: both texts are reduced to *content words* - lowercased
 (NFKC), split into runs of letters and digits, English function words dropped, a
@@ -51,11 +54,13 @@ class StepOutcome:
     used: bool
     step: str = ""
     """An optional label (step id, question id) for reports."""
+    consistent: bool = True
+    """False when the output contradicts the context (a reply-check conflict)."""
 
     @property
     def effective(self) -> bool:
-        """Loaded and used: the numerator of CER."""
-        return self.loaded and self.used
+        """Loaded and used by a consistent output: the numerator of CER."""
+        return self.loaded and self.used and self.consistent
 
 
 def cer(steps: Sequence[StepOutcome]) -> float:

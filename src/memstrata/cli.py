@@ -1423,6 +1423,35 @@ def eval_intents(
         render_report(report, sys.stdout)
 
 
+@eval_app.command("replycheck")
+def eval_replycheck(
+    split: Annotated[
+        str,
+        typer.Option(
+            "--split",
+            help="Pairs: dev | test | all. The test half was written before the rules were "
+            "tuned and is never tuned on.",
+        ),
+    ] = "test",
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="Labeled (reply, memories) pairs (JSONL); default: packaged."),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """The reply check against labeled (reply, memories) pairs in English and Chinese:
+    precision, recall and F1 of conflicts (amounts, dates, ids, negated and contradicted
+    facts) per split, language and kind."""
+    from memstrata.eval.replycheck import render_report, run_replycheck_eval
+
+    with _eval_errors(as_json):
+        report = run_replycheck_eval(split=split, data=data)
+    if as_json:
+        _emit_json(report)
+    else:
+        render_report(report, sys.stdout)
+
+
 def _key_client(url: str, key: str) -> Client:
     """The client ``memstrata keys --url`` manages keys through."""
     return Client(url, key, timeout_s=30.0)

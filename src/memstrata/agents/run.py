@@ -27,7 +27,7 @@ class AgentRun:
     def outcomes(self) -> tuple[StepOutcome, ...]:
         """The CER verdict of every checked step (the answers)."""
         return tuple(
-            StepOutcome(s.check.context_loaded, s.check.context_used, s.title)
+            StepOutcome(s.check.context_loaded, s.check.context_used, s.title, s.check.consistent)
             for s in self.steps
             if s.check is not None
         )

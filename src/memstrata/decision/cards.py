@@ -103,10 +103,11 @@ class TraceCard:
 
     @property
     def effective(self) -> bool | None:
-        """The step's CER verdict: context loaded and used (None until checked)."""
+        """The step's CER verdict: context loaded and used by a reply that does not
+        contradict it (None until checked)."""
         if self.context_loaded is None or self.context_used is None:
             return None
-        return self.context_loaded and self.context_used
+        return self.consistency != "conflict" and self.context_loaded and self.context_used
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import memstrata.cer as cer
+from memstrata.decision.claims import id_shape, read_claims, same_topic
+from memstrata.decision.denials import contradictions, read_held
 from memstrata.feedback.events import MEMORY_TYPES
 from memstrata.frozen import thaw
 from memstrata.router.bundle import ContextBundle, ContextItem
 
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)?(?![\w])")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]+")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _FACT_TEXT = re.compile(r"^(?P<subject>\S+) (?P<attribute>[^:]+): (?P<value>.+)$", re.S)
 _CAPITALIZED = re.compile(r"\b[A-Z][a-zA-Z-]{2,}\b")
@@ -49,7 +49,9 @@ class ReplyCheck:
 
     @property
     def effective(self) -> bool:
-        return self.context_loaded and self.context_used
+        """CER's numerator: context loaded and used by a reply that does not contradict
+        it (a conflicting reply never counts)."""
+        return self.consistent and self.context_loaded and self.context_used
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -107,26 +109,75 @@ def stale_values(items: Iterable[ContextItem]) -> tuple[tuple[str, str], ...]:
     return tuple(dict.fromkeys(out))
 
 
+def memory_texts(items: Iterable[ContextItem]) -> tuple[str, ...]:
+    """The memories the reply is compared with, as text: L3 facts and episodes (an
+    episode a newer fact replaced stands for that fact, not for its old values), and
+    L2 fields as ``label: value``. Session bookkeeping (L1) is left out."""
+    out: list[str] = []
+    for item in items:
+        layer = item.provenance.layer
+        if layer == "L1":
+            continue
+        content = thaw(item.content)
+        if layer == "L3":
+            if isinstance(content, dict):
+                text = content.get("replaced_by") or content.get("text")
+                if text:
+                    out.append(str(text))
+            continue
+        out.extend(f"{label}: {value}" for label, value in _scalars(item.name, content))
+    return tuple(dict.fromkeys(out))
+
+
 def conflicts(reply: str, items: Sequence[ContextItem]) -> tuple[str, ...]:
-    """The reply's statements that contradict the items (rules, deterministic)."""
+    """The reply's statements that contradict the items (rules, deterministic): a value
+    the context marks as replaced; an amount, date or id other than the one held for
+    the same topic; a negated or contradicted fact (:mod:`memstrata.decision.denials`)."""
     found: list[str] = []
     folded = reply.casefold()
     for old, current in stale_values(items):
         if _mentions(folded, old) and not _mentions(folded, current):
             found.append(f"states {old!r}, which the context marks as replaced by {current!r}")
-    sentences = [s for s in _SENTENCE.split(reply) if s.strip()]
-    for label, value in held_values(items):
-        held = _number(value)
-        if held is None:
-            continue
-        words = [w for w in _WORD.findall(label.replace("_", " ")) if len(w) > 2]
-        for sentence in sentences:
-            if not words or not all(_mentions(sentence.casefold(), w) for w in words):
-                continue
-            numbers = [n for n in (_number(t) for t in _NUMBER.findall(sentence)) if n is not None]
-            if numbers and not any(abs(n - held) <= 1e-9 * max(1.0, abs(held)) for n in numbers):
-                found.append(f"gives {label} as {numbers[0]:g}; the context holds {value}")
+    found.extend(text_conflicts(reply, memory_texts(items)))
     return tuple(dict.fromkeys(found))
+
+
+def text_conflicts(reply: str, memories: Sequence[str]) -> tuple[str, ...]:
+    """The conflicts of ``reply`` with ``memories`` given as text (what :func:`conflicts`
+    compares once the items are read; ``memstrata eval replycheck`` scores it)."""
+    found: list[str] = []
+    held = [read_claims(text) for text in memories]
+    said = read_claims(reply)
+    amounts = [a for c in held for a in c.amounts]
+    for amount in said.amounts:
+        same = [
+            m
+            for m in amounts
+            if (m.unit == amount.unit or not m.unit) and same_topic(amount.topic, m.topic)
+        ]
+        near = [a.value for a in said.amounts if a.clause == amount.clause]
+        if same and not any(_equal(m.value, v) for m in same for v in near):
+            found.append(f"gives {amount.text!r}; the memories hold {same[0].text!r}")
+    dates = [d for c in held for d in c.dates]
+    for date in said.dates:
+        same_dates = [d for d in dates if same_topic(date.topic, d.topic)]
+        near_dates = [d for d in said.dates if d.clause == date.clause]
+        if same_dates and not any(d.same_day(n) for d in same_dates for n in near_dates):
+            found.append(f"gives {date.text!r}; the memories hold {same_dates[0].text!r}")
+    ids = {i.lstrip("#").upper() for c in held for i in c.ids}
+    for token in said.ids:
+        bare = token.lstrip("#").upper()
+        if bare in ids:
+            continue
+        like = sorted(i for i in ids if id_shape(i) == id_shape(bare))
+        if like:
+            found.append(f"gives {token!r}; the memories hold {like[0]!r}")
+    found.extend(contradictions(reply, read_held(memories)))
+    return tuple(dict.fromkeys(found))
+
+
+def _equal(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a))
 
 
 def context_loaded(
@@ -178,13 +229,6 @@ def _mentions(folded_text: str, value: str) -> bool:
     if not needle:
         return False
     return re.search(rf"(?<!\w){re.escape(needle)}(?!\w)", folded_text) is not None
-
-
-def _number(text: str) -> float | None:
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return None
 
 
 def used_in_reply(reply: str, items: Iterable[ContextItem]) -> tuple[str, ...]:
