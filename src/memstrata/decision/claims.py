@@ -63,14 +63,14 @@ _DATES = (
 )
 _ID = re.compile(r"(?<![A-Za-z0-9#-])(#\d{3,}|[A-Z0-9]+(?:-[A-Z0-9]+)*)(?![A-Za-z0-9-])")
 _QUANTITY = re.compile(
-    r"(?<![A-Za-z0-9.,#-])"
+    r"(?<![A-Za-z0-9.,#_-])"
     r"(?P<pre>US\$|\$|¥|￥|USD\s?|CNY\s?|RMB\s?)?"
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     r"\s?(?P<mult>万|千|k(?![A-Za-z]))?"
     r"\s?(?P<unit>元人民币|块钱|元|块|人民币|yuan(?![A-Za-z])|CNY|RMB|USD|US dollars?|dollars?"
     r"|bucks|kilomet(?:er|re)s?|km(?![A-Za-z])|公里|千米|kilograms?|kgs?(?![A-Za-z])|公斤|千克"
     r"|%|percent|per cent)?"
-    r"(?![A-Za-z0-9])",
+    r"(?![A-Za-z0-9_])",
     re.I,
 )
 _UNIT_CLASS = {
@@ -116,7 +116,13 @@ _MULTIPLIER = {"万": 10_000.0, "千": 1_000.0, "k": 1_000.0}
 _CLAUSE_BREAK = re.compile(
     r"[;；，。！？!?、\n]|,(?!\d{3})|\.(?!\d)|\s(?:so|but|and then|because|while)\s", re.I
 )
-_SENTENCE = re.compile(r"(?<=[.!?。！？；;])\s*|\n+")
+# A Western end mark ends a sentence only before a space ("2.12", "4.2.1" do not).
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])\s*|\n+")
+# Spans that are neither amounts nor ids: clock times and timestamps, citation marks.
+_NOT_AMOUNTS = re.compile(
+    r"\d{4}-\d{2}-\d{2}T[\d:.]+(?:Z|[+-]\d{2}:?\d{2})?|(?<!\d)\d{1,2}:\d{2}(?::\d{2})?(?:Z\b)?"
+    r"|\[\d{1,3}\]"
+)
 
 # Words that name no topic (on top of the CER matcher's function words).
 _TOPIC_STOP = frozenset(
@@ -208,6 +214,9 @@ def read_claims(text: str) -> Claims:
     for sentence in sentences(text):
         spans: list[tuple[int, int]] = []
         blank = sentence
+        for m in _NOT_AMOUNTS.finditer(blank):
+            spans.append(m.span())
+            blank = _blank(blank, m.span())
         found_dates: list[tuple[int, int, int, int, str]] = []
         for pattern in _DATES:
             for m in pattern.finditer(blank):
@@ -259,7 +268,7 @@ def topic_words(text: str) -> frozenset[str]:
     function characters are taken out (a run of one character stays as it is)."""
     words: set[str] = set()
     for word in content_words(re.sub(rf"[{_CJK}]+", " ", text)):
-        if word in _TOPIC_STOP or word.isdigit():
+        if word in _TOPIC_STOP or word.isdigit() or len(word) < 2:
             continue
         words.add(word[:5])
     for run in re.findall(rf"[{_CJK}]+", text):
@@ -284,6 +293,12 @@ def same_topic(a: frozenset[str], b: frozenset[str]) -> bool:
     small, large = (a, b) if len(a) <= len(b) else (b, a)
     shared = sum(1 for w in small if w in large or _inside(w, large))
     return shared / len(small) > 0.5
+
+
+def covers(held: frozenset[str], said: frozenset[str]) -> bool:
+    """Whether every word of a held value's topic is in the reply's (the test for a
+    bare held number, an L2 field ``total: 120``, whose label is all it has)."""
+    return bool(held) and all(w in said or _inside(w, said) for w in held)
 
 
 def id_shape(token: str) -> str:

@@ -1,10 +1,13 @@
 """Checks of a reply against the context it was built from (docs/architecture.md,
 "Decisions and feedback", "Health and metrics").
 
-* Consistency: the reply's key conclusions (values, numbers) must not contradict the
-  memories used. A reply that states a value the context marks as replaced, or a
-  number other than the one held for a label it names, is a conflict: the caller
-  regenerates, or the card is flagged.
+* Consistency: the reply's key conclusions must not contradict the memories used. A
+  reply that states a value the context marks as replaced; an amount (with its unit
+  or currency), a date or an id other than the one held for the same topic
+  (:mod:`memstrata.decision.claims`); or that denies or contradicts a held fact ("you
+  have no allergies", "peanuts are fine for you", "你不住在上海",
+  :mod:`memstrata.decision.denials`) is a conflict: the caller regenerates, the card
+  is flagged, and the step is not effective.
 * Context effectiveness (CER, :mod:`memstrata.cer`): a step's context
   was *loaded* when its L2 evidence is present and unexpired and its L3 evidence
   reaches the confidence threshold, and *used* when the reply reflects it (a held
@@ -22,12 +25,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import memstrata.cer as cer
-from memstrata.decision.claims import id_shape, read_claims, same_topic
+from memstrata.decision.claims import covers, id_shape, read_claims, same_topic
 from memstrata.decision.denials import contradictions, read_held
 from memstrata.feedback.events import MEMORY_TYPES
 from memstrata.frozen import thaw
 from memstrata.router.bundle import ContextBundle, ContextItem
 
+_LABELED = re.compile(r"^(?P<label>[\w .-]{1,60}): \S")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _FACT_TEXT = re.compile(r"^(?P<subject>\S+) (?P<attribute>[^:]+): (?P<value>.+)$", re.S)
 _CAPITALIZED = re.compile(r"\b[A-Z][a-zA-Z-]{2,}\b")
@@ -148,16 +152,19 @@ def text_conflicts(reply: str, memories: Sequence[str]) -> tuple[str, ...]:
     found: list[str] = []
     held = [read_claims(text) for text in memories]
     said = read_claims(reply)
-    amounts = [a for c in held for a in c.amounts]
+    amounts = [(_label(text), a) for text, c in zip(memories, held, strict=True) for a in c.amounts]
     for amount in said.amounts:
         same = [
-            m
-            for m in amounts
-            if (m.unit == amount.unit or not m.unit) and same_topic(amount.topic, m.topic)
+            (label, m)
+            for label, m in amounts
+            if (m.unit and m.unit == amount.unit and same_topic(amount.topic, m.topic))
+            or (not m.unit and covers(m.topic, amount.topic))
         ]
         near = [a.value for a in said.amounts if a.clause == amount.clause]
-        if same and not any(_equal(m.value, v) for m in same for v in near):
-            found.append(f"gives {amount.text!r}; the memories hold {same[0].text!r}")
+        if same and not any(_equal(m.value, v) for _, m in same for v in near):
+            label, first = same[0]
+            what = f"{label} as {amount.text}" if label else repr(amount.text)
+            found.append(f"gives {what}; the context holds {first.text}")
     dates = [d for c in held for d in c.dates]
     for date in said.dates:
         same_dates = [d for d in dates if same_topic(date.topic, d.topic)]
@@ -174,6 +181,12 @@ def text_conflicts(reply: str, memories: Sequence[str]) -> tuple[str, ...]:
             found.append(f"gives {token!r}; the memories hold {like[0]!r}")
     found.extend(contradictions(reply, read_held(memories)))
     return tuple(dict.fromkeys(found))
+
+
+def _label(memory: str) -> str:
+    """The label of a ``label: value`` memory (an L2 field, a fact's attribute)."""
+    match = _LABELED.match(memory)
+    return match["label"].removeprefix("user ").strip() if match else ""
 
 
 def _equal(a: float, b: float) -> bool:
