@@ -23,6 +23,7 @@ Everything here is deterministic text processing; no model.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from memstrata.cer import content_words
@@ -212,54 +213,62 @@ def read_claims(text: str) -> Claims:
     ids: list[str] = []
     offset = 0
     for sentence in sentences(text):
-        spans: list[tuple[int, int]] = []
-        blank = sentence
-        for m in _NOT_AMOUNTS.finditer(blank):
-            spans.append(m.span())
-            blank = _blank(blank, m.span())
-        found_dates: list[tuple[int, int, int, int, str]] = []
-        for pattern in _DATES:
-            for m in pattern.finditer(blank):
-                month = _month(m)
-                day = int(m["d"])
-                if not 1 <= month <= 12 or not 1 <= day <= 31:
-                    continue
-                year = int(m["y"]) if m["y"] else 0
-                found_dates.append((m.start(), year, month, day, m[0]))
-                spans.append(m.span())
-                blank = _blank(blank, m.span())
-        found_ids: list[tuple[int, str]] = []
-        for m in _ID.finditer(blank):
-            token = m[1]
-            if _is_id(token):
-                found_ids.append((m.start(), token))
-                spans.append(m.span())
-                blank = _blank(blank, m.span())
-        found_amounts: list[tuple[int, float, str, str]] = []
-        for m in _QUANTITY.finditer(blank):
-            value = float(m["num"].replace(",", ""))
-            mult = (m["mult"] or "").lower()
-            value *= _MULTIPLIER.get(mult, 1.0)
-            marks = [x.strip().lower() for x in (m["pre"], m["unit"]) if x]
-            unit = next((_UNIT_CLASS[x] for x in marks if x in _UNIT_CLASS), "")
-            if not unit and mult == "万":
-                unit = "CNY"  # "30万" alone is an amount of yuan
-            found_amounts.append((m.start(), value, unit, m[0].strip()))
-            spans.append(m.span())
-            blank = _blank(blank, m.span())
-        clauses = _clauses(sentence, spans)
-        whole = topic_words(blank)
-        for start, year, month, day, said in found_dates:
-            topic, at = _topic_at(clauses, blank, start, whole)
+        found = _scan(sentence)
+        for start, year, month, day, said in found.dates:
+            topic, at = found.topics.at(start)
             dates.append(Date(year, month, day, said, topic, offset + at))
-        for start, value, unit, said in found_amounts:
-            topic, at = _topic_at(clauses, blank, start, whole)
+        for start, value, unit, said in found.amounts:
+            topic, at = found.topics.at(start)
             # "weighs", "costs" restate the unit; what is weighed or paid is the topic.
             topic = (topic - _DIMENSION) or topic
             amounts.append(Amount(value, unit, said, topic, offset + at))
-        ids.extend(token for _, token in found_ids)
-        offset += len(clauses)
+        ids.extend(found.ids)
+        offset += found.topics.count
     return Claims(tuple(amounts), tuple(dates), tuple(dict.fromkeys(ids)))
+
+
+@dataclass(slots=True)
+class _Scan:
+    dates: list[tuple[int, int, int, int, str]]
+    ids: list[str]
+    amounts: list[tuple[int, float, str, str]]
+    topics: _Topics
+
+
+def _scan(sentence: str) -> _Scan:
+    """One sentence's dates, ids and amounts (with where each starts). Each kind is
+    found with the kinds before it blanked out, in one pass per pattern."""
+    found = _Scan([], [], [], _Topics(""))
+
+    def date(m: re.Match[str]) -> str:
+        month, day = _month(m), int(m["d"])
+        if not 1 <= month <= 12 or not 1 <= day <= 31:
+            return m[0]
+        found.dates.append((m.start(), int(m["y"]) if m["y"] else 0, month, day, m[0]))
+        return _spaces(m)
+
+    def ident(m: re.Match[str]) -> str:
+        if not _is_id(m[1]):
+            return m[0]
+        found.ids.append(m[1])
+        return _spaces(m)
+
+    def amount(m: re.Match[str]) -> str:
+        mult = (m["mult"] or "").lower()
+        value = float(m["num"].replace(",", "")) * _MULTIPLIER.get(mult, 1.0)
+        marks = [x.strip().lower() for x in (m["pre"], m["unit"]) if x]
+        unit = next((_UNIT_CLASS[x] for x in marks if x in _UNIT_CLASS), "")
+        if not unit and mult == "万":
+            unit = "CNY"  # "30万" alone is an amount of yuan
+        found.amounts.append((m.start(), value, unit, m[0].strip()))
+        return _spaces(m)
+
+    blank = _NOT_AMOUNTS.sub(_spaces, sentence)
+    for pattern in _DATES:
+        blank = pattern.sub(date, blank)
+    blank = _QUANTITY.sub(amount, _ID.sub(ident, blank))
+    found.topics = _Topics(blank)
+    return found
 
 
 def topic_words(text: str) -> frozenset[str]:
@@ -323,27 +332,31 @@ def _is_id(token: str) -> bool:
     return token.startswith("#") or bool(re.search(r"[A-Z]", bare))
 
 
-def _blank(text: str, span: tuple[int, int]) -> str:
-    start, end = span
-    return text[:start] + " " * (end - start) + text[end:]
+def _spaces(m: re.Match[str]) -> str:
+    return " " * len(m[0])
 
 
-def _clauses(sentence: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    cuts = [
-        m.start()
-        for m in _CLAUSE_BREAK.finditer(sentence)
-        if not any(s <= m.start() < e for s, e in spans)
-    ]
-    bounds = [0, *cuts, len(sentence)]
-    return [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
+class _Topics:
+    """The clauses of one sentence whose amounts, dates and ids are blanked out (a
+    separator inside one of them is gone with it), and their topics, each read once."""
 
+    def __init__(self, blank: str) -> None:
+        self._blank = blank
+        self._starts = [0, *(m.start() for m in _CLAUSE_BREAK.finditer(blank))]
+        self._ends = [*self._starts[1:], len(blank)]
+        self._topics: dict[int, frozenset[str]] = {}
+        self._whole: frozenset[str] | None = None
+        self.count = len(self._starts)
 
-def _topic_at(
-    clauses: list[tuple[int, int]], blank: str, start: int, whole: frozenset[str]
-) -> tuple[frozenset[str], int]:
-    """The topic of the clause at ``start`` (the sentence's when the clause names
-    none) and the clause's index."""
-    for at, (lo, hi) in enumerate(clauses):
-        if lo <= start < hi:
-            return topic_words(blank[lo:hi]) or whole, at
-    return whole, 0
+    def at(self, start: int) -> tuple[frozenset[str], int]:
+        """The topic of the clause at ``start`` (the sentence's when the clause names
+        none) and the clause's index."""
+        index = max(0, bisect_right(self._starts, start) - 1)
+        if index not in self._topics:
+            self._topics[index] = topic_words(self._blank[self._starts[index] : self._ends[index]])
+        topic = self._topics[index]
+        if not topic:
+            if self._whole is None:
+                self._whole = topic_words(self._blank)
+            topic = self._whole
+        return topic, index

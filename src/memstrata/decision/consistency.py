@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import memstrata.cer as cer
-from memstrata.decision.claims import covers, id_shape, read_claims, same_topic
+from memstrata.decision.claims import Date, covers, id_shape, read_claims, same_topic
 from memstrata.decision.denials import contradictions, read_held
 from memstrata.feedback.events import MEMORY_TYPES
 from memstrata.frozen import thaw
@@ -153,6 +153,11 @@ def text_conflicts(reply: str, memories: Sequence[str]) -> tuple[str, ...]:
     held = [read_claims(text) for text in memories]
     said = read_claims(reply)
     amounts = [(_label(text), a) for text, c in zip(memories, held, strict=True) for a in c.amounts]
+    # What each clause of the reply states, so that a clause giving the held value
+    # beside others ("VAT of 19% after your 15% discount") agrees.
+    values: dict[int, set[float]] = {}
+    for stated in said.amounts:
+        values.setdefault(stated.clause, set()).add(round(stated.value, 6))
     for amount in said.amounts:
         same = [
             (label, m)
@@ -160,16 +165,20 @@ def text_conflicts(reply: str, memories: Sequence[str]) -> tuple[str, ...]:
             if (m.unit and m.unit == amount.unit and same_topic(amount.topic, m.topic))
             or (not m.unit and covers(m.topic, amount.topic))
         ]
-        near = [a.value for a in said.amounts if a.clause == amount.clause]
-        if same and not any(_equal(m.value, v) for _, m in same for v in near):
+        near = values[amount.clause]
+        if same and not any(round(m.value, 6) in near for _, m in same):
             label, first = same[0]
             what = f"{label} as {amount.text}" if label else repr(amount.text)
             found.append(f"gives {what}; the context holds {first.text}")
     dates = [d for c in held for d in c.dates]
+    days: dict[int, dict[tuple[int, int], set[int]]] = {}
+    for stated_date in said.dates:
+        day = (stated_date.month, stated_date.day)
+        days.setdefault(stated_date.clause, {}).setdefault(day, set()).add(stated_date.year)
     for date in said.dates:
         same_dates = [d for d in dates if same_topic(date.topic, d.topic)]
-        near_dates = [d for d in said.dates if d.clause == date.clause]
-        if same_dates and not any(d.same_day(n) for d in same_dates for n in near_dates):
+        near_days = days[date.clause]
+        if same_dates and not any(_said_on(d, near_days) for d in same_dates):
             found.append(f"gives {date.text!r}; the memories hold {same_dates[0].text!r}")
     ids = {i.lstrip("#").upper() for c in held for i in c.ids}
     for token in said.ids:
@@ -189,8 +198,10 @@ def _label(memory: str) -> str:
     return match["label"].removeprefix("user ").strip() if match else ""
 
 
-def _equal(a: float, b: float) -> bool:
-    return abs(a - b) <= 1e-9 * max(1.0, abs(a))
+def _said_on(held: Date, days: dict[tuple[int, int], set[int]]) -> bool:
+    """Whether the clause states ``held``'s day (a year said on one side only agrees)."""
+    years = days.get((held.month, held.day))
+    return years is not None and (not held.year or 0 in years or held.year in years)
 
 
 def context_loaded(
