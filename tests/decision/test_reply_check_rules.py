@@ -8,6 +8,7 @@ import random
 
 import pytest
 
+from memstrata.cer import StepOutcome, cer, cer_summary
 from memstrata.decision.consistency import text_conflicts
 
 
@@ -65,3 +66,9 @@ def test_garbage_and_long_input_is_judged_without_an_error() -> None:
         assert isinstance(text_conflicts(reply, memories), tuple)
     many = "Your budget is " + "1 yuan, " * 2400
     assert text_conflicts(many, ["user budget: 5000 yuan"])
+
+
+def test_a_step_whose_output_contradicts_its_context_is_not_effective() -> None:
+    steps = [StepOutcome(True, True, "agrees"), StepOutcome(True, True, "conflict", False)]
+    assert [s.effective for s in steps] == [True, False]
+    assert cer(steps) == 0.5 and cer_summary(steps)["used_rate"] == 1.0
