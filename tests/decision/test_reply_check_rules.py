@@ -24,6 +24,8 @@ from memstrata.decision.consistency import text_conflicts
         (["I'm allergic to peanuts."], "You can eat anything except peanuts."),
         (["I'm allergic to peanuts."], "You're not allergic to shellfish, so the shrimp is fine."),
         (["user city: Shanghai"], "你住在北京。"),  # another script: not judged
+        (["user budget: 5000 yuan"], "You haven't told me your budget yet."),
+        (["我的预算是5000元。"], "你没告诉我你的预算。"),
         (["rms_baseline_mm_s: 2.12"], "RMS 2.2 mm/s at 08:05:10Z against 2.12 mm/s baseline [3]."),
     ],
 )

@@ -57,8 +57,14 @@ _COVERS = {
 }
 _FILLER_EN = frozenset("any anything food known real sort kind".split())  # noqa: SIM905
 _FILLER_ZH = re.compile("^(?:任何|什么|食物|养|有|是|再|在)+")
-_SKIP_EN = re.compile(r"^(?:to|need|have to|worry|mind|forget|hesitate|know|see|think)\b", re.I)
-_SKIP_ZH = re.compile("^(?:用|需要|必|要|会|能|可以|知道|担心|清楚|确定)")
+# "You don't need to...", "you haven't told me your budget": about the conversation,
+# not a fact.
+_SKIP_EN = re.compile(
+    r"^(?:to|need|have to|worry|mind|forget|hesitate|know|see|think|told|said|mentioned"
+    r"|given|shared|asked|specified|decided|say|tell|mention)\b",
+    re.I,
+)
+_SKIP_ZH = re.compile("^(?:用|需要|必|要|会|能|可以|知道|担心|清楚|确定|告诉|说|提到|提过)")
 
 _ALLERGY_MEMORY = (
     re.compile(rf"allergic to (?P<x>[\w' -]+?){_END}", re.I),
