@@ -71,7 +71,9 @@ is grouped by the predicted attribute and recall by the labeled one. Sequences a
 scored apart as *supersede accuracy*: their texts are extracted in order and each fact
 applied to its ``(subject, attribute)`` slot -- a multi-valued attribute
 (``memstrata.config.DEFAULT_MULTI_VALUED``) accumulates its values as a set,
-any other is replaced by the later value, events are ignored -- and a sequence is
+any other is replaced by the later value; as in the write path, an explicit correction
+replaces a set, a removal ("not peanuts", 我不再对花生过敏) takes its value out and a
+``dislikes`` value leaves ``likes``; events are ignored -- and a sequence is
 correct when the slot ends holding exactly the labeled value(s) (compared by
 :func:`value_key`).
 """
@@ -98,8 +100,17 @@ from memstrata.errors import (
     ExtractionUnavailableError,
     ValidationError,
 )
-from memstrata.extract.candidates import ROLES, UNIT_KINDS, Candidate, Role, Turn, UnitKind
+from memstrata.extract.candidates import (
+    ROLES,
+    UNIT_KINDS,
+    Candidate,
+    Change,
+    Role,
+    Turn,
+    UnitKind,
+)
 from memstrata.extract.protocol import Extractor
+from memstrata.memory.versioning import item_key
 
 Split = Literal["dev", "test", "heldback"]
 SPLITS: tuple[Split, ...] = ("dev", "test", "heldback")
@@ -146,12 +157,14 @@ _FINAL_KEYS = frozenset({"subject", "attribute", "value", "values"})
 
 @dataclass(frozen=True, slots=True)
 class Item:
-    """One labeled or predicted fact or event."""
+    """One labeled or predicted fact or event (``change``: what a predicted fact does
+    to its slot - states, corrects or removes a value; labels always state)."""
 
     subject: str
     attribute: str
     value: str
     kind: UnitKind
+    change: Change = "state"
 
 
 @dataclass(frozen=True, slots=True)
@@ -534,22 +547,49 @@ def apply_sequence(
     """Each slot's active value(s) after applying the facts of ``steps`` in order.
 
     Mirrors the write path's versioning: a multi-valued attribute accumulates distinct
-    values (by :func:`value_key`), any other slot takes the later value; events are
-    append-only and hold no slot.
+    values (by :func:`value_key`), any other slot takes the later value; a correction
+    replaces a set with the values its text states; a removal takes its value out
+    (after the text's own values are applied; a slot left empty holds nothing), and a
+    ``dislikes`` value leaves ``likes``; events
+    are append-only and hold no slot.
     """
     slots: dict[tuple[str, str], tuple[str, ...]] = {}
     for items in steps:
+        corrected: set[tuple[str, str]] = set()
         for item in items:
-            if item.kind != "fact":
+            if item.kind != "fact" or item.change == "remove":
                 continue
             slot = (_name(item.subject), _name(item.attribute))
             if slot[1] in multi_valued:
                 held = slots.get(slot, ())
+                if item.change == "correct" and slot not in corrected:
+                    corrected.add(slot)
+                    held = ()
                 if value_key(item.value) not in {value_key(v) for v in held}:
                     slots[slot] = (*held, item.value)
             else:
                 slots[slot] = (item.value,)
+        removed = [i for i in items if i.kind == "fact" and i.change == "remove"]
+        # What is disliked is no longer liked (the write path removes it from likes).
+        removed += [
+            replace(i, attribute="likes", change="remove")
+            for i in items
+            if i.kind == "fact" and i.change != "remove" and _name(i.attribute) == "dislikes"
+        ]
+        for item in removed:
+            slot = (_name(item.subject), _name(item.attribute))
+            if slot in slots:
+                kept = tuple(v for v in slots[slot] if _item_key(v) != _item_key(item.value))
+                if kept:
+                    slots[slot] = kept
+                else:
+                    del slots[slot]
     return slots
+
+
+def _item_key(value: str) -> str:
+    # The write path tells set items apart this way (memstrata.write.removals).
+    return item_key(value)
 
 
 def sequence_correct(
@@ -610,7 +650,7 @@ def _turn(text: str, role: Role, turn_id: str) -> Turn:
 
 
 def _items(candidates: Iterable[Candidate]) -> tuple[Item, ...]:
-    return tuple(Item(c.subject, c.attribute, c.value, c.kind) for c in candidates)
+    return tuple(Item(c.subject, c.attribute, c.value, c.kind, c.change) for c in candidates)
 
 
 @dataclass(frozen=True, slots=True)
@@ -632,7 +672,9 @@ def run_extractor(extractor: Extractor, data: StatementSet) -> ExtractorRun:
     rows: list[RowResult] = []
     for statement in data.statements:
         found, error = _extract(extractor, statement.text, statement.role, statement.id)
-        rows.append(RowResult(statement, found, error))
+        # A removal holds no value: statements are scored on what they state.
+        stated = tuple(item for item in found if item.change != "remove")
+        rows.append(RowResult(statement, stated, error))
     sequences = tuple(
         tuple(
             _extract(extractor, text, case.role, f"{case.id}.{step}")[0]

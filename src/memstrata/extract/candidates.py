@@ -18,6 +18,12 @@ from memstrata.validation import check_id, check_text
 
 UnitKind = Literal["fact", "event"]
 UNIT_KINDS: frozenset[str] = frozenset({"fact", "event"})
+Change = Literal["state", "correct", "remove"]
+"""What a fact candidate does to its slot: ``state`` adds (a set-valued attribute) or
+supersedes as usual; ``correct`` is an explicit correction ("Sorry, I got that wrong:
+...", 不对，我记错了): it replaces what the slot holds, near-duplicate or not;
+``remove`` takes its value out of the slot ("not peanuts", 我不再对花生过敏)."""
+CHANGES: frozenset[str] = frozenset({"state", "correct", "remove"})
 MAX_VALUE_CHARS = 4_000
 """The longest value a candidate (and so a memory unit) may carry."""
 
@@ -100,7 +106,9 @@ class Candidate:
 
     ``extras`` holds verbatim never-compress values found next to it (order ids,
     amounts, dates) as ``(label, value)`` pairs; ``valid_from`` is set only when the
-    text says when the fact or event started (otherwise the turn's time is used).
+    text says when the fact or event started (otherwise the turn's time is used);
+    ``change`` (facts only) says whether it states, corrects or removes a value
+    (:data:`Change`).
     """
 
     subject: str
@@ -111,6 +119,7 @@ class Candidate:
     importance: float
     extras: tuple[tuple[str, str], ...] = ()
     valid_from: datetime | None = None
+    change: Change = "state"
 
     def __post_init__(self) -> None:
         check_name("subject", self.subject)
@@ -123,3 +132,7 @@ class Candidate:
         check_extras("extras", self.extras)
         if self.valid_from is not None:
             check_aware("valid_from", self.valid_from)
+        if self.change not in CHANGES:
+            raise ValidationError("change", f"must be one of {sorted(CHANGES)}")
+        if self.change != "state" and self.kind != "fact":
+            raise ValidationError("change", "only a fact corrects or removes a value")

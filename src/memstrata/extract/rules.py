@@ -33,8 +33,10 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from memstrata.config import DEFAULT_MULTI_VALUED
 from memstrata.extract.candidates import Candidate, Turn
 from memstrata.extract.clauses import Clause, split_clauses
+from memstrata.extract.corrections import adds_only, corrected, correction_at, removals
 from memstrata.extract.everyday_patterns import EVERYDAY_PATTERNS
 from memstrata.extract.patterns import (
     CHANNELS,
@@ -171,32 +173,50 @@ class RuleExtractor:
     extractor is down. ``hedge_factor`` scales the confidence of hedged statements.
     """
 
-    def __init__(self, *, hedge_factor: float = HEDGE_FACTOR) -> None:
+    def __init__(
+        self,
+        *,
+        hedge_factor: float = HEDGE_FACTOR,
+        multi_valued: frozenset[str] = DEFAULT_MULTI_VALUED,
+    ) -> None:
         if not 0.0 < hedge_factor <= 1.0:
             raise ValueError("hedge_factor: must be within (0, 1]")
         self._hedge_factor = hedge_factor
+        self._multi_valued = multi_valued
 
     def extract(self, turn: Turn) -> tuple[Candidate, ...]:
-        """Candidates of ``turn``, sentence by sentence, without exact duplicates."""
+        """Candidates of ``turn``, sentence by sentence, without exact duplicates.
+
+        After an explicit correction marker ("Sorry, I got that wrong", 不对，我记错了)
+        the turn's facts are ``correct`` candidates; removals ("not peanuts",
+        我不再对花生过敏) are ``remove`` candidates (:mod:`.corrections`).
+        """
         if turn.role == "system":
             return ()  # instructions to the model, not things the user told us
         found: list[Candidate] = []
-        seen: set[tuple[str, str, str]] = set()
+        seen: set[tuple[str, str, str, str]] = set()
+        correcting = False
         for sentence in split_sentences(fold_quotes(turn.text)):
-            for candidate in self._sentence(sentence, turn):
-                key = (candidate.subject, candidate.attribute, candidate.value)
+            correcting = correcting or correction_at(sentence)
+            fixing = correcting and not adds_only(sentence)
+            for candidate in self._sentence(sentence, turn, fixing):
+                key = (candidate.subject, candidate.attribute, candidate.value, candidate.change)
                 if key not in seen:
                     seen.add(key)
                     found.append(candidate)
         return tuple(found)
 
-    def _sentence(self, sentence: str, turn: Turn) -> list[Candidate]:
+    def _sentence(self, sentence: str, turn: Turn, correcting: bool = False) -> list[Candidate]:
         if _is_question(sentence):
             return []
         extras = _Extras(sentence)
         clauses = split_clauses(sentence)
         speaks = turn.role == "user" and not _JOKING.search(sentence)
         facts = self._facts(sentence, clauses, extras) if speaks else []
+        if correcting:
+            facts = corrected(facts)
+        if speaks:
+            facts += removals(sentence, facts, self._multi_valued)
         events = self._events(sentence, clauses, turn, extras)
         # "My budget is 500 yuan" states a limit, not a payment.
         if not events and all(fact.attribute != "budget" for fact in facts):

@@ -9,8 +9,9 @@ one read of the processed-events stream (:func:`feedback_records`).
   way to importance 1 (an access moves 0.05); every memory retrieved but not used
   moves ``ignored`` of the way to 0;
 * corrected, or a rating of 1-2: the used memories move ``correct`` of the way to 0,
-  the memories named ``wrong`` are closed (no longer current), and the correction's
-  text becomes memory through the extraction path, sourced from the event (session
+  the memories named ``wrong`` are closed (no longer current; a set-valued fact loses
+  only the wrong value, which stays in history: ``memstrata.write.removals``), and the
+  correction's text becomes memory through the extraction path, sourced from the event (session
   :data:`FEEDBACK_SESSION`, turn the event id): its fact supersedes the used fact of
   the same subject and attribute through the slot versioning;
 * abandoned: the used memories move ``abandon`` of the way to 0;

@@ -127,23 +127,30 @@ class MemoryStore:
 
     # --- writes ------------------------------------------------------------------
 
-    def write(self, unit: MemoryUnit, *, merge: bool = False) -> WriteOutcome:
+    def write(
+        self, unit: MemoryUnit, *, merge: bool = False, replaces: bool = False
+    ) -> WriteOutcome:
         """Store ``unit``: insert, supersede, merge, dedupe, or keep an older one as history.
 
-        The store owns ``version``, ``active`` and ``valid_to``; the unit's values for
-        them are ignored. Raises ``ConflictError`` only when
-        ``settings.max_write_attempts`` optimistic commits all lost.
+        ``replaces``: an explicit correction (or what a removal leaves of a set) that
+        supersedes the active value however close, and replaces a set rather than adds
+        to it (:func:`~memstrata.memory.versioning.decide`). The store owns
+        ``version``, ``active`` and ``valid_to``; the unit's values for them are
+        ignored. Raises ``ConflictError`` only when ``settings.max_write_attempts``
+        optimistic commits all lost.
         """
         if not isinstance(unit, MemoryUnit):
             raise ValidationError("unit", f"must be a MemoryUnit, got {type(unit).__name__}")
         if not isinstance(merge, bool):
             raise ValidationError("merge", "must be a bool")
+        if not isinstance(replaces, bool):
+            raise ValidationError("replaces", "must be a bool")
         unit = fresh(unit)
         assert unit.id is not None
         self._slots.register_tenant(unit.source.tenant)
         if unit.kind == "event":
             return self._write_event(unit)
-        return self._write_fact(unit, merge)
+        return self._write_fact(unit, merge, replaces)
 
     def _write_event(self, unit: MemoryUnit) -> WriteOutcome:
         # Events never supersede each other: the same event twice is one event.
@@ -154,7 +161,7 @@ class MemoryStore:
         self._lt.add(MEMORIES, [to_item(unit)])
         return WriteOutcome("inserted", unit.id or "", 1)
 
-    def _write_fact(self, unit: MemoryUnit, merge: bool) -> WriteOutcome:
+    def _write_fact(self, unit: MemoryUnit, merge: bool, replaces: bool = False) -> WriteOutcome:
         tenant, user = unit.source.tenant, unit.source.user
         slot = slot_string(tenant, unit.slot)
         assert unit.id is not None
@@ -184,7 +191,14 @@ class MemoryStore:
                 self.repair_slot(tenant, user, slot)
                 continue
             cosine = None if active_vec is None else float(np.dot(vector, active_vec))
-            decision = decide(unit, active, cosine=cosine, merge=merge, settings=self._settings)
+            decision = decide(
+                unit,
+                active,
+                cosine=cosine,
+                merge=merge,
+                settings=self._settings,
+                replaces=replaces,
+            )
             if decision.final is None:
                 assert active is not None
                 if active.id != unit.id:

@@ -15,6 +15,7 @@ only after a writer wins the swap, so a crash in between is repaired from here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -24,6 +25,7 @@ from memstrata.config import MemorySettings
 from memstrata.errors import BackendError
 from memstrata.memory.units import MemoryUnit
 
+_PLURAL_ES = re.compile(r"(?:ch|sh|ss|x|o)es$")
 WriteAction = Literal["inserted", "superseded", "merged", "deduplicated", "ignored_older"]
 
 # Compare-and-swap on ``rev``: one round trip, atomic on a server and on a cluster
@@ -132,6 +134,18 @@ def value_items(value: str, separator: str) -> tuple[str, ...]:
     return tuple(seen.values())
 
 
+def item_key(value: str) -> str:
+    """How two items of a set are told apart: case, spacing and an English plural
+    ("Peanuts" / "peanut") do not count."""
+    key = " ".join(value.casefold().split()).strip(" .,;:!?。，；！？")
+    if key.isascii():
+        if _PLURAL_ES.search(key):
+            key = key[:-2]
+        elif key.endswith("s") and not key.endswith("ss") and len(key) > 3:
+            key = key[:-1]
+    return key
+
+
 def merged_value(old: str, new: str, separator: str) -> str | None:
     """Union of the two values' items, old first; ``None`` when ``new`` adds nothing."""
     old_items = value_items(old, separator)
@@ -149,21 +163,36 @@ def decide(
     cosine: float | None,
     merge: bool,
     settings: MemorySettings,
+    replaces: bool = False,
 ) -> Decision:
     """The rule, in order:
 
     1. same content as the active version -> deduplicated;
-    2. a multi-valued attribute (or ``merge=True``) -> the union of both values
+    2. ``replaces`` (an explicit correction, or what a removal leaves of a set): the
+       unit supersedes the active version whatever their cosine, and replaces a set
+       rather than adding to it - except that the values one correcting turn states
+       together form the set (a second unit from the active version's own turn adds);
+    3. a multi-valued attribute (or ``merge=True``) -> the union of both values
        becomes the new active version (deduplicated when nothing is new);
-    3. dense cosine to the active version >= ``near_duplicate_cosine`` -> deduplicated;
-    4. observed validity older than the active version's -> kept as history only;
-    5. otherwise the new value supersedes (or is inserted when the slot is empty).
+    4. dense cosine to the active version >= ``near_duplicate_cosine`` -> deduplicated;
+    5. observed validity older than the active version's -> kept as history only;
+    6. otherwise the new value supersedes (or is inserted when the slot is empty).
     """
     if active is None:
         return Decision("inserted", replace(unit, active=True, valid_to=None), True)
     if unit.content_hash == active.content_hash:
         return Decision("deduplicated", None, False)
-    if merge or unit.attribute.casefold() in settings.multi_valued_attributes:
+    multi = merge or unit.attribute.casefold() in settings.multi_valued_attributes
+    same_turn = (
+        unit.source.turn_id is not None
+        and unit.source.session_id == active.source.session_id
+        and unit.source.turn_id == active.source.turn_id
+    )
+    if replaces and not (multi and same_turn):
+        if unit.valid_from < active.valid_from:
+            return Decision("ignored_older", replace(unit, active=False, valid_to=None), False)
+        return Decision("superseded", replace(unit, active=True, valid_to=None), True)
+    if multi:
         value = merged_value(active.value, unit.value, settings.value_separator)
         if value is None:
             return Decision("deduplicated", None, False)

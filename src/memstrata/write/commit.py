@@ -77,14 +77,20 @@ class FactBatch:
         vectors: Sequence[Vector],
         *,
         merge: bool = False,
+        replaces: Sequence[bool] | None = None,
     ) -> StagedWrite:
-        """Decide and commit ``units`` (their dense ``vectors`` in the same order).
+        """Decide and commit ``units`` (their dense ``vectors`` in the same order;
+        ``replaces[i]``: unit ``i`` replaces its slot's value, see
+        :func:`~memstrata.memory.versioning.decide`).
 
         Pending points and the swaps are written here; the final points are returned
         for the caller to write (then call :meth:`settle`).
         """
         if len(units) != len(vectors):
             raise ValueError(f"vectors: expected {len(units)}, got {len(vectors)}")
+        flags = tuple(replaces) if replaces is not None else (False,) * len(units)
+        if len(flags) != len(units):
+            raise ValueError(f"replaces: expected {len(units)}, got {len(flags)}")
         store = self._store
         batch = [fresh(unit) for unit in units]
         for tenant in sorted({u.source.tenant for u in batch}):
@@ -113,7 +119,9 @@ class FactBatch:
             plan = (
                 None
                 if key in orphaned
-                else self._plan(key, members, batch, vectors, states[key], records, merge, outcomes)
+                else self._plan(
+                    key, members, batch, vectors, states[key], records, merge, flags, outcomes
+                )
             )
             if plan is None:
                 slow.extend(members)
@@ -140,7 +148,7 @@ class FactBatch:
             else:
                 slow.extend(plan.members)
         for i in sorted(slow, key=lambda i: (batch[i].valid_from, batch[i].observed_at, i)):
-            outcomes[i] = store.write(batch[i], merge=merge)
+            outcomes[i] = store.write(batch[i], merge=merge, replaces=flags[i])
         return StagedWrite(
             tuple(outcomes[i] for i in range(len(batch))), tuple(points.values()), tuple(touched)
         )
@@ -227,6 +235,7 @@ class FactBatch:
         state: SlotState,
         records: Mapping[str, Record],
         merge: bool,
+        flags: Sequence[bool],
         outcomes: dict[int, WriteOutcome],
     ) -> _SlotPlan | None:
         """The slot's decisions, or None when the unit-by-unit path must write it."""
@@ -260,7 +269,9 @@ class FactBatch:
                 decided[i] = WriteOutcome("deduplicated", point_id, version)
                 continue
             cosine = None if active_vec is None else float(np.dot(vector, active_vec))
-            decision = decide(unit, active, cosine=cosine, merge=merge, settings=store.settings)
+            decision = decide(
+                unit, active, cosine=cosine, merge=merge, settings=store.settings, replaces=flags[i]
+            )
             if decision.action == "ignored_older":
                 return None  # its end comes from the slot's history: the slow path reads it
             if decision.final is None:

@@ -80,7 +80,12 @@ from memstrata.memory.episodes import (
     window_items,
 )
 from memstrata.memory.store import MemoryStore, stepped_importance
-from memstrata.memory.units import MemoryUnit, noted_feedback, unit_from_candidate
+from memstrata.memory.units import (
+    MemoryUnit,
+    UnitSource,
+    noted_feedback,
+    unit_from_candidate,
+)
 from memstrata.tracing import Tracing, activated, finished_span, now_ns, span
 from memstrata.working.redis_errors import redis_errors
 from memstrata.write.commit import FactBatch
@@ -96,9 +101,11 @@ from memstrata.write.payloads import (
     turn_episode,
     unit_from_payload,
 )
+from memstrata.write.removals import remove_wrong, resolve_removals
 
 logger = logging.getLogger("memstrata.write.handle")
 
+LIKES, DISLIKES = "likes", "dislikes"
 # Entries prepared but not yet written (a failed store write) are kept so a retry
 # neither re-asks an LLM nor trips the filter's repeat detection.
 MAX_PREPARED = 4096
@@ -139,6 +146,17 @@ class Prepared:
     episode: Episode | None
     units: tuple[MemoryUnit, ...]
     feedback: FeedbackEvent | None = None
+    replaces: tuple[bool, ...] = ()
+    """Per unit (empty: none does): an explicit correction, which replaces its slot's
+    value (:func:`~memstrata.memory.versioning.decide`)."""
+    removals: tuple[MemoryUnit, ...] = ()
+    """Values the entry takes out of their slots ("not peanuts", 我不再对花生过敏),
+    resolved against the active version when the entry is written
+    (:func:`resolve_removals`)."""
+
+    def flags(self) -> tuple[bool, ...]:
+        """``replaces``, one per unit."""
+        return self.replaces or (False,) * len(self.units)
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,11 +304,33 @@ class WriteHandler:
     def _write(self, entries: Sequence[QueueEntry]) -> None:
         clock = _StageClock()
         plan = [(entry, self._prepared_of(entry)) for entry in entries]
+        # An entry that removes a value reads its slot's active version, so the entries
+        # before it are written first (the batch keeps its order).
+        segment: list[tuple[QueueEntry, Prepared]] = []
+        for entry, prepared in plan:
+            if prepared.removals and segment:
+                self._write_plan(segment, clock)
+                clock, segment = _StageClock(), []
+            segment.append((entry, prepared))
+        self._write_plan(segment, clock)
+
+    def _write_plan(
+        self, prepared_plan: Sequence[tuple[QueueEntry, Prepared]], clock: _StageClock
+    ) -> None:
+        closing: list[tuple[str, str]] = []
+        plan = []
+        for entry, prepared in prepared_plan:
+            if prepared.removals:
+                prepared, closed = resolve_removals(self._store, prepared)
+                closing += closed
+            plan.append((entry, prepared))
         episodes = [p.episode for _, p in plan if p.episode is not None]
         units = [unit for _, p in plan for unit in p.units]
+        flags = [flag for _, p in plan for flag in p.flags()]
         clock.lap("extract")
         if not episodes and not units:
             self._add_seconds(clock)
+            self._close(closing)
             self._apply_feedback(plan, [])
             self._forget_prepared(plan)
             return
@@ -306,7 +346,7 @@ class WriteHandler:
             window_points = [
                 IndexedItem(w, vectors[n_ep + n_units + i], NO_TERMS) for i, w in enumerate(windows)
             ]
-            staged = self._facts.stage(units, list(vectors[n_ep : n_ep + n_units]))
+            staged = self._facts.stage(units, list(vectors[n_ep : n_ep + n_units]), replaces=flags)
             clock.lap("facts")
             fact_ids: dict[str, list[str]] = {}
             for unit, outcome in zip(units, staged.outcomes, strict=True):
@@ -331,8 +371,16 @@ class WriteHandler:
             self._add_seconds(clock)
         self._count("episodes_written", len(episodes))
         self._count("units_written", len(units))
+        self._close(closing)
         self._apply_feedback(plan, [outcome.unit_id for outcome in staged.outcomes])
         self._forget_prepared(plan)
+
+    def _close(self, closing: Sequence[tuple[str, str]]) -> None:
+        """Close the facts a removal emptied (when still current)."""
+        for tenant, point_id in closing:
+            found = self._store.get(tenant, [point_id])
+            if found and found[0].active:
+                self._store.invalidate(tenant, point_id)
 
     def _forget_prepared(self, plan: Sequence[tuple[QueueEntry, Prepared]]) -> None:
         with self._lock:
@@ -385,7 +433,7 @@ class WriteHandler:
                 correction = self._correction_episode(event)
                 if correction is None:
                     return Prepared(None, (), event)
-                return Prepared(correction, self._extract(entry, correction), event)
+                return replace(self._extract(entry, correction), feedback=event)
             if entry.kind == KIND_NOTE:
                 episode = note_episode(entry.payload)
             elif entry.kind == KIND_TURN:
@@ -413,15 +461,25 @@ class WriteHandler:
                     self._dropped[verdict.reason or "unknown"] += 1
                 return Prepared(episode, ())
             self._count("turns_kept")
-        return Prepared(episode, self._extract(entry, episode))
+        return self._extract(entry, episode)
 
-    def _extract(self, entry: QueueEntry, episode: Episode) -> tuple[MemoryUnit, ...]:
+    def _extract(self, entry: QueueEntry, episode: Episode) -> Prepared:
         turn = extractor_turn(episode)
         try:
             candidates = self._extractor.extract(turn)
-            return tuple(
-                unit_from_candidate(candidate, turn, episodes=(episode.id,))
+            made = [
+                (unit_from_candidate(candidate, turn, episodes=(episode.id,)), candidate.change)
                 for candidate in candidates
+            ]
+            kept = [(unit, change) for unit, change in made if change != "remove"]
+            removals = [unit for unit, change in made if change == "remove"]
+            # What is disliked now ("I don't like jazz anymore") is no longer liked.
+            removals += [replace(u, attribute=LIKES) for u, _ in kept if u.attribute == DISLIKES]
+            return Prepared(
+                episode,
+                tuple(unit for unit, _ in kept),
+                replaces=tuple(change == "correct" for _, change in kept),
+                removals=tuple(removals),
             )
         except (ExtractionError, ValidationError) as exc:
             # Never the text or the exception message (either may quote the turn).
@@ -434,7 +492,7 @@ class WriteHandler:
                 type(exc).__name__,
             )
             self._count("extraction_failures")
-            return ()
+            return Prepared(episode, ())
 
     # --- feedback ----------------------------------------------------------------------
 
@@ -486,10 +544,27 @@ class WriteHandler:
                 return  # a replay of an event already applied
         plan = feedback_plan(event, self._feedback_steps)
         for point_id in plan.invalidate:
-            # Closed only when still current: a wrong fact the correction's fact
-            # superseded is history already (and names its successor).
+            if point_id in created:
+                continue
             found = self._store.get(tenant, [point_id])
-            if found and found[0].active and point_id not in created:
+            if not found:
+                continue
+            wrong = found[0]
+            multi = wrong.attribute.casefold() in self._store.settings.multi_valued_attributes
+            if wrong.kind == "fact" and multi:
+                # Its value leaves the set as it stands now (an older version named
+                # wrong - "peanuts" before "peanuts; shellfish" - included).
+                source = UnitSource(
+                    tenant=tenant,
+                    user=wrong.source.user,
+                    session_id=FEEDBACK_SESSION,
+                    turn_id=event.id,
+                )
+                at = datetime.fromtimestamp(event.at, tz=UTC)
+                remove_wrong(self._store, wrong, source, at, reply=event.reply)
+            elif wrong.active:
+                # Closed only when still current: a wrong fact the correction's fact
+                # superseded is history already (and names its successor).
                 self._store.invalidate(tenant, point_id)
         steps = dict(plan.steps)
         if steps:
