@@ -127,8 +127,14 @@ def test_a_set_valued_fact_loses_the_value_taken_back(
     history = _history(engine, tenant, "allergies")
     assert any(removed in value for value in history[:-1])  # kept in history
     assert [u.value for u in written[1]] == [kept]  # the correcting episode's fact
-    facts = engine.retrieve("what am I allergic to", tenant=tenant, user=USER).current_facts()
+    result = engine.retrieve("What am I allergic to?", tenant=tenant, user=USER)
+    facts = result.current_facts()
     assert [f.text for f in facts if "allergies" in f.text] == [f"user allergies: {kept}"]
+    # The episode that took the value back comes first; the old one is marked past.
+    episodes = [item for item in result.items if item.kind == "episode"]
+    assert episodes[0].text == texts[1]
+    old = next(item for item in episodes if item.text == texts[0])
+    assert old.superseded_by == written[1][0].id
 
 
 def test_removing_the_last_value_closes_the_fact_and_an_unknown_one_changes_nothing(

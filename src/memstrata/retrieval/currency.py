@@ -31,8 +31,12 @@ A lifted episode keeps the ranking's confidence: when the ranking's first item w
 confident, the lifted one is not flagged low-confidence either.
 
 Multi-valued attributes (allergies, likes ...) accumulate instead of superseding and
-are left alone; so is a question naming nobody in the first person (a question about
-someone else's home says nothing about the user's slot).
+are left alone - except allergies once an item was taken out of the set ("I'm allergic
+to shellfish, not peanuts", 我不再对花生过敏, a feedback naming it wrong): then "What am I
+allergic to?" gets the episode of the current set first, and an earlier episode naming a
+removed item (not the one that removed it) is marked past. So is a question naming
+nobody in the first person (a question about someone else's home says nothing about the
+user's slot).
 """
 
 from __future__ import annotations
@@ -156,6 +160,15 @@ _CUES: tuple[_Cue, ...] = (
         re.compile(r"\b(?:birthday|born|bday)\b|生日|出生", _I),
     ),
     _Cue(
+        re.compile(
+            r"\b(?:am\s+I|I'?m)\s+(?:still\s+)?allergic\b|\bmy\s+allerg(?:y|ies)\b|"
+            r"\ballergic\s+to\b.{0,20}\?|我对.{0,8}过敏|我的过敏|过敏源|我.{0,4}过敏吗",
+            _I,
+        ),
+        ("allergies",),
+        re.compile(r"\ballerg\w*\b|过敏", _I),
+    ),
+    _Cue(
         re.compile(r"\bwhich\s+language\b|\bwhat\s+language\b|什么语言|哪种语言", _I),
         ("language",),
         re.compile(
@@ -163,7 +176,15 @@ _CUES: tuple[_Cue, ...] = (
         ),
     ),
 )
-_MULTI_VALUED_GUARD = frozenset({"allergies", "likes", "dislikes", "interests", "health"})
+_MULTI_VALUED_GUARD = frozenset({"likes", "dislikes", "interests", "health"})
+_SETS = frozenset({"allergies"})
+"""Set-valued attributes asked here: they count only once a value was taken out of the
+set (a correction, "not peanuts", 我不再对花生过敏); a set that only grew is left alone."""
+_SEPARATOR = ";"
+_TAKES_BACK = re.compile(
+    r"\bnot\b|\bno\s+longer\b|\banymore\b|\boff\b|\bremove\b|不再|不是|去掉|删|不过敏|没有过敏",
+    _I,
+)
 
 
 def asked_attributes(question: str) -> tuple[str, ...]:
@@ -224,17 +245,26 @@ def _slot(
     if fact is None:
         return None
     value = str(fact.payload.get("value", ""))
-    old = tuple(
-        dict.fromkeys(
-            str(r.payload.get("value", ""))
-            for r in records
-            if r.payload.get("type") == "history"
-            and str(r.payload.get("value", "")).casefold() != value.casefold()
-            and str(r.payload.get("value", "")).strip()
+    history = [
+        str(r.payload.get("value", "")) for r in records if r.payload.get("type") == "history"
+    ]
+    if attribute in _SETS:
+        # The old values of a set are the items taken out of it; none: nothing to do.
+        held = {_set_key(v) for v in value.split(_SEPARATOR)}
+        items = [i.strip() for v in history for i in v.split(_SEPARATOR) if i.strip()]
+        old = tuple(dict.fromkeys(i for i in items if _set_key(i) not in held))
+        if not old:
+            return None
+    else:
+        old = tuple(
+            dict.fromkeys(v for v in history if v.casefold() != value.casefold() and v.strip())
         )
-    )
     since = _stamp(fact.payload, "valid_from_ts", "observed_at_ts") or 0.0
     return _Slot(attribute, fact, old, since)
+
+
+def _set_key(item: str) -> str:
+    return " ".join(item.casefold().split())
 
 
 def _item(point: ScoredPoint, score: float, floor: float, routes: tuple[str, ...]) -> RetrievedItem:
@@ -269,6 +299,10 @@ def _is_past(item: RetrievedItem, slot: _Slot, current_ids: set[str]) -> bool:
     text = item.text.casefold()
     if text.rstrip().endswith(("?", "？")):
         return False
+    if slot.attribute in _SETS:
+        # An episode naming an item taken out of the set told what is no longer so -
+        # unless it is one taking it out ("..., not peanuts", 我不再对花生过敏).
+        return not _TAKES_BACK.search(text) and any(o.casefold() in text for o in slot.old_values)
     value = str(slot.fact.payload.get("value", "")).casefold()
     if value and value in text:
         return False
@@ -440,7 +474,7 @@ def current_first(
         fact = _item(slot.fact, top, floor, ("episode",))
         episodes = slot.fact.payload.get("episodes") or ()
         current_ids = {str(e) for e in episodes}
-        newer = _restated(items, slot, current_ids)
+        newer = None if attribute in _SETS else _restated(items, slot, current_ids)
         if newer is not None:
             # The active fact is stale: the newer statement comes first, bare (no
             # fact was read from it), and the fact's own episode is not lifted.
