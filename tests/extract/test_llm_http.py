@@ -284,3 +284,26 @@ def test_constructor_validates(kwargs: dict[str, Any], field_name: str) -> None:
     with pytest.raises(ValidationError) as info:
         LLMExtractor(**options)
     assert info.value.field == field_name
+
+
+def test_a_model_s_facts_are_read_for_corrections_and_removals(
+    serve: Serve, delays: list[float], make_turn: MakeTurn
+) -> None:
+    # The model states facts only; the turn's correction and removal are read as the
+    # rules read them (issue 25), so a configured model corrects like the default.
+    shellfish = {"subject": "user", "attribute": "allergies", "value": "shellfish", "kind": "fact"}
+    server = serve(
+        completion(json.dumps({"memories": [shellfish]})),
+        completion(json.dumps({"memories": [{**shellfish, "value": "海鲜"}]})),
+    )
+    extractor = extractor_for(server.base_url, delays)
+    found = extractor.extract(make_turn("Sorry, I got that wrong: shellfish, not peanuts."))
+    assert [(c.attribute, c.value, c.change) for c in found] == [
+        ("allergies", "shellfish", "correct"),
+        ("allergies", "peanuts", "remove"),
+    ]
+    found = extractor.extract(make_turn("我对海鲜过敏，不是花生。"))
+    assert [(c.attribute, c.value, c.change) for c in found] == [
+        ("allergies", "海鲜", "state"),
+        ("allergies", "花生", "remove"),
+    ]

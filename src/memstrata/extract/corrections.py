@@ -27,7 +27,14 @@ from memstrata.extract.candidates import Candidate
 from memstrata.extract.patterns import HYPOTHETICAL
 from memstrata.extract.values import split_items, strip_tail
 
-__all__ = ["REMOVABLE", "adds_only", "corrected", "correction_at", "removals"]
+__all__ = [
+    "REMOVABLE",
+    "adds_only",
+    "corrected",
+    "correction_at",
+    "removals",
+    "with_corrections",
+]
 
 _I = re.IGNORECASE
 _STOP = r"[^,.;!?，。；！？、\n]"
@@ -201,3 +208,24 @@ def removals(
             )
         )
     return made
+
+
+def with_corrections(
+    sentences: Sequence[str], found: Sequence[Candidate], multi_valued: frozenset[str]
+) -> tuple[Candidate, ...]:
+    """``found`` (the candidates another extractor - an LLM - read in a turn cut into
+    ``sentences``) as the rules read corrections and removals: when the turn corrects
+    (a marker, and no sentence only adds) its facts become ``correct`` candidates, and
+    the removals the turn states are added."""
+    correcting = any(correction_at(s) for s in sentences) and not any(
+        adds_only(s) for s in sentences
+    )
+    made = corrected(found) if correcting else list(found)
+    facts = [c for c in made if c.kind == "fact" and c.change != "remove"]
+    taken = {(c.attribute, c.value.casefold()) for c in made if c.change == "remove"}
+    for sentence in sentences:
+        for removal in removals(sentence, facts, multi_valued):
+            if (removal.attribute, removal.value.casefold()) not in taken:
+                taken.add((removal.attribute, removal.value.casefold()))
+                made.append(removal)
+    return tuple(made)

@@ -17,14 +17,17 @@ import urllib.request
 from collections.abc import Callable
 
 from memstrata.chat import ChatEndpoint, endpoint_url, redacted_url
+from memstrata.config import DEFAULT_MULTI_VALUED
 from memstrata.errors import ExtractionError, ExtractionUnavailableError
 from memstrata.extract.candidates import Candidate, Turn
+from memstrata.extract.corrections import with_corrections
 from memstrata.extract.llm_payload import (
     UnusableAnswerError,
     build_request_body,
     message_content,
     parse_answer,
 )
+from memstrata.extract.text import fold_quotes, split_sentences
 
 __all__ = ["LLMExtractor", "endpoint_url", "redacted_url"]
 
@@ -53,7 +56,9 @@ class LLMExtractor:
         max_backoff_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
         opener: urllib.request.OpenerDirector | None = None,
+        multi_valued: frozenset[str] = DEFAULT_MULTI_VALUED,
     ) -> None:
+        self._multi_valued = multi_valued
         self._endpoint = ChatEndpoint(
             base_url,
             model,
@@ -114,4 +119,9 @@ class LLMExtractor:
             len(parsed.dropped),
             (time.monotonic() - started) * 1000,
         )
-        return parsed.candidates
+        # The model states facts; corrections and removals are read as the rules read
+        # them, so a configured model corrects and takes back values like the default.
+        if turn.role != "user":
+            return parsed.candidates
+        sentences = split_sentences(fold_quotes(turn.text))
+        return with_corrections(sentences, parsed.candidates, self._multi_valued)
