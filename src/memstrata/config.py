@@ -317,6 +317,10 @@ class RetrievalSettings:
     short_penalty: float = 0.1
     """Share taken off the score of a text shorter than ``short_words`` words."""
     short_words: int = 8
+    small_talk_penalty: float = 0.5
+    """Share taken off the score of small talk ("Thanks, that's all for today.", 好的,
+    再见: :mod:`memstrata.extract.smalltalk`), unless the question is small talk or asks
+    how a conversation ended. Kept whole, it no longer competes with facts."""
     entity_field_boost: float = 0.2
     """Bonus when an entity of the query equals one of ``entity_fields`` of the item.
     Kept small: the boost follows the question's speaker, right or wrong, so a
@@ -355,7 +359,13 @@ class RetrievalSettings:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
                 raise ConfigError(f"retrieval.{name}: must be a number >= 0")
-        for name in ("decay_per_day", "decay_weight", "question_penalty", "short_penalty"):
+        for name in (
+            "decay_per_day",
+            "decay_weight",
+            "question_penalty",
+            "short_penalty",
+            "small_talk_penalty",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
                 raise ConfigError(f"retrieval.{name}: must be a number in [0, 1]")

@@ -500,6 +500,33 @@ def test_a_pure_question_ranks_below_an_equal_statement(store: LongTermStore, te
     assert scores[3] == pytest.approx(0.6 * 0.9, rel=1e-4)
 
 
+def test_flagged_small_talk_is_lowered_unless_the_question_asks_about_it(
+    store: LongTermStore, tenant: str
+) -> None:
+    about = "what did I say when we finished"
+    ids = put(
+        store,
+        tenant,
+        [
+            Spec("Thanks, that's all for today.", at_cosine(0.6, 1), extra={"small_talk": True}),
+            # the same words written before the flag existed: not small talk
+            Spec("Thanks, that's all for today!", at_cosine(0.6, 2)),
+            Spec("I am allergic to peanuts.", at_cosine(0.5, 3)),
+        ],
+    )
+    retriever = Retriever(
+        store, FixedEmbedder({Q: basis(0), about: basis(0)}), only(small_talk_penalty=0.5)
+    )
+    result = retriever.retrieve(query(Q, tenant))
+    scores = {ids.index(i.id): i.score for i in result.items}
+    assert order(result, ids) == [1, 2, 0]
+    assert scores[0] == pytest.approx(0.6 * 0.5, rel=1e-4)
+    assert scores[1] == pytest.approx(0.6, rel=1e-4)
+    assert scores[2] == pytest.approx(0.5, rel=1e-4)
+    asked = retriever.retrieve(query(about, tenant))
+    assert {ids.index(i.id): i.score for i in asked.items}[0] == pytest.approx(0.6, rel=1e-4)
+
+
 def test_entity_matching_the_speaker_field_is_boosted(store: LongTermStore, tenant: str) -> None:
     text = "what did Anna say about the trip"
     possessive_text = "what did Anna's sister say about the trip"

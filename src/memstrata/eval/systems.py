@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from memstrata.eval.datasets import Turn
+from memstrata.extract.smalltalk import small_talk_payload
 from memstrata.longterm.facade import LongTermStore, NewItem
 from memstrata.longterm.points import MEMORIES
 from memstrata.memory.episodes import window_points
@@ -160,6 +161,8 @@ class TurnStore:
                 # session (thread) as context.
                 "thread": str(turn.session),
                 "seq": seq,
+                # as the product's write path marks it (memstrata.memory.episodes)
+                **small_talk_payload(text, turn.speaker),
             },
         )
 

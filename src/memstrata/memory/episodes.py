@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 
 from memstrata.config import LongTermSettings
 from memstrata.errors import ValidationError
+from memstrata.extract.smalltalk import small_talk_payload
 from memstrata.hashing import sha256_hex
 from memstrata.longterm.facade import IndexedItem, NewItem
 from memstrata.longterm.points import SparseVector
@@ -130,6 +131,8 @@ class Episode:
         }
         if self.speaker is not None:
             extra["speaker"] = self.speaker
+        # Kept whole, ranked low (memstrata.extract.smalltalk).
+        extra.update(small_talk_payload(self.text, self.speaker))
         if self.session_id is not None:
             extra["session_id"] = self.session_id
         if self.turn_id is not None:

@@ -18,7 +18,8 @@ retrieval agents get. For one :class:`RetrievalQuery`:
    query in one engine call, then the adjustments: conversational context (adjacent
    turns and the thread, when payloads carry ``thread`` / ``seq``), the question's
    time window (observed inside it -> boost, or filter), informativeness, entity
-   match on ``entity_fields``, time decay, importance and memory type;
+   match on ``entity_fields``, time decay, importance and memory type, and small
+   talk lowered (unless the question asks about it);
 4. an optional reranker blended in; confidence flags; L3 skipped when every item
    is below the skip threshold.
 
@@ -30,7 +31,8 @@ alone; one that cannot reach L3 in time is answered from the cached reads in L2
 
 Payload conventions read here: ``created_at`` (epoch seconds: when it was
 observed), ``importance`` (0..1), ``type``, ``thread`` + ``seq`` (position in a
-conversation), and the ``entity_fields`` (default ``speaker``).
+conversation), ``small_talk`` (set at write time: :mod:`memstrata.extract.smalltalk`)
+and the ``entity_fields`` (default ``speaker``).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from numpy.typing import NDArray
 from memstrata.config import LongTermSettings, RetrievalSettings
 from memstrata.embed.protocol import Embedder, TokenEmbedder
 from memstrata.errors import BackendError
+from memstrata.extract.smalltalk import asks_about_small_talk, flagged_small_talk
 from memstrata.longterm.adjacent import Position, turn_position
 from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.points import (
@@ -843,11 +846,17 @@ class Retriever:
             span = (bounds[0] - slack, bounds[1] + slack)
         boost_entity = 1.0 + cfg.entity_field_boost
         per_day, decay_weight = cfg.decay_per_day, cfg.decay_weight
+        # Small talk stays retrievable when asked for ("what did I say when we
+        # finished?"); otherwise it weighs little against facts.
+        quiet = 1.0 if asks_about_small_talk(query.text) else 1.0 - cfg.small_talk_penalty
         scored: list[tuple[float, str, Candidate, float | None, bool | None]] = []
         for cand in live:
             feature = features[cand.id]
             observed = feature.observed
             score = (base[cand.id] + context.get(cand.id, 0.0)) * feature.factor
+            if feature.small_talk:
+                # its context bonus too: a "thanks" right after the answer is no answer
+                score *= quiet
             inside: bool | None = None
             if span is not None:
                 inside = observed is not None and span[0] <= observed < span[1]
@@ -898,6 +907,7 @@ class Retriever:
                 for name in self._settings.entity_fields
                 if name in payload
             ),
+            flagged_small_talk(payload),
         )
         remember(self._feature_cache, point_id, (payload, feature), _FACTOR_CACHE_ENTRIES)
         return feature
@@ -973,6 +983,7 @@ class _Features(NamedTuple):
     entity_values: tuple[str, ...]
     """The lowercased values of the ``entity_fields`` the payload has (a tuple of
     strings: the collector stops tracking it, where it would walk a frozenset)."""
+    small_talk: bool
 
 
 def _linked_fact(

@@ -14,6 +14,7 @@ NEUTRAL_RETRIEVAL = RetrievalSettings(
     time_boost=0.0,
     question_penalty=0.0,
     short_penalty=0.0,
+    small_talk_penalty=0.0,
     entity_field_boost=0.0,
     redundancy_penalty=0.0,
 )
