@@ -104,6 +104,7 @@ def test_small_talk_does_not_outrank_real_memories(
     assert _rank(items, GOODBYE[lang]) == len(items) - 1
     goodbye = items[_rank(items, GOODBYE[lang])]
     assert goodbye.payload.get("small_talk") is True
+    assert not goodbye.payload.get("facts")  # no "commitment for today" read from it
     assert all(item.payload.get("small_talk") is None for item in items if item is not goodbye)
 
 

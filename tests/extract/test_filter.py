@@ -32,6 +32,10 @@ FILTER_TABLE: list[tuple[str, str | None]] = [
     ("Good morning", "greeting"),
     ("你好", "greeting"),
     ("晚安", "greeting"),
+    ("Thanks, that's all for today.", "closing"),
+    ("Take care, bye!", "closing"),
+    ("谢谢，今天就到这里吧。", "closing"),
+    ("好的，明天再聊。", "closing"),
     ("👍 ...", "empty"),
     ("What time is it?", "question"),
     ("Can you help me?", "question"),
@@ -49,6 +53,8 @@ FILTER_TABLE: list[tuple[str, str | None]] = [
     ("history of Rome", None),
     ("Okay, let's go with the blue plan.", None),
     ("I decided to cancel.", None),
+    ("Thanks! Also my budget is 5000", None),
+    ("谢谢，我对花生过敏。", None),
 ]
 
 

@@ -7,6 +7,9 @@ A turn is dropped, with a reason, when it is
 * ``system``: a system prompt (instructions to the model, not facts about the user);
 * ``greeting`` / ``thanks`` / ``acknowledgement``: made only of such phrases
   ("ok", "thanks!", "got it", 好的, 谢谢, 嗯);
+* ``closing``: other small talk (:mod:`memstrata.extract.smalltalk`: "Thanks, that's
+  all for today.", "Take care, bye!", 谢谢，今天就到这里吧) - still stored as an
+  episode, marked so that it ranks low, but no fact is read from it;
 * ``question``: every sentence is a question, it carries no id, amount or date, and
   the probe extractor finds nothing in it;
 * ``repeat``: the same normalized text from the same user was kept recently (a bounded
@@ -26,12 +29,13 @@ from memstrata.extract.candidates import Turn
 from memstrata.extract.patterns import CN_QUESTION_END, QUESTION_START
 from memstrata.extract.protocol import Extractor
 from memstrata.extract.rules import RuleExtractor
+from memstrata.extract.smalltalk import is_small_talk
 from memstrata.extract.text import fold_quotes, normal_form, split_sentences
 from memstrata.extract.verbatim import find_extras
 from memstrata.hashing import sha256_hex
 
 DropReason = Literal[
-    "empty", "system", "greeting", "thanks", "acknowledgement", "question", "repeat"
+    "empty", "system", "greeting", "thanks", "acknowledgement", "closing", "question", "repeat"
 ]
 
 _PHRASES: dict[DropReason, str] = {
@@ -169,6 +173,9 @@ class WorthFilter:
         reason = small_talk_reason(turn.text)
         if reason is not None:
             return Verdict(False, reason)
+        if is_small_talk(turn.text):
+            # "谢谢，今天就到这里吧" would otherwise become a commitment "for today"
+            return Verdict(False, "closing")
         if is_pure_question(turn.text) and not self._probe.extract(turn):
             return Verdict(False, "question")
         if self._is_repeat(turn):
