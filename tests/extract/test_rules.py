@@ -253,10 +253,13 @@ def test_hedge_factor_is_validated() -> None:
 )
 def test_adversarial_text_is_fast_and_safe(text: str) -> None:
     turn = Turn(text[:32_000], "user", "t1", "u1", "s1", "turn-1", OBSERVED_AT)
+    # A hang guard, not a speed target (those live in the benchmarks): a pattern that
+    # backtracks catastrophically on 30k characters does not finish in minutes, while
+    # these take 1-3 s on a busy 2-core machine.
     started = time.perf_counter()
     for candidate in RuleExtractor().extract(turn):
         unit_from_candidate(candidate, turn)
-    assert time.perf_counter() - started < 2.0
+    assert time.perf_counter() - started < 30.0
 
 
 _VOCAB = [
