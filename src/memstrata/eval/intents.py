@@ -12,16 +12,15 @@ to its label (for an out-of-scope one: ``respond``, recognized or fallen back to
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
 from memstrata.errors import ValidationError
+from memstrata.eval.labeled import read_labeled
 from memstrata.router.intents import RESPOND, IntentRegistry, IntentSpec
 from memstrata.router.recognize import MessageUnderstanding
 
@@ -39,28 +38,9 @@ def reference_intents() -> tuple[IntentSpec, ...]:
 
 def load_messages(path: Path | None = None) -> list[dict[str, str]]:
     """The labeled messages (the packaged set without ``path``)."""
-    if path is None:
-        text = resources.files("memstrata.eval").joinpath("data/intents.jsonl").read_text()
-    else:
-        try:
-            text = Path(path).read_text()
-        except OSError as exc:
-            raise ValidationError("data", f"cannot read {path}: {exc}") from exc
-    rows = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise ValidationError("data", f"line {number}: not JSON ({exc})") from exc
-        missing = [
-            k for k in ("text", "intent", "lang", "split") if not isinstance(row.get(k), str)
-        ]
-        if missing:
-            raise ValidationError("data", f"line {number}: needs {missing}")
-        rows.append(row)
-    return rows
+    return read_labeled(
+        "data/intents.jsonl", path, {"text": str, "intent": str, "lang": str, "split": str}
+    )
 
 
 def run_intents_eval(

@@ -17,16 +17,15 @@ Each memory becomes the L3 item the engine would hand the check: a fact when it 
 
 from __future__ import annotations
 
-import json
 import time
 from collections import Counter
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
 from memstrata.decision.consistency import conflicts
 from memstrata.errors import ValidationError
+from memstrata.eval.labeled import read_labeled
 from memstrata.router.bundle import ContextItem, Provenance
 
 SPLITS = ("dev", "test", "all")
@@ -36,31 +35,14 @@ _FIELDS = {"id": str, "split": str, "lang": str, "kind": str, "reply": str, "con
 def load_pairs(path: Path | None = None) -> list[dict[str, Any]]:
     """The labeled pairs (the packaged set without ``path``); a malformed line is a
     :class:`~memstrata.errors.ValidationError` naming ``data`` and the line."""
-    if path is None:
-        text = resources.files("memstrata.eval").joinpath("data/replycheck.jsonl").read_text()
-    else:
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ValidationError("data", f"cannot read {path}: {exc}") from exc
-    rows = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            raise ValidationError("data", f"line {number}: not JSON ({exc})") from exc
-        if not isinstance(row, dict):
-            raise ValidationError("data", f"line {number}: not an object")
-        missing = [k for k, kind in _FIELDS.items() if not isinstance(row.get(k), kind)]
-        memories = row.get("memories")
-        if not isinstance(memories, list) or not all(isinstance(m, str) for m in memories):
-            missing.append("memories")
-        if missing:
-            raise ValidationError("data", f"line {number}: needs {missing}")
-        rows.append(row)
-    return rows
+    return read_labeled("data/replycheck.jsonl", path, _FIELDS, also_missing=_memories_missing)
+
+
+def _memories_missing(row: dict[str, Any]) -> list[str]:
+    memories = row.get("memories")
+    if not isinstance(memories, list) or not all(isinstance(m, str) for m in memories):
+        return ["memories"]
+    return []
 
 
 def memory_items(memories: list[str]) -> tuple[ContextItem, ...]:
