@@ -397,6 +397,8 @@ DEFAULT_MULTI_VALUED: frozenset[str] = frozenset(
         "avoids",
         "children",
         "pets",
+        "languages_spoken",
+        "contact_channels",
         "喜欢",
         "不喜欢",
         "过敏",

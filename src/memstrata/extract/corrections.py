@@ -5,7 +5,9 @@
   sentences after it in the turn a ``correct`` candidate: the write path lets it
   replace what the slot holds, even a value it would otherwise call a near duplicate
   ("May 3" / "June 3"), and a set-valued slot takes the corrected values instead of
-  adding them. A sentence that adds ("also", "too", 还, 也) stays a plain statement.
+  adding them. A sentence that adds ("also", "too", 还, 也) stays a plain statement,
+  and so does one that names the wrong value too ("Sorry, I got that wrong: I speak
+  Italian, not French" swaps one item and keeps the rest of the set).
 * A *removal* takes a value out of a set-valued slot: "I'm allergic to shellfish, not
   peanuts", "I'm no longer allergic to peanuts", "take aspirin off my allergy list",
   我不再对花生过敏, 我对海鲜过敏，不是花生, 把花生去掉. (What is disliked leaves the
@@ -33,6 +35,7 @@ __all__ = [
     "corrected",
     "correction_at",
     "removals",
+    "swapped",
     "with_corrections",
 ]
 
@@ -53,7 +56,16 @@ _CORRECTION = re.compile(
 )
 _ADDS = re.compile(r"\b(?:also|too|as\s+well|another)\b|还|也", _I)
 
-REMOVABLE: tuple[str, ...] = ("allergies", "dislikes", "likes", "avoids", "interests", "health")
+REMOVABLE: tuple[str, ...] = (
+    "allergies",
+    "dislikes",
+    "likes",
+    "avoids",
+    "interests",
+    "health",
+    "languages_spoken",
+    "contact_channels",
+)
 """The set-valued attributes a removal naming none ("take X off the list") may concern."""
 
 # Every removal pattern holds one of these: most sentences are passed over in one scan.
@@ -131,8 +143,24 @@ def adds_only(sentence: str) -> bool:
 
 
 def corrected(facts: Iterable[Candidate]) -> list[Candidate]:
-    """``facts`` as corrections (events unchanged)."""
-    return [replace(f, change="correct") if f.kind == "fact" else f for f in facts]
+    """``facts`` as corrections (events and removals unchanged)."""
+    return [
+        replace(f, change="correct") if f.kind == "fact" and f.change != "remove" else f
+        for f in facts
+    ]
+
+
+def swapped(facts: Sequence[Candidate], multi_valued: frozenset[str]) -> list[Candidate]:
+    """``facts`` (one sentence's) with a correction of a set that also names the wrong
+    value made an addition: "Sorry, I got that wrong: I speak Italian, not French"
+    swaps French for Italian and keeps the rest of the set."""
+    named = {f.attribute for f in facts if f.kind == "fact" and f.change == "remove"}
+    return [
+        replace(f, change="state")
+        if f.change == "correct" and f.attribute in named and f.attribute in multi_valued
+        else f
+        for f in facts
+    ]
 
 
 def _values(raw: str) -> list[str]:
@@ -181,7 +209,11 @@ def removals(
             raw = groups.get("v") or groups.get("v2") or ""
             attributes = _attributes(sentence, groups.get("cue") or groups.get("cue2"))
             found += [(a, v) for v in _values(raw) for a in attributes]
-    stated = [f for f in facts if f.kind == "fact" and f.attribute in multi_valued]
+    stated = [
+        f
+        for f in facts
+        if f.kind == "fact" and f.change != "remove" and f.attribute in multi_valued
+    ]
     if stated:
         for pattern in (_EN_NOT_TAIL, _ZH_NOT_TAIL):
             tail = pattern.search(sentence)

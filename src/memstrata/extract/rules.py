@@ -36,7 +36,13 @@ from datetime import datetime
 from memstrata.config import DEFAULT_MULTI_VALUED
 from memstrata.extract.candidates import Candidate, Turn
 from memstrata.extract.clauses import Clause, split_clauses
-from memstrata.extract.corrections import adds_only, corrected, correction_at, removals
+from memstrata.extract.corrections import (
+    adds_only,
+    corrected,
+    correction_at,
+    removals,
+    swapped,
+)
 from memstrata.extract.everyday_patterns import EVERYDAY_PATTERNS
 from memstrata.extract.patterns import (
     CHANNELS,
@@ -56,6 +62,7 @@ from memstrata.extract.patterns import (
     FactPattern,
 )
 from memstrata.extract.profile_patterns import PROFILE_PATTERNS
+from memstrata.extract.sets import set_facts
 from memstrata.extract.text import fold_quotes, normal_form, split_sentences
 from memstrata.extract.values import (
     MAX_FACT_VALUE_CHARS,
@@ -213,10 +220,13 @@ class RuleExtractor:
         clauses = split_clauses(sentence)
         speaks = turn.role == "user" and not _JOKING.search(sentence)
         facts = self._facts(sentence, clauses, extras) if speaks else []
+        if speaks:
+            facts += set_facts(sentence, facts)
         if correcting:
             facts = corrected(facts)
         if speaks:
             facts += removals(sentence, facts, self._multi_valued)
+            facts = swapped(facts, self._multi_valued)
         events = self._events(sentence, clauses, turn, extras)
         # "My budget is 500 yuan" states a limit, not a payment.
         if not events and all(fact.attribute != "budget" for fact in facts):

@@ -1,0 +1,179 @@
+"""Languages and contact channels as sets that add and remove (issue 25, item 1), through
+the engine as a user drives it: "I speak English and French" / 我会说中文和英语 give both
+languages, "You can reach me by email or phone" both channels; "I don't speak French
+anymore", "not French", 我不会说法语了, 把法语去掉, "don't call me by phone anymore",
+"not by phone", 别打电话了, 不要用短信联系我 take one out (kept in history). Someone
+else's languages and questions add and remove nothing. English and Chinese."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memstrata.clock import FakeClock
+from memstrata.config import PipelineSettings
+from memstrata.engine import ContextEngine
+from memstrata.memory.store import MemoryStore
+from memstrata.memory.units import MemoryUnit
+
+Factory = Callable[..., ContextEngine]
+START = datetime(2025, 3, 1, 9, tzinfo=UTC)
+USER = "u1"
+
+
+def _store(engine: ContextEngine) -> MemoryStore:
+    store = engine.parts.memory
+    assert store is not None
+    return store
+
+
+def _remember(
+    engine: ContextEngine, clock: FakeClock, texts: tuple[str, ...], tenant: str
+) -> list[list[MemoryUnit]]:
+    """Each text remembered and flushed in turn, a day apart; the facts each wrote."""
+    written = []
+    for text in texts:
+        receipt = engine.remember(USER, text, tenant=tenant)
+        engine.flush()
+        written.append(list(engine.written(receipt, tenant=tenant).facts))
+        clock.advance(timedelta(days=1))
+    return written
+
+
+def _current(engine: ContextEngine, tenant: str, attribute: str) -> str | None:
+    active = _store(engine).active_fact(tenant, USER, "user", attribute)
+    return None if active is None else active.value
+
+
+def _history(engine: ContextEngine, tenant: str, attribute: str) -> list[str]:
+    return [u.value for u in _store(engine).history(tenant, USER, "user", attribute)]
+
+
+LANGUAGES = (
+    ("en-dont", ("I speak English and French.", "I don't speak French anymore."), "English"),
+    ("en-no-longer", ("I speak English and French.", "I no longer speak French."), "English"),
+    ("en-not", ("I speak English and French.", "Not French."), "English"),
+    ("zh-dont", ("我会说中文和法语。", "我不会说法语了。"), "中文"),
+    ("zh-take-off", ("我会说中文和法语。", "把法语去掉。"), "中文"),
+)
+
+
+@pytest.mark.parametrize("case", LANGUAGES, ids=[c[0] for c in LANGUAGES])
+def test_a_language_taken_back_leaves_the_set_and_stays_in_history(
+    engine_opener: Factory, case: tuple[str, tuple[str, ...], str]
+) -> None:
+    name, texts, kept = case
+    clock = FakeClock(START)
+    engine = engine_opener(clock=clock)
+    tenant = f"ls-{name}"
+    written = _remember(engine, clock, texts, tenant)
+
+    removed = "French" if name.startswith("en") else "法语"
+    assert written[0][-1].value == f"{kept}; {removed}"  # both, one set
+    assert [u.value for u in written[1]] == [kept]  # the removing episode's fact
+    assert _current(engine, tenant, "languages_spoken") == kept
+    assert any(removed in value for value in _history(engine, tenant, "languages_spoken"))
+    question = "What languages do I speak?" if name.startswith("en") else "我会说什么语言？"
+    facts = engine.retrieve(question, tenant=tenant, user=USER).current_facts()
+    assert [f.text for f in facts if "languages_spoken" in f.text] == [
+        f"user languages_spoken: {kept}"
+    ]
+    # The reply language is another attribute, untouched.
+    assert _current(engine, tenant, "language") is None
+
+
+def test_languages_add_up_and_a_correction_replaces_the_wrong_one(
+    engine_opener: Factory,
+) -> None:
+    clock = FakeClock(START)
+    engine = engine_opener(clock=clock)
+    tenant = "ls-add"
+    _remember(
+        engine,
+        clock,
+        ("I speak English and French.", "I also speak Spanish.", "I'm fluent in German."),
+        tenant,
+    )
+    assert _current(engine, tenant, "languages_spoken") == "English; French; Spanish; German"
+    _remember(engine, clock, ("Sorry, I got that wrong: I speak Italian, not French.",), tenant)
+    # The correction names the wrong value: that one is swapped, the rest stay.
+    assert _current(engine, tenant, "languages_spoken") == "English; Spanish; German; Italian"
+    _remember(engine, clock, ("我会说中文和英语。", "我还会说一点日语。"), "ls-zh")
+    assert _current(engine, "ls-zh", "languages_spoken") == "中文; 英语; 日语"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My wife speaks French.",
+        "Do you speak French?",
+        "I don't know if my son speaks French.",
+        "我老婆会说法语。",
+        "你会说法语吗？",
+    ],
+)
+def test_someone_elses_languages_and_questions_change_nothing(
+    engine_opener: Factory, text: str
+) -> None:
+    clock = FakeClock(START)
+    engine = engine_opener(clock=clock)
+    tenant = "ls-hostile"
+    seed = "我会说中文和法语。" if not text.isascii() else "I speak English and French."
+    _remember(engine, clock, (seed,), tenant)
+    before = _current(engine, tenant, "languages_spoken")
+    written = _remember(engine, clock, (text,), tenant)
+    assert _current(engine, tenant, "languages_spoken") == before
+    assert not any(u.attribute == "languages_spoken" for u in written[0])
+
+
+CHANNELS = (
+    ("en-dont-call", ("You can reach me by email or phone.", "Don't call me by phone anymore.")),
+    ("en-not-by", ("You can reach me by email or phone.", "Email is fine, not by phone.")),
+    ("zh-dont-call", ("可以用邮件或者电话联系我。", "别打电话了。")),
+)
+
+
+@pytest.mark.parametrize("case", CHANNELS, ids=[c[0] for c in CHANNELS])
+def test_contact_channels_hold_both_and_lose_the_one_taken_back(
+    engine_opener: Factory, case: tuple[str, tuple[str, ...]]
+) -> None:
+    name, texts = case
+    clock = FakeClock(START)
+    engine = engine_opener(clock=clock)
+    tenant = f"cc-{name}"
+    _remember(engine, clock, texts[:1], tenant)
+    assert _current(engine, tenant, "contact_channels") == "email; phone"
+    _remember(engine, clock, texts[1:], tenant)
+    assert _current(engine, tenant, "contact_channels") == "email"
+    history = _history(engine, tenant, "contact_channels")
+    assert history[-2:] == ["email; phone", "email"]  # the old set is kept in history
+    facts = engine.retrieve("How should you contact me?", tenant=tenant, user=USER)
+    texts_now = [f.text for f in facts.current_facts() if "contact_channels" in f.text]
+    assert texts_now == ["user contact_channels: email"]
+
+
+def test_a_removed_channel_also_stops_being_the_preferred_one(engine_opener: Factory) -> None:
+    clock = FakeClock(START)
+    engine = engine_opener(clock=clock)
+    tenant = "cc-pref"
+    _remember(engine, clock, ("以后用短信联系我。",), tenant)
+    assert _current(engine, tenant, "contact_channel") == "sms"
+    _remember(engine, clock, ("不要用短信联系我。",), tenant)
+    assert _current(engine, tenant, "contact_channel") is None
+    assert _history(engine, tenant, "contact_channel") == ["sms"]
+    # A removal of a channel not held changes nothing.
+    _remember(engine, clock, ("Please contact me by email.", "Don't text me anymore."), tenant)
+    assert _current(engine, tenant, "contact_channel") == "email"
+
+
+def test_observed_in_a_session_the_channel_removal_applies(engine_opener: Factory) -> None:
+    clock = FakeClock(START)
+    engine = engine_opener(clock=clock, pipeline=PipelineSettings(worker_threads=1))
+    state = engine.start_session(USER, "chat", tenant="cc-obs", session_id="s1")
+    for text in ("You can reach me by email or phone.", "Not by phone, please."):
+        assert engine.observe(state.session_id, "user", text).queued
+        clock.advance(timedelta(minutes=1))
+    engine.flush()
+    assert _current(engine, "cc-obs", "contact_channels") == "email"
