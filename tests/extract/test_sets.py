@@ -120,6 +120,11 @@ def test_a_channel_taken_back_is_removed_and_never_stated(
         "I'm not fluent in French.",
         "I know French people.",
         "Not now.",
+        "You never call me.",
+        "I got no texts from you.",
+        "She said don't call me by phone.",
+        "他不想用微信联系我。",
+        "我妈说别打电话了。",
     ],
 )
 def test_nothing_added_or_removed(make_turn: MakeTurn, text: str) -> None:

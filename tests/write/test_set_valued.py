@@ -135,6 +135,40 @@ CHANNELS = (
 )
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "You never call me.",
+        "She said don't call me by phone.",
+        "Can you reach me by email or phone?",
+        "他不想用电话联系我。",
+        "我妈说别打电话了。",
+    ],
+)
+def test_someone_elses_channels_and_questions_change_nothing(
+    engine_opener: Factory, text: str
+) -> None:
+    clock = FakeClock(START)
+    engine = engine_opener(clock=clock)
+    tenant = "cc-hostile"
+    seed = (
+        "可以用邮件或者电话联系我。"
+        if not text.isascii()
+        else "You can reach me by email or phone."
+    )
+    _remember(engine, clock, (seed,), tenant)
+    before = (
+        _current(engine, tenant, "contact_channels"),
+        _current(engine, tenant, "contact_channel"),
+    )
+    _remember(engine, clock, (text,), tenant)
+    after = (
+        _current(engine, tenant, "contact_channels"),
+        _current(engine, tenant, "contact_channel"),
+    )
+    assert after == before == ("email; phone", before[1])
+
+
 @pytest.mark.parametrize("case", CHANNELS, ids=[c[0] for c in CHANNELS])
 def test_contact_channels_hold_both_and_lose_the_one_taken_back(
     engine_opener: Factory, case: tuple[str, tuple[str, ...]]

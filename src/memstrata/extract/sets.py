@@ -154,6 +154,19 @@ def _channels(text: str) -> list[str]:
     return list(seen)
 
 
+# What may stand before "don't call me" / 别打电话 in its clause: the user telling us,
+# not "You never call me", "She said don't call me", 他不想用微信联系我, 我妈说别打电话了.
+_LEAD_EN = re.compile(r"(?:(?:please|so|and|but|just|oh|also|then|ok|okay)\s*)*", _I)
+_LEAD_CN = re.compile(r"(?:请|你|你们|以后|今后|之后|就|那就|所以|也|都|还是|千万)*")
+
+
+def _told(sentence: str, start: int) -> bool:
+    """Whether the match at ``start`` opens its clause (after at most a softener)."""
+    lead = re.split(r"[,.;:!?，。；：！？、\-]", sentence[:start])[-1].strip()
+    pattern = _LEAD_EN if lead.isascii() else _LEAD_CN
+    return pattern.fullmatch(lead) is not None
+
+
 def _fact(attribute: str, value: str, *, remove: bool = False) -> Candidate:
     return Candidate(
         subject="user",
@@ -195,6 +208,8 @@ def set_facts(sentence: str, facts: Sequence[Candidate]) -> list[Candidate]:
                     made.append(_fact(LANGUAGES_SPOKEN, lang))
     removed_channels: list[str] = []
     for match in _STOP_VERB_EN.finditer(sentence):
+        if not _told(sentence, match.start()):
+            continue
         if match.group("ch") or match.group("ch2"):
             removed_channels += _channels(match.group("ch") or match.group("ch2"))
         elif match.group("verb"):
@@ -205,8 +220,12 @@ def set_facts(sentence: str, facts: Sequence[Candidate]) -> list[Candidate]:
             if channel is not None:
                 removed_channels.append(channel)
     for match in _NOT_BY_EN.finditer(sentence):
+        if match.group("ch2") and not _told(sentence, match.start()):
+            continue  # "I got no texts from you"
         removed_channels += _channels(match.group("ch") or match.group("ch2"))
     for match in _STOP_CN.finditer(sentence):
+        if not _told(sentence, match.start()):
+            continue
         removed_channels += _channels(match.group("c1") or match.group("c2") or match.group("c3"))
     for channel in dict.fromkeys(removed_channels):
         made.append(_fact(CONTACT_CHANNELS, channel, remove=True))
