@@ -307,3 +307,22 @@ def test_a_model_s_facts_are_read_for_corrections_and_removals(
         ("allergies", "海鲜", "state"),
         ("allergies", "花生", "remove"),
     ]
+
+
+def test_a_model_s_turn_taking_back_a_language_or_channel_removes_it(
+    serve: Serve, delays: list[float], make_turn: MakeTurn
+) -> None:
+    # The model states nothing for these; the rules' removals still apply (issue 25).
+    server = serve(
+        completion(json.dumps({"memories": []})), completion(json.dumps({"memories": []}))
+    )
+    extractor = extractor_for(server.base_url, delays)
+    found = extractor.extract(make_turn("I don't speak French anymore."))
+    assert [(c.attribute, c.value, c.change) for c in found] == [
+        ("languages_spoken", "French", "remove")
+    ]
+    found = extractor.extract(make_turn("别打电话了。"))
+    assert [(c.attribute, c.value, c.change) for c in found] == [
+        ("contact_channels", "phone", "remove"),
+        ("contact_channel", "phone", "remove"),
+    ]

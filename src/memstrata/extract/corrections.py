@@ -27,6 +27,7 @@ from dataclasses import replace
 
 from memstrata.extract.candidates import Candidate
 from memstrata.extract.patterns import HYPOTHETICAL
+from memstrata.extract.sets import set_facts
 from memstrata.extract.values import split_items, strip_tail
 
 __all__ = [
@@ -256,7 +257,12 @@ def with_corrections(
     facts = [c for c in made if c.kind == "fact" and c.change != "remove"]
     taken = {(c.attribute, c.value.casefold()) for c in made if c.change == "remove"}
     for sentence in sentences:
-        for removal in removals(sentence, facts, multi_valued):
+        # The languages and channels taken back ("I don't speak French anymore", 别打
+        # 电话了) are read as the rules read them.
+        asked = sentence.rstrip().endswith(("?", "？"))
+        said = [] if asked else set_facts(sentence, facts)
+        taken_back = [c for c in said if c.change == "remove"]
+        for removal in removals(sentence, facts, multi_valued) + taken_back:
             if (removal.attribute, removal.value.casefold()) not in taken:
                 taken.add((removal.attribute, removal.value.casefold()))
                 made.append(removal)
