@@ -211,3 +211,40 @@ def test_observed_in_a_session_the_channel_removal_applies(engine_opener: Factor
         clock.advance(timedelta(minutes=1))
     engine.flush()
     assert _current(engine, "cc-obs", "contact_channels") == "email"
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "question", "reply", "kept"),
+    [
+        (
+            "en",
+            "I speak English and French.",
+            "What languages do I speak?",
+            "You speak French.",
+            "English",
+        ),
+        ("zh", "我会说中文和法语。", "我会说什么语言？", "你会说法语。", "中文"),
+    ],
+)
+def test_feedback_naming_a_language_wrong_removes_only_that_one(
+    engine_opener: Factory, lang: str, text: str, question: str, reply: str, kept: str
+) -> None:
+    clock = FakeClock(START)
+    engine = engine_opener(clock=clock)
+    tenant = f"ls-fb-{lang}"
+    _remember(engine, clock, (text,), tenant)
+    wrong = _store(engine).active_fact(tenant, USER, "user", "languages_spoken")
+    assert wrong is not None
+    engine.start_session(USER, question, tenant=tenant, session_id="q1")
+    decision = engine.decide("q1", engine.route("q1", "respond", question), question=question)
+    engine.check_reply(decision.card_id, reply, tenant=tenant)
+    engine.feedback(
+        decision.card_id,
+        "corrected",
+        tenant=tenant,
+        correction="That's not right." if lang == "en" else "不对。",
+        wrong=[wrong.id or ""],
+    )
+    engine.flush()
+    assert _current(engine, tenant, "languages_spoken") == kept
+    assert wrong.value in _history(engine, tenant, "languages_spoken")
