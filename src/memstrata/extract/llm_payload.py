@@ -34,7 +34,10 @@ happened once), confidence and importance (numbers from 0 to 1), extras (order i
 amounts and dates copied verbatim from the message, as label/value pairs with labels \
 "order_id", "id", "amount" or "date") and valid_from (ISO 8601 date when the message \
 says when it started or happened, else null). Use the same attribute for a new value of \
-the same property (a move to a new city is attribute "city"). Write values in the \
+the same property (a move to a new city is attribute "city"). The languages the user \
+speaks are attribute "languages_spoken", one memory per language ("language" is the one \
+the user wants replies in); when the user names several ways to be reached, each is a \
+"contact_channels" memory. Write values in the \
 language of the message. Reply with JSON only: {"memories": [...]}; an empty list when \
 nothing is worth remembering."""
 
