@@ -200,6 +200,10 @@ def test_an_old_home_no_fact_was_read_from_is_marked_past_too(
         ("What's my budget?", ("budget",)),
         ("Where does Caroline live?", ()),  # not the user's slot
         ("What did I eat in Paris last year?", ()),
+        ("Recommend a cafe near my home.", ("city", "address")),
+        ("Find a gym close to where I live", ("city", "address")),
+        ("推荐一家我家附近的餐厅", ("city", "address")),
+        ("What is near the station?", ()),
     ],
 )
 def test_which_current_value_a_question_asks(question: str, asked: tuple[str, ...]) -> None:
@@ -220,3 +224,49 @@ def test_an_episode_telling_no_older_value_is_not_marked_past(engine_factory: Fa
     assert "Austin" in result.items[0].text
     for item in result.items:
         assert item.superseded_by is None, item.text
+
+
+@pytest.mark.parametrize(
+    ("question", "old_city", "new_city"),
+    [
+        (
+            "Recommend a restaurant near my home that is safe for my allergies.",
+            "Hangzhou",
+            "Chengdu",
+        ),
+        ("推荐一家我家附近的餐厅，要注意我的过敏。", "杭州", "成都"),
+    ],
+)
+def test_a_question_naming_home_among_other_needs_packs_the_current_city(
+    engine_factory: Factory, question: str, old_city: str, new_city: str
+) -> None:
+    """A question with two needs (near my home, my allergies): the confident allergy
+    must not push the current city out as low-confidence noise, and the old city never
+    poses as current."""
+    clock = FakeClock(START)
+    engine = engine_factory(clock=clock)
+    zh = old_city == "杭州"
+    texts = (
+        ("我住在杭州。", "我对花生和虾过敏。", "我的预算是5000元。", "其实我上个月搬到成都了。")
+        if zh
+        else (
+            "I live in Hangzhou.",
+            "I'm allergic to peanuts and shellfish.",
+            "My budget for the trip is 5000 yuan.",
+            "Actually I moved to Chengdu last month.",
+        )
+    )
+    _write(engine, clock, texts, "observe")
+    state = engine.start_session("u1", "plan my trip", tenant="acme")
+    built = engine.build_context(state, "respond", question, system_prompt="You plan trips.")
+    (block,) = [m["content"] for m in built.messages() if "## Retrieved context" in m["content"]]
+    items = block.split("\n[")
+    (current,) = [item for item in items if "current fact" in item and f"city: {new_city}" in item]
+    allergy = [item for item in items if "current fact" in item and "allerg" in item.casefold()]
+    allergy += [item for item in items if "current fact" in item and "过敏" in item]
+    # As confident as the allergy next to it (when nothing is confident, both stand in
+    # the one low-confidence group).
+    if any("LOW CONFIDENCE" not in item for item in allergy):
+        assert "LOW CONFIDENCE" not in current
+    assert f"city: {old_city}" not in block
+    assert all("PAST" in item for item in items if old_city in item)

@@ -86,7 +86,9 @@ _CUES: tuple[_Cue, ...] = (
     _Cue(
         re.compile(
             r"\bwhere\b.{0,20}\b(?:live|living|based|stay|home)\b|\b(?:which|what)\s+(?:city|"
-            r"town|place|country)\b.{0,30}\b(?:live|living|based|home)\b|\bmy\s+(?:home\s+)?"
+            r"town|place|country)\b.{0,30}\b(?:live|living|based|home)\b|\b(?:near|around|close\s+"
+            r"to|next\s+to|by)\s+(?:my\s+(?:home|place|house|apartment|flat)|where\s+I\s+live)\b|"
+            r"(?:我家|我住的地方|我住处)(?:附近|旁边|周边|周围)|离我家|\bmy\s+(?:home\s+)?"
             r"(?:city|town)\b|住(?:在)?(?:哪|什么地方)|在哪(?:个城市|里|儿)?(?:住|生活|定居|安家)|"
             r"家在哪|住的(?:城市|地方)|住处|住所",
             _I,
@@ -499,14 +501,16 @@ def current_first(
             if not found:
                 continue
             head = _item(next(iter(found.values())), top, floor, (ROUTE,))
-        fact = replace(fact, cosine=max(fact.cosine, head.cosine))
+        lifted = head.low_confidence and not confident
+        # The current fact comes with its episode, as confident as the episode is.
+        fact = replace(fact, cosine=max(fact.cosine, head.cosine), low_confidence=lifted)
         firsts.append(
             replace(
                 head,
                 score=max(top, head.score),
                 facts=_with_fact(head, fact),
                 superseded_by=None,
-                low_confidence=head.low_confidence and not confident,
+                low_confidence=lifted,
             )
         )
         items = [

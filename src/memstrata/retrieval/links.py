@@ -133,6 +133,10 @@ class LinkedHit(NamedTuple):
     cosine: float
     payload: Mapping[str, Any]
     replaced_by: str | None
+    low_confidence: bool | None = None
+    """The retrieval's own flag when the hit comes from one (a memory the ranking lifted
+    for the attribute the question asks is confident whatever its cosine); ``None``:
+    judge by ``cosine``."""
 
 
 def fold_hits(
@@ -199,8 +203,10 @@ def flatten(items: Sequence[RetrievedItem]) -> list[LinkedHit]:
                 replaced_by = fact.text
             if fact.id not in emitted:
                 emitted.add(fact.id)
-                out.append(LinkedHit(fact.id, fact.cosine, fact.payload, None))
+                out.append(LinkedHit(fact.id, fact.cosine, fact.payload, None, fact.low_confidence))
         if item.id not in emitted:
             emitted.add(item.id)
-            out.append(LinkedHit(item.id, item.cosine, item.payload, replaced_by))
+            out.append(
+                LinkedHit(item.id, item.cosine, item.payload, replaced_by, item.low_confidence)
+            )
     return out

@@ -397,7 +397,9 @@ class ContextRouter:
                 CACHED_ROUTE if cached else str(payload.get("source") or need.collection),
                 found.cosine,
                 freshness,
-                low_confidence=is_low_confidence(found.cosine, self._settings),
+                low_confidence=is_low_confidence(found.cosine, self._settings)
+                if found.low_confidence is None
+                else found.low_confidence,
                 level=level_of_payload(payload),
             ),
         )
