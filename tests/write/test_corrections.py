@@ -7,50 +7,22 @@ fact wrong takes its value out of the current set. English and Chinese."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
+from tests.write.facts import (
+    START,
+    USER,
+    Factory,
+    current_value,
+    history_values,
+    memory_of,
+    remember_each,
+)
 
 from memstrata.clock import FakeClock
 from memstrata.config import PipelineSettings
-from memstrata.engine import ContextEngine
 from memstrata.errors import ValidationError
-from memstrata.memory.store import MemoryStore
-from memstrata.memory.units import MemoryUnit
-
-Factory = Callable[..., ContextEngine]
-START = datetime(2025, 3, 1, 9, tzinfo=UTC)
-USER = "u1"
-
-
-def _store(engine: ContextEngine) -> MemoryStore:
-    store = engine.parts.memory
-    assert store is not None
-    return store
-
-
-def _remember(
-    engine: ContextEngine, clock: FakeClock, texts: tuple[str, ...], tenant: str
-) -> list[list[MemoryUnit]]:
-    """Each text remembered and flushed in turn, a day apart; the facts each wrote."""
-    written = []
-    for text in texts:
-        receipt = engine.remember(USER, text, tenant=tenant)
-        engine.flush()
-        written.append(list(engine.written(receipt, tenant=tenant).facts))
-        clock.advance(timedelta(days=1))
-    return written
-
-
-def _current(engine: ContextEngine, tenant: str, attribute: str) -> str | None:
-    active = _store(engine).active_fact(tenant, USER, "user", attribute)
-    return None if active is None else active.value
-
-
-def _history(engine: ContextEngine, tenant: str, attribute: str) -> list[str]:
-    return [u.value for u in _store(engine).history(tenant, USER, "user", attribute)]
-
 
 BIRTHDAYS = (
     (
@@ -78,10 +50,10 @@ def test_an_explicit_correction_supersedes_a_rarely_changing_value(
     clock = FakeClock(START)
     engine = engine_opener(clock=clock)
     tenant = f"bd-{lang}"
-    written = _remember(engine, clock, texts, tenant)
+    written = remember_each(engine, clock, texts, tenant)
 
-    assert _current(engine, tenant, "birthday") == new
-    assert _history(engine, tenant, "birthday") == [old, new]  # the old value is kept
+    assert current_value(engine, tenant, "birthday") == new
+    assert history_values(engine, tenant, "birthday") == [old, new]  # the old value is kept
     # The correcting episode carries the new fact, not the old one.
     assert [u.value for u in written[1]] == [new]
     current = engine.retrieve(question, tenant=tenant, user=USER)
@@ -121,10 +93,10 @@ def test_a_set_valued_fact_loses_the_value_taken_back(
     clock = FakeClock(START)
     engine = engine_opener(clock=clock)
     tenant = f"al-{name}"
-    written = _remember(engine, clock, texts, tenant)
+    written = remember_each(engine, clock, texts, tenant)
 
-    assert _current(engine, tenant, "allergies") == kept
-    history = _history(engine, tenant, "allergies")
+    assert current_value(engine, tenant, "allergies") == kept
+    history = history_values(engine, tenant, "allergies")
     assert any(removed in value for value in history[:-1])  # kept in history
     assert [u.value for u in written[1]] == [kept]  # the correcting episode's fact
     result = engine.retrieve("What am I allergic to?", tenant=tenant, user=USER)
@@ -143,11 +115,13 @@ def test_removing_the_last_value_closes_the_fact_and_an_unknown_one_changes_noth
     clock = FakeClock(START)
     engine = engine_opener(clock=clock)
     tenant = "al-last"
-    _remember(engine, clock, ("I'm allergic to cats.", "I'm no longer allergic to dogs."), tenant)
-    assert _current(engine, tenant, "allergies") == "cats"  # nothing of that removed
-    _remember(engine, clock, ("Good news: I'm not allergic to cats anymore.",), tenant)
-    assert _current(engine, tenant, "allergies") is None
-    assert _history(engine, tenant, "allergies") == ["cats"]
+    remember_each(
+        engine, clock, ("I'm allergic to cats.", "I'm no longer allergic to dogs."), tenant
+    )
+    assert current_value(engine, tenant, "allergies") == "cats"  # nothing of that removed
+    remember_each(engine, clock, ("Good news: I'm not allergic to cats anymore.",), tenant)
+    assert current_value(engine, tenant, "allergies") is None
+    assert history_values(engine, tenant, "allergies") == ["cats"]
 
 
 def test_a_correction_of_a_set_replaces_it_and_an_addition_still_adds(
@@ -156,7 +130,7 @@ def test_a_correction_of_a_set_replaces_it_and_an_addition_still_adds(
     clock = FakeClock(START)
     engine = engine_opener(clock=clock)
     tenant = "al-fix"
-    _remember(
+    remember_each(
         engine,
         clock,
         (
@@ -166,7 +140,7 @@ def test_a_correction_of_a_set_replaces_it_and_an_addition_still_adds(
         ),
         tenant,
     )
-    assert _current(engine, tenant, "allergies") == "tree nuts; sesame; kiwi"
+    assert current_value(engine, tenant, "allergies") == "tree nuts; sesame; kiwi"
 
 
 def test_observed_in_one_batch_the_removal_applies_after_what_came_before(
@@ -182,7 +156,7 @@ def test_observed_in_one_batch_the_removal_applies_after_what_came_before(
         assert engine.observe(state.session_id, "user", text).queued
         clock.advance(timedelta(minutes=1))
     engine.flush()
-    assert _current(engine, "batch", "allergies") == "海鲜"
+    assert current_value(engine, "batch", "allergies") == "海鲜"
 
 
 @pytest.mark.parametrize(
@@ -209,10 +183,10 @@ def test_feedback_naming_a_value_wrong_removes_it_from_the_current_set(
     clock = FakeClock(START)
     engine = engine_opener(clock=clock)
     tenant = f"fb-{lang}"
-    _remember(engine, clock, texts, tenant)
+    remember_each(engine, clock, texts, tenant)
     # The decision used the current set ("peanuts; shellfish"); the checked reply
     # stated peanuts, and the user says that fact is wrong.
-    wrong = _store(engine).active_fact(tenant, USER, "user", "allergies")
+    wrong = memory_of(engine).active_fact(tenant, USER, "user", "allergies")
     assert wrong is not None and wrong_value in wrong.value
     engine.start_session(USER, question, tenant=tenant, session_id="q1")
     decision = engine.decide("q1", engine.route("q1", "respond", question), question=question)
@@ -227,8 +201,8 @@ def test_feedback_naming_a_value_wrong_removes_it_from_the_current_set(
     )
     engine.flush()
 
-    assert _current(engine, tenant, "allergies") == kept
-    assert wrong_value in _history(engine, tenant, "allergies")
+    assert current_value(engine, tenant, "allergies") == kept
+    assert wrong_value in history_values(engine, tenant, "allergies")
 
 
 def test_feedback_naming_a_single_value_wrong_stops_it_being_current(
@@ -236,7 +210,7 @@ def test_feedback_naming_a_single_value_wrong_stops_it_being_current(
 ) -> None:
     clock = FakeClock(START)
     engine = engine_opener(clock=clock)
-    written = _remember(engine, clock, ("My birthday is May 3.",), "fb-one")
+    written = remember_each(engine, clock, ("My birthday is May 3.",), "fb-one")
     question = "When is my birthday?"
     engine.start_session(USER, question, tenant="fb-one", session_id="q1")
     decision = engine.decide("q1", engine.route("q1", "respond", question), question=question)
@@ -244,8 +218,8 @@ def test_feedback_naming_a_single_value_wrong_stops_it_being_current(
         decision.card_id, "rating", tenant="fb-one", rating=1, wrong=[written[0][0].id or ""]
     )
     engine.flush()
-    assert _current(engine, "fb-one", "birthday") is None
-    assert _history(engine, "fb-one", "birthday") == ["May 3"]
+    assert current_value(engine, "fb-one", "birthday") is None
+    assert history_values(engine, "fb-one", "birthday") == ["May 3"]
 
 
 def test_feedback_with_a_malformed_wrong_id_is_refused_and_nothing_changes(
@@ -253,7 +227,7 @@ def test_feedback_with_a_malformed_wrong_id_is_refused_and_nothing_changes(
 ) -> None:
     clock = FakeClock(START)
     engine = engine_opener(clock=clock)
-    _remember(engine, clock, ("I'm allergic to peanuts and shellfish.",), "fb-bad")
+    remember_each(engine, clock, ("I'm allergic to peanuts and shellfish.",), "fb-bad")
     question = "what am I allergic to"
     engine.start_session(USER, question, tenant="fb-bad", session_id="q1")
     decision = engine.decide("q1", engine.route("q1", "respond", question), question=question)
@@ -263,4 +237,4 @@ def test_feedback_with_a_malformed_wrong_id_is_refused_and_nothing_changes(
         )
     assert raised.value.field is not None and raised.value.field.startswith("wrong")
     engine.flush()
-    assert _current(engine, "fb-bad", "allergies") == "peanuts; shellfish"
+    assert current_value(engine, "fb-bad", "allergies") == "peanuts; shellfish"

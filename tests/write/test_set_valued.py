@@ -7,49 +7,21 @@ else's languages and questions add and remove nothing. English and Chinese."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
+from tests.write.facts import (
+    START,
+    USER,
+    Factory,
+    current_value,
+    history_values,
+    memory_of,
+    remember_each,
+)
 
 from memstrata.clock import FakeClock
 from memstrata.config import PipelineSettings
-from memstrata.engine import ContextEngine
-from memstrata.memory.store import MemoryStore
-from memstrata.memory.units import MemoryUnit
-
-Factory = Callable[..., ContextEngine]
-START = datetime(2025, 3, 1, 9, tzinfo=UTC)
-USER = "u1"
-
-
-def _store(engine: ContextEngine) -> MemoryStore:
-    store = engine.parts.memory
-    assert store is not None
-    return store
-
-
-def _remember(
-    engine: ContextEngine, clock: FakeClock, texts: tuple[str, ...], tenant: str
-) -> list[list[MemoryUnit]]:
-    """Each text remembered and flushed in turn, a day apart; the facts each wrote."""
-    written = []
-    for text in texts:
-        receipt = engine.remember(USER, text, tenant=tenant)
-        engine.flush()
-        written.append(list(engine.written(receipt, tenant=tenant).facts))
-        clock.advance(timedelta(days=1))
-    return written
-
-
-def _current(engine: ContextEngine, tenant: str, attribute: str) -> str | None:
-    active = _store(engine).active_fact(tenant, USER, "user", attribute)
-    return None if active is None else active.value
-
-
-def _history(engine: ContextEngine, tenant: str, attribute: str) -> list[str]:
-    return [u.value for u in _store(engine).history(tenant, USER, "user", attribute)]
-
 
 LANGUAGES = (
     ("en-dont", ("I speak English and French.", "I don't speak French anymore."), "English"),
@@ -68,20 +40,20 @@ def test_a_language_taken_back_leaves_the_set_and_stays_in_history(
     clock = FakeClock(START)
     engine = engine_opener(clock=clock)
     tenant = f"ls-{name}"
-    written = _remember(engine, clock, texts, tenant)
+    written = remember_each(engine, clock, texts, tenant)
 
     removed = "French" if name.startswith("en") else "法语"
     assert written[0][-1].value == f"{kept}; {removed}"  # both, one set
     assert [u.value for u in written[1]] == [kept]  # the removing episode's fact
-    assert _current(engine, tenant, "languages_spoken") == kept
-    assert any(removed in value for value in _history(engine, tenant, "languages_spoken"))
+    assert current_value(engine, tenant, "languages_spoken") == kept
+    assert any(removed in value for value in history_values(engine, tenant, "languages_spoken"))
     question = "What languages do I speak?" if name.startswith("en") else "我会说什么语言？"
     facts = engine.retrieve(question, tenant=tenant, user=USER).current_facts()
     assert [f.text for f in facts if "languages_spoken" in f.text] == [
         f"user languages_spoken: {kept}"
     ]
     # The reply language is another attribute, untouched.
-    assert _current(engine, tenant, "language") is None
+    assert current_value(engine, tenant, "language") is None
 
 
 def test_languages_add_up_and_a_correction_replaces_the_wrong_one(
@@ -90,18 +62,18 @@ def test_languages_add_up_and_a_correction_replaces_the_wrong_one(
     clock = FakeClock(START)
     engine = engine_opener(clock=clock)
     tenant = "ls-add"
-    _remember(
+    remember_each(
         engine,
         clock,
         ("I speak English and French.", "I also speak Spanish.", "I'm fluent in German."),
         tenant,
     )
-    assert _current(engine, tenant, "languages_spoken") == "English; French; Spanish; German"
-    _remember(engine, clock, ("Sorry, I got that wrong: I speak Italian, not French.",), tenant)
+    assert current_value(engine, tenant, "languages_spoken") == "English; French; Spanish; German"
+    remember_each(engine, clock, ("Sorry, I got that wrong: I speak Italian, not French.",), tenant)
     # The correction names the wrong value: that one is swapped, the rest stay.
-    assert _current(engine, tenant, "languages_spoken") == "English; Spanish; German; Italian"
-    _remember(engine, clock, ("我会说中文和英语。", "我还会说一点日语。"), "ls-zh")
-    assert _current(engine, "ls-zh", "languages_spoken") == "中文; 英语; 日语"
+    assert current_value(engine, tenant, "languages_spoken") == "English; Spanish; German; Italian"
+    remember_each(engine, clock, ("我会说中文和英语。", "我还会说一点日语。"), "ls-zh")
+    assert current_value(engine, "ls-zh", "languages_spoken") == "中文; 英语; 日语"
 
 
 @pytest.mark.parametrize(
@@ -121,10 +93,10 @@ def test_someone_elses_languages_and_questions_change_nothing(
     engine = engine_opener(clock=clock)
     tenant = "ls-hostile"
     seed = "我会说中文和法语。" if not text.isascii() else "I speak English and French."
-    _remember(engine, clock, (seed,), tenant)
-    before = _current(engine, tenant, "languages_spoken")
-    written = _remember(engine, clock, (text,), tenant)
-    assert _current(engine, tenant, "languages_spoken") == before
+    remember_each(engine, clock, (seed,), tenant)
+    before = current_value(engine, tenant, "languages_spoken")
+    written = remember_each(engine, clock, (text,), tenant)
+    assert current_value(engine, tenant, "languages_spoken") == before
     assert not any(u.attribute == "languages_spoken" for u in written[0])
 
 
@@ -156,15 +128,15 @@ def test_someone_elses_channels_and_questions_change_nothing(
         if not text.isascii()
         else "You can reach me by email or phone."
     )
-    _remember(engine, clock, (seed,), tenant)
+    remember_each(engine, clock, (seed,), tenant)
     before = (
-        _current(engine, tenant, "contact_channels"),
-        _current(engine, tenant, "contact_channel"),
+        current_value(engine, tenant, "contact_channels"),
+        current_value(engine, tenant, "contact_channel"),
     )
-    _remember(engine, clock, (text,), tenant)
+    remember_each(engine, clock, (text,), tenant)
     after = (
-        _current(engine, tenant, "contact_channels"),
-        _current(engine, tenant, "contact_channel"),
+        current_value(engine, tenant, "contact_channels"),
+        current_value(engine, tenant, "contact_channel"),
     )
     assert after == before == ("email; phone", before[1])
 
@@ -177,11 +149,11 @@ def test_contact_channels_hold_both_and_lose_the_one_taken_back(
     clock = FakeClock(START)
     engine = engine_opener(clock=clock)
     tenant = f"cc-{name}"
-    _remember(engine, clock, texts[:1], tenant)
-    assert _current(engine, tenant, "contact_channels") == "email; phone"
-    _remember(engine, clock, texts[1:], tenant)
-    assert _current(engine, tenant, "contact_channels") == "email"
-    history = _history(engine, tenant, "contact_channels")
+    remember_each(engine, clock, texts[:1], tenant)
+    assert current_value(engine, tenant, "contact_channels") == "email; phone"
+    remember_each(engine, clock, texts[1:], tenant)
+    assert current_value(engine, tenant, "contact_channels") == "email"
+    history = history_values(engine, tenant, "contact_channels")
     assert history[-2:] == ["email; phone", "email"]  # the old set is kept in history
     facts = engine.retrieve("How should you contact me?", tenant=tenant, user=USER)
     texts_now = [f.text for f in facts.current_facts() if "contact_channels" in f.text]
@@ -192,14 +164,14 @@ def test_a_removed_channel_also_stops_being_the_preferred_one(engine_opener: Fac
     clock = FakeClock(START)
     engine = engine_opener(clock=clock)
     tenant = "cc-pref"
-    _remember(engine, clock, ("以后用短信联系我。",), tenant)
-    assert _current(engine, tenant, "contact_channel") == "sms"
-    _remember(engine, clock, ("不要用短信联系我。",), tenant)
-    assert _current(engine, tenant, "contact_channel") is None
-    assert _history(engine, tenant, "contact_channel") == ["sms"]
+    remember_each(engine, clock, ("以后用短信联系我。",), tenant)
+    assert current_value(engine, tenant, "contact_channel") == "sms"
+    remember_each(engine, clock, ("不要用短信联系我。",), tenant)
+    assert current_value(engine, tenant, "contact_channel") is None
+    assert history_values(engine, tenant, "contact_channel") == ["sms"]
     # A removal of a channel not held changes nothing.
-    _remember(engine, clock, ("Please contact me by email.", "Don't text me anymore."), tenant)
-    assert _current(engine, tenant, "contact_channel") == "email"
+    remember_each(engine, clock, ("Please contact me by email.", "Don't text me anymore."), tenant)
+    assert current_value(engine, tenant, "contact_channel") == "email"
 
 
 def test_observed_in_a_session_the_channel_removal_applies(engine_opener: Factory) -> None:
@@ -210,7 +182,7 @@ def test_observed_in_a_session_the_channel_removal_applies(engine_opener: Factor
         assert engine.observe(state.session_id, "user", text).queued
         clock.advance(timedelta(minutes=1))
     engine.flush()
-    assert _current(engine, "cc-obs", "contact_channels") == "email"
+    assert current_value(engine, "cc-obs", "contact_channels") == "email"
 
 
 @pytest.mark.parametrize(
@@ -232,8 +204,8 @@ def test_feedback_naming_a_language_wrong_removes_only_that_one(
     clock = FakeClock(START)
     engine = engine_opener(clock=clock)
     tenant = f"ls-fb-{lang}"
-    _remember(engine, clock, (text,), tenant)
-    wrong = _store(engine).active_fact(tenant, USER, "user", "languages_spoken")
+    remember_each(engine, clock, (text,), tenant)
+    wrong = memory_of(engine).active_fact(tenant, USER, "user", "languages_spoken")
     assert wrong is not None
     engine.start_session(USER, question, tenant=tenant, session_id="q1")
     decision = engine.decide("q1", engine.route("q1", "respond", question), question=question)
@@ -246,5 +218,5 @@ def test_feedback_naming_a_language_wrong_removes_only_that_one(
         wrong=[wrong.id or ""],
     )
     engine.flush()
-    assert _current(engine, tenant, "languages_spoken") == kept
-    assert wrong.value in _history(engine, tenant, "languages_spoken")
+    assert current_value(engine, tenant, "languages_spoken") == kept
+    assert wrong.value in history_values(engine, tenant, "languages_spoken")
