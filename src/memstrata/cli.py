@@ -103,7 +103,9 @@ def _exit_with(exc: MemstrataError, as_json: bool) -> typer.Exit:
 
 
 def _bundle_table(title: str, bundle: ContextBundle) -> Table:
-    table = Table(title=title, show_lines=False, expand=True)
+    note = skip_note(bundle.l3_skip_reason, bundle.dense_skip_reason)
+    caption = None if note is None else escape(note)
+    table = Table(title=title, show_lines=False, expand=True, caption=caption)
     for column in ("item", "layer", "ref", "source", "rel", "fresh h", "low conf", "content"):
         table.add_column(column, overflow="fold")
     for item in bundle.items:

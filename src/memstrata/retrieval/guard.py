@@ -1,13 +1,17 @@
 """Deadlines and circuit breakers of the reader's L3 and embedder calls
 (docs/service.md, "When L3 is slow or down").
 
-The embedded qdrant-edge runs in this process, and a call into it cannot be
-interrupted, only abandoned; a Qdrant server's call can wait on its socket up to the
-client's timeout. So a guarded call runs on a worker thread (:class:`DeadlineRunner`)
-and its caller waits at most the deadline. An abandoned call goes on until its
-current engine call returns, then stops at the next :func:`checkpoint` (the reader
-checks between engine calls) instead of making the calls after it: it never hangs
-the caller, and it does not keep loading a backend that is already too slow.
+A deadline protects a reader from a slow backend, and counts only that
+(docs/architecture.md, "Deadlines"): L3's apply to a remote index (a Qdrant server),
+not to the embedded qdrant-edge, whose reads wait only on this process's CPU; and no
+deadline counts the seconds a model of this process was loading
+(:mod:`memstrata.loading`). A call into a backend cannot be interrupted, only
+abandoned (a Qdrant server's call can wait on its socket up to the client's timeout).
+So a guarded call runs on a worker thread (:class:`DeadlineRunner`) and its caller
+waits at most the deadline. An abandoned call goes on until its current engine call
+returns, then stops at the next :func:`checkpoint` (the reader checks between engine
+calls) instead of making the calls after it: it never hangs the caller, and it does
+not keep loading a backend that is already too slow.
 
 Each backend has a :class:`CircuitBreaker`: after ``breaker_failures`` consecutive
 failures or timeouts it opens, and reads skip the backend at once for
