@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from memstrata.client import Client
@@ -25,6 +26,7 @@ from memstrata.config import settings_from_env
 from memstrata.context import BuiltContext
 from memstrata.engine import ContextEngine
 from memstrata.errors import BackendError, MemstrataError, ValidationError, error_code
+from memstrata.retrieval.guard import BELOW_THRESHOLD, skip_note
 from memstrata.router import ContextBundle
 from memstrata.service.commands import register as register_service_commands
 from memstrata.service.inprocess import ServiceTransport
@@ -101,7 +103,9 @@ def _exit_with(exc: MemstrataError, as_json: bool) -> typer.Exit:
 
 
 def _bundle_table(title: str, bundle: ContextBundle) -> Table:
-    table = Table(title=title, show_lines=False, expand=True)
+    note = skip_note(bundle.l3_skip_reason, bundle.dense_skip_reason)
+    caption = None if note is None else escape(note)
+    table = Table(title=title, show_lines=False, expand=True, caption=caption)
     for column in ("item", "layer", "ref", "source", "rel", "fresh h", "low conf", "content"):
         table.add_column(column, overflow="fold")
     for item in bundle.items:
@@ -449,6 +453,9 @@ def search(
         }
         for item in result.items or result.below_threshold
     ]
+    # Why L3 served less than it would have, or nothing: said in the table and the JSON,
+    # never guessed from l3_skipped alone (a skipped L3 is not a low confidence).
+    note = skip_note(result.l3_skip_reason, result.dense_skip_reason, cached=bool(result.items))
     if as_json:
         _emit_json(
             {
@@ -456,14 +463,21 @@ def search(
                 "tenant": tenant,
                 "query": query,
                 "l3_skipped": result.l3_skipped,
+                "l3_skip_reason": result.l3_skip_reason,
+                "dense_skip_reason": result.dense_skip_reason,
+                "note": note,
                 "results": rows,
             }
         )
         return
-    title = f"memories of {user} for {query!r}" + (
-        " (all below the confidence floor)" if result.l3_skipped else ""
-    )
-    table = Table(title=title)
+    title = f"memories of {user} for {query!r}"
+    if result.l3_skip_reason == BELOW_THRESHOLD:
+        title += " (all below the confidence floor)"
+    if not rows:
+        said = note or "no memory matches the query"
+        out.print(f"nothing came back for {escape(user)}: {escape(said)}")
+        return
+    table = Table(title=escape(title), caption=None if note is None else escape(note))
     for column in ("#", "kind", "text", "score", "cosine"):
         table.add_column(column, overflow="fold")
     for i, row in enumerate(rows, 1):

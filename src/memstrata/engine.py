@@ -346,6 +346,11 @@ class ContextEngine:
         """Counters of the write pipeline (enqueued, failures, filter drops, writes)."""
         return self._writer.write_stats()
 
+    def warm(self) -> list[str]:
+        """Load and warm every model a read may use now (``serve`` does, before it
+        listens), rather than in the first read; what failed, as ``name: error``."""
+        return self._reader.warm()
+
     def count_memories(
         self,
         tenant: str = "default",

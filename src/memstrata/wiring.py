@@ -236,10 +236,11 @@ def open_longterm(
     )
 
 
-def open_guard(settings: Settings) -> ReadGuard:
+def open_guard(settings: Settings, index: VectorIndex | None = None) -> ReadGuard:
     """The deadlines and circuit breakers of one engine's reads (L3's, the
-    embedder's), with the settings' parameters."""
-    return ReadGuard(settings.longterm)
+    embedder's), with the settings' parameters; L3's deadlines apply only when
+    ``index`` is remote (a server), or unknown."""
+    return ReadGuard(settings.longterm, l3_remote=index is None or index.remote)
 
 
 def open_recall(settings: Settings, backend: RedisBackend) -> RecallCache:
@@ -416,7 +417,7 @@ def worker_handler(
     longterm = open_longterm(
         config, open_index(config), default_embedder(), clock=clock, sanitizer=sanitizer
     )
-    reader = open_reader(config, longterm, guard=open_guard(config))
+    reader = open_reader(config, longterm, guard=open_guard(config, longterm.index))
     store = open_memory(config, longterm, redis_backend(config.redis_url).client, clock, reader)
     return build_handler(store, extractor=build_extractor(config), sanitizer=sanitizer)
 
@@ -639,7 +640,7 @@ def build_stack(
             multilingual=multilingual,
         )
         closers.insert(0, longterm.close)
-        read_guard = open_guard(settings)
+        read_guard = open_guard(settings, longterm.index)
         closers.append(read_guard.close)
         reader = open_reader(
             settings, longterm, guard=read_guard, recall=open_recall(settings, backend)

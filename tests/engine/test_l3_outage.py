@@ -145,6 +145,9 @@ def test_build_context_and_the_trace_card_say_l3_was_skipped_and_why(
     memories = [a for a in built.admitted if a.origin.layer == "L3"]
     assert memories and all(a.origin.source == CACHED_ROUTE for a in memories)
     assert any("peanuts" in m.content for m in built.chat)
+    # The built context says why its memories are the cached ones (issue 31, "What" 7).
+    assert built.l3_skipped and built.l3_skip_reason == "l3_timeout"
+    assert healthy.l3_skip_reason is None and healthy.dense_skip_reason is None
 
     # build_context read L3 once (its route took the retrieval's items): one timeout;
     # this retrieval is the second, which opens the breaker.

@@ -148,6 +148,8 @@ def test_reads_answer_200_with_the_degraded_flags(call: Callable[..., dict]) -> 
         system_prompt="You are a travel assistant.",
     )
     assert built["messages"][-1]["content"] == "Recommend a restaurant."
+    assert built["l3_skipped"] is True
+    assert built["l3_skip_reason"] in {"l3_unavailable", "circuit_open"}
 
     decision = call(
         "decide", session_id=sid, step_intent="respond", query="allergies", question="where?"

@@ -310,7 +310,18 @@ class Reader:
             counter_for_model(model),
         )
         self._metrics.observe_context(built)
-        return built if recognized is None else replace(built, recognized=recognized)
+        # What the bundle says of L3 reaches the caller of the built context too.
+        return replace(
+            built,
+            recognized=recognized,
+            l3_skipped=bundle.l3_skipped,
+            l3_skip_reason=bundle.l3_skip_reason,
+            dense_skip_reason=bundle.dense_skip_reason,
+        )
+
+    def warm(self) -> list[str]:
+        """Load and warm the models reads use (see :meth:`ContextEngine.warm`)."""
+        return self._longterm.warm()
 
     def count_memories(
         self,

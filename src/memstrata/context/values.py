@@ -358,6 +358,14 @@ class BuiltContext:
     recognized: Recognition | None = None
     """Set when no step intent was given: the intent recognized from the input, its
     confidence, whether it fell back to ``respond``, and the entities it names."""
+    l3_skipped: bool = False
+    """L3 served no memory to this context (the bundle's flag), for
+    ``l3_skip_reason``."""
+    l3_skip_reason: str | None = None
+    """Why L3 served nothing: ``below_threshold``, ``l3_timeout``,
+    ``l3_unavailable``, ``circuit_open`` (docs/service.md, "When L3 is slow or down")."""
+    dense_skip_reason: str | None = None
+    """Why the memories were ranked by BM25 alone (the query could not be embedded)."""
 
     def messages(self) -> list[dict[str, str]]:
         """OpenAI chat messages: a fresh list of ``{"role", "content"}`` dicts."""

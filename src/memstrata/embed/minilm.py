@@ -30,6 +30,7 @@ from memstrata.embed.onnx import OnnxMiniLM, default_cache_dir, ensure_exported
 from memstrata.embed.protocol import check_texts
 from memstrata.embed.tokens import TokenVectors
 from memstrata.errors import BackendError, BackendUnavailableError, ValidationError
+from memstrata.loading import loading
 from memstrata.validation import check_positive_int
 
 _log = logging.getLogger(__name__)
@@ -151,9 +152,10 @@ class MiniLMEmbedder:
                 try:
                     from sentence_transformers import SentenceTransformer
 
-                    model = SentenceTransformer(
-                        str(model_dir), device=self._device, local_files_only=True
-                    )
+                    with loading():  # not counted by the read deadlines
+                        model = SentenceTransformer(
+                            str(model_dir), device=self._device, local_files_only=True
+                        )
                 except Exception as exc:
                     raise BackendUnavailableError(
                         f"cannot load MiniLM from {model_dir}: {exc}"
@@ -179,9 +181,13 @@ class MiniLMEmbedder:
             encoder = _SHARED_ONNX.get(key)
             if encoder is None:
                 try:
-                    encoder = OnnxMiniLM(
-                        model_dir, ensure_exported(model_dir, cache_dir), threads=self._threads
-                    )
+                    # Not counted by the read deadlines (memstrata.loading); the first
+                    # run of a session is slow (arenas, kernels), so it is warmed here.
+                    with loading():
+                        encoder = OnnxMiniLM(
+                            model_dir, ensure_exported(model_dir, cache_dir), threads=self._threads
+                        )
+                        encoder.encode(["warm"], 1)
                 except BackendUnavailableError as exc:
                     if self._requested == "onnx":
                         raise

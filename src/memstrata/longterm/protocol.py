@@ -160,6 +160,14 @@ class VectorIndex(Protocol):
         reports are the server's, the same for every process reading them."""
         ...
 
+    @property
+    def remote(self) -> bool:
+        """True when its reads wait on another process (a server, over the network):
+        they run under the read deadlines. False for an engine in this process, whose
+        reads wait only on this process's CPU and are never abandoned for it
+        (docs/architecture.md, "Deadlines")."""
+        ...
+
     def answer_generation(self, collection: str) -> int | None:
         """A number that changes whenever ``collection`` is written through this
         index; ``None`` when it can change unseen (written by another process), so no

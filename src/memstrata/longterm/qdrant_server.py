@@ -554,6 +554,11 @@ class QdrantServerIndex:
         """True: every replica reads and writes the same server."""
         return True
 
+    @property
+    def remote(self) -> bool:
+        """True: every read waits on the server: the read deadlines apply."""
+        return True
+
     def answer_generation(self, collection: str) -> int | None:
         """None: other clients write to a server unseen, so answers are never reused."""
         self._check_open()

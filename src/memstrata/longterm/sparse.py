@@ -26,6 +26,7 @@ from typing import Any
 import snowballstemmer
 
 from memstrata.errors import ValidationError
+from memstrata.loading import loading
 from memstrata.longterm.points import SparseVector
 
 # CJK ideographs (basic, extension A, compatibility): these runs go to jieba, since
@@ -59,10 +60,11 @@ def _jieba() -> Any:
     if _jieba_module is None:
         with _jieba_lock:
             if _jieba_module is None:
-                import jieba
+                with loading():  # its dictionary: not counted by the read deadlines
+                    import jieba
 
-                jieba.setLogLevel(logging.WARNING)
-                jieba.initialize()
+                    jieba.setLogLevel(logging.WARNING)
+                    jieba.initialize()
                 _jieba_module = jieba
     return _jieba_module
 

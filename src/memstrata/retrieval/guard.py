@@ -1,13 +1,17 @@
 """Deadlines and circuit breakers of the reader's L3 and embedder calls
 (docs/service.md, "When L3 is slow or down").
 
-The embedded qdrant-edge runs in this process, and a call into it cannot be
-interrupted, only abandoned; a Qdrant server's call can wait on its socket up to the
-client's timeout. So a guarded call runs on a worker thread (:class:`DeadlineRunner`)
-and its caller waits at most the deadline. An abandoned call goes on until its
-current engine call returns, then stops at the next :func:`checkpoint` (the reader
-checks between engine calls) instead of making the calls after it: it never hangs
-the caller, and it does not keep loading a backend that is already too slow.
+A deadline protects a reader from a slow backend, and counts only that
+(docs/architecture.md, "Deadlines"): L3's apply to a remote index (a Qdrant server),
+not to the embedded qdrant-edge, whose reads wait only on this process's CPU; and no
+deadline counts the seconds a model of this process was loading
+(:mod:`memstrata.loading`). A call into a backend cannot be interrupted, only
+abandoned (a Qdrant server's call can wait on its socket up to the client's timeout).
+So a guarded call runs on a worker thread (:class:`DeadlineRunner`) and its caller
+waits at most the deadline. An abandoned call goes on until its current engine call
+returns, then stops at the next :func:`checkpoint` (the reader checks between engine
+calls) instead of making the calls after it: it never hangs the caller, and it does
+not keep loading a backend that is already too slow.
 
 Each backend has a :class:`CircuitBreaker`: after ``breaker_failures`` consecutive
 failures or timeouts it opens, and reads skip the backend at once for
@@ -29,6 +33,7 @@ from typing import Generic, Literal, TypeVar
 
 from memstrata.config import LongTermSettings
 from memstrata.errors import BackendError, BackendUnavailableError, ValidationError
+from memstrata.loading import loading_now, loading_seconds
 
 log = logging.getLogger("memstrata.retrieval")
 
@@ -50,6 +55,40 @@ OUTAGE_REASONS: frozenset[str] = frozenset({L3_TIMEOUT, L3_UNAVAILABLE, CIRCUIT_
 EMBEDDER_FAILED = "embedder_failed"
 EMBEDDER_TIMEOUT = "embedder_timeout"
 EMBEDDER_CIRCUIT_OPEN = "embedder_circuit_open"
+
+SKIP_REASONS: Mapping[str, str] = {
+    BELOW_THRESHOLD: "every candidate was below the confidence floor (skip_below_cosine)",
+    L3_TIMEOUT: "L3 did not answer within its read deadline",
+    L3_UNAVAILABLE: "L3 is unavailable (unreachable, or an engine error)",
+    CIRCUIT_OPEN: "L3's circuit breaker is open after repeated failures: it was not read",
+    EMBEDDER_FAILED: "the query could not be embedded (the embedder failed)",
+    EMBEDDER_TIMEOUT: "the query embedding did not finish within its deadline",
+    EMBEDDER_CIRCUIT_OPEN: "the embedder's circuit breaker is open: the query was not embedded",
+}
+"""What each skip reason means, as the CLI and the docs say it to a person."""
+
+
+def skip_note(
+    l3_skip_reason: str | None, dense_skip_reason: str | None, *, cached: bool | None = None
+) -> str | None:
+    """One sentence saying why a read served less than L3 would have (None: it did
+    not). An outage's items are the cached reads in L2 (``cached``: whether any
+    came back; None: not known); a failed embedding's are ranked by BM25 alone."""
+    parts = []
+    if l3_skip_reason is not None:
+        said = SKIP_REASONS.get(l3_skip_reason, l3_skip_reason)
+        if l3_skip_reason in OUTAGE_REASONS:
+            said += {
+                True: ": served from the cached reads in L2",
+                False: ", and no cached read in L2 fits the question",
+                None: ": answered from the cached reads in L2",
+            }[cached]
+        parts.append(f"{said} [{l3_skip_reason}]")
+    if dense_skip_reason is not None:
+        said = SKIP_REASONS.get(dense_skip_reason, dense_skip_reason)
+        parts.append(f"{said}: ranked by BM25 alone [{dense_skip_reason}]")
+    return "; ".join(parts) or None
+
 
 BreakerState = Literal["closed", "open", "half_open"]
 BREAKER_STATES: tuple[BreakerState, ...] = ("closed", "half_open", "open")
@@ -224,6 +263,27 @@ class Outcome(Generic[T]):
     error: BaseException | None = None
 
 
+LOAD_POLL_S = 0.05
+"""How often a deadline looks again while a model load is under way."""
+
+
+def _waited(task: _Task, timeout_s: float) -> bool:
+    """Whether ``task`` ended within ``timeout_s``, not counting the seconds the
+    process spent loading its own models meanwhile (:mod:`memstrata.loading`): a
+    deadline protects the caller from a slow backend, not from this process's
+    start-up."""
+    started, loaded = time.monotonic(), loading_seconds()
+    remaining = timeout_s
+    while not task.done.wait(remaining):
+        spent = time.monotonic() - started - (loading_seconds() - loaded)
+        remaining = timeout_s - spent
+        if remaining <= 0:
+            if not loading_now():
+                return False
+            remaining = LOAD_POLL_S
+    return True
+
+
 class DeadlineRunner:
     """Runs calls on daemon worker threads and waits for each at most its deadline.
 
@@ -261,7 +321,7 @@ class DeadlineRunner:
         if worker is None:
             return Outcome(failure="busy")
         worker.inbox.put(task)
-        if not task.done.wait(timeout_s):
+        if not _waited(task, timeout_s):
             task.abandoned = True
             return Outcome(failure="timeout")
         if task.error is not None:
@@ -328,9 +388,16 @@ class ReadGuard:
         *,
         runner: DeadlineRunner | None = None,
         clock: Callable[[], float] = time.monotonic,
+        l3_remote: bool = True,
     ) -> None:
         self._settings = settings
         self._runner = runner or DeadlineRunner()
+        # The deadline protects a reader from a slow remote backend. An index in this
+        # process (l3_remote False: qdrant-edge) waits only on our own CPU: abandoning
+        # its read frees no CPU (the call runs on to its next checkpoint) and answers
+        # worse (L2's cached reads, or nothing), so it is read inline, without one;
+        # its errors still count on the breaker (docs/architecture.md, "Deadlines").
+        self.l3_remote = l3_remote
         self.l3_breaker = CircuitBreaker(
             "L3",
             failures=settings.breaker_failures,
@@ -358,11 +425,12 @@ class ReadGuard:
         return {"l3": self.l3_breaker.state, "embedder": self.embedder_breaker.state}
 
     def l3(self, fn: Callable[[], T], deadline_s: float) -> Guarded[T]:
-        """``fn()`` (L3 calls) within ``deadline_s``, unless L3's breaker is open."""
+        """``fn()`` (L3 calls) within ``deadline_s`` when L3 is remote (else without a
+        deadline), unless L3's breaker is open."""
         breaker = self.l3_breaker
         if not breaker.admit():
             return Guarded(skip=CIRCUIT_OPEN)
-        outcome = self._runner.run(fn, deadline_s)
+        outcome = self._runner.run(fn, deadline_s if self.l3_remote else None)
         if outcome.failure is None:
             breaker.succeeded()
             return Guarded(outcome.value)

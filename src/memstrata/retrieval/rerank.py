@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.errors import BackendError, BackendUnavailableError, ValidationError
+from memstrata.loading import loading
 
 
 class Reranker(Protocol):
@@ -76,11 +77,13 @@ class CrossEncoderReranker:
     def _load(self) -> Any:
         if self._model is None:
             try:
-                from sentence_transformers import CrossEncoder
+                # Runs inside the read's L3 part: not counted by its deadline.
+                with loading():
+                    from sentence_transformers import CrossEncoder
 
-                self._model = CrossEncoder(
-                    str(self._path), max_length=self._max_length, local_files_only=True
-                )
+                    self._model = CrossEncoder(
+                        str(self._path), max_length=self._max_length, local_files_only=True
+                    )
             except Exception as exc:
                 raise BackendUnavailableError(
                     f"cannot load cross-encoder from {self._path}: {exc}"

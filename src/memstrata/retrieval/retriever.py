@@ -25,7 +25,8 @@ retrieval agents get. For one :class:`RetrievalQuery`:
 
 Every read has a deadline and a breaker (:mod:`memstrata.retrieval.guard`): the
 query's embedding, and the L3 part (its engine calls and the scoring between them),
-each run where they can be abandoned. A read whose embedding failed ranks by BM25
+each run where they can be abandoned (the L3 part only when the index is remote; no
+deadline counts a model's loading). A read whose embedding failed ranks by BM25
 alone; one that cannot reach L3 in time is answered from the cached reads in L2
 (:mod:`memstrata.retrieval.fallback`); the result says which and why.
 

@@ -195,6 +195,9 @@ def _serve(settings: Settings, options: ServeOptions, ready: threading.Event | N
 
     running = open_service(settings, disk=disk_policy_from_env())
     try:
+        # The models load before the service listens, so /healthz answers only once
+        # they are loaded and the first read does not wait on them.
+        running.engine.warm()
         if running.admin_key_file is not None:
             log.warning(
                 "no API key existed: an admin key was written to %s", running.admin_key_file

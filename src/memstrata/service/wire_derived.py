@@ -183,6 +183,9 @@ class BuiltContextOut(Wire):
     exact: bool
     summary: TurnIn | None = None
     recognized: RecognitionOut | None = None
+    l3_skipped: bool = False
+    l3_skip_reason: str | None = None
+    dense_skip_reason: str | None = None
 
 
 # Derived from WorkingItem.

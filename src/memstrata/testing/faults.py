@@ -225,6 +225,12 @@ class FaultyIndex(_Fault):
     def shared(self) -> bool:
         return self.inner.shared
 
+    @property
+    def remote(self) -> bool:
+        """True: it stands for a server that is slow or unreachable, whatever it
+        wraps, so the read deadlines apply to it."""
+        return True
+
     def optimize(self) -> None:
         self.inner.optimize()
 
