@@ -92,21 +92,27 @@ class ServeOptions:
 def key_store(settings: Settings, clock: Clock | None = None) -> Iterator[KeyStore]:
     """The key store of ``settings`` without an engine (``memstrata keys``).
 
-    With the embedded store this starts its Valkey, which fails with a clear error
-    while a service owns the data directory.
+    With the embedded store this starts its Valkey, or, while ``memstrata serve``
+    owns the data directory, reaches the service's own Valkey over its unix socket
+    (the directory is private to the operator): a key made here works at once, since
+    the service reads every key from Valkey on each call. That is how an operator
+    locked out of a running service gets back in (docs/service.md, "Lock-out recovery").
     """
     server = None
     url = settings.redis_url
     if not url:
+        embedded = embedded_valkey(settings)
         try:
-            server = embedded_valkey(settings).start()
+            server = embedded.start()
+            url = server.url
         except BackendUnavailableError as exc:
-            raise BackendUnavailableError(
-                f"{exc}. If `memstrata serve` is running on this data directory, manage keys "
-                "through it: memstrata keys ... --url http://HOST:PORT with an admin key in "
-                "MEMSTRATA_API_KEY"
-            ) from None
-        url = server.url
+            if not embedded.answers():
+                raise BackendUnavailableError(
+                    f"{exc}. If `memstrata serve` is running on this data directory, manage "
+                    "keys through it: memstrata keys ... --url http://HOST:PORT with an admin "
+                    "key in MEMSTRATA_API_KEY"
+                ) from None
+            url = embedded.url  # the running service's server: used, never stopped here
     backend = redis_backend(url)
     try:
         yield KeyStore(backend.client, clock)
