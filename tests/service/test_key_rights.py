@@ -65,6 +65,8 @@ def _denied(run: Callable[[], object]) -> PermissionDeniedError:
 
 
 def test_a_short_lived_slow_key_mints_nothing_longer_or_faster(desk: Desk) -> None:
+    # The bootstrap admin key (admin.key) never expires and has the highest rate.
+    assert "expires_at" not in desk.mint(desk.admin, rate_per_s=1_000_000)["info"]
     parent = desk.mint(desk.admin, ttl_s=20, rate_per_s=1)["key"]
     # The case: rate 100000 and no expiry. The expiry is named first.
     _next_second()

@@ -65,6 +65,9 @@ _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 AUDIT_STREAM = f"{_TAG}:audit"
 AUDIT_MAXLEN = 100_000
 DEFAULT_RATE_PER_S = 1_000
+MAX_RATE_PER_S = 1_000_000
+"""The most a key may have (the wire's limit): the bootstrap admin key's, so that the
+keys it mints may have any rate."""
 log = logging.getLogger("memstrata.service")
 
 

@@ -27,7 +27,7 @@ from memstrata.config import Settings
 from memstrata.disk import DiskPolicy
 from memstrata.engine import ContextEngine
 from memstrata.errors import BackendUnavailableError, ConfigError
-from memstrata.service.auth import KeyStore
+from memstrata.service.auth import MAX_RATE_PER_S, KeyStore
 from memstrata.service.core import Service
 from memstrata.service.health import ServiceHealth
 from memstrata.wiring import build_stack, embedded_valkey, redis_backend
@@ -123,8 +123,10 @@ def key_store(settings: Settings, clock: Clock | None = None) -> Iterator[KeySto
 
 
 def write_admin_key(keys: KeyStore, data_dir: Path) -> Path:
-    """Create an admin key for tenant ``default`` and write it to ``admin.key`` (0600)."""
-    created = keys.create("default", "admin", "admin")
+    """Create an admin key for tenant ``default`` and write it to ``admin.key`` (0600):
+    no expiry and the highest rate, since every key minted through the service has at
+    most its creator's."""
+    created = keys.create("default", "admin", "admin", rate_per_s=MAX_RATE_PER_S)
     path = data_dir / ADMIN_KEY_FILE
     data_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
