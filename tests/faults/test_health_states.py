@@ -58,8 +58,10 @@ def test_a_full_volume_is_read_only_not_down_and_reads_stay_in_the_pool(
             assert app.remember_here("u1", "I moved to Lille.").status_code == 503
             assert any("Lyon" in text for text in _found(app, "u1"))
             wait_until(
-                lambda: app.healthz().json()["checks"]["valkey"]["status"]
-                == ("read_only" if disk_mode == "tmpfs" else "ok"),
+                lambda: (
+                    app.healthz().json()["checks"]["valkey"]["status"]
+                    == ("read_only" if disk_mode == "tmpfs" else "ok")
+                ),
                 10,
                 "Valkey to refuse writes",
             )

@@ -313,7 +313,7 @@ class KeyStore:
         ]
         now = self._clock.now().timestamp()
         with redis_errors("redis revoke api key"):
-            done = self._redis.eval(  # type: ignore[no-untyped-call]
+            done = self._redis.eval(
                 _REVOKE_SCRIPT, 1 + len(others), f"{_TAG}:key:{key_id}", *others,
                 info.tenant, repr(now),
             )  # fmt: skip
