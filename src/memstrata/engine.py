@@ -724,14 +724,18 @@ class ContextEngine:
         *,
         question: str = "",
         given: Mapping[str, Any] | None = None,
+        clearance: Level = "high",
     ) -> Decision:
         """Answer, call a tool, or ask, from a judgment of ``bundle``;
         writes the step's trace card (``decision.card_id``). ``given`` holds what the
         caller parsed from this turn (an order id, say), as ``given.<name>`` facts.
         Without ``bundle`` the step is routed from ``question`` alone (its intent
         recognized: :meth:`route`), and the card records the intent recognized, its
-        confidence, whether it fell back and the entities."""
-        return self._decisions.decide(session, bundle, question=question, given=given)
+        confidence, whether it fell back and the entities. Below ``high`` clearance
+        the session's own state (L1) fills no slot and no parameter: it is asked for."""
+        return self._decisions.decide(
+            session, bundle, question=question, given=given, clearance=clearance
+        )
 
     def call_tool(
         self,

@@ -168,6 +168,9 @@ def running_server(data_dir: Path, *serve_args: str) -> Iterator[RunningServer]:
             "admin",
             "--role",
             "admin",
+            # Keys they mint (a fuzzing run's) may have any rate up to the wire's limit.
+            "--rate-per-s",
+            "1000000",
             "--data-dir",
             str(data_dir),
         )

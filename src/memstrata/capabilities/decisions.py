@@ -26,6 +26,7 @@ from memstrata.feedback.events import feedback_records
 from memstrata.feedback.report import FeedbackReport, build_feedback_report, most_ignored
 from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.points import MEMORIES
+from memstrata.permissions import Level
 from memstrata.router import ContextBundle, IntentRegistry
 from memstrata.session import SessionState
 from memstrata.tracing import Tracing, traced
@@ -105,10 +106,11 @@ class Decisions:
         *,
         question: str = "",
         given: Mapping[str, Any] | None = None,
+        clearance: Level = "high",
     ) -> Decision:
         """Answer, call a tool, or ask, from a judgment of ``bundle`` (without one,
         the step routed from ``question``, its intent recognized); writes the step's
-        trace card."""
+        trace card. Below ``high`` clearance, L1 facts are not used."""
         state = self._session_of(session)
         if bundle is None:
             if not isinstance(question, str) or not question.strip():
@@ -121,7 +123,9 @@ class Decisions:
         if not isinstance(bundle, ContextBundle):
             raise ValidationError("bundle", "must be the ContextBundle route() returned")
         intent = self._intents.get(bundle.step_intent)
-        return self._layer.decide(state, bundle, intent, question=question, given=given)
+        return self._layer.decide(
+            state, bundle, intent, question=question, given=given, clearance=clearance
+        )
 
     @traced("engine.call_tool", fields=("tenant", "tool"))
     def call_tool(

@@ -223,11 +223,11 @@ class ClientMethods(ClientBase):
         return self._call("health_report", m.HealthReportRequest, m.HealthReportOut, since=since)
 
     def create_key(self, agent: str, role: Literal['reader', 'writer', 'admin'], *, tenant: str | None = None, clearance: Literal['low', 'medium', 'high'] = 'high', ttl_s: float | None = None, rate_per_s: int = 1000) -> m.CreatedKeyOut:
-        """Create an API key for an agent of the caller's tenant (an operator admin key: of any tenant). (role: admin)"""
+        """Create an API key for an agent of the caller's tenant (an operator admin key: of any tenant), with at most the caller's role, clearance, expiry and rate. (role: admin)"""
         return self._call("create_key", m.CreateKeyRequest, m.CreatedKeyOut, agent=agent, tenant=tenant, role=role, clearance=clearance, ttl_s=ttl_s, rate_per_s=rate_per_s)
 
     def revoke_key(self, key_id: str) -> m.KeyOut:
-        """Revoke an API key of the caller's tenant at once. (role: admin)"""
+        """Revoke an API key of the caller's tenant at once (not one of a higher clearance than the caller's, nor the tenant's last admin key). (role: admin)"""
         return self._call("revoke_key", m.KeyRef, m.KeyOut, key_id=key_id)
 
     def list_keys(self) -> m.KeyList:
@@ -439,11 +439,11 @@ class AsyncClientMethods(AsyncClientBase):
         return await self._call("health_report", m.HealthReportRequest, m.HealthReportOut, since=since)
 
     async def create_key(self, agent: str, role: Literal['reader', 'writer', 'admin'], *, tenant: str | None = None, clearance: Literal['low', 'medium', 'high'] = 'high', ttl_s: float | None = None, rate_per_s: int = 1000) -> m.CreatedKeyOut:
-        """Create an API key for an agent of the caller's tenant (an operator admin key: of any tenant). (role: admin)"""
+        """Create an API key for an agent of the caller's tenant (an operator admin key: of any tenant), with at most the caller's role, clearance, expiry and rate. (role: admin)"""
         return await self._call("create_key", m.CreateKeyRequest, m.CreatedKeyOut, agent=agent, tenant=tenant, role=role, clearance=clearance, ttl_s=ttl_s, rate_per_s=rate_per_s)
 
     async def revoke_key(self, key_id: str) -> m.KeyOut:
-        """Revoke an API key of the caller's tenant at once. (role: admin)"""
+        """Revoke an API key of the caller's tenant at once (not one of a higher clearance than the caller's, nor the tenant's last admin key). (role: admin)"""
         return await self._call("revoke_key", m.KeyRef, m.KeyOut, key_id=key_id)
 
     async def list_keys(self) -> m.KeyList:

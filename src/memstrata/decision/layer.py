@@ -47,6 +47,7 @@ from memstrata.feedback.events import (
     new_event_id,
     outcome_of,
 )
+from memstrata.permissions import L1_LEVEL, Level, cleared
 from memstrata.router.bundle import ContextBundle
 from memstrata.router.intents import IntentSpec
 from memstrata.session.state import SessionState
@@ -150,8 +151,11 @@ class DecisionLayer:
         *,
         question: str = "",
         given: Mapping[str, Any] | None = None,
+        clearance: Level = "high",
     ) -> Decision:
-        """Judge the bundle, decide, write the card."""
+        """Judge the bundle, decide, write the card. A caller below L1's level gets
+        no slot or parameter filled from the session's state (it would read it back
+        in the decision): those are asked for."""
         _check_optional_text("question", question)
         if bundle.session_id != state.session_id:
             raise ValidationError("bundle", "was routed for another session")
@@ -160,7 +164,11 @@ class DecisionLayer:
         started = time.perf_counter()
         scope = self.scope(state.tenant)
         policy = scope.policies.get(bundle.step_intent) or default_policy(intent)
-        l1 = {k: v for k, v in state.as_dict().items() if k != "auth_context"}
+        l1 = (
+            {k: v for k, v in state.as_dict().items() if k != "auth_context"}
+            if cleared(L1_LEVEL, clearance)
+            else {}
+        )
         facts = facts_held(l1, bundle, given)
         judgment, verdict = self._judgment(scope.tools, bundle, policy, facts)
         decision = decide(

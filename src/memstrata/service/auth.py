@@ -11,6 +11,15 @@ counter it could not write. Those are best effort: a missed audit entry is count
 (:attr:`KeyStore.audit_failures`, the ``memstrata_auth_audit_failures`` metric) and
 logged by type, and the rate limit falls back to a count kept in this process. A
 read must keep working on a full disk; a write fails on its own account anyway.
+
+A key minted by another key (``create(..., minted_by=...)``) has at most its
+creator's rights: role, clearance, expiry and rate (:func:`check_mint`); asking for
+more is refused with :class:`PermissionDeniedError` naming the field. A key is not
+revoked by a key of a lower clearance, and a tenant's last live admin key is never
+revoked (:meth:`KeyStore.revoke`, one atomic script): a tenant cannot lock itself out.
+Keys made without a creator come from the operator (``memstrata keys create`` on the
+data directory, which works beside a running service: it reads every key from Valkey
+on each call).
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ from memstrata.errors import (
     RateLimitedError,
     ValidationError,
 )
+from memstrata.permissions import rank
 from memstrata.working.redis_errors import REDIS_FAILURES, redis_errors, translated
 
 Role = Literal["reader", "writer", "admin"]
@@ -55,6 +65,9 @@ _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
 AUDIT_STREAM = f"{_TAG}:audit"
 AUDIT_MAXLEN = 100_000
 DEFAULT_RATE_PER_S = 1_000
+MAX_RATE_PER_S = 1_000_000
+"""The most a key may have (the wire's limit): the bootstrap admin key's, so that the
+keys it mints may have any rate."""
 log = logging.getLogger("memstrata.service")
 
 
@@ -121,6 +134,71 @@ class CreatedKey:
     info: KeyInfo
 
 
+def check_mint(
+    creator: KeyInfo,
+    *,
+    role: str,
+    clearance: str,
+    ttl_s: float | None,
+    rate_per_s: int,
+    now: float,
+) -> None:
+    """PermissionDeniedError, naming the field, unless a key with these rights is
+    within ``creator``'s: its role, clearance, expiry and rate at most the creator's."""
+    if _RANK[role] > _RANK[creator.role]:
+        raise PermissionDeniedError(
+            "role", f"a key can grant at most its own role ({creator.role}), not {role}"
+        )
+    if rank(cast(Clearance, clearance)) > rank(creator.clearance):
+        raise PermissionDeniedError(
+            "clearance",
+            f"a key can grant at most its own clearance ({creator.clearance}), not {clearance}",
+        )
+    if creator.expires_at is not None:
+        left = max(creator.expires_at - now, 0.0)
+        if ttl_s is None:
+            raise PermissionDeniedError(
+                "ttl_s",
+                f"this key expires in {left:.0f}s: a key it creates must expire too "
+                "(give ttl_s at most that)",
+            )
+        if now + ttl_s > creator.expires_at:
+            raise PermissionDeniedError(
+                "ttl_s",
+                f"a key can live at most as long as the key creating it ({left:.0f}s left), "
+                f"not {ttl_s:g}s",
+            )
+    if rate_per_s > creator.rate_per_s:
+        raise PermissionDeniedError(
+            "rate_per_s",
+            f"a key can grant at most its own rate ({creator.rate_per_s} requests per second), "
+            f"not {rate_per_s}",
+        )
+
+
+# Revokes KEYS[1] unless it is a live admin key of tenant ARGV[1] and none of KEYS[2..]
+# is (at time ARGV[2]): checked and written in one step, so two concurrent revokes
+# cannot each take away the other's last admin. Every key shares the module's hash tag.
+_REVOKE_SCRIPT = """
+local function live_admin(key, tenant, now)
+  local f = redis.call('HMGET', key, 'tenant', 'role', 'revoked', 'expires_at')
+  if f[1] ~= tenant or f[2] ~= 'admin' or f[3] == '1' then return false end
+  if f[4] and f[4] ~= '' and tonumber(f[4]) <= now then return false end
+  return true
+end
+local now = tonumber(ARGV[2])
+if live_admin(KEYS[1], ARGV[1], now) then
+  local others = 0
+  for i = 2, #KEYS do
+    if live_admin(KEYS[i], ARGV[1], now) then others = others + 1 end
+  end
+  if others == 0 then return 0 end
+end
+redis.call('HSET', KEYS[1], 'revoked', '1')
+return 1
+"""
+
+
 def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
@@ -165,7 +243,10 @@ class KeyStore:
         clearance: str = "high",
         ttl_s: float | None = None,
         rate_per_s: int = DEFAULT_RATE_PER_S,
+        minted_by: KeyInfo | None = None,
     ) -> CreatedKey:
+        """A new key; with ``minted_by`` (the key asking), at most that key's rights
+        (:func:`check_mint`). Without it the caller is the operator."""
         check_name("tenant", tenant)
         check_name("agent", agent)
         if role not in ROLES:
@@ -176,9 +257,22 @@ class KeyStore:
             raise ValidationError("ttl_s", "must be positive")
         if isinstance(rate_per_s, bool) or not isinstance(rate_per_s, int) or rate_per_s < 1:
             raise ValidationError("rate_per_s", "must be a positive integer")
+        now = self._clock.now().timestamp()
+        if minted_by is not None:
+            if minted_by.revoked or (
+                minted_by.expires_at is not None and now >= minted_by.expires_at
+            ):
+                raise AuthenticationError("the API key creating this key expired or was revoked")
+            check_mint(
+                minted_by,
+                role=role,
+                clearance=clearance,
+                ttl_s=ttl_s,
+                rate_per_s=rate_per_s,
+                now=now,
+            )
         key_id = secrets.token_hex(8)
         secret = secrets.token_urlsafe(32)
-        now = self._clock.now().timestamp()
         fields = {
             "tenant": tenant,
             "agent": agent,
@@ -189,6 +283,7 @@ class KeyStore:
             "expires_at": "" if ttl_s is None else repr(now + ttl_s),
             "revoked": "0",
             "rate_per_s": str(rate_per_s),
+            "created_by": "" if minted_by is None else minted_by.key_id,
         }
         with redis_errors("redis create api key"):
             pipe = self._redis.pipeline(transaction=False)
@@ -197,11 +292,37 @@ class KeyStore:
             pipe.execute()
         return CreatedKey(f"{KEY_PREFIX}{key_id}_{secret}", _info(key_id, fields))
 
-    def revoke(self, key_id: str) -> KeyInfo:
-        """Revoke a key at once; NotFoundError for an unknown id."""
+    def revoke(self, key_id: str, *, by: KeyInfo | None = None) -> KeyInfo:
+        """Revoke a key at once; NotFoundError for an unknown id.
+
+        PermissionDeniedError (field ``clearance``) when ``by`` (the key asking) has a
+        lower clearance than the key, and (field ``key_id``) for the tenant's last live
+        admin key, whoever asks: make another admin key first.
+        """
         info = self.get(key_id)
+        if by is not None and rank(info.clearance) > rank(by.clearance):
+            raise PermissionDeniedError(
+                "clearance",
+                f"key {key_id} has {info.clearance} clearance; a key with {by.clearance} "
+                "clearance cannot revoke it",
+            )
+        others = [
+            f"{_TAG}:key:{other.key_id}"
+            for other in self.all(info.tenant)
+            if other.role == "admin" and other.key_id != key_id
+        ]
+        now = self._clock.now().timestamp()
         with redis_errors("redis revoke api key"):
-            self._redis.hset(f"{_TAG}:key:{key_id}", "revoked", "1")
+            done = self._redis.eval(
+                _REVOKE_SCRIPT, 1 + len(others), f"{_TAG}:key:{key_id}", *others,
+                info.tenant, repr(now),
+            )  # fmt: skip
+        if not int(cast(int, done)):
+            raise PermissionDeniedError(
+                "key_id",
+                f"key {key_id} is the last admin key of tenant {info.tenant!r}; create "
+                "another admin key before revoking it",
+            )
         return KeyInfo(**{**info.as_dict(), "revoked": True})
 
     def get(self, key_id: str) -> KeyInfo:

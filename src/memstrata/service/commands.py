@@ -29,7 +29,8 @@ UrlOption = Annotated[
         "--url",
         envvar="MEMSTRATA_URL",
         help="A running service to manage keys through (with an admin key in "
-        "MEMSTRATA_API_KEY); without it the data directory is opened directly.",
+        "MEMSTRATA_API_KEY); without it the data directory's key store is used directly, "
+        "also while `memstrata serve` runs on it (how a locked-out operator gets back in).",
     ),
 ]
 DEFAULT_DATA_DIR = Path(".memstrata")
@@ -153,7 +154,8 @@ def _remote(connect: Connect, url: str) -> Iterator[KeyClient]:
 
 def keys_commands(connect: Connect) -> typer.Typer:
     """``memstrata keys``: with ``--url`` through ``connect``'s client (as the key's
-    tenant), otherwise on the data directory's key store (any tenant, no engine)."""
+    tenant, within its rights), otherwise on the data directory's key store (any
+    tenant, no engine: the operator), beside a running service or not."""
     keys_app = typer.Typer(help="API keys: create, revoke and list (hashed in Valkey).")
 
     @keys_app.command("create")

@@ -10,7 +10,9 @@ consumers, and the data directory's disk. The worst check decides the status:
 status     HTTP  meaning
 ========== ===== ===============================================================
 ok         200   every backend answers and writes are accepted
-read_only  503   the disk is short of space: reads are served, writes refused
+read_only  503   the disk is short of space, or Valkey answers reads but refuses
+                 writes (MISCONF on a full disk, OOM): reads are served, writes
+                 refused
 degraded   503   writes are accepted but not consumed (a consumer died, or the
                  queue's consumers are paused by an outage), or the long-term store
                  does not answer (or a breaker is open) and reads are served from
@@ -39,6 +41,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
+import redis.exceptions as rexc
 from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -76,6 +79,17 @@ class Health:
 
 def _check(status: Status, detail: str, **extra: Any) -> dict[str, Any]:
     return {"status": status, "detail": detail, **extra}
+
+
+_PROBE_KEY = "{memstrata:health}:probe"
+"""Read (never written) to tell a Valkey that refuses writes from one that is down."""
+
+
+def _first_word(exc: BaseException) -> str:
+    """The error's code (MISCONF, OOM, READONLY...): never its text, which may quote
+    a path."""
+    words = str(exc).split()
+    return words[0] if words and words[0].isupper() else type(exc).__name__
 
 
 class ServiceHealth:
@@ -180,8 +194,24 @@ class ServiceHealth:
         restarts = server.restarts if server is not None else 0
         if server is not None and server.state == "restarting":
             return _check("down", f"restarting: {server.last_failure or 'gone'}", restarts=restarts)
+        client = parts.working_backend.client
         try:
-            parts.working_backend.client.ping()
+            client.ping()
+        except rexc.ResponseError as exc:
+            # The server answered, refusing: on a full disk Valkey refuses PING with the
+            # writes (MISCONF). Reads still work, so this is read-only, not down.
+            refused = _first_word(exc)
+            try:
+                client.exists(_PROBE_KEY)
+            except Exception as read_exc:
+                return _check(
+                    "down",
+                    f"refuses writes ({refused}) and reads ({type(read_exc).__name__})",
+                    restarts=restarts,
+                )
+            return _check(
+                "read_only", f"answers reads, refuses writes: {refused}", restarts=restarts
+            )
         except Exception as exc:
             return _check("down", f"no answer: {type(exc).__name__}", restarts=restarts)
         return _check("ok", "answers", restarts=restarts)

@@ -27,7 +27,7 @@ from memstrata.config import Settings
 from memstrata.disk import DiskPolicy
 from memstrata.engine import ContextEngine
 from memstrata.errors import BackendUnavailableError, ConfigError
-from memstrata.service.auth import KeyStore
+from memstrata.service.auth import MAX_RATE_PER_S, KeyStore
 from memstrata.service.core import Service
 from memstrata.service.health import ServiceHealth
 from memstrata.wiring import build_stack, embedded_valkey, redis_backend
@@ -92,21 +92,27 @@ class ServeOptions:
 def key_store(settings: Settings, clock: Clock | None = None) -> Iterator[KeyStore]:
     """The key store of ``settings`` without an engine (``memstrata keys``).
 
-    With the embedded store this starts its Valkey, which fails with a clear error
-    while a service owns the data directory.
+    With the embedded store this starts its Valkey, or, while ``memstrata serve``
+    owns the data directory, reaches the service's own Valkey over its unix socket
+    (the directory is private to the operator): a key made here works at once, since
+    the service reads every key from Valkey on each call. That is how an operator
+    locked out of a running service gets back in (docs/service.md, "Lock-out recovery").
     """
     server = None
     url = settings.redis_url
     if not url:
+        embedded = embedded_valkey(settings)
         try:
-            server = embedded_valkey(settings).start()
+            server = embedded.start()
+            url = server.url
         except BackendUnavailableError as exc:
-            raise BackendUnavailableError(
-                f"{exc}. If `memstrata serve` is running on this data directory, manage keys "
-                "through it: memstrata keys ... --url http://HOST:PORT with an admin key in "
-                "MEMSTRATA_API_KEY"
-            ) from None
-        url = server.url
+            if not embedded.answers():
+                raise BackendUnavailableError(
+                    f"{exc}. If `memstrata serve` is running on this data directory, manage "
+                    "keys through it: memstrata keys ... --url http://HOST:PORT with an admin "
+                    "key in MEMSTRATA_API_KEY"
+                ) from None
+            url = embedded.url  # the running service's server: used, never stopped here
     backend = redis_backend(url)
     try:
         yield KeyStore(backend.client, clock)
@@ -117,8 +123,10 @@ def key_store(settings: Settings, clock: Clock | None = None) -> Iterator[KeySto
 
 
 def write_admin_key(keys: KeyStore, data_dir: Path) -> Path:
-    """Create an admin key for tenant ``default`` and write it to ``admin.key`` (0600)."""
-    created = keys.create("default", "admin", "admin")
+    """Create an admin key for tenant ``default`` and write it to ``admin.key`` (0600):
+    no expiry and the highest rate, since every key minted through the service has at
+    most its creator's."""
+    created = keys.create("default", "admin", "admin", rate_per_s=MAX_RATE_PER_S)
     path = data_dir / ADMIN_KEY_FILE
     data_dir.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

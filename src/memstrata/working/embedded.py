@@ -190,6 +190,11 @@ class EmbeddedValkey:
         """Why the server last went away or failed to come back (None: never)."""
         return self._last_failure
 
+    def answers(self) -> bool:
+        """Whether a server answers on this directory's socket (this one's or another
+        process's: ``memstrata keys`` reaches a running service's Valkey through it)."""
+        return _ping(self._socket)
+
     def start(self) -> EmbeddedValkey:
         """Start (or adopt an orphaned) server and wait until it answers PING."""
         with self._guard:

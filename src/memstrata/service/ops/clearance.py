@@ -1,9 +1,12 @@
 """Clearance on every read, and what a key may grant (docs/service.md, "Permission
 levels and clearance").
 
-A key's clearance bounds everything it reads: ``route``, ``build_context`` and
-``shared_items`` drop items above it; ``retrieve`` drops retrieved points above it
-(on any collection); a direct read of a layer needs a clearance of the layer's level:
+A key's clearance bounds everything it reads, and every answer, a write's included:
+``route``, ``build_context`` and ``shared_items`` drop items above it; ``retrieve``
+drops retrieved points above it (on any collection); ``remember`` with ``wait``
+reports the stored episodes and facts only to a key cleared for memories (a merged
+fact holds values other memories gave); ``decide`` fills no slot from L1 for a key
+below L1's level; a direct read of a layer needs a clearance of the layer's level:
 L1 session state (``get_session``, ``update_session``, ``end_session``, ``inspect``)
 is ``high``, L2 working memory (``get_api_response``, ``get_step_result``,
 ``read_series``, the pending tasks, trace cards, the feedback report) and the item
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from memstrata.capabilities.writer import WrittenMemory
 from memstrata.errors import PermissionDeniedError
 from memstrata.permissions import Level, cleared, level_of_payload, rank
 from memstrata.retrieval.results import RetrievalResult, RetrievedItem
@@ -23,6 +27,8 @@ from memstrata.service.capability import Call
 from memstrata.sharing.items import STORE_TYPE
 
 ITEM_STORE_LEVEL: Level = level_of_payload({"type": STORE_TYPE})
+MEMORY_LEVEL: Level = level_of_payload({"type": "episode"})
+"""A user's memories, episodes and facts alike (no source declares another level)."""
 _ROLE_RANK: dict[str, int] = {role: index for index, role in enumerate(ROLES)}
 
 
@@ -51,6 +57,15 @@ def cleared_retrieval(result: RetrievalResult, clearance: Level) -> RetrievalRes
     if unchanged and all(a is b for a, b in zip(items, result.items, strict=True)):
         return result
     return replace(result, items=tuple(items), below_threshold=tuple(below))
+
+
+def cleared_written(written: WrittenMemory, clearance: Level) -> WrittenMemory:
+    """What a write stored, as far as ``clearance`` may read it back: nothing below
+    the memories' level. A fact is withheld whole, never trimmed to the writer's own
+    values: a merged fact carries what other memories said."""
+    if cleared(MEMORY_LEVEL, clearance):
+        return written
+    return WrittenMemory(episodes=(), facts=())
 
 
 def check_grant(call: Call, role: str, clearance: Level) -> None:

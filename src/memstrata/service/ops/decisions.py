@@ -54,7 +54,13 @@ def _decide(call: Call, req: m.DecideRequest) -> m.DecisionOut:
     bundle = call.engine.route(
         state, req.step_intent, query, agent=call.caller.agent, clearance=call.caller.clearance
     )
-    decision = call.engine.decide(state, bundle, question=req.question or "", given=req.given)
+    decision = call.engine.decide(
+        state,
+        bundle,
+        question=req.question or "",
+        given=req.given,
+        clearance=call.caller.clearance,
+    )
     return convert.decision_out(decision, convert.bundle_out(bundle, req.session_id))
 
 

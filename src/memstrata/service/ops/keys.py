@@ -29,6 +29,11 @@ def _tenant_key(call: Call, key_id: str) -> KeyInfo:
     return info
 
 
+def _own_key(call: Call) -> KeyInfo:
+    """The stored key the caller presented (a local user has no key store at all)."""
+    return call.key_store().get(call.caller.key_id)
+
+
 def _create_key(call: Call, req: m.CreateKeyRequest) -> m.CreatedKeyOut:
     check_grant(call, req.role, req.clearance)
     tenant = call.caller.tenant if req.tenant is None else req.tenant
@@ -45,13 +50,14 @@ def _create_key(call: Call, req: m.CreateKeyRequest) -> m.CreatedKeyOut:
         clearance=req.clearance,
         ttl_s=req.ttl_s,
         rate_per_s=req.rate_per_s,
+        minted_by=_own_key(call),  # expiry and rate at most the caller's
     )
     return convert.created_key_out(created)
 
 
 def _revoke_key(call: Call, req: m.KeyRef) -> m.KeyOut:
     _tenant_key(call, req.key_id)
-    return convert.key_out(call.key_store().revoke(req.key_id))
+    return convert.key_out(call.key_store().revoke(req.key_id, by=_own_key(call)))
 
 
 def _list_keys(call: Call, req: m.Empty) -> m.KeyList:
@@ -62,7 +68,7 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     Operation(
         "create_key",
         "Create an API key for an agent of the caller's tenant (an operator admin key: of "
-        "any tenant).",
+        "any tenant), with at most the caller's role, clearance, expiry and rate.",
         m.CreateKeyRequest,
         m.CreatedKeyOut,
         "admin",
@@ -71,12 +77,13 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     ),
     Operation(
         "revoke_key",
-        "Revoke an API key of the caller's tenant at once.",
+        "Revoke an API key of the caller's tenant at once (not one of a higher clearance "
+        "than the caller's, nor the tenant's last admin key).",
         m.KeyRef,
         m.KeyOut,
         "admin",
         _revoke_key,
-        (NotFoundError,),
+        (NotFoundError, PermissionDeniedError),
     ),
     Operation(
         "list_keys",

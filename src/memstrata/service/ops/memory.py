@@ -13,7 +13,7 @@ from memstrata.service.capability import (
     Call,
     Operation,
 )
-from memstrata.service.ops.clearance import cleared_retrieval
+from memstrata.service.ops.clearance import cleared_retrieval, cleared_written
 
 
 def _observe(call: Call, req: m.ObserveRequest) -> m.Receipt:
@@ -30,7 +30,7 @@ def _remember(call: Call, req: m.RememberRequest) -> m.Receipt:
     if not req.wait or not receipt.queued:
         return convert.receipt_out(receipt)
     call.engine.flush()
-    written = call.engine.written(receipt, tenant=tenant)
+    written = cleared_written(call.engine.written(receipt, tenant=tenant), call.caller.clearance)
     return convert.receipt_out(receipt, written.episodes, written.facts)
 
 
