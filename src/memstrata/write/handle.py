@@ -33,8 +33,12 @@ Failure policy, which the queue's at-least-once delivery relies on:
 
 * an entry that cannot be decoded is logged by id and field - never its text - and
   counted, then acknowledged without a write: one bad entry cannot block the queue;
-* an extraction failure (LLM endpoint down or answering garbage) is logged by ids
-  and error type and counted; the episode is still written, so nothing said is lost;
+* an extraction failure on this entry (an LLM answering garbage) is logged by ids and
+  error type and counted; the episode is still written, so nothing said is lost;
+* the extractor unavailable (:class:`~memstrata.errors.ExtractionUnavailableError`)
+  or the embedder failing, whatever it raised, is our own outage, not the entry's: it
+  raises :class:`StageUnavailableError` naming the stage, which pauses the consumers
+  (:class:`~memstrata.write.submit.OutageWatch`) without spending a delivery;
 * a store failure raises, so the worker leaves the batch pending and retries it.
 """
 
@@ -54,7 +58,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.embed.protocol import Embedder
-from memstrata.errors import ExtractionError, ValidationError
+from memstrata.errors import (
+    BackendUnavailableError,
+    ExtractionError,
+    ExtractionUnavailableError,
+    ValidationError,
+)
 from memstrata.extract.filter import WorthFilter
 from memstrata.extract.protocol import Extractor
 from memstrata.extract.rules import RuleExtractor
@@ -109,6 +118,17 @@ LIKES, DISLIKES = "likes", "dislikes"
 # Entries prepared but not yet written (a failed store write) are kept so a retry
 # neither re-asks an LLM nor trips the filter's repeat detection.
 MAX_PREPARED = 4096
+
+
+class StageUnavailableError(BackendUnavailableError):
+    """A stage of the handler is down (``stage``: ``embedder`` or ``extractor``);
+    ``cause`` is the type name of what it raised (never its message: it may quote
+    the text)."""
+
+    def __init__(self, stage: str, cause: str) -> None:
+        super().__init__(f"the {stage} failed ({cause}); the entries wait in the queue")
+        self.stage = stage
+        self.cause = cause
 
 
 class _StageClock:
@@ -236,6 +256,11 @@ class WriteHandler:
         return self._extractor
 
     @property
+    def embedder(self) -> Embedder:
+        """The embedder it writes vectors with (what the outage probe asks)."""
+        return self._embedder
+
+    @property
     def store(self) -> MemoryStore:
         """The memory store it writes (and, through it, the L3 store)."""
         return self._store
@@ -340,7 +365,7 @@ class WriteHandler:
             windows = [w for e in episodes for w in window_items(e.item(), self._settings)]
             texts = [e.text for e in episodes] + [u.text for u in units]
             texts += [w.text for w in windows]
-            vectors = np.asarray(self._embedder.embed(texts), dtype=np.float32)
+            vectors = self._embed(texts)
             clock.lap("embed")
             n_ep, n_units = len(episodes), len(units)
             window_points = [
@@ -407,8 +432,15 @@ class WriteHandler:
         ]
         if not records:
             return []
-        vectors = self._embedder.embed([str(r.payload.get("text", "")) for r in records])
+        vectors = self._embed([str(r.payload.get("text", "")) for r in records])
         return [(item_of_record(r), vectors[i]) for i, r in enumerate(records)]
+
+    def _embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """The embedder's vectors; any failure of it is the embedder's outage."""
+        try:
+            return np.asarray(self._embedder.embed(texts), dtype=np.float32)
+        except Exception as exc:
+            raise StageUnavailableError("embedder", type(exc).__name__) from exc
 
     # --- one entry -----------------------------------------------------------------------
 
@@ -481,6 +513,9 @@ class WriteHandler:
                 replaces=tuple(change == "correct" for _, change in kept),
                 removals=tuple(removals),
             )
+        except ExtractionUnavailableError as exc:
+            # Not this entry's fault: paused and retried, never stored without facts.
+            raise StageUnavailableError("extractor", type(exc).__name__) from exc
         except (ExtractionError, ValidationError) as exc:
             # Never the text or the exception message (either may quote the turn).
             logger.warning(
@@ -614,7 +649,7 @@ class WriteHandler:
             items.append(replace(item, extra=extra))
         if not items:
             return
-        vectors = np.asarray(self._embedder.embed([i.text for i in items]), dtype=np.float32)
+        vectors = self._embed([i.text for i in items])
         with self._episodes.writing():
             points = self._episodes.index(
                 [(item, vectors[i]) for i, item in enumerate(items)], self._read_back
