@@ -37,6 +37,7 @@ PUBLIC_NAMES = [
     "ContextItem",
     "ContextMissError",
     "DatasetError",
+    "DeadLetter",
     "Decision",
     "DecisionRates",
     "DiskSpaceError",

@@ -107,6 +107,7 @@ if TYPE_CHECKING:
         WorkingItem,
         WorkingKey,
     )
+    from memstrata.write.entries import DeadLetter
     from memstrata.write.submit import WriteReceipt, WriteStats
 
 # The names are imported on first use, so that importing a light part of memstrata
@@ -198,6 +199,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "WorkingItem",
         "WorkingKey",
     ),
+    "memstrata.write.entries": ("DeadLetter",),
     "memstrata.write.submit": ("WriteReceipt", "WriteStats"),
 }
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}
@@ -241,6 +243,7 @@ __all__ = [
     "ContextItem",
     "ContextMissError",
     "DatasetError",
+    "DeadLetter",
     "Decision",
     "DecisionRates",
     "DiskSpaceError",

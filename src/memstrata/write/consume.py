@@ -307,13 +307,17 @@ class QueueWorker:
         self._queue.ack([i for g in groups for i in g.ids], [g.first.content_hash for g in groups])
 
     def _failed(self, group: _Group, exc: Exception) -> None:
-        error = type(exc).__name__
+        # A stage's failure (the handler's StageUnavailableError) names the stage and
+        # the type it raised; any other failure its own type. Never the message.
+        stage, cause = getattr(exc, "stage", None), getattr(exc, "cause", None)
+        error = str(cause) if stage and cause else type(exc).__name__
         if group.deliveries >= self._max_deliveries:
+            failed = f"the {stage} raised {error}" if stage else f"the handler raised {error}"
             self._give_up(
                 group,
                 error,
-                f"the handler raised {error} on each of {group.deliveries} deliveries "
-                "while the backends answered",
+                f"{failed} on each of {group.deliveries} deliveries while every backend "
+                "answered: this entry cannot be stored",
             )
             return
         # Left pending: XAUTOCLAIM hands it out again after claim_idle_ms, which
