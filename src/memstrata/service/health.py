@@ -12,7 +12,8 @@ status     HTTP  meaning
 ok         200   every backend answers and writes are accepted
 read_only  503   the disk is short of space: reads are served, writes refused
 degraded   503   writes are accepted but not consumed (a consumer died, or the
-                 queue's consumers are paused by an outage), or the long-term store
+                 queue's consumers are paused by an outage: the long-term store,
+                 Valkey, the embedder or the extractor down), or the long-term store
                  does not answer (or a breaker is open) and reads are served from
                  L2 and L1
 down       503   Valkey does not answer
