@@ -381,6 +381,7 @@ def open_write_pipeline(
             claim_idle_ms=settings.claim_idle_ms,
             max_deliveries=settings.max_deliveries,
             order=order,
+            warm=handler.warm,
         )
         for n in range(threads)
     ]

@@ -102,9 +102,12 @@ class QueueWorker:
         error_backoff_s: float = 0.5,
         clock: Clock | None = None,
         order: UserOrder | None = None,
+        warm: Handler | None = None,
     ) -> None:
         """``order``: shared by the threads of one engine, so that one user's entries
-        are handled in order (module docstring); None: no per-user order."""
+        are handled in order (module docstring); None: no per-user order. ``warm``:
+        called with the entries a batch must wait for, before it waits (the handler's
+        work that reads no slot: :meth:`~memstrata.write.handle.WriteHandler.warm`)."""
         self._queue = queue
         self._handler = handler
         self._consumer = check_id("consumer_name", consumer_name)
@@ -119,6 +122,7 @@ class QueueWorker:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._order = order
+        self._warm = warm
 
     @property
     def queue(self) -> WriteQueue:
@@ -237,9 +241,15 @@ class QueueWorker:
         the users that are free go together (one handler call), the rest wait."""
         assert self._order is not None
         pending = [(user_key(g.raw[0][1]), g) for g in todo]
+        warmed = False
         while pending:
             users = {key for key, _ in pending if key is not None}
-            ready = self._order.wait_turn(ticket, users, self._stop) if users else frozenset()
+            ready = self._order.free(ticket, users)
+            if users and not ready:
+                if self._warm is not None and not warmed:
+                    warmed = True
+                    self._warm([g.first for _, g in pending])
+                ready = self._order.wait_turn(ticket, users, self._stop)
             if users and not ready:
                 return  # stopping: the rest stay pending and are reclaimed later
             now = [g for key, g in pending if key is None or key in ready]

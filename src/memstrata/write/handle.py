@@ -239,6 +239,8 @@ class WriteHandler:
         self._sanitizer = sanitizer
         self._lock = threading.Lock()
         self._prepared: OrderedDict[str, Prepared] = OrderedDict()
+        # Episode vectors embedded ahead (warm) while a batch waited for its turn.
+        self._early: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
         self._inflight: dict[str, threading.Event] = {}
         self._counts: Counter[str] = Counter()
         self._dropped: Counter[str] = Counter()
@@ -324,6 +326,52 @@ class WriteHandler:
             for entry in entries:
                 self._inflight.pop(entry.content_hash).set()
 
+    def warm(self, entries: Sequence[QueueEntry], /) -> None:
+        """Embed ahead what does not depend on the slots - the texts of the entries'
+        episodes and their window keys - so that a batch waiting for an earlier one
+        holding its users (:mod:`memstrata.write.order`) spends the wait on the model;
+        its write then embeds only the rest. Best effort: a failure here is met again,
+        and handled, by the write."""
+        if self._sanitizer is not None:
+            return  # its texts are known after the gateway only (which audits each call)
+        texts: list[str] = []
+        for entry in entries:
+            try:
+                if entry.kind == KIND_NOTE:
+                    episode = note_episode(entry.payload)
+                elif entry.kind == KIND_TURN:
+                    episode = turn_episode(entry.payload)
+                else:
+                    continue
+            except ValidationError:
+                continue
+            texts.append(episode.text)
+            texts += [w.text for w in window_items(episode.item(), self._settings)]
+        with self._lock:
+            todo = [t for t in dict.fromkeys(texts) if t not in self._early]
+        if not todo:
+            return
+        try:
+            vectors = self._embed(todo)
+        except StageUnavailableError:
+            return
+        with self._lock:
+            for text, vector in zip(todo, vectors, strict=True):
+                self._early[text] = vector
+            while len(self._early) > MAX_PREPARED:
+                self._early.popitem(last=False)
+
+    def _vectors(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """``texts`` embedded: those warmed ahead taken (once), the rest in one call."""
+        with self._lock:
+            early = {t: self._early.pop(t) for t in set(texts) if t in self._early}
+        if not early:
+            return self._embed(texts)
+        rest = [t for t in dict.fromkeys(texts) if t not in early]
+        if rest:
+            early.update(zip(rest, self._embed(rest), strict=True))
+        return np.stack([early[t] for t in texts]).astype(np.float32, copy=False)
+
     # --- the batch -----------------------------------------------------------------------
 
     def _write(self, entries: Sequence[QueueEntry]) -> None:
@@ -365,7 +413,7 @@ class WriteHandler:
             windows = [w for e in episodes for w in window_items(e.item(), self._settings)]
             texts = [e.text for e in episodes] + [u.text for u in units]
             texts += [w.text for w in windows]
-            vectors = self._embed(texts)
+            vectors = self._vectors(texts)
             clock.lap("embed")
             n_ep, n_units = len(episodes), len(units)
             window_points = [

@@ -80,6 +80,12 @@ class UserOrder:
                     self._holders.setdefault(user, deque()).append(number)
         return rows, Ticket(number, users)
 
+    def free(self, ticket: Ticket, users: Iterable[UserKey]) -> frozenset[UserKey]:
+        """The users among ``users`` whose earlier tickets have all settled (no wait)."""
+        wanted = frozenset(users) & ticket.users
+        with self._cond:
+            return frozenset(u for u in wanted if self._holders[u][0] == ticket.number)
+
     def wait_turn(
         self, ticket: Ticket, users: Iterable[UserKey], stop: threading.Event
     ) -> frozenset[UserKey]:
