@@ -93,6 +93,7 @@ PUBLIC_NAMES = [
     "Settings",
     "SharedItem",
     "Slot",
+    "StageUnavailableError",
     "StepGraph",
     "StepPolicy",
     "StepSpec",

@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 import redis
 
-from memstrata.errors import BackendUnavailableError
+from memstrata.errors import BackendUnavailableError, StageUnavailableError
 from memstrata.write.consume import QueueWorker
 from memstrata.write.entries import QueueEntry
-from memstrata.write.handle import StageUnavailableError
 from memstrata.write.queue import WriteQueue
 from memstrata.write.submit import OutageWatch
 

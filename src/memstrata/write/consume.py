@@ -248,7 +248,10 @@ class QueueWorker:
             if users and not ready:
                 if self._warm is not None and not warmed:
                     warmed = True
-                    self._warm([g.first for _, g in pending])
+                    try:
+                        self._warm([g.first for _, g in pending])
+                    except Exception as exc:  # best effort: the write meets it again
+                        logger.warning("write queue: warm-up failed: %s", type(exc).__name__)
                 ready = self._order.wait_turn(ticket, users, self._stop)
             if users and not ready:
                 return  # stopping: the rest stay pending and are reclaimed later

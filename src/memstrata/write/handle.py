@@ -37,8 +37,9 @@ Failure policy, which the queue's at-least-once delivery relies on:
   error type and counted; the episode is still written, so nothing said is lost;
 * the extractor unavailable (:class:`~memstrata.errors.ExtractionUnavailableError`)
   or the embedder failing, whatever it raised, is our own outage, not the entry's: it
-  raises :class:`StageUnavailableError` naming the stage, which pauses the consumers
-  (:class:`~memstrata.write.submit.OutageWatch`) without spending a delivery;
+  raises :class:`~memstrata.errors.StageUnavailableError` naming the stage, which
+  pauses the consumers (:class:`~memstrata.write.submit.OutageWatch`) without spending
+  a delivery;
 * a store failure raises, so the worker leaves the batch pending and retries it.
 """
 
@@ -59,9 +60,9 @@ from numpy.typing import NDArray
 
 from memstrata.embed.protocol import Embedder
 from memstrata.errors import (
-    BackendUnavailableError,
     ExtractionError,
     ExtractionUnavailableError,
+    StageUnavailableError,
     ValidationError,
 )
 from memstrata.extract.filter import WorthFilter
@@ -118,17 +119,6 @@ LIKES, DISLIKES = "likes", "dislikes"
 # Entries prepared but not yet written (a failed store write) are kept so a retry
 # neither re-asks an LLM nor trips the filter's repeat detection.
 MAX_PREPARED = 4096
-
-
-class StageUnavailableError(BackendUnavailableError):
-    """A stage of the handler is down (``stage``: ``embedder`` or ``extractor``);
-    ``cause`` is the type name of what it raised (never its message: it may quote
-    the text)."""
-
-    def __init__(self, stage: str, cause: str) -> None:
-        super().__init__(f"the {stage} failed ({cause}); the entries wait in the queue")
-        self.stage = stage
-        self.cause = cause
 
 
 class _StageClock:

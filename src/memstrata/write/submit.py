@@ -27,7 +27,7 @@ from typing import Protocol
 
 from memstrata.config import PipelineSettings
 from memstrata.disk import DiskGuard
-from memstrata.errors import BackendError, BackendUnavailableError
+from memstrata.errors import BackendError, BackendUnavailableError, StageUnavailableError
 from memstrata.extract.protocol import Extractor
 from memstrata.feedback.events import KIND_FEEDBACK, FeedbackEvent
 from memstrata.memory.episodes import Episode
@@ -35,7 +35,7 @@ from memstrata.memory.units import MemoryUnit
 from memstrata.validation import check_positive_float, check_positive_int
 from memstrata.write.consume import QueueWorker
 from memstrata.write.entries import JSON, QueueEntry, QueueStats
-from memstrata.write.handle import HandlerStats, StageUnavailableError
+from memstrata.write.handle import HandlerStats
 from memstrata.write.payloads import (
     KIND_NOTE,
     KIND_TURN,
@@ -140,7 +140,7 @@ class OutageWatch:
     ``probes`` name what the handler needs and how to ask it (``l3``: the long-term
     store, ``valkey``, ``embedder``: one text embedded). A batch failing with
     :class:`BackendUnavailableError` (an embedder or extractor failure arrives as
-    :class:`~memstrata.write.handle.StageUnavailableError`) is an outage when a probe
+    :class:`~memstrata.errors.StageUnavailableError`) is an outage when a probe
     fails right after it, or when the extractor said it is unavailable (it has no
     probe: its retry is the probe). Then the gate closes; it opens again once every
     probe answers (asked at most every ``probe_interval_s``). Meanwhile entries wait
