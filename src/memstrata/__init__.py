@@ -67,6 +67,7 @@ if TYPE_CHECKING:
         PermissionDeniedError,
         RateLimitedError,
         ReadOnlyError,
+        StageUnavailableError,
         UnknownIntentError,
         ValidationError,
         WriteNotQueuedError,
@@ -107,6 +108,7 @@ if TYPE_CHECKING:
         WorkingItem,
         WorkingKey,
     )
+    from memstrata.write.entries import DeadLetter
     from memstrata.write.submit import WriteReceipt, WriteStats
 
 # The names are imported on first use, so that importing a light part of memstrata
@@ -158,6 +160,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "PermissionDeniedError",
         "RateLimitedError",
         "ReadOnlyError",
+        "StageUnavailableError",
         "UnknownIntentError",
         "ValidationError",
         "WriteNotQueuedError",
@@ -198,6 +201,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "WorkingItem",
         "WorkingKey",
     ),
+    "memstrata.write.entries": ("DeadLetter",),
     "memstrata.write.submit": ("WriteReceipt", "WriteStats"),
 }
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}
@@ -241,6 +245,7 @@ __all__ = [
     "ContextItem",
     "ContextMissError",
     "DatasetError",
+    "DeadLetter",
     "Decision",
     "DecisionRates",
     "DiskSpaceError",
@@ -296,6 +301,7 @@ __all__ = [
     "Settings",
     "SharedItem",
     "Slot",
+    "StageUnavailableError",
     "StepGraph",
     "StepPolicy",
     "StepSpec",

@@ -60,6 +60,7 @@ from memstrata.upkeep.jobs import ForgetJob
 from memstrata.wiring import EngineParts, Stack, build_stack
 from memstrata.working.memory import SessionWorkingMemory
 from memstrata.working.values import Preference
+from memstrata.write.entries import DeadLetter
 from memstrata.write.submit import WriteReceipt, WriteStats
 
 __all__ = ["ConsolidationResult", "ContextEngine", "EngineParts", "WrittenMemory"]
@@ -350,6 +351,20 @@ class ContextEngine:
         """Load and warm every model a read may use now (``serve`` does, before it
         listens), rather than in the first read; what failed, as ``name: error``."""
         return self._reader.warm()
+
+    def dead_letters(
+        self, *, tenant: str = "default", after: str | None = None, limit: int = 100
+    ) -> tuple[DeadLetter, ...]:
+        """Entries of ``tenant`` the write queue gave up on - input that can never be
+        stored, never an outage of ours - oldest first, each with its reason; only
+        those after the dead id ``after`` (a page's last), at most ``limit``."""
+        return self._writer.dead_letters(tenant=tenant, after=after, limit=limit)
+
+    def replay_dead_letter(self, dead_id: str, *, tenant: str = "default") -> str:
+        """Put a dead letter of ``tenant`` back on the write stream (its deliveries
+        counted from 0) and remove it from the dead letters; returns its new entry id.
+        NotFoundError when ``dead_id`` is none of ``tenant``'s dead letters."""
+        return self._writer.replay_dead_letter(dead_id, tenant=tenant)
 
     def count_memories(
         self,

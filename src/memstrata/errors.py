@@ -23,6 +23,8 @@
     │   │   │                         path, the free and the needed space)
     │   │   └── ReadOnlyError         ... so the engine refuses writes until space returns
     │   ├── WriteNotQueuedError       a write could not be queued durably: nothing of it kept
+    │   ├── StageUnavailableError     a stage of the write path (the embedder, the
+    │   │                             extractor) failed: the queue's consumers pause
     │   ├── FlushTimeoutError         the write queue did not drain in time (a TimeoutError)
     │   └── CompactionTimeoutError    a persistence rewrite did not finish in time
     │                                 (a TimeoutError)
@@ -198,6 +200,20 @@ class WriteNotQueuedError(BackendUnavailableError):
         )
 
 
+class StageUnavailableError(BackendUnavailableError):
+    """A stage of the write path is down (``stage``: ``embedder`` or ``extractor``).
+
+    Raised by the write handler, never to a caller: the queue's consumers pause and
+    retry the batch instead of spending its deliveries. ``cause`` is the type name of
+    what the stage raised (never its message, which may quote the text).
+    """
+
+    def __init__(self, stage: str, cause: str) -> None:
+        self.stage = stage
+        self.cause = cause
+        super().__init__(f"the {stage} failed ({cause}); the entries wait in the queue")
+
+
 class FlushTimeoutError(BackendError, TimeoutError):
     """The write queue's consumers did not catch up before the flush timeout."""
 
@@ -273,6 +289,7 @@ ERROR_CODES: dict[type[MemstrataError], ErrorCode] = {
     ReadOnlyError: ErrorCode(503, "UNAVAILABLE", -32001),
     DiskSpaceError: ErrorCode(503, "UNAVAILABLE", -32001),
     WriteNotQueuedError: ErrorCode(503, "UNAVAILABLE", -32001),
+    StageUnavailableError: ErrorCode(503, "UNAVAILABLE", -32001),
     FlushTimeoutError: ErrorCode(504, "DEADLINE_EXCEEDED", -32001),
     CompactionTimeoutError: ErrorCode(504, "DEADLINE_EXCEEDED", -32001),
     BackendUnavailableError: ErrorCode(503, "UNAVAILABLE", -32001),

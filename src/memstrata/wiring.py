@@ -21,6 +21,7 @@ module constructs a backend, a client of one, or an index (a test checks).
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import math
 import os
@@ -84,6 +85,7 @@ from memstrata.working.redis_backend import RedisBackend
 from memstrata.write.consume import QueueWorker
 from memstrata.write.handle import TextSanitizer, WriteHandler
 from memstrata.write.intake import Intake
+from memstrata.write.order import UserOrder
 from memstrata.write.queue import WriteQueue
 from memstrata.write.submit import OutageWatch, WritePipeline
 
@@ -366,6 +368,8 @@ def open_write_pipeline(
     )
     consume = outage.guarded(handler) if outage is not None else handler
     threads = settings.worker_threads if settings.background_worker else 0
+    # One user's entries in order across the threads (memstrata.write.order).
+    order = UserOrder()
     # Real time, not the engine clock: reclaiming abandoned entries is about how
     # long a consumer has really been silent.
     workers = [
@@ -377,6 +381,8 @@ def open_write_pipeline(
             block_ms=settings.block_ms,
             claim_idle_ms=settings.claim_idle_ms,
             max_deliveries=settings.max_deliveries,
+            order=order,
+            warm=handler.warm,
         )
         for n in range(threads)
     ]
@@ -384,6 +390,25 @@ def open_write_pipeline(
     pipeline.start()
     closers.insert(0, pipeline.close)
     return pipeline
+
+
+def outage_probes(
+    longterm: LongTermStore, backend: RedisBackend, handler: WriteHandler
+) -> dict[str, Callable[[], object]]:
+    """What the write handler needs, each asked the cheapest way it answers: the
+    consumers stay paused until every one does (:class:`OutageWatch`)."""
+    probes = itertools.count()
+    embedder = handler.embedder
+
+    def embed() -> object:
+        # A new text each time: a cached one would answer while the model is down.
+        return embedder.embed([f"memstrata embedder probe {next(probes)}"])
+
+    return {
+        "l3": lambda: longterm.index.point_count(MEMORIES),
+        "valkey": backend.client.ping,
+        "embedder": embed,
+    }
 
 
 def worker_handler(
@@ -647,7 +672,7 @@ def build_stack(
         )
         memory_store = open_memory(settings, longterm, backend.client, clock, reader)
         handler = build_handler(memory_store, extractor=extractor or build_extractor(settings))
-        outage = OutageWatch(lambda: longterm.index.point_count(MEMORIES))
+        outage = OutageWatch(outage_probes(longterm, backend, handler))
         write_pipeline = open_write_pipeline(
             settings.pipeline, redis_url, clock, handler, closers, disk=guard, outage=outage
         )

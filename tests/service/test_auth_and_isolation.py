@@ -78,6 +78,8 @@ def _minimal_payload(
         "create_key": {"agent": "x", "role": "reader"},
         "revoke_key": {"key_id": "0123456789abcdef"},
         "list_keys": {},
+        "list_dead_letters": {},
+        "replay_dead_letter": {"dead_id": "1-0"},
         "register_tool": tool,
         "list_tools": {},
         "register_policy": {"intent": "respond"},
@@ -243,6 +245,7 @@ def test_a_foreign_tenant_finds_nothing_through_any_operation(
                 f"no pending call {card_id!r}",
                 f"no trace card {card_id!r}",
                 f"no forget job {job_id!r}",
+                "dead letter '1-0' does not exist",
             )
             continue
         assert MARKER not in str(response), op.name

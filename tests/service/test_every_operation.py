@@ -45,6 +45,12 @@ def test_every_operation(
     assert all("hash" not in k and "key" not in k for k in listed["keys"])
     assert call("revoke_key", key_id=made["info"]["key_id"])["revoked"] is True
 
+    # Dead letters: the tenant's (none here); an unknown id is not found.
+    assert call("list_dead_letters", limit=10)["dead_letters"] == []
+    with pytest.raises(CallFailed) as unknown:
+        call("replay_dead_letter", dead_id="1-0")
+    assert unknown.value.code == "not_found"
+
     # L1
     session = call("start_session", user_id=user, initial_query="plan a trip", session_id=sid)
     assert session["session_id"] == sid and session["user_id"] == user

@@ -22,6 +22,7 @@ from memstrata.memory.episodes import Episode, episode_of_payload
 from memstrata.memory.units import MemoryUnit
 from memstrata.tracing import Tracing, traced
 from memstrata.validation import check_id
+from memstrata.write.entries import DeadLetter
 from memstrata.write.intake import Intake
 from memstrata.write.submit import WritePipeline, WriteReceipt, WriteStats
 
@@ -106,6 +107,17 @@ class Writer:
     def write_stats(self) -> WriteStats:
         """Counters of the write pipeline (enqueued, failures, filter drops, writes)."""
         return self._pipeline.stats()
+
+    def dead_letters(
+        self, *, tenant: str, after: str | None = None, limit: int = 100
+    ) -> tuple[DeadLetter, ...]:
+        """``tenant``'s entries the queue gave up on, oldest first (after ``after``)."""
+        return tuple(self._pipeline.queue.dead_letters_of(tenant, after=after, limit=limit))
+
+    def replay_dead_letter(self, dead_id: str, *, tenant: str) -> str:
+        """Put ``tenant``'s dead letter back on the write stream; its new entry id.
+        NotFoundError for an id that is not one of ``tenant``'s dead letters."""
+        return self._pipeline.queue.replay(tenant, dead_id)
 
     def feedback(
         self,

@@ -234,6 +234,14 @@ class ClientMethods(ClientBase):
         """The API keys of the caller's tenant (never their secrets). (role: admin)"""
         return self._call("list_keys", m.Empty, m.KeyList)
 
+    def list_dead_letters(self, *, after: str | None = None, limit: int = 100) -> m.DeadLetterList:
+        """Entries of the caller's tenant the write queue gave up on (input that can never be stored), oldest first, each with its reason. (role: admin)"""
+        return self._call("list_dead_letters", m.DeadLettersRequest, m.DeadLetterList, after=after, limit=limit)
+
+    def replay_dead_letter(self, dead_id: str) -> m.ReplayedOut:
+        """Put a dead letter of the caller's tenant back on the write stream and remove it from the dead letters. (role: admin)"""
+        return self._call("replay_dead_letter", m.DeadLetterRef, m.ReplayedOut, dead_id=dead_id)
+
 
 class AsyncClientMethods(AsyncClientBase):
     """Every operation of the service, as a typed method."""
@@ -449,3 +457,11 @@ class AsyncClientMethods(AsyncClientBase):
     async def list_keys(self) -> m.KeyList:
         """The API keys of the caller's tenant (never their secrets). (role: admin)"""
         return await self._call("list_keys", m.Empty, m.KeyList)
+
+    async def list_dead_letters(self, *, after: str | None = None, limit: int = 100) -> m.DeadLetterList:
+        """Entries of the caller's tenant the write queue gave up on (input that can never be stored), oldest first, each with its reason. (role: admin)"""
+        return await self._call("list_dead_letters", m.DeadLettersRequest, m.DeadLetterList, after=after, limit=limit)
+
+    async def replay_dead_letter(self, dead_id: str) -> m.ReplayedOut:
+        """Put a dead letter of the caller's tenant back on the write stream and remove it from the dead letters. (role: admin)"""
+        return await self._call("replay_dead_letter", m.DeadLetterRef, m.ReplayedOut, dead_id=dead_id)

@@ -14,7 +14,8 @@ read_only  503   the disk is short of space, or Valkey answers reads but refuses
                  writes (MISCONF on a full disk, OOM): reads are served, writes
                  refused
 degraded   503   writes are accepted but not consumed (a consumer died, or the
-                 queue's consumers are paused by an outage), or the long-term store
+                 queue's consumers are paused by an outage: the long-term store,
+                 Valkey, the embedder or the extractor down), or the long-term store
                  does not answer (or a breaker is open) and reads are served from
                  L2 and L1
 down       503   Valkey does not answer
@@ -161,6 +162,7 @@ class ServiceHealth:
             "valkey": self._valkey,
             "l3": self._l3,
             "write_queue": self._write_queue,
+            "embedder": self._embedder,
             "disk": self._disk,
         }
         with self._lock:
@@ -247,12 +249,28 @@ class ServiceHealth:
         if parts.disk is not None and parts.disk.status().read_only:
             return _check("read_only", "consumers wait: the disk is short of space", **extra)
         if parts.outage is not None and parts.outage.paused:
-            return _check("degraded", "consumers paused: a backend they write to is down", **extra)
+            down = ", ".join(f"{k} ({v})" for k, v in sorted(parts.outage.causes().items()))
+            return _check("degraded", f"consumers paused, down: {down or 'a backend'}", **extra)
         if alive < len(workers):
             return _check("degraded", f"{len(workers) - alive} consumer thread(s) stopped", **extra)
+        # Dead letters are input that can never be stored: listed, never hidden.
+        dead = f"; {stats.dead_lettered} dead letter(s)" if stats and stats.dead_lettered else ""
         if not workers:
-            return _check("ok", "consumed by worker processes", **extra)
-        return _check("ok", "consuming", **extra)
+            return _check("ok", f"consumed by worker processes{dead}", **extra)
+        return _check("ok", f"consuming{dead}", **extra)
+
+    def _embedder(self) -> dict[str, Any]:
+        """The write path's embedder: down while it paused the consumers (they probe it
+        every second); the read path's breaker on it beside."""
+        parts = self._engine.parts
+        causes = parts.outage.causes() if parts.outage is not None else {}
+        guard = parts.retriever.guard
+        breaker = str(guard.states()["embedder"]) if guard is not None else "closed"
+        extra = {"model": parts.embedder.name, "read_breaker": breaker}
+        if "embedder" in causes:
+            detail = f"down ({causes['embedder']}): writes are queued and stored once it answers"
+            return _check("degraded", detail, **extra)
+        return _check("ok", "answers", **extra)
 
     def _disk(self) -> dict[str, Any]:
         disk = self._engine.parts.disk

@@ -20,6 +20,7 @@ from memstrata.service.capability import (
     Operation,
 )
 from memstrata.service.ops import (
+    deadletters,
     decisions,
     items,
     keys,
@@ -40,6 +41,7 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     *items.OPERATIONS,
     *decisions.OPERATIONS,
     *keys.OPERATIONS,
+    *deadletters.OPERATIONS,
 )
 
 BY_NAME: Mapping[str, Operation[Any, Any]] = {op.name: op for op in OPERATIONS}

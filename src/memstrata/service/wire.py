@@ -496,6 +496,55 @@ class KeyList(Wire):
     keys: list[KeyOut] = []
 
 
+# -- the write queue's dead letters (docs/service.md, "Dead letters") -----------------------
+
+StreamIdText = Annotated[str, Field(min_length=3, max_length=41, pattern=r"^[0-9]+-[0-9]+$")]
+
+
+class DeadLettersRequest(Wire):
+    after: StreamIdText | None = None
+    """Only dead letters after this id (the last one of the previous page)."""
+    limit: Annotated[int, Field(ge=1, le=1000)] = 100
+
+
+# Explicit: a DeadLetter without its stream fields (the entry's content).
+class DeadLetterOut(Wire):
+    """An entry of the caller's tenant the write queue gave up on, and why."""
+
+    dead_id: str
+    """Its id in the dead-letter stream (what ``replay_dead_letter`` takes)."""
+    entry_id: str
+    """Its id on the write stream when it was given up."""
+    kind: str
+    """``turn``, ``note``, ``unit`` or ``feedback``."""
+    user_id: str | None = None
+    error: str
+    """The failure's type (``MalformedEntry``, ``ConsumerLost`` or an exception type)."""
+    reason: str
+    """Why it can never be stored, in words."""
+    deliveries: int
+    dead_at: float
+    """When it was given up (seconds since the epoch)."""
+
+
+class DeadLetterList(Wire):
+    dead_letters: list[DeadLetterOut] = []
+    next_after: str | None = None
+    """Pass as ``after`` for the next page (absent: this was the last)."""
+
+
+class DeadLetterRef(Wire):
+    dead_id: StreamIdText
+
+
+class ReplayedOut(Wire):
+    """A dead letter put back on the write stream."""
+
+    dead_id: str
+    entry_id: str
+    """Its new id on the write stream (its deliveries counted from 0 again)."""
+
+
 # -- decisions (docs/architecture.md, "Decisions and feedback") ---------------------------
 
 

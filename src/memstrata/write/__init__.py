@@ -11,7 +11,9 @@ Read the modules in the order a turn flows through them:
    the durable Redis Stream, at-least-once;
 4. :mod:`~memstrata.write.consume`: a :class:`~memstrata.write.consume.QueueWorker`
    (a thread of the engine, or a ``python -m memstrata.worker`` process) takes
-   batches;
+   batches; the engine's threads keep one user's entries in order
+   (:mod:`~memstrata.write.order`), and hold a batch through an outage of ours
+   (:class:`~memstrata.write.submit.OutageWatch`) instead of spending its deliveries;
 5. :mod:`~memstrata.write.handle`: per batch, the episodes decoded, filtered for what
    is worth remembering, read by the extractor (:mod:`memstrata.extract`), embedded in
    one call;

@@ -35,6 +35,8 @@ F_DL_SOURCE_ID = "dl_source_id"
 F_DL_ERROR = "dl_error"
 F_DL_DELIVERIES = "dl_deliveries"
 F_DL_AT_MS = "dl_at_ms"
+F_DL_REASON = "dl_reason"
+DL_FIELDS = frozenset({F_DL_SOURCE_ID, F_DL_ERROR, F_DL_DELIVERIES, F_DL_AT_MS, F_DL_REASON})
 
 StreamId: TypeAlias = tuple[int, int]
 
@@ -95,6 +97,32 @@ class DeadLetter:
     deliveries: int
     dead_at_ms: int
     fields: Mapping[str, str]
+    reason: str = ""
+    """Why it can never be stored, in words (never its content); empty for an entry
+    dead-lettered before reasons were recorded (``error`` then says the type)."""
+
+    @property
+    def tenant(self) -> str | None:
+        """The tenant its payload names (None: a payload that names none)."""
+        return _payload_string(self.fields, "tenant")
+
+    @property
+    def user(self) -> str | None:
+        """The user its payload names (None: a payload that names none)."""
+        return _payload_string(self.fields, "user")
+
+    def entry_fields(self) -> dict[str, str]:
+        """The original stream fields, as enqueued (what a replay adds again)."""
+        return {k: v for k, v in self.fields.items() if k not in DL_FIELDS}
+
+
+def _payload_string(fields: Mapping[str, str], key: str) -> str | None:
+    try:
+        payload = json.loads(fields.get(F_PAYLOAD, ""))
+    except ValueError:
+        return None
+    value = payload.get(key) if isinstance(payload, dict) else None
+    return value if isinstance(value, str) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +216,12 @@ def decode_entry(entry_id: str, fields: Mapping[str, str], deliveries: int) -> Q
 
 
 def dead_letter_fields(
-    entry_id: str, fields: Mapping[str, str], error: str, deliveries: int, now_ms: int
+    entry_id: str,
+    fields: Mapping[str, str],
+    error: str,
+    deliveries: int,
+    now_ms: int,
+    reason: str = "",
 ) -> dict[str, str]:
     """The original fields plus why and when the entry was given up."""
     return {
@@ -197,6 +230,7 @@ def dead_letter_fields(
         F_DL_ERROR: error,
         F_DL_DELIVERIES: str(deliveries),
         F_DL_AT_MS: str(now_ms),
+        F_DL_REASON: reason,
     }
 
 
@@ -211,6 +245,7 @@ def decode_dead_letter(dead_id: str, fields: Mapping[str, str]) -> DeadLetter:
         deliveries=int(fields.get(F_DL_DELIVERIES, "0")),
         dead_at_ms=int(fields.get(F_DL_AT_MS, "0")),
         fields=freeze(dict(fields)),
+        reason=fields.get(F_DL_REASON, ""),
     )
 
 

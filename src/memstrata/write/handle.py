@@ -33,8 +33,13 @@ Failure policy, which the queue's at-least-once delivery relies on:
 
 * an entry that cannot be decoded is logged by id and field - never its text - and
   counted, then acknowledged without a write: one bad entry cannot block the queue;
-* an extraction failure (LLM endpoint down or answering garbage) is logged by ids
-  and error type and counted; the episode is still written, so nothing said is lost;
+* an extraction failure on this entry (an LLM answering garbage) is logged by ids and
+  error type and counted; the episode is still written, so nothing said is lost;
+* the extractor unavailable (:class:`~memstrata.errors.ExtractionUnavailableError`)
+  or the embedder failing, whatever it raised, is our own outage, not the entry's: it
+  raises :class:`~memstrata.errors.StageUnavailableError` naming the stage, which
+  pauses the consumers (:class:`~memstrata.write.submit.OutageWatch`) without spending
+  a delivery;
 * a store failure raises, so the worker leaves the batch pending and retries it.
 """
 
@@ -54,7 +59,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.embed.protocol import Embedder
-from memstrata.errors import ExtractionError, ValidationError
+from memstrata.errors import (
+    ExtractionError,
+    ExtractionUnavailableError,
+    StageUnavailableError,
+    ValidationError,
+)
 from memstrata.extract.filter import WorthFilter
 from memstrata.extract.protocol import Extractor
 from memstrata.extract.rules import RuleExtractor
@@ -219,6 +229,8 @@ class WriteHandler:
         self._sanitizer = sanitizer
         self._lock = threading.Lock()
         self._prepared: OrderedDict[str, Prepared] = OrderedDict()
+        # Episode vectors embedded ahead (warm) while a batch waited for its turn.
+        self._early: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
         self._inflight: dict[str, threading.Event] = {}
         self._counts: Counter[str] = Counter()
         self._dropped: Counter[str] = Counter()
@@ -234,6 +246,11 @@ class WriteHandler:
     def extractor(self) -> Extractor:
         """The extractor in use (rule-based unless configured otherwise)."""
         return self._extractor
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder it writes vectors with (what the outage probe asks)."""
+        return self._embedder
 
     @property
     def store(self) -> MemoryStore:
@@ -299,6 +316,52 @@ class WriteHandler:
             for entry in entries:
                 self._inflight.pop(entry.content_hash).set()
 
+    def warm(self, entries: Sequence[QueueEntry], /) -> None:
+        """Embed ahead what does not depend on the slots - the texts of the entries'
+        episodes and their window keys - so that a batch waiting for an earlier one
+        holding its users (:mod:`memstrata.write.order`) spends the wait on the model;
+        its write then embeds only the rest. Best effort: a failure here is met again,
+        and handled, by the write."""
+        if self._sanitizer is not None:
+            return  # its texts are known after the gateway only (which audits each call)
+        texts: list[str] = []
+        for entry in entries:
+            try:
+                if entry.kind == KIND_NOTE:
+                    episode = note_episode(entry.payload)
+                elif entry.kind == KIND_TURN:
+                    episode = turn_episode(entry.payload)
+                else:
+                    continue
+            except ValidationError:
+                continue
+            texts.append(episode.text)
+            texts += [w.text for w in window_items(episode.item(), self._settings)]
+        with self._lock:
+            todo = [t for t in dict.fromkeys(texts) if t not in self._early]
+        if not todo:
+            return
+        try:
+            vectors = self._embed(todo)
+        except StageUnavailableError:
+            return
+        with self._lock:
+            for text, vector in zip(todo, vectors, strict=True):
+                self._early[text] = vector
+            while len(self._early) > MAX_PREPARED:
+                self._early.popitem(last=False)
+
+    def _vectors(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """``texts`` embedded: those warmed ahead taken (once), the rest in one call."""
+        with self._lock:
+            early = {t: self._early.pop(t) for t in set(texts) if t in self._early}
+        if not early:
+            return self._embed(texts)
+        rest = [t for t in dict.fromkeys(texts) if t not in early]
+        if rest:
+            early.update(zip(rest, self._embed(rest), strict=True))
+        return np.stack([early[t] for t in texts]).astype(np.float32, copy=False)
+
     # --- the batch -----------------------------------------------------------------------
 
     def _write(self, entries: Sequence[QueueEntry]) -> None:
@@ -340,7 +403,7 @@ class WriteHandler:
             windows = [w for e in episodes for w in window_items(e.item(), self._settings)]
             texts = [e.text for e in episodes] + [u.text for u in units]
             texts += [w.text for w in windows]
-            vectors = np.asarray(self._embedder.embed(texts), dtype=np.float32)
+            vectors = self._vectors(texts)
             clock.lap("embed")
             n_ep, n_units = len(episodes), len(units)
             window_points = [
@@ -407,8 +470,15 @@ class WriteHandler:
         ]
         if not records:
             return []
-        vectors = self._embedder.embed([str(r.payload.get("text", "")) for r in records])
+        vectors = self._embed([str(r.payload.get("text", "")) for r in records])
         return [(item_of_record(r), vectors[i]) for i, r in enumerate(records)]
+
+    def _embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """The embedder's vectors; any failure of it is the embedder's outage."""
+        try:
+            return np.asarray(self._embedder.embed(texts), dtype=np.float32)
+        except Exception as exc:
+            raise StageUnavailableError("embedder", type(exc).__name__) from exc
 
     # --- one entry -----------------------------------------------------------------------
 
@@ -481,6 +551,9 @@ class WriteHandler:
                 replaces=tuple(change == "correct" for _, change in kept),
                 removals=tuple(removals),
             )
+        except ExtractionUnavailableError as exc:
+            # Not this entry's fault: paused and retried, never stored without facts.
+            raise StageUnavailableError("extractor", type(exc).__name__) from exc
         except (ExtractionError, ValidationError) as exc:
             # Never the text or the exception message (either may quote the turn).
             logger.warning(
@@ -614,7 +687,7 @@ class WriteHandler:
             items.append(replace(item, extra=extra))
         if not items:
             return
-        vectors = np.asarray(self._embedder.embed([i.text for i in items]), dtype=np.float32)
+        vectors = self._embed([i.text for i in items])
         with self._episodes.writing():
             points = self._episodes.index(
                 [(item, vectors[i]) for i, item in enumerate(items)], self._read_back

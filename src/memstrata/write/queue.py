@@ -28,7 +28,7 @@ import redis.exceptions as rexc
 from redis.cluster import RedisCluster
 
 from memstrata.clock import Clock, SystemClock
-from memstrata.errors import BackendError, FlushTimeoutError
+from memstrata.errors import BackendError, FlushTimeoutError, NotFoundError, ValidationError
 from memstrata.validation import check_id, check_positive_float, check_positive_int
 from memstrata.working.redis_errors import redis_errors
 from memstrata.write.entries import (
@@ -68,6 +68,16 @@ def translated(operation: str) -> Iterator[None]:
 def _rows(rows: Any) -> list[RawEntry]:
     """Stream rows as (id, fields); rows of deleted entries (fields None) skipped."""
     return [(str(i), dict(f)) for i, f in rows if f is not None]
+
+
+def _dead_id(value: str) -> str:
+    """A dead letter's id as the caller gave it, checked (a stream id)."""
+    if not isinstance(value, str):
+        raise ValidationError("dead_id", f"must be a string, got {type(value).__name__}")
+    try:
+        return format_stream_id(parse_stream_id(value))
+    except ValueError as exc:
+        raise ValidationError("dead_id", "must be a stream id like 1700000000000-0") from exc
 
 
 def _is_nogroup(exc: rexc.ResponseError) -> bool:
@@ -305,6 +315,56 @@ class WriteQueue:
             rows = self._client.xrange(self._keys.dead, "-", "+", count=count)
         return [decode_dead_letter(i, f) for i, f in _rows(rows)]
 
+    def dead_letters_of(
+        self, tenant: str, *, after: str | None = None, limit: int = 100
+    ) -> list[DeadLetter]:
+        """Up to ``limit`` dead letters whose payload names ``tenant``, oldest first,
+        those after the dead id ``after`` (a page's last id) only."""
+        check_id("tenant", tenant)
+        check_positive_int("limit", limit, maximum=1000)
+        start = "-" if after is None else f"({_dead_id(after)}"
+        found: list[DeadLetter] = []
+        while len(found) < limit:
+            with translated("XRANGE"):
+                rows = _rows(self._client.xrange(self._keys.dead, start, "+", count=500))
+            if not rows:
+                break
+            for dead_id, fields in rows:
+                letter = decode_dead_letter(dead_id, fields)
+                if letter.tenant == tenant:
+                    found.append(letter)
+                    if len(found) == limit:
+                        break
+            start = f"({rows[-1][0]}"
+        return found
+
+    def dead_letter_of(self, tenant: str, dead_id: str) -> DeadLetter:
+        """One dead letter of ``tenant``; NotFoundError when there is none by that id
+        (another tenant's says the same, so its existence does not leak)."""
+        check_id("tenant", tenant)
+        wanted = _dead_id(dead_id)
+        with translated("XRANGE"):
+            rows = _rows(self._client.xrange(self._keys.dead, wanted, wanted, count=1))
+        letters = [decode_dead_letter(i, f) for i, f in rows]
+        if not letters or letters[0].tenant != tenant:
+            raise NotFoundError(f"dead letter {dead_id!r} does not exist")
+        return letters[0]
+
+    def replay(self, tenant: str, dead_id: str) -> str:
+        """Put a dead letter of ``tenant`` back on the work stream as it was enqueued
+        (a new entry, its deliveries counted from 0) and remove it from the dead-letter
+        stream, in one MULTI; returns the new entry id. Two replays racing may both add
+        it: harmless, a write is idempotent by its content hash."""
+        letter = self.dead_letter_of(tenant, dead_id)
+        if not self._group_ready:
+            self.ensure_group()
+        with translated("XADD replay"):
+            pipe = self._client.pipeline(transaction=True)
+            pipe.xadd(self._keys.stream, cast("dict[Any, Any]", letter.entry_fields()))
+            pipe.xdel(self._keys.dead, letter.dead_id)
+            entry_id, _ = pipe.execute()
+        return str(entry_id)
+
     # --- consumer operations (used by QueueWorker) ------------------------------
 
     def consuming(self, wait_ms: int | None = None) -> bool:
@@ -358,6 +418,34 @@ class WriteQueue:
         # third list (7+); the server drops them from the PEL either way.
         return str(reply[0]), _rows(reply[1])
 
+    def touch(self, consumer: str, entry_ids: Sequence[str]) -> None:
+        """XCLAIM JUSTID to ``consumer`` itself: the entries' idle time starts again and
+        their delivery counts stay (a held batch is not taken over as abandoned)."""
+        if not entry_ids:
+            return
+        with translated("XCLAIM"):
+            self._client.xclaim(
+                self._keys.stream, self._group, consumer, 0, list[Any](entry_ids), justid=True
+            )
+
+    def return_deliveries(self, consumer: str, counts: Mapping[str, int], idle_ms: int) -> None:
+        """Undo deliveries spent on our own outage: XCLAIM JUSTID RETRYCOUNT sets each
+        entry's count back to ``counts[id]``, and IDLE ``idle_ms`` lets the next
+        consumer reclaim it at once."""
+        by_count: dict[int, list[Any]] = {}
+        for entry_id, count in counts.items():
+            by_count.setdefault(max(0, count), []).append(entry_id)
+        if not by_count:
+            return
+        with translated("XCLAIM"):
+            pipe = self._client.pipeline(transaction=False)
+            for count, ids in by_count.items():
+                pipe.xclaim(
+                    self._keys.stream, self._group, consumer, 0, ids,
+                    idle=idle_ms, retrycount=count, justid=True,
+                )  # fmt: skip
+            pipe.execute()
+
     def delivery_counts(self, entry_ids: Sequence[str]) -> dict[str, int]:
         """Times each pending entry was delivered (XPENDING, one round trip)."""
         if not entry_ids:
@@ -397,10 +485,15 @@ class WriteQueue:
             pipe.execute()
 
     def dead_letter(
-        self, entry_id: str, fields: Mapping[str, str], error: str, deliveries: int
+        self,
+        entry_id: str,
+        fields: Mapping[str, str],
+        error: str,
+        deliveries: int,
+        reason: str = "",
     ) -> None:
         """MULTI XADD dead-letter stream + XACK EXEC: given up, but never lost."""
-        record = dead_letter_fields(entry_id, fields, error, deliveries, self.now_ms())
+        record = dead_letter_fields(entry_id, fields, error, deliveries, self.now_ms(), reason)
         with translated("XADD dead-letter"):
             pipe = self._client.pipeline(transaction=True)
             pipe.xadd(self._keys.dead, cast("dict[Any, Any]", record))

@@ -21,13 +21,13 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from memstrata.config import PipelineSettings
 from memstrata.disk import DiskGuard
-from memstrata.errors import BackendError, BackendUnavailableError
+from memstrata.errors import BackendError, BackendUnavailableError, StageUnavailableError
 from memstrata.extract.protocol import Extractor
 from memstrata.feedback.events import KIND_FEEDBACK, FeedbackEvent
 from memstrata.memory.episodes import Episode
@@ -135,22 +135,34 @@ def split_text(text: str, max_chars: int) -> tuple[str, ...]:
 
 
 class OutageWatch:
-    """Pauses the queue's consumers while a backend the handler writes to is unreachable.
+    """Pauses the queue's consumers while something the handler needs is down.
 
-    A batch whose handler raised :class:`BackendUnavailableError` (the long-term
-    store or Redis down, a disk short of space) closes the gate; it opens again once
-    ``probe`` returns (asked at most every ``probe_interval_s``). Meanwhile entries
-    stay in the stream undelivered, instead of spending their ``max_deliveries`` on
-    an outage and ending in the dead-letter stream.
+    ``probes`` name what the handler needs and how to ask it (``l3``: the long-term
+    store, ``valkey``, ``embedder``: one text embedded). A batch failing with
+    :class:`BackendUnavailableError` (an embedder or extractor failure arrives as
+    :class:`~memstrata.errors.StageUnavailableError`) is an outage when a probe
+    fails right after it, or when the extractor said it is unavailable (it has no
+    probe: its retry is the probe). Then the gate closes; it opens again once every
+    probe answers (asked at most every ``probe_interval_s``). Meanwhile entries wait
+    in the stream, and the batch in hand is held without spending a delivery
+    (:class:`~memstrata.write.consume.QueueWorker`). A failure while every probe
+    answers is the entry's own: it spends a delivery and, repeated, ends in the
+    dead-letter stream with its reason.
     """
 
-    def __init__(self, probe: Callable[[], object], *, probe_interval_s: float = 1.0) -> None:
-        self._probe = probe
+    def __init__(
+        self,
+        probes: Callable[[], object] | Mapping[str, Callable[[], object]],
+        *,
+        probe_interval_s: float = 1.0,
+    ) -> None:
+        self._probes = dict(probes) if isinstance(probes, Mapping) else {"backend": probes}
         self._interval_s = check_positive_float("probe_interval_s", probe_interval_s)
         self._lock = threading.Lock()
         self._down_since: float | None = None
         self._next_probe = 0.0
         self._outages = 0
+        self._causes: dict[str, str] = {}
 
     @property
     def outages(self) -> int:
@@ -162,6 +174,12 @@ class OutageWatch:
         """True while consumption is paused."""
         return self._down_since is not None
 
+    def causes(self) -> dict[str, str]:
+        """While paused, what is down and the error type it failed with
+        (``{"embedder": "ModelUnavailableError"}``); empty otherwise."""
+        with self._lock:
+            return dict(self._causes) if self._down_since is not None else {}
+
     def guarded(self, handler: Callable[[Sequence[QueueEntry]], None]) -> Callable[..., None]:
         """``handler``, noting its outages (what a worker thread calls)."""
 
@@ -169,21 +187,46 @@ class OutageWatch:
             try:
                 handler(entries)
             except BackendUnavailableError as exc:
-                self._went_down(type(exc).__name__)
+                self._failed(exc)
                 raise
 
         return handle
 
-    def _went_down(self, cause: str) -> None:
+    def _failed(self, exc: BackendUnavailableError) -> None:
+        stage = exc.stage if isinstance(exc, StageUnavailableError) else None
+        error = exc.cause if isinstance(exc, StageUnavailableError) else type(exc).__name__
+        down = self._failing()
+        if stage == "extractor":
+            down["extractor"] = error
+        elif stage is not None and stage in down:
+            down[stage] = error
+        if down:
+            self._went_down(down)
+
+    def _failing(self) -> dict[str, str]:
+        """The probes that fail now, with the type of what they raised."""
+        down = {}
+        for name, probe in self._probes.items():
+            try:
+                probe()
+            except Exception as exc:  # down, whatever the backend raised
+                down[name] = type(exc).__name__
+        return down
+
+    def _went_down(self, causes: Mapping[str, str]) -> None:
         with self._lock:
+            self._causes.update(causes)
             if self._down_since is None:
                 self._down_since = time.monotonic()
                 self._next_probe = self._down_since + self._interval_s
                 self._outages += 1
-                logger.warning("write queue: consumers paused, a backend is down (%s)", cause)
+                logger.warning(
+                    "write queue: consumers paused, down: %s",
+                    ", ".join(f"{k} ({v})" for k, v in sorted(causes.items())),
+                )
 
     def open(self) -> bool:
-        """The consume gate: True unless paused and the probe still fails."""
+        """The consume gate: True unless paused and a probe still fails."""
         if self._down_since is None:
             return True
         now = time.monotonic()
@@ -191,14 +234,17 @@ class OutageWatch:
             if now < self._next_probe:
                 return False
             self._next_probe = now + self._interval_s
-        try:
-            self._probe()
-        except Exception:  # still unreachable, whatever the backend raised
-            return False
+        down = self._failing()
         with self._lock:
+            if down:
+                # What is down now (the extractor, unprobed, is retried by the batch).
+                kept = {k: v for k, v in self._causes.items() if k == "extractor"}
+                self._causes = {**kept, **down}
+                return False
             if self._down_since is not None:
                 logger.warning("write queue: consumers resume after %.1fs", now - self._down_since)
             self._down_since = None
+            self._causes = {}
         return True
 
 
