@@ -56,6 +56,9 @@ _ASCII_KEYWORDS = (
     "password",
     "passwd",
     "passphrase",
+    "passcode",
+    "pincode",
+    "pin",
     "pwd",
     "secret",
     "token",
@@ -64,7 +67,7 @@ _ASCII_KEYWORDS = (
     "key",
 )
 _CJK_KEYWORDS = ("密码", "密钥", "口令", "令牌", "秘钥")
-_NEEDLES = ("pass", "pwd", "secret", "token", "credential", "key")
+_NEEDLES = ("pass", "pwd", "pin", "secret", "token", "credential", "key")
 _CJK_NEEDLES = ("密", "令", "钥")
 # "key" alone is too common (monkey, primary_key): it must follow one of these.
 _KEY_QUALIFIERS = ("api", "secret", "access", "private", "signing", "encryption", "master")
@@ -86,11 +89,17 @@ _CJK_SEPARATOR = (
     r"(?:已经?|现在|目前|都|也|就|还)?"
     r"(?:改成了?|改为|换成了?|设成了?|设为|设置为|设置成|变成了?|是|为)"
 )
-_QUOTED = r"\"(?P<dq>(?:[^\"\\\n]|\\.)+)\"|'(?P<sq>[^'\n]+)'"
+_QUOTED = r"\"(?P<dq>(?:[^\"\\\n]|\\.)+)\"|'(?P<sq>[^'\n]+)'|`(?P<bq>[^`\n]+)`"
+# Markdown emphasis around a name or its separator: **Password:** `x`, __pin__ = 1234.
+_MD = r"(?:\*{1,2}|_{1,2})?"
 # After the name: its closing quote (if it was quoted), a separator, then a value:
-# \"escaped\" (JSON inside JSON), "double", 'single' or bare.
+# \"escaped\" (JSON inside JSON), "double", 'single', `code` or bare. The value may
+# start on the next line ("password:" then a line break); a table cell ("| pin | 4821 |")
+# or a value on the next line must also look like a value, not a word (checked after).
 _FIELD_TAIL_RE = re.compile(
-    r"(?P<close>\\?[\"']?)[ \t\u3000]*(?:=>|[:=：]|" + _CJK_SEPARATOR + r")[ \t\u3000]*"
+    r"(?P<close>\\?[\"']?)" + _MD + r"[ \t\u3000]*"
+    r"(?P<sep>=>|->|→|[:=：|]|" + _CJK_SEPARATOR + r")" + _MD + r"[ \t\u3000]*"
+    r"(?P<gap>(?:\r?\n[ \t\u3000]*)?)" + _MD +
     r"(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\"|" + _QUOTED + r"|(?P<bare>" + _BARE + "))"
 )
 # Command-line flags take their value after a space: --password hunter2.
@@ -137,7 +146,7 @@ _PROSE_NOT_VALUE_WORDS = """a an the not too very so also only just still now ne
     continue proceed log login sign access regain unlock confirm verify complete finish
     enable protect secure avoid keep make get use change something anything one"""
 _PROSE_NOT_VALUES = frozenset(_PROSE_NOT_VALUE_WORDS.split())
-_VALUE_GROUPS = ("eq", "dq", "sq", "cq", "bare")
+_VALUE_GROUPS = ("eq", "dq", "sq", "bq", "cq", "bare")
 
 
 def _name_start(text: str, end: int, cjk: bool) -> int:
@@ -153,28 +162,101 @@ def _name_start(text: str, end: int, cjk: bool) -> int:
     return start
 
 
+# A value named before its cue: "I use X as my password", "X is my wifi password",
+# "用X作密码", "X是我的密码". Matched against the text just before the keyword.
+_AS_BEFORE_RE = re.compile(
+    r"(?:^|[^A-Za-z])(?:use[sd]?|using|chose|choose|chosen|pick(?:ed|s)?|set|typed?|"
+    r"enter(?:ed|s)?|have|had|got|put|went[ \t]+with|go[ \t]+with)"
+    r"[ \t]+[\"'“`]?(?P<value>[!#-&(-~]{2,128}?)[\"'”`]?[ \t]+as[ \t]+"
+    r"(?:(?:my|the|our|your|his|her|their|a|an)[ \t]+)?(?:[A-Za-z-]{2,15}[ \t]+)?$",
+    re.IGNORECASE,
+)
+_IS_BEFORE_RE = re.compile(
+    r"(?:^|[\s\"'“`(\[])[\"'“`]?(?P<value>[!#-&(-~]{2,128}?)[\"'”`]?[ \t]+"
+    r"(?:is|was|will[ \t]+be|has[ \t]+been|remains)[ \t]+(?:still[ \t]+|now[ \t]+)?"
+    r"(?:my|the|our|your|his|her|their)[ \t]+(?:new[ \t]+|current[ \t]+)?"
+    r"(?:[A-Za-z-]{2,15}[ \t]+)?$",
+    re.IGNORECASE,
+)
+_CJK_BEFORE_RE = re.compile(
+    r"(?:用|拿|以|把|将)[ \t]*[\"'“「`]?(?P<value>[!-~]{2,128}?)[\"'”」`]?[ \t]*"
+    r"(?:来)?(?:作为|作|做为|做|当作|当做|当成|当|设为|设成|设置为|设置成)"
+    r"(?:我的|我们的|你的|的)?[\u4e00-\u9fff]{0,4}$"
+    r"|(?<![!-~])[\"'“「`]?(?P<value2>[!-~]{2,128}?)[\"'”」`]?[ \t]*(?:就是|便是|是|为|乃)"
+    r"(?:我的|我们的|你的|他的|她的|的)[\u4e00-\u9fff]{0,4}$"
+)
+# A Chinese cue followed straight by its value ("WiFi密码 Quokka5Ravine"): only a value
+# shaped like one (letters and digits, or symbols) is taken without a separator.
+_CJK_ADJACENT_RE = re.compile(r"[ \t]*(?P<bare>[!-~]{4,128})(?![!-~])")
+# English prose also names other secrets ("the client secret is X", "our signing key
+# was X"): their values are random strings, so only such a value is taken.
+_BEFORE_WINDOW = 80
+
+
+def _shaped(value: str) -> bool:
+    """A value that looks generated or chosen, not a word: a digit, a symbol, or a
+    capital after the first letter; at least 4 characters."""
+    if len(value) < 4:
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    has_symbol = any(not c.isalnum() for c in value.rstrip(".,;:!?)"))
+    has_inner_upper = any(c.isupper() for c in value[1:])
+    return has_digit or has_symbol or has_inner_upper
+
+
+def _random_shaped(value: str) -> bool:
+    """A generated secret: 8+ characters mixing letters with digits or cases."""
+    core = value.rstrip(".,;:!?)")
+    if len(core) < 8:
+        return False
+    letters = any(c.isalpha() for c in core)
+    digits = any(c.isdigit() for c in core)
+    mixed = any(c.isupper() for c in core) and any(c.islower() for c in core)
+    return (letters and digits) or (mixed and len(core) >= 12) or (digits and len(core) >= 8)
+
+
+def _a_word(value: str) -> bool:
+    return value.rstrip(".,;:!?)").strip("*_").lower() in _PROSE_NOT_VALUES
+
+
 def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
     keyword = text[kw_start:kw_end].lower()
     cjk = not keyword.isascii()
     if not cjk and kw_end < len(text) and text[kw_end] in _NAME_CHARS:
         return None  # the keyword does not end the name: max_tokens, password_policy
+    if not cjk and kw_start > 0 and keyword == "pin" and text[kw_start - 1].isalnum():
+        return None  # spin, lapin
     if keyword == "key":
-        before = text[max(0, kw_start - 12) : kw_start].lower().rstrip("_.-")
+        before = text[max(0, kw_start - 12) : kw_start].lower().rstrip("_.- \t")
         if not before.endswith(_KEY_QUALIFIERS):
             return None
-    # Only the last _NAME_MAX characters of a longer name are looked at: the kind
-    # depends on the suffix alone, and a freakishly long name must not save a secret.
-    start = _name_start(text, kw_start, cjk)
-    kind = field_kind(text[start:kw_end])
+        # "secret key", "api key": the qualifier with a space is still the name.
+        kind: Kind | None = (
+            Kind.AWS_SECRET_KEY if before.endswith("secret access") else Kind.SECRET
+        )
+        start = _name_start(text, kw_start, cjk)
+        if field_kind(text[start:kw_end]) is not None:
+            kind = field_kind(text[start:kw_end])
+    else:
+        # Only the last _NAME_MAX characters of a longer name are looked at: the kind
+        # depends on the suffix alone, and a long name must not save a secret.
+        start = _name_start(text, kw_start, cjk)
+        kind = field_kind(text[start:kw_end])
     if kind is None:
         return None
     tail = _FIELD_TAIL_RE.match(text, kw_end)
+    if tail is not None and not _tail_holds_value(tail):
+        tail = None
     if tail is None and text.startswith("--", start):
         tail = _FLAG_TAIL_RE.match(text, kw_end)
-    if tail is None and kind is Kind.PASSWORD and not cjk:
-        tail = _prose_tail(text, start, kw_end)
+    if tail is None and not cjk:
+        tail = _prose_tail(text, start, kw_end, kind)
+    if tail is None and cjk:
+        adjacent = _CJK_ADJACENT_RE.match(text, kw_end)
+        if adjacent is not None and _shaped(adjacent.group("bare")):
+            return Match(kind, adjacent.start("bare"), adjacent.end("bare"))
     if tail is None:
-        return None
+        return _value_before(text, kw_start, kind, cjk)
     opening = ""
     if start > 0 and text[start - 1] in "\"'":
         opening = (
@@ -191,8 +273,46 @@ def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
     return None
 
 
-def _prose_tail(text: str, start: int, kw_end: int) -> re.Match[str] | None:
-    """The value of a password said in prose after its keyword, or None."""
+def _tail_holds_value(tail: re.Match[str]) -> bool:
+    """A value on the next line or in the next table cell is only taken when it is not
+    a word of a sentence or a label ("Password:" then "Username: bob")."""
+    loose = tail.group("sep") == "|" or "\n" in tail.group("gap")
+    bare = tail.group("bare")
+    if not loose or bare is None:
+        return True
+    return not _a_word(bare) and not bare.endswith(":") and _shaped(bare)
+
+
+def _value_before(text: str, kw_start: int, kind: Kind, cjk: bool) -> Match | None:
+    """A value named before its cue ("use X as my password", "用X作密码")."""
+    before = text[max(0, kw_start - _BEFORE_WINDOW) : kw_start]
+    offset = kw_start - len(before)
+    if cjk:
+        found = _CJK_BEFORE_RE.search(before)
+        if found is None:
+            return None
+        group = "value" if found.group("value") is not None else "value2"
+        if not _shaped(found.group(group)) and kind is not Kind.PASSWORD:
+            return None
+        if _a_word(found.group(group)):
+            return None
+        return Match(kind, offset + found.start(group), offset + found.end(group))
+    for pattern in (_AS_BEFORE_RE, _IS_BEFORE_RE):
+        found = pattern.search(before)
+        if found is None:
+            continue
+        value = found.group("value")
+        if _a_word(value) or (pattern is _IS_BEFORE_RE and not _shaped(value)):
+            continue
+        if kind is not Kind.PASSWORD and not _random_shaped(value):
+            continue
+        return Match(kind, offset + found.start("value"), offset + found.end("value"))
+    return None
+
+
+def _prose_tail(text: str, start: int, kw_end: int, kind: Kind) -> re.Match[str] | None:
+    """The value of a password (or another named secret) said in prose after its
+    keyword, or None."""
     tail = _PROSE_TAIL_RE.match(text, kw_end)
     if tail is None:
         before = text[max(0, start - 40) : start].lower()
@@ -202,8 +322,15 @@ def _prose_tail(text: str, start: int, kw_end: int) -> re.Match[str] | None:
         if tail is None:
             return None
     bare = tail.group("bare")
-    if bare is not None and bare.rstrip(".,;:!?)").lower() in _PROSE_NOT_VALUES:
+    if bare is not None and _a_word(bare):
         return None
+    if kind is not Kind.PASSWORD:
+        value = next(
+            (tail.group(g) for g in ("dq", "sq", "bq", "cq", "bare") if tail.group(g) is not None),
+            "",
+        )
+        if not _random_shaped(value):
+            return None
     return tail
 
 

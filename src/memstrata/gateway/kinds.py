@@ -79,7 +79,19 @@ class Match:
 # Names are compared with separators removed and lowercased, by suffix, so that
 # db_password, x-api-key and AWS_SECRET_ACCESS_KEY hit while max_tokens,
 # token_count, primary_key and password_policy do not.
-_PASSWORD_SUFFIXES = ("password", "passwd", "pwd", "passphrase", "密码", "口令")
+_PASSWORD_SUFFIXES = (
+    "password",
+    "passwd",
+    "pwd",
+    "passphrase",
+    "passcode",
+    "pincode",
+    "密码",
+    "口令",
+)
+# "pin" ends too many words (spin, lapin) to be a suffix: it names a password only as
+# a word of its own (PIN, card_pin, sim-pin), checked on the name as written.
+_PIN_RE = re.compile(r"(?:^|[_\-. ])pin(?:[_\-. ]?code)?$", re.IGNORECASE)
 _SECRET_SUFFIXES = (
     "secret",
     "token",
@@ -107,7 +119,7 @@ def field_kind(name: str) -> Kind | None:
     norm = name.lower().translate(_NAME_SEPARATORS)
     if norm.endswith("secretaccesskey"):
         return Kind.AWS_SECRET_KEY
-    if norm.endswith(_PASSWORD_SUFFIXES):
+    if norm.endswith(_PASSWORD_SUFFIXES) or _PIN_RE.search(name) is not None:
         return Kind.PASSWORD
     if norm.endswith(_SECRET_SUFFIXES):
         return Kind.SECRET

@@ -62,12 +62,47 @@ def _check_auth(m: re.Match[str]) -> Kind | None:
     return Kind.BASIC_AUTH if scheme == "basic" else Kind.BEARER_TOKEN
 
 
+# A number a text calls an order, a parcel or a book is that, even when it happens to
+# pass Luhn: unless the same stretch also names a card or an ID.
+# The cue must name the number itself: "order no. 4539...", "订单号：6217...".
+_OTHER_NUMBER_CUE_RE = re.compile(
+    r"(?:order|tracking|parcel|shipment|invoice|receipt|isbn|sku|serial|reference|"
+    r"confirmation|booking|ticket|transaction|txn|订单|运单|快递|物流|流水)"
+    r"(?:[ \t]*(?:number|numbers|no\.?|num|id|#|code|号码?|编号|单号))?[ \t]*[:：#=]?[ \t]*(?:is[ \t]+)?$",
+    re.IGNORECASE,
+)
+_CARD_CUE_RE = re.compile(
+    r"card|visa|master|amex|unionpay|debit|credit|卡|银行|身份证|证件|\bid\b|identity|passport",
+    re.IGNORECASE,
+)
+_CUE_WINDOW = 24
+
+
+def named_otherwise(text: str, start: int) -> bool:
+    """True when the words just before ``start`` call the number an order, parcel,
+    invoice... and do not call it a card or an ID."""
+    before = text[max(0, start - _CUE_WINDOW) : start]
+    return _OTHER_NUMBER_CUE_RE.search(before) is not None and _CARD_CUE_RE.search(before) is None
+
+
 def _check_card(m: re.Match[str]) -> Kind | None:
-    return Kind.BANK_CARD if bank_card_valid(m.group(0)) else None
+    if not bank_card_valid(m.group(0)) or named_otherwise(m.string, m.start()):
+        return None
+    return Kind.BANK_CARD
 
 
 def _check_cn_id(m: re.Match[str]) -> Kind | None:
-    return Kind.CN_ID if cn_id_valid(m.group(0)) else None
+    if not cn_id_valid(m.group(0)) or named_otherwise(m.string, m.start()):
+        return None
+    return Kind.CN_ID
+
+
+def _check_aws_secret(m: re.Match[str]) -> Kind | None:
+    value = m.group(0)
+    lower = any(c.islower() for c in value)
+    upper = any(c.isupper() for c in value)
+    digit = any(c.isdigit() for c in value)
+    return Kind.AWS_SECRET_KEY if lower and upper and digit else None
 
 
 def _check_intl_phone(m: re.Match[str]) -> Kind | None:
@@ -180,6 +215,15 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         priority=70,
     ),
     Detector(
+        "aws_secret_key",
+        Kind.AWS_SECRET_KEY,
+        # 40 characters of base64 standing alone, mixing cases and digits: the shape of
+        # an AWS secret access key (a hex digest has one case, a word no digits).
+        re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])", _A),
+        check=_check_aws_secret,
+        priority=60,
+    ),
+    Detector(
         "url_password",
         Kind.PASSWORD,
         re.compile(r"://[^\s/@:]+:(?P<value>(?!\[REDACTED:)[^\s/@]+)@"),
@@ -258,6 +302,30 @@ DIGIT_DETECTORS: tuple[Detector, ...] = (
         min_digits=8,
         plus=True,
         check=_check_intl_phone,
+        priority=25,
+    ),
+    Detector(
+        # Dotted or spaced North American numbers: 415.555.0199, (415) 555 0199.
+        "us_phone_spaced",
+        Kind.PHONE,
+        re.compile(
+            r"(?<![A-Za-z0-9\-.])(?:\(\d{3}\)[ .]?\d{3}[ .]\d{4}|\d{3}(?P<sep>[. ])\d{3}(?P=sep)\d{4})"
+            + _DIGITS_END
+            + r"(?!\.\d)",
+            _A,
+        ),
+        min_digits=10,
+        priority=25,
+    ),
+    Detector(
+        # Mainland landlines with their area code: 010-12345678, (021) 8888 6666.
+        "cn_landline",
+        Kind.PHONE,
+        re.compile(
+            r"(?<![A-Za-z0-9\-])(?:\(0\d{2,3}\)[ -]?|0\d{2,3}-)\d{3,4}[ -]?\d{4}" + _DIGITS_END,
+            _A,
+        ),
+        min_digits=10,
         priority=25,
     ),
     Detector(

@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 
 from memstrata.gateway.anchors import EMAIL_PRIORITY, FIELD_PRIORITY, find_emails, find_fields
+from memstrata.gateway.checks import bank_card_valid, cn_id_valid
 from memstrata.gateway.kinds import (
     CREDENTIAL_KINDS,
+    Kind,
     PLACEHOLDER_LITERAL,
     PLACEHOLDER_RE,
     Match,
 )
+from memstrata.gateway.normalize import normalize
 from memstrata.gateway.patterns import (
     DIGIT_DETECTORS,
     DIGIT_RUN_RE,
     PLUS_RUN_RE,
     TOKEN_DETECTORS,
     Detector,
+    named_otherwise,
 )
 
 Rank = tuple[bool, int, int]
@@ -82,6 +87,41 @@ def _run_window(
             _run(det, text, start, end, out)
 
 
+_GROUP_RE = re.compile(r"\d+", re.ASCII)
+_SPACED_PRIORITY = 30
+
+
+def _spaced_numbers(text: str, run_start: int, run_end: int, out: list[Candidate]) -> None:
+    """Cards and ID numbers written in groups the fixed patterns do not know
+    ("110105 19491231 002X", "4539 148803 430007"): every stretch of whole groups of
+    a run is read as one number and checked (Luhn and issuer, or GB 11643)."""
+    groups = [(g.start(), g.end()) for g in _GROUP_RE.finditer(text, run_start, run_end)]
+    if len(groups) < 2:
+        return
+    for i in range(len(groups)):
+        digits = ""
+        for j in range(i, len(groups)):
+            digits += text[groups[j][0] : groups[j][1]]
+            if len(digits) > 19:
+                break
+            if j == i:
+                continue
+            start, end = groups[i][0], groups[j][1]
+            if len(digits) == 17 and end < len(text) and text[end] in "Xx":
+                if cn_id_valid(digits + "X") and not named_otherwise(text, start):
+                    _add(out, Match(Kind.CN_ID, start, end + 1), _SPACED_PRIORITY + 10)
+                continue
+            if len(digits) == 18 and cn_id_valid(digits) and not named_otherwise(text, start):
+                _add(out, Match(Kind.CN_ID, start, end), _SPACED_PRIORITY + 10)
+            elif 13 <= len(digits) <= 19 and bank_card_valid(digits):
+                if not named_otherwise(text, start):
+                    _add(out, Match(Kind.BANK_CARD, start, end), _SPACED_PRIORITY)
+
+
+def _add(out: list[Candidate], match: Match, priority: int) -> None:
+    out.append((match, _rank(match, priority)))
+
+
 def _scan(text: str) -> list[Candidate]:
     """All confirmed candidates in ``text``, overlapping ones included."""
     found: list[Candidate] = []
@@ -94,6 +134,7 @@ def _scan(text: str) -> list[Candidate]:
     found.extend((m, _rank(m, FIELD_PRIORITY)) for m in find_fields(text, lowered))
     for run in DIGIT_RUN_RE.finditer(text):
         _run_window(text, run.start(), run.end(), _PLAIN_DIGIT_DETECTORS, found)
+        _spaced_numbers(text, run.start(), run.end(), found)
     if "+" in text:
         for run in PLUS_RUN_RE.finditer(text):
             _run_window(text, run.start(), run.end(), _PLUS_DIGIT_DETECTORS, found)
@@ -173,6 +214,22 @@ def _touches_content(text: str, matches: list[Candidate]) -> bool:
 
 def find_matches(text: str) -> list[Match]:
     """Return the non-overlapping spans of ``text`` to replace, in text order.
+
+    The detectors read the normalized form of ``text`` (NFKC, zero-width characters
+    removed: :mod:`memstrata.gateway.normalize`); each span found there is mapped back
+    to the text as written.
+    """
+    norm = normalize(text)
+    if not norm.changed:
+        return _find_in(text)
+    mapped = [
+        Match(m.kind, norm.start(m.start), norm.end(m.end), m.quote) for m in _find_in(norm.text)
+    ]
+    return [m for m in mapped if m.end > m.start]
+
+
+def _find_in(text: str) -> list[Match]:
+    """The spans of an already normalized ``text`` (see :func:`find_matches`).
 
     Overlapping candidates are merged into one span (their union, so no part of
     either leaks) labelled with the best candidate's kind. Candidates covering
