@@ -30,6 +30,10 @@ def _row(rid: str, text: str, secrets: list[dict[str, str]], **extra: str) -> di
     }
 
 
+def _pw(value: str) -> dict[str, str]:
+    return {"kind": "password", "value": value}
+
+
 def test_norm_reads_full_width_zero_width_and_separators_as_the_contract_says() -> None:
     assert norm("ＡＢ\u200bc-d.e (f)\n g") == "abcdefg"
     assert leaked("4539 1488 0343 0007", "card 4539-1488-0343-0007") is True
@@ -40,7 +44,7 @@ def test_norm_reads_full_width_zero_width_and_separators_as_the_contract_says() 
 
 def test_a_leak_a_full_width_leak_and_an_altered_benign_row_are_each_counted() -> None:
     rows = [
-        _row("s1", "my password is Quokka5Ravine", [{"kind": "password", "value": "Quokka5Ravine"}]),
+        _row("s1", "my password is Quokka5Ravine", [_pw("Quokka5Ravine")]),
         _row(
             "s2",
             "mail ａｌｉｃｅ＠ｅｘａｍｐｌｅ.com",
@@ -80,7 +84,7 @@ def test_a_leak_a_full_width_leak_and_an_altered_benign_row_are_each_counted() -
 
 def test_the_command_runs_the_real_gateway_on_a_file(tmp_path: Path) -> None:
     rows = [
-        _row("s1", "my password is Quokka5Ravine", [{"kind": "password", "value": "Quokka5Ravine"}]),
+        _row("s1", "my password is Quokka5Ravine", [_pw("Quokka5Ravine")]),
         _row(
             "s2",
             "ｍｙ ｐａｓｓｗｏｒｄ ｉｓ Ｑｕｏｋｋａ５Ｒａｖｉｎｅ",

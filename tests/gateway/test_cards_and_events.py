@@ -105,7 +105,8 @@ def test_cards_and_events_keep_no_secret_and_forget_takes_them_off_the_disk(desk
             "correction": f"no, I use {CORRECTION_SECRET} as my password now",
         },
     )
-    desk.call(desk.admin, "feedback", {"card_id": card_ids["bearer"], "kind": "rating", "rating": 4})
+    rating = {"card_id": card_ids["bearer"], "kind": "rating", "rating": 4}
+    desk.call(desk.admin, "feedback", rating)
     desk.engine.flush()
 
     cards = desk.call(desk.reader, "trace_cards", {"session_id": SESSION})["cards"]
@@ -126,7 +127,8 @@ def test_cards_and_events_keep_no_secret_and_forget_takes_them_off_the_disk(desk
                 leaks.append(f"{label}: {secret} in the cards a reader gets")
             if secret in valkey:
                 leaks.append(f"{label}: {secret} in Valkey")
-            leaks += [f"{label}: {secret} in {name}" for name in _aof_holding(desk.data_dir, secret)]
+            files = _aof_holding(desk.data_dir, secret)
+            leaks += [f"{label}: {secret} in {name}" for name in files]
     if CORRECTION_SECRET in valkey or _aof_holding(desk.data_dir, CORRECTION_SECRET):
         leaks.append("the correction's password in Valkey or the AOF")
     assert not leaks, "\n".join(leaks)

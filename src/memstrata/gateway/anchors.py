@@ -99,8 +99,13 @@ _MD = r"(?:\*{1,2}|_{1,2})?"
 _FIELD_TAIL_RE = re.compile(
     r"(?P<close>\\?[\"']?)" + _MD + r"[ \t\u3000]*"
     r"(?P<sep>=>|->|→|[:=：|]|" + _CJK_SEPARATOR + r")" + _MD + r"[ \t\u3000]*"
-    r"(?P<gap>(?:\r?\n[ \t\u3000]*)?)" + _MD +
-    r"(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\"|" + _QUOTED + r"|(?P<bare>" + _BARE + "))"
+    r"(?P<gap>(?:\r?\n[ \t\u3000]*)?)"
+    + _MD
+    + r"(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\"|"
+    + _QUOTED
+    + r"|(?P<bare>"
+    + _BARE
+    + "))"
 )
 # Command-line flags take their value after a space: --password hunter2.
 # A value that is itself a flag (--no-password --verbose) is not a value.
@@ -231,9 +236,7 @@ def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
         if not before.endswith(_KEY_QUALIFIERS):
             return None
         # "secret key", "api key": the qualifier with a space is still the name.
-        kind: Kind | None = (
-            Kind.AWS_SECRET_KEY if before.endswith("secret access") else Kind.SECRET
-        )
+        kind: Kind | None = Kind.AWS_SECRET_KEY if before.endswith("secret access") else Kind.SECRET
         start = _name_start(text, kw_start, cjk)
         if field_kind(text[start:kw_end]) is not None:
             kind = field_kind(text[start:kw_end])

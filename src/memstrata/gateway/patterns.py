@@ -68,7 +68,8 @@ def _check_auth(m: re.Match[str]) -> Kind | None:
 _OTHER_NUMBER_CUE_RE = re.compile(
     r"(?:order|tracking|parcel|shipment|invoice|receipt|isbn|sku|serial|reference|"
     r"confirmation|booking|ticket|transaction|txn|订单|运单|快递|物流|流水)"
-    r"(?:[ \t]*(?:number|numbers|no\.?|num|id|#|code|号码?|编号|单号))?[ \t]*[:：#=]?[ \t]*(?:is[ \t]+)?$",
+    r"(?:[ \t]*(?:number|numbers|no\.?|num|id|#|code|号码?|编号|单号))?"
+    r"[ \t]*[:：#=]?[ \t]*(?:is[ \t]+)?$",
     re.IGNORECASE,
 )
 _CARD_CUE_RE = re.compile(
@@ -309,7 +310,8 @@ DIGIT_DETECTORS: tuple[Detector, ...] = (
         "us_phone_spaced",
         Kind.PHONE,
         re.compile(
-            r"(?<![A-Za-z0-9\-.])(?:\(\d{3}\)[ .]?\d{3}[ .]\d{4}|\d{3}(?P<sep>[. ])\d{3}(?P=sep)\d{4})"
+            r"(?<![A-Za-z0-9\-.])"
+            r"(?:\(\d{3}\)[ .]?\d{3}[ .]\d{4}|\d{3}(?P<sep>[. ])\d{3}(?P=sep)\d{4})"
             + _DIGITS_END
             + r"(?!\.\d)",
             _A,

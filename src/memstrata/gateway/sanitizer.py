@@ -330,7 +330,9 @@ class Sanitizer:
         self._emit(location, out)
         return SanitizedValue(result, tuple(out))
 
-    def _scrub(self, obj: Any, path: str, found: _Findings, depth: int, out: list[Redaction]) -> Any:
+    def _scrub(
+        self, obj: Any, path: str, found: _Findings, depth: int, out: list[Redaction]
+    ) -> Any:
         if isinstance(obj, str):
             return found.scrub(obj, path, out)
         if isinstance(obj, Mapping):

@@ -9,9 +9,9 @@ from memstrata.gateway.anchors import EMAIL_PRIORITY, FIELD_PRIORITY, find_email
 from memstrata.gateway.checks import bank_card_valid, cn_id_valid
 from memstrata.gateway.kinds import (
     CREDENTIAL_KINDS,
-    Kind,
     PLACEHOLDER_LITERAL,
     PLACEHOLDER_RE,
+    Kind,
     Match,
 )
 from memstrata.gateway.normalize import normalize
@@ -113,9 +113,12 @@ def _spaced_numbers(text: str, run_start: int, run_end: int, out: list[Candidate
                 continue
             if len(digits) == 18 and cn_id_valid(digits) and not named_otherwise(text, start):
                 _add(out, Match(Kind.CN_ID, start, end), _SPACED_PRIORITY + 10)
-            elif 13 <= len(digits) <= 19 and bank_card_valid(digits):
-                if not named_otherwise(text, start):
-                    _add(out, Match(Kind.BANK_CARD, start, end), _SPACED_PRIORITY)
+            elif (
+                13 <= len(digits) <= 19
+                and bank_card_valid(digits)
+                and not named_otherwise(text, start)
+            ):
+                _add(out, Match(Kind.BANK_CARD, start, end), _SPACED_PRIORITY)
 
 
 def _add(out: list[Candidate], match: Match, priority: int) -> None:

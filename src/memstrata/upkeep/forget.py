@@ -28,15 +28,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from memstrata.decision.cards import delete_user_cards
 from memstrata.errors import ValidationError
+from memstrata.feedback.events import delete_user_events, stream_key
 from memstrata.hashing import sha256_hex
 from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.points import MEMORIES, MEMORIES_COLD, Filter
 from memstrata.memory.codec import UNIT_TYPES
 from memstrata.memory.episodes import EPISODE_TYPE, EPISODE_WINDOW_TYPE
 from memstrata.memory.versioning import slot_key
-from memstrata.decision.cards import delete_user_cards
-from memstrata.feedback.events import delete_user_events, stream_key
 from memstrata.upkeep.erase import REBUILD_STREAM_LUA, delete_user_keys, rebuild_key
 from memstrata.validation import check_id
 from memstrata.working.compaction import compact_persistence
