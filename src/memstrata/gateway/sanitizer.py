@@ -19,7 +19,7 @@ from typing import Any
 from memstrata.clock import Clock, SystemClock
 from memstrata.errors import ValidationError
 from memstrata.gateway.audit import AuditEvent, AuditSink
-from memstrata.gateway.checks import mask_digits, mask_email
+from memstrata.gateway.checks import embedded_numbers, mask_digits, mask_email
 from memstrata.gateway.kinds import PLACEHOLDER_RE, Kind, Match, key_kind, placeholder
 from memstrata.gateway.policy import Action, FieldPolicy
 from memstrata.gateway.scan import find_matches
@@ -258,12 +258,12 @@ class Sanitizer:
             raise ValidationError("value", f"must be a string, got {type(value).__name__}")
         if self._known_clean(field, value):
             return None
-        matches = find_matches(value)
-        if not matches:
+        kinds = [m.kind for m in find_matches(value)] + embedded_numbers(value)
+        if not kinds:
             self._remember_clean(field, value)
-        for match in matches:
-            if self._policy.action_for(match.kind, field) is not Action.ALLOW:
-                return match.kind
+        for kind in kinds:
+            if self._policy.action_for(kind, field) is not Action.ALLOW:
+                return kind
         return None
 
     def _known_clean(self, field: str | None, text: str) -> bool:
