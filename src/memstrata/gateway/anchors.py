@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memstrata.gateway.kinds import Kind, Match, field_kind
+from memstrata.gateway.kinds import PLACEHOLDER_LITERAL, Kind, Match, field_kind
 
 _NA = r"(?![A-Za-z0-9])"
 
@@ -58,8 +58,11 @@ _ASCII_KEYWORDS = (
     "passphrase",
     "passcode",
     "pincode",
+    "pass",
     "pin",
     "pwd",
+    "pw",
+    "bearer",
     "secret",
     "token",
     "credentials",
@@ -67,7 +70,7 @@ _ASCII_KEYWORDS = (
     "key",
 )
 _CJK_KEYWORDS = ("密码", "密钥", "口令", "令牌", "秘钥")
-_NEEDLES = ("pass", "pwd", "pin", "secret", "token", "credential", "key")
+_NEEDLES = ("pass", "pw", "pin", "secret", "token", "credential", "key", "bearer")
 _CJK_NEEDLES = ("密", "令", "钥")
 # "key" alone is too common (monkey, primary_key): it must follow one of these.
 _KEY_QUALIFIERS = ("api", "secret", "access", "private", "signing", "encryption", "master")
@@ -98,7 +101,7 @@ _MD = r"(?:\*{1,2}|_{1,2})?"
 # or a value on the next line must also look like a value, not a word (checked after).
 _FIELD_TAIL_RE = re.compile(
     r"(?P<close>\\?[\"']?)" + _MD + r"[ \t\u3000]*"
-    r"(?P<sep>=>|->|→|[:=：|]|" + _CJK_SEPARATOR + r")" + _MD + r"[ \t\u3000]*"
+    r"(?P<sep>=>|->|→|[:=：|–—]|-(?=[ \t])|" + _CJK_SEPARATOR + r")" + _MD + r"[ \t\u3000]*"
     r"(?P<gap>(?:\r?\n[ \t\u3000]*)?)"
     + _MD
     + r"(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\"|"
@@ -117,7 +120,9 @@ _FLAG_TAIL_RE = re.compile(r"(?P<close>)[ \t]+(?:" + _QUOTED + r"|(?P<bare>(?!-)
 _PROSE_VALUE = r"[!#-&(-;=?-Z^_a-~][!#-;=?-Z^_a-~]*"
 _PROSE_TAIL_RE = re.compile(
     r"(?P<close>)"
-    r"(?:[ \t]+(?:for|to|of|on|at|in)(?:[ \t]+[^\s.,;:!?\"'=]{1,30}){1,4}?)?"
+    r"(?:[ \t]+(?:for|to|of|on|at|in)(?:[ \t]+[^\s.,;:!?\"'=]{1,30}){1,4}?"
+    # "the password I set is X", "the key you gave me was X"
+    r"|[ \t]+(?:I|you|we|they|he|she|someone)(?:[ \t]+[A-Za-z']{1,15}){1,2}?)?"
     r"[ \t]+(?:is|was|will[ \t]+be|has[ \t]+been|had[ \t]+been|became|remains)"
     r"(?:[ \t]+(?:now|still|currently|just|simply|actually|also))?"
     r"(?:[ \t]+(?:set|changed|reset|updated)[ \t]+to)?"
@@ -171,7 +176,7 @@ def _name_start(text: str, end: int, cjk: bool) -> int:
 # "用X作密码", "X是我的密码". Matched against the text just before the keyword.
 _AS_BEFORE_RE = re.compile(
     r"(?:^|[^A-Za-z])(?:use[sd]?|using|chose|choose|chosen|pick(?:ed|s)?|set|typed?|"
-    r"enter(?:ed|s)?|have|had|got|put|went[ \t]+with|go[ \t]+with)"
+    r"enter(?:ed|s)?|have|had|got|put|with|went[ \t]+with|go[ \t]+with)"
     r"[ \t]+[\"'“`]?(?P<value>[!#-&(-~]{2,128}?)[\"'”`]?[ \t]+as[ \t]+"
     r"(?:(?:my|the|our|your|his|her|their|a|an)[ \t]+)?(?:[A-Za-z-]{2,15}[ \t]+)?$",
     re.IGNORECASE,
@@ -187,15 +192,41 @@ _CJK_BEFORE_RE = re.compile(
     r"(?:用|拿|以|把|将)[ \t]*[\"'“「`]?(?P<value>[!-~]{2,128}?)[\"'”」`]?[ \t]*"
     r"(?:来)?(?:作为|作|做为|做|当作|当做|当成|当|设为|设成|设置为|设置成)"
     r"(?:我的|我们的|你的|的)?[\u4e00-\u9fff]{0,4}$"
+    # "用X这个密钥加密": the value pointed at, then its cue.
+    r"|(?:用|拿|以|把|将)[ \t]*[\"'“「`]?(?P<value3>[!-~]{2,128}?)[\"'”」`]?[ \t]*"
+    r"(?:这个|这一个|这串|这一串|这条|此)[\u4e00-\u9fff]{0,2}$"
     r"|(?<![!-~])[\"'“「`]?(?P<value2>[!-~]{2,128}?)[\"'”」`]?[ \t]*(?:就是|便是|是|为|乃)"
     r"(?:我的|我们的|你的|他的|她的|的)[\u4e00-\u9fff]{0,4}$"
 )
 # A Chinese cue followed straight by its value ("WiFi密码 Quokka5Ravine"): only a value
 # shaped like one (letters and digits, or symbols) is taken without a separator.
-_CJK_ADJACENT_RE = re.compile(r"[ \t]*(?P<bare>[!-~]{4,128})(?![!-~])")
+# A value standing on its own starts with a letter, a digit or a symbol that is no
+# separator (so "--verbose", "=[REDACTED:...]" and "=> x" are not one).
+_LOOSE_VALUE = r"(?P<bare>(?![-=:|>*_])" + _BARE + r")"
+_CJK_ADJACENT_RE = re.compile(r"(?:如下|如下所示)?[:：]?[ \t]*(?:\r?\n[ \t]*)?" + _LOOSE_VALUE)
+# An English cue followed by its value on the same line or the next ("access token
+# 0c99b5.h4Q...", "New password" then a line break): only a value shaped like one.
+_ADJACENT_RE = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?" + _LOOSE_VALUE)
+# A cue, a few words, then a colon and the value ("password please: X", "API key for
+# the geocoder: X", "paste this bearer into Insomnia: X").
+_WORDS_COLON_RE = re.compile(
+    r"(?:[ \t]+[^\s:=\"'`]{1,20}){1,4}?[ \t]*:[ \t]*(?:\r?\n[ \t]*)?"
+    r"(?:" + _QUOTED + "|" + _LOOSE_VALUE + ")"
+)
+# The short forms of password (pass, pw) are also ordinary words: only a value with the
+# shape of one is taken after them.
+_WEAK_NAMES = frozenset({"pass", "pw"})
+_MIN_LOOSE_PASSWORD = 6
+_MIN_LOOSE_SECRET = 16
 # English prose also names other secrets ("the client secret is X", "our signing key
 # was X"): their values are random strings, so only such a value is taken.
 _BEFORE_WINDOW = 80
+# After a cue, a word that makes it a modifier of another noun ("password manager").
+_PHRASE_GOES_ON_RE = re.compile(
+    r"[ \t]+(?!(?:now|too|again|for|on|at|in|and|but|so|because|since|from|to|today|"
+    r"here|there|everywhere|then|also|as|until|ever|anymore|lol|btw|ok|okay)\b)[A-Za-z]"
+)
+_PLACEHOLDER_MAX = 32
 
 
 def _shaped(value: str) -> bool:
@@ -224,29 +255,72 @@ def _a_word(value: str) -> bool:
     return value.rstrip(".,;:!?)").strip("*_").lower() in _PROSE_NOT_VALUES
 
 
+def _name_end(text: str, kw_end: int) -> int | None:
+    """Where a name the keyword does not end ends, when it still names a secret
+    (secret_key_base); None when it does not (max_tokens, password_policy)."""
+    end = kw_end
+    while end < len(text) and end - kw_end < _NAME_MAX and text[end] in _NAME_CHARS:
+        end += 1
+    return end
+
+
 def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
+    opened = text.rfind(PLACEHOLDER_LITERAL, max(0, kw_start - _PLACEHOLDER_MAX), kw_start)
+    if opened != -1 and "]" not in text[opened:kw_start]:
+        return None  # the "key" of [REDACTED:api_key]
     keyword = text[kw_start:kw_end].lower()
     cjk = not keyword.isascii()
     if not cjk and kw_end < len(text) and text[kw_end] in _NAME_CHARS:
-        return None  # the keyword does not end the name: max_tokens, password_policy
-    if not cjk and kw_start > 0 and keyword == "pin" and text[kw_start - 1].isalnum():
-        return None  # spin, lapin
+        # The keyword does not end the name: max_tokens and password_policy are no
+        # secrets; secret_key_base is one.
+        longer = _name_end(text, kw_end)
+        start = _name_start(text, kw_start, cjk)
+        if longer is None or field_kind(text[start:longer].rstrip("_.-")) is None:
+            return None
+        kw_end = len(text[:longer].rstrip("_.-"))
+    if (
+        not cjk
+        and kw_start > 0
+        and keyword in ("pin", "pass", "pw")
+        and text[kw_start - 1].isalnum()
+    ):
+        return None  # spin, bypass, npw
     if keyword == "key":
         before = text[max(0, kw_start - 12) : kw_start].lower().rstrip("_.- \t")
-        if not before.endswith(_KEY_QUALIFIERS):
-            return None
-        # "secret key", "api key": the qualifier with a space is still the name.
+        qualified = before.endswith(_KEY_QUALIFIERS)
+        # "secret key", "api key": the qualifier with a space is still the name; "key"
+        # alone names a secret only before a value shaped like a generated one.
         kind: Kind | None = Kind.AWS_SECRET_KEY if before.endswith("secret access") else Kind.SECRET
         start = _name_start(text, kw_start, cjk)
         if field_kind(text[start:kw_end]) is not None:
             kind = field_kind(text[start:kw_end])
     else:
+        qualified = True
         # Only the last _NAME_MAX characters of a longer name are looked at: the kind
         # depends on the suffix alone, and a long name must not save a secret.
         start = _name_start(text, kw_start, cjk)
         kind = field_kind(text[start:kw_end])
     if kind is None:
         return None
+    weak = not qualified or text[start:kw_end].lower().rsplit("_", 1)[-1] in _WEAK_NAMES
+    match = _value_after(text, start, kw_end, kind, cjk)
+    if match is None:
+        match = _value_before(text, kw_start, kw_end, kind, cjk)
+    if match is None or (weak and not _strong_enough(text[match.start : match.end], kind)):
+        return None
+    return match
+
+
+def _strong_enough(value: str, kind: Kind) -> bool:
+    """After a cue that is also an ordinary word (pass, pw, key alone), a value must
+    look generated or chosen."""
+    if kind is Kind.PASSWORD:
+        return len(value) >= _MIN_LOOSE_PASSWORD and _shaped(value) and not _a_word(value)
+    return len(value) >= _MIN_LOOSE_SECRET and _random_shaped(value)
+
+
+def _value_after(text: str, start: int, kw_end: int, kind: Kind, cjk: bool) -> Match | None:
+    """The value said after the cue at ``text[start:kw_end]``, or None."""
     tail = _FIELD_TAIL_RE.match(text, kw_end)
     if tail is not None and not _tail_holds_value(tail):
         tail = None
@@ -254,12 +328,25 @@ def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
         tail = _FLAG_TAIL_RE.match(text, kw_end)
     if tail is None and not cjk:
         tail = _prose_tail(text, start, kw_end, kind)
-    if tail is None and cjk:
-        adjacent = _CJK_ADJACENT_RE.match(text, kw_end)
-        if adjacent is not None and _shaped(adjacent.group("bare")):
+    if tail is not None:
+        return _tail_match(text, start, tail, kind)
+    if not cjk:
+        colon = _WORDS_COLON_RE.match(text, kw_end)
+        if colon is not None:
+            group = next(g for g in ("dq", "sq", "bq", "bare") if colon.group(g) is not None)
+            value = colon.group(group)
+            if _strong_enough(value, kind):
+                return Match(kind, colon.start(group), colon.end(group))
+    adjacent = (_CJK_ADJACENT_RE if cjk else _ADJACENT_RE).match(text, kw_end)
+    if adjacent is not None:
+        value = adjacent.group("bare")
+        loose = _shaped(value) if cjk and kind is Kind.PASSWORD else _strong_enough(value, kind)
+        if loose and not _a_word(value):
             return Match(kind, adjacent.start("bare"), adjacent.end("bare"))
-    if tail is None:
-        return _value_before(text, kw_start, kind, cjk)
+    return None
+
+
+def _tail_match(text: str, start: int, tail: re.Match[str], kind: Kind) -> Match | None:
     opening = ""
     if start > 0 and text[start - 1] in "\"'":
         opening = (
@@ -279,22 +366,30 @@ def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
 def _tail_holds_value(tail: re.Match[str]) -> bool:
     """A value on the next line or in the next table cell is only taken when it is not
     a word of a sentence or a label ("Password:" then "Username: bob")."""
-    loose = tail.group("sep") == "|" or "\n" in tail.group("gap")
+    loose = tail.group("sep") in ("|", "-", "–", "—") or "\n" in tail.group("gap")
     bare = tail.group("bare")
-    if not loose or bare is None:
+    if bare is None:
         return True
+    if not loose:
+        # "Password: at least 12 characters" describes one; it holds none.
+        return not _a_word(bare)
     return not _a_word(bare) and not bare.endswith(":") and _shaped(bare)
 
 
-def _value_before(text: str, kw_start: int, kind: Kind, cjk: bool) -> Match | None:
-    """A value named before its cue ("use X as my password", "用X作密码")."""
+def _value_before(
+    text: str, kw_start: int, kw_end: int, kind: Kind, cjk: bool
+) -> Match | None:
+    """A value named before its cue ("use X as my password", "用X作密码"); the cue must
+    end its phrase ("as my password manager" names no password)."""
+    if not cjk and _PHRASE_GOES_ON_RE.match(text, kw_end) is not None:
+        return None
     before = text[max(0, kw_start - _BEFORE_WINDOW) : kw_start]
     offset = kw_start - len(before)
     if cjk:
         found = _CJK_BEFORE_RE.search(before)
         if found is None:
             return None
-        group = "value" if found.group("value") is not None else "value2"
+        group = next(g for g in ("value", "value2", "value3") if found.group(g) is not None)
         if not _shaped(found.group(group)) and kind is not Kind.PASSWORD:
             return None
         if _a_word(found.group(group)):

@@ -91,7 +91,12 @@ _PASSWORD_SUFFIXES = (
 )
 # "pin" ends too many words (spin, lapin) to be a suffix: it names a password only as
 # a word of its own (PIN, card_pin, sim-pin), checked on the name as written.
-_PIN_RE = re.compile(r"(?:^|[_\-. ])pin(?:[_\-. ]?code)?$", re.IGNORECASE)
+# The same for the short forms of password (pass, pw, pword: db_pass, user-pw; never
+# bypass or compass).
+_PIN_RE = re.compile(r"(?:^|[_\-. ])(?:pin(?:[_\-. ]?code)?|pass|pw|pword)$", re.IGNORECASE)
+# A secret's name may go on with a word saying what form the value takes
+# (secret_key_base, api_token_value, password_b64): the kind is read before it.
+_FORM_SUFFIX_RE = re.compile(r"(?:base|value|val|str|string|b64|base64|hex|raw|plain|plaintext)$")
 _SECRET_SUFFIXES = (
     "secret",
     "token",
@@ -117,8 +122,15 @@ _NAME_SEPARATORS = str.maketrans("", "", "_-. ")
 def field_kind(name: str) -> Kind | None:
     """Kind of secret a field called ``name`` holds in free text, or None if ordinary."""
     norm = name.lower().translate(_NAME_SEPARATORS)
+    form = _FORM_SUFFIX_RE.search(norm)
+    if form is not None and form.start() > 0:
+        stem = field_kind(norm[: form.start()])
+        if stem is not None:
+            return stem
     if norm.endswith("secretaccesskey"):
         return Kind.AWS_SECRET_KEY
+    if norm.endswith("bearer"):
+        return Kind.BEARER_TOKEN
     if norm.endswith(_PASSWORD_SUFFIXES) or _PIN_RE.search(name) is not None:
         return Kind.PASSWORD
     if norm.endswith(_SECRET_SUFFIXES):

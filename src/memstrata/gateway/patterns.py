@@ -13,6 +13,7 @@ drives all of this.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -98,6 +99,17 @@ def _check_cn_id(m: re.Match[str]) -> Kind | None:
     return Kind.CN_ID
 
 
+def _check_basic(m: re.Match[str]) -> Kind | None:
+    # "Basic" is a word too: only a credential that decodes to "user:password" is one.
+    try:
+        decoded = base64.b64decode(m.group("value"), validate=True).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    user, colon, password = decoded.partition(":")
+    printable = decoded.isprintable()
+    return Kind.BASIC_AUTH if colon and user and password and printable else None
+
+
 def _check_aws_secret(m: re.Match[str]) -> Kind | None:
     value = m.group(0)
     lower = any(c.islower() for c in value)
@@ -180,6 +192,41 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         # OpenAI (sk-, sk-proj-), Anthropic (sk-ant-), Stripe secret (sk_live_, sk_test_).
         re.compile(r"sk[-_](?<![A-Za-z0-9]sk[-_])(?:(?:live|test)_)?[A-Za-z0-9_-]{20,}", _A),
         priority=80,
+    ),
+    Detector(
+        # Mailgun-style keys: "key-" and 32 hex digits.
+        "hex_key",
+        Kind.API_KEY,
+        re.compile(r"key-(?<![A-Za-z0-9]key-)[0-9a-f]{32}" + _NA, _A),
+        priority=80,
+    ),
+    Detector(
+        # Stripe webhook signing secrets.
+        "webhook_secret",
+        Kind.SECRET,
+        re.compile(r"whsec_(?<![A-Za-z0-9]whsec_)[A-Za-z0-9]{24,}", _A),
+        priority=80,
+    ),
+    Detector(
+        # Google OAuth access tokens.
+        "google_oauth_token",
+        Kind.BEARER_TOKEN,
+        re.compile(r"ya29\.(?<![A-Za-z0-9]ya29\.)[0-9A-Za-z_-]{20,}", _A),
+        priority=80,
+    ),
+    Detector(
+        # "Basic <base64 of user:password>" wherever it stands (a header's value on the
+        # next line, a log line); the check decodes it.
+        "basic_credentials",
+        Kind.BASIC_AUTH,
+        re.compile(
+            r"[Bb](?:asic|ASIC)(?<![A-Za-z0-9][Bb]asic)(?<![A-Za-z0-9]BASIC)"
+            r"[ \t]+(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
+            _A,
+        ),
+        group="value",
+        check=_check_basic,
+        priority=72,
     ),
     Detector(
         "stripe_restricted_key",
