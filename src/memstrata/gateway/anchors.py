@@ -90,7 +90,8 @@ _BARE = _BARE_FIRST + r"(?:" + _BARE_FIRST + "|" + _BARE_GLUE + ")*"
 # an optional adverb ("已经改为", "就是").
 _CJK_SEPARATOR = (
     r"(?:已经?|现在|目前|都|也|就|还)?"
-    r"(?:改成了?|改为|换成了?|设成了?|设为|设置为|设置成|变成了?|是|为)"
+    r"(?:改成了?|改为|换成了?|换为|设成了?|设为|设置为|设置成|设定为|设定成|变成了?|变为|"
+    r"重置为|重置成|修改为|修改成|更新为|更新成|变更为|是|为)"
 )
 _QUOTED = r"\"(?P<dq>(?:[^\"\\\n]|\\.)+)\"|'(?P<sq>[^'\n]+)'|`(?P<bq>[^`\n]+)`"
 # Markdown emphasis around a name or its separator: **Password:** `x`, __pin__ = 1234.
@@ -101,10 +102,13 @@ _MD = r"(?:\*{1,2}|_{1,2})?"
 # or a value on the next line must also look like a value, not a word (checked after).
 _FIELD_TAIL_RE = re.compile(
     r"(?P<close>\\?[\"']?)" + _MD + r"[ \t\u3000]*"
-    r"(?P<sep>=>|->|→|[:=：|–—]|-(?=[ \t])|" + _CJK_SEPARATOR + r")" + _MD + r"[ \t\u3000]*"
-    r"(?P<gap>(?:\r?\n[ \t\u3000]*)?)"
+    r"(?P<sep>=>|->|→|[:=：|–—>]|-(?=[ \t])|"
+    + _CJK_SEPARATOR
+    + r"(?:[ \t]*[:：])?)"
     + _MD
-    + r"(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\"|"
+    + r"[ \t\u3000]*(?P<gap>(?:\r?\n[ \t\u3000]*)?)"
+    + _MD
+    + r"(?![:：=])(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\"|"
     + _QUOTED
     + r"|(?P<bare>"
     + _BARE
@@ -126,7 +130,7 @@ _PROSE_TAIL_RE = re.compile(
     r"[ \t]+(?:is|was|will[ \t]+be|has[ \t]+been|had[ \t]+been|became|remains)"
     r"(?:[ \t]+(?:now|still|currently|just|simply|actually|also))?"
     r"(?:[ \t]+(?:set|changed|reset|updated)[ \t]+to)?"
-    r"(?:[ \t]*[:：])?[ \t]+"
+    r"(?:[ \t]*[:：])?(?:[ \t]+|[ \t]*\r?\n[ \t]*)"
     r"(?:" + _QUOTED + r"|“(?P<cq>[^”\n]+)”|(?P<bare>" + _PROSE_VALUE + "))",
     re.IGNORECASE,
 )
@@ -210,7 +214,7 @@ _ADJACENT_RE = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?" + _LOOSE_VALUE)
 # A cue, a few words, then a colon and the value ("password please: X", "API key for
 # the geocoder: X", "paste this bearer into Insomnia: X").
 _WORDS_COLON_RE = re.compile(
-    r"(?:[ \t]+[^\s:=\"'`]{1,20}){1,4}?[ \t]*:[ \t]*(?:\r?\n[ \t]*)?"
+    r"(?:[ \t]+[^\s:=\"'`<>-]{1,20}){1,4}?[ \t]*(?::|=>|->|→|=)[ \t]*(?:\r?\n[ \t]*)?"
     r"(?:" + _QUOTED + "|" + _LOOSE_VALUE + ")"
 )
 # The short forms of password (pass, pw) are also ordinary words: only a value with the
@@ -221,6 +225,8 @@ _MIN_LOOSE_SECRET = 16
 # English prose also names other secrets ("the client secret is X", "our signing key
 # was X"): their values are random strings, so only such a value is taken.
 _BEFORE_WINDOW = 80
+_MIN_CJK_VALUE = 4
+_COUNT_WORDS = frozenset("位个次天年月字")
 # After a cue, a word that makes it a modifier of another noun ("password manager").
 _PHRASE_GOES_ON_RE = re.compile(
     r"[ \t]+(?!(?:now|too|again|for|on|at|in|and|but|so|because|since|from|to|today|"
@@ -324,6 +330,8 @@ def _value_after(text: str, start: int, kw_end: int, kind: Kind, cjk: bool) -> M
     tail = _FIELD_TAIL_RE.match(text, kw_end)
     if tail is not None and not _tail_holds_value(tail):
         tail = None
+    if tail is not None and tail.group("sep") == ">" and not text[:start].endswith("<"):
+        tail = None  # only <password>value</password> is markup; "password > 8" is not
     if tail is None and text.startswith("--", start):
         tail = _FLAG_TAIL_RE.match(text, kw_end)
     if tail is None and not cjk:
@@ -371,14 +379,17 @@ def _tail_holds_value(tail: re.Match[str]) -> bool:
     if bare is None:
         return True
     if not loose:
-        # "Password: at least 12 characters" describes one; it holds none.
+        # "Password: at least 12 characters" describes one; it holds none. So does
+        # "密码是8位" (a length): after 是/为 a value has 4 characters at least and
+        # is not a count ("8位", "12个字符").
+        if not tail.group("sep").isascii() and tail.group("sep") != "：":
+            after = tail.string[tail.end("bare") : tail.end("bare") + 1]
+            return len(bare) >= _MIN_CJK_VALUE and after not in _COUNT_WORDS
         return not _a_word(bare)
     return not _a_word(bare) and not bare.endswith(":") and _shaped(bare)
 
 
-def _value_before(
-    text: str, kw_start: int, kw_end: int, kind: Kind, cjk: bool
-) -> Match | None:
+def _value_before(text: str, kw_start: int, kw_end: int, kind: Kind, cjk: bool) -> Match | None:
     """A value named before its cue ("use X as my password", "用X作密码"); the cue must
     end its phrase ("as my password manager" names no password)."""
     if not cjk and _PHRASE_GOES_ON_RE.match(text, kw_end) is not None:

@@ -8,6 +8,8 @@ written, and only that span is replaced: the rest of the stored text stays exact
 the user wrote it (a full-width comma in Chinese prose is not rewritten, and a text
 with nothing to redact is stored unchanged).
 
+Spaces between two Chinese characters are removed too ("密　码" is 密码).
+
 Normalization is per character (NFKC of each character on its own): composition across
 characters cannot turn a non-secret into a cue, and per character every normalized
 character has one source span. Only characters outside the ranges known to be stable
@@ -29,8 +31,8 @@ ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u
 # Characters that may change under NFKC or be removed. Everything else (ASCII, CJK
 # unified ideographs, the common CJK punctuation, curly quotes) is stable.
 _UNSTABLE_RE = re.compile(
-    r"[^\x00-\x7f\u00a0-\u00a9\u00ab-\u00b1\u00b5-\u00b7\u00bb\u00c0-\u0131"
-    r"\u2010-\u201f\u2026\u3001-\u3003\u3008-\u3011\u4e00-\u9fff]"
+    r"[^\x00-\x7f\u00a1-\u00a7\u00a9\u00ab\u00ac\u00ae\u00b0\u00b1\u00b6\u00b7\u00bb\u00bf-\u0131"
+    r"\u2010\u2012-\u2016\u2018-\u201f\u3001-\u3003\u3008-\u3011\u4e00-\u9fff]"
 )
 
 
@@ -84,9 +86,23 @@ class Normalized:
         return self.orig_ends[i] + (offset - self.norm_ends[i])
 
 
+# Spaces between two Chinese characters ("密　码", "密 码") split a word: removed.
+_CJK_GAP_RE = re.compile(r"(?<=[\u4e00-\u9fff])[ \t\u3000]+(?=[\u4e00-\u9fff])")
+
+
 def normalize(text: str) -> Normalized:
     """``text`` as the detectors read it (module docstring), with the offset map back."""
-    if text.isascii() or _UNSTABLE_RE.search(text) is None:
+    if text.isascii():
+        return Normalized(text, text, (), (), (), ())
+    edits: dict[int, str] = {}
+    for m in _UNSTABLE_RE.finditer(text):
+        out = _normalize_char(m.group())
+        if out != m.group():
+            edits[m.start()] = out
+    for m in _CJK_GAP_RE.finditer(text):
+        for at in range(m.start(), m.end()):
+            edits[at] = ""
+    if not edits:
         return Normalized(text, text, (), (), (), ())
     parts: list[str] = []
     norm_starts: list[int] = []
@@ -95,12 +111,8 @@ def normalize(text: str) -> Normalized:
     orig_ends: list[int] = []
     cursor = 0
     size = 0
-    for m in _UNSTABLE_RE.finditer(text):
-        ch = m.group()
-        out = _normalize_char(ch)
-        if out == ch:
-            continue
-        at = m.start()
+    for at in sorted(edits):
+        out = edits[at]
         parts.append(text[cursor:at])
         size += at - cursor
         norm_starts.append(size)
@@ -110,8 +122,6 @@ def normalize(text: str) -> Normalized:
         norm_ends.append(size)
         orig_ends.append(at + 1)
         cursor = at + 1
-    if not norm_starts:
-        return Normalized(text, text, (), (), (), ())
     parts.append(text[cursor:])
     return Normalized(
         "".join(parts),

@@ -229,6 +229,14 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         priority=72,
     ),
     Detector(
+        # mysql's password flag takes its value glued on: mysql -u root -pS3cret.
+        "mysql_password_flag",
+        Kind.PASSWORD,
+        re.compile(r"mysql(?:dump|admin|import|sh)?[ \t][^\n]*?[ \t]-p(?P<value>[^\s'\"]{3,})", _A),
+        group="value",
+        priority=65,
+    ),
+    Detector(
         "stripe_restricted_key",
         Kind.API_KEY,
         re.compile(r"rk_(?<![A-Za-z0-9]rk_)(?:live|test)_[A-Za-z0-9]{20,}", _A),

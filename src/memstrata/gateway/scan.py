@@ -121,6 +121,24 @@ def _spaced_numbers(text: str, run_start: int, run_end: int, out: list[Candidate
                 _add(out, Match(Kind.BANK_CARD, start, end), _SPACED_PRIORITY)
 
 
+# A bare run of 10 or 11 digits is a phone number when the words before it say so
+# ("call me on 2125550147", "手机 13812345678" is found by its own pattern).
+_PHONE_CUE_RE = re.compile(
+    r"(?:phone|mobile|cell|call|tel|text|sms|whatsapp|wechat|signal|fax|reach|my[ \t]+number|"
+    r"电话|手机|致电|联系|拨打|打给|微信)[^\n\d]{0,16}$",
+    re.IGNORECASE,
+)
+_PHONE_RUN_RE = re.compile(r"(?<![\dA-Za-z])\+?\d{10,11}(?![\dA-Za-z])", re.ASCII)
+_PHONE_CUE_WINDOW = 24
+
+
+def _cued_phones(text: str, run_start: int, run_end: int, out: list[Candidate]) -> None:
+    for run in _PHONE_RUN_RE.finditer(text, run_start, run_end):
+        before = text[max(0, run.start() - _PHONE_CUE_WINDOW) : run.start()]
+        if _PHONE_CUE_RE.search(before) is not None:
+            _add(out, Match(Kind.PHONE, run.start(), run.end()), 20)
+
+
 def _add(out: list[Candidate], match: Match, priority: int) -> None:
     out.append((match, _rank(match, priority)))
 
@@ -138,6 +156,7 @@ def _scan(text: str) -> list[Candidate]:
     for run in DIGIT_RUN_RE.finditer(text):
         _run_window(text, run.start(), run.end(), _PLAIN_DIGIT_DETECTORS, found)
         _spaced_numbers(text, run.start(), run.end(), found)
+        _cued_phones(text, run.start(), run.end(), found)
     if "+" in text:
         for run in PLUS_RUN_RE.finditer(text):
             _run_window(text, run.start(), run.end(), _PLUS_DIGIT_DETECTORS, found)
