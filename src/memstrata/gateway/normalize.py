@@ -87,7 +87,7 @@ class Normalized:
 
 
 # Spaces between two Chinese characters ("密　码", "密 码") split a word: removed.
-_CJK_GAP_RE = re.compile(r"(?<=[\u4e00-\u9fff])[ \t\u3000]+(?=[\u4e00-\u9fff])")
+_CJK_GAP_RE = re.compile(r"[\u4e00-\u9fff]([ \t\u3000]+)(?=[\u4e00-\u9fff])")
 
 
 def normalize(text: str) -> Normalized:
@@ -100,7 +100,7 @@ def normalize(text: str) -> Normalized:
         if out != m.group():
             edits[m.start()] = out
     for m in _CJK_GAP_RE.finditer(text):
-        for at in range(m.start(), m.end()):
+        for at in range(m.start(1), m.end(1)):
             edits[at] = ""
     if not edits:
         return Normalized(text, text, (), (), (), ())

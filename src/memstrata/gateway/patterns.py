@@ -33,7 +33,9 @@ class Detector:
     detector: it runs only in digit windows holding at least that many digits
     (``plus`` also requires a ``+`` there). ``group`` is the group whose span is
     replaced; ``check`` confirms a candidate and may pick its kind (None rejects);
-    ``priority`` breaks ties between equally long overlapping hits.
+    ``priority`` breaks ties between equally long overlapping hits; ``min_token``
+    marks a pattern that cannot start with a literal: it runs only when the text holds a
+    whitespace-separated token at least that long.
     """
 
     name: str
@@ -45,6 +47,7 @@ class Detector:
     group: int | str = 0
     check: Check | None = None
     priority: int = 50
+    min_token: int = 0
 
     def candidate(self, m: re.Match[str]) -> Match | None:
         """The span to replace for regex match ``m``, or None if the check rejects it."""
@@ -127,7 +130,10 @@ _A = re.ASCII
 # characters ("手机13812345678"), and \b would treat those characters as word chars.
 _NA = r"(?![A-Za-z0-9])"
 # Digit runs end at a non-alphanumeric that does not continue them as "-123".
-_DIGITS_END = r"(?![A-Za-z0-9]|-\d)"
+_DIGITS_END = r"(?![A-Za-z0-9*]|-\d)"
+# A masked hint's "*" continues a number as a digit would: masking one number must
+# not turn its neighbour into a new finding.
+_DIGIT_NA = r"(?![A-Za-z0-9*])"
 
 #: Detectors run over the whole text (literal-first or gated).
 TOKEN_DETECTORS: tuple[Detector, ...] = (
@@ -220,7 +226,7 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         "basic_credentials",
         Kind.BASIC_AUTH,
         re.compile(
-            r"[Bb](?:asic|ASIC)(?<![A-Za-z0-9][Bb]asic)(?<![A-Za-z0-9]BASIC)"
+            r"asic(?<=[Bb]asic)(?<![A-Za-z0-9][Bb]asic)"
             r"[ \t]+(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
             _A,
         ),
@@ -275,9 +281,10 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         Kind.AWS_SECRET_KEY,
         # 40 characters of base64 standing alone, mixing cases and digits: the shape of
         # an AWS secret access key (a hex digest has one case, a word no digits).
-        re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])", _A),
+        re.compile(r"(?<![A-Za-z0-9/+])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])", _A),
         check=_check_aws_secret,
         priority=60,
+        min_token=40,
     ),
     Detector(
         "url_password",
@@ -302,8 +309,8 @@ DIGIT_DETECTORS: tuple[Detector, ...] = (
         "cn_id",
         Kind.CN_ID,
         re.compile(
-            r"(?<![A-Za-z0-9])[1-9]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
-            r"\d{3}[\dXx]" + _NA,
+            r"(?<![A-Za-z0-9*])[1-9]\d{5}(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
+            r"\d{3}[\dXx]" + _DIGIT_NA,
             _A,
         ),
         min_digits=17,
@@ -314,7 +321,7 @@ DIGIT_DETECTORS: tuple[Detector, ...] = (
         "bank_card",
         Kind.BANK_CARD,
         re.compile(
-            r"(?<![A-Za-z0-9\-])(?:\d{13,19}|\d{4}(?P<sep>[ -])\d{4}(?:(?P=sep)\d{4}){1,2}"
+            r"(?<![A-Za-z0-9\-*])(?:\d{13,19}|\d{4}(?P<sep>[ -])\d{4}(?:(?P=sep)\d{4}){1,2}"
             r"|\d{4}[ -]\d{6}[ -]\d{4,5})" + _DIGITS_END,
             _A,
         ),
@@ -329,7 +336,7 @@ DIGIT_DETECTORS: tuple[Detector, ...] = (
         "bank_card_long",
         Kind.BANK_CARD,
         re.compile(
-            r"(?<![A-Za-z0-9\-])\d{4}(?P<sep>[ -])\d{4}(?:(?P=sep)\d{4}){2}(?P=sep)\d{1,3}"
+            r"(?<![A-Za-z0-9\-*])\d{4}(?P<sep>[ -])\d{4}(?:(?P=sep)\d{4}){2}(?P=sep)\d{1,3}"
             + _DIGITS_END,
             _A,
         ),
@@ -341,8 +348,8 @@ DIGIT_DETECTORS: tuple[Detector, ...] = (
         "cn_mobile",
         Kind.PHONE,
         re.compile(
-            r"(?<![A-Za-z0-9+])(?:(?:\+|00)?86[ -]?)?1[3-9]\d(?P<sep>[ -]?)\d{4}(?P=sep)\d{4}"
-            + _NA,
+            r"(?<![A-Za-z0-9+*])(?:(?:\+|00)?86[ -]?)?1[3-9]\d(?P<sep>[ -]?)\d{4}(?P=sep)\d{4}"
+            + _DIGIT_NA,
             _A,
         ),
         min_digits=11,
@@ -352,7 +359,7 @@ DIGIT_DETECTORS: tuple[Detector, ...] = (
         "intl_phone",
         Kind.PHONE,
         re.compile(
-            r"(?<![A-Za-z0-9+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?)(?:[ .-]?\d{2,5}){1,4}" + _NA,
+            r"(?<![A-Za-z0-9+*])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?)(?:[ .-]?\d{2,5}){1,4}" + _DIGIT_NA,
             _A,
         ),
         min_digits=8,
@@ -365,7 +372,7 @@ DIGIT_DETECTORS: tuple[Detector, ...] = (
         "us_phone_spaced",
         Kind.PHONE,
         re.compile(
-            r"(?<![A-Za-z0-9\-.])"
+            r"(?<![A-Za-z0-9\-.*])"
             r"(?:\(\d{3}\)[ .]?\d{3}[ .]\d{4}|\d{3}(?P<sep>[. ])\d{3}(?P=sep)\d{4})"
             + _DIGITS_END
             + r"(?!\.\d)",
@@ -379,7 +386,7 @@ DIGIT_DETECTORS: tuple[Detector, ...] = (
         "cn_landline",
         Kind.PHONE,
         re.compile(
-            r"(?<![A-Za-z0-9\-])(?:\(0\d{2,3}\)[ -]?|0\d{2,3}-)\d{3,4}[ -]?\d{4}" + _DIGITS_END,
+            r"(?<![A-Za-z0-9\-*])(?:\(0\d{2,3}\)[ -]?|0\d{2,3}-)\d{3,4}[ -]?\d{4}" + _DIGITS_END,
             _A,
         ),
         min_digits=10,
@@ -389,7 +396,7 @@ DIGIT_DETECTORS: tuple[Detector, ...] = (
         "us_phone",
         Kind.PHONE,
         re.compile(
-            r"(?<![A-Za-z0-9\-])(?:\(\d{3}\)[ ]?\d{3}-\d{4}|\d{3}-\d{3}-\d{4})" + _DIGITS_END, _A
+            r"(?<![A-Za-z0-9\-*])(?:\(\d{3}\)[ ]?\d{3}-\d{4}|\d{3}-\d{3}-\d{4})" + _DIGITS_END, _A
         ),
         min_digits=10,
         priority=25,

@@ -377,6 +377,11 @@ class Sanitizer:
             if action is Action.MASK:
                 masker = _MASKERS.get(match.kind)
                 replacement = masker(original) if masker else placeholder(match.kind)
+                if find_matches(replacement):
+                    # A hint that still holds a finding (a span of two kinds merged,
+                    # a masked card whose tail starts an address) would be found
+                    # again: the whole span is redacted instead.
+                    replacement = placeholder(match.kind)
             else:
                 replacement = f"{match.quote}{placeholder(match.kind)}{match.quote}"
             parts.append(text[cursor : match.start])

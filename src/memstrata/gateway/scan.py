@@ -78,43 +78,58 @@ def _digit_count(run: str) -> int:
 
 def _run_window(
     text: str, run_start: int, run_end: int, detectors: tuple[Detector, ...], out: list[Candidate]
-) -> None:
+) -> int:
+    """Run ``detectors`` in the window around a digit run; how many digits it holds."""
     digits = _digit_count(text[run_start:run_end])
     start = max(0, run_start - _WINDOW_BEFORE)
     end = min(len(text), run_end + _WINDOW_AFTER)
     for det in detectors:
         if digits >= det.min_digits:
             _run(det, text, start, end, out)
+    return digits
 
 
 _GROUP_RE = re.compile(r"\d+", re.ASCII)
 _SPACED_PRIORITY = 30
+_MIN_CARD_DIGITS = 13
+_MAX_CARD_DIGITS = 19
+_MAX_PHONE_DIGITS = 13  # 10-11 digits, and a run's window may hold a country code
 
 
 def _spaced_numbers(text: str, run_start: int, run_end: int, out: list[Candidate]) -> None:
     """Cards and ID numbers written in groups the fixed patterns do not know
     ("110105 19491231 002X", "4539 148803 430007"): every stretch of whole groups of
     a run is read as one number and checked (Luhn and issuer, or GB 11643)."""
+    if text[max(0, run_start - 1) : run_start] == "*":
+        return  # the tail of a masked hint
     groups = [(g.start(), g.end()) for g in _GROUP_RE.finditer(text, run_start, run_end)]
     if len(groups) < 2:
         return
     for i in range(len(groups)):
         digits = ""
+        card = text[groups[i][0]] in "23456"  # the issuers' first digits
         for j in range(i, len(groups)):
+            if j > i and "." in text[groups[j - 1][1] : groups[j][0]]:
+                break  # a decimal point or a version's dot ends a number
             digits += text[groups[j][0] : groups[j][1]]
-            if len(digits) > 19:
+            size = len(digits)
+            # An ID number has a birth year at digits 7-10; without it only a card may
+            # still come of this stretch.
+            ident = digits[0] != "0" and (size < 8 or digits[6:8] in ("18", "19", "20"))
+            if size > _MAX_CARD_DIGITS or not (card or ident):
                 break
             if j == i:
                 continue
             start, end = groups[i][0], groups[j][1]
-            if len(digits) == 17 and end < len(text) and text[end] in "Xx":
+            if ident and size == 17 and end < len(text) and text[end] in "Xx":
                 if cn_id_valid(digits + "X") and not named_otherwise(text, start):
                     _add(out, Match(Kind.CN_ID, start, end + 1), _SPACED_PRIORITY + 10)
                 continue
-            if len(digits) == 18 and cn_id_valid(digits) and not named_otherwise(text, start):
+            if ident and size == 18 and cn_id_valid(digits) and not named_otherwise(text, start):
                 _add(out, Match(Kind.CN_ID, start, end), _SPACED_PRIORITY + 10)
             elif (
-                13 <= len(digits) <= 19
+                card
+                and size >= _MIN_CARD_DIGITS
                 and bank_card_valid(digits)
                 and not named_otherwise(text, start)
             ):
@@ -128,14 +143,15 @@ _PHONE_CUE_RE = re.compile(
     r"电话|手机|致电|联系|拨打|打给|微信)[^\n\d]{0,16}$",
     re.IGNORECASE,
 )
-_PHONE_RUN_RE = re.compile(r"(?<![\dA-Za-z])\+?\d{10,11}(?![\dA-Za-z])", re.ASCII)
+_PHONE_RUN_RE = re.compile(r"(?<![\dA-Za-z*])\+?\d{10,11}(?![\dA-Za-z*])", re.ASCII)
 _PHONE_CUE_WINDOW = 24
 
 
 def _cued_phones(text: str, run_start: int, run_end: int, out: list[Candidate]) -> None:
     for run in _PHONE_RUN_RE.finditer(text, run_start, run_end):
         before = text[max(0, run.start() - _PHONE_CUE_WINDOW) : run.start()]
-        if _PHONE_CUE_RE.search(before) is not None:
+        # A placeholder's tag ("[REDACTED:phone]") is no cue: sanitizing stays idempotent.
+        if _PHONE_CUE_RE.search(PLACEHOLDER_RE.sub("", before)) is not None:
             _add(out, Match(Kind.PHONE, run.start(), run.end()), 20)
 
 
@@ -143,20 +159,47 @@ def _add(out: list[Candidate], match: Match, priority: int) -> None:
     out.append((match, _rank(match, priority)))
 
 
+_LONG_TOKEN = 40
+
+
+_LONG_TOKEN_RE = re.compile(r"\S{40,}")
+# Room for the boundary lookarounds of a detector run inside a token's span.
+_TOKEN_MARGIN = 1
+
+
+def _long_tokens(text: str) -> list[tuple[int, int]]:
+    """The spans of the whitespace-separated tokens of ``text`` long enough for a
+    detector that cannot start from a literal (a bare 40-character key): found only
+    when ``str.split`` (in C) says there is one, since the regex is slower."""
+    if len(text) < _LONG_TOKEN or max(map(len, text.split()), default=0) < _LONG_TOKEN:
+        return []
+    return [
+        (max(0, m.start() - _TOKEN_MARGIN), min(len(text), m.end() + _TOKEN_MARGIN))
+        for m in _LONG_TOKEN_RE.finditer(text)
+    ]
+
+
 def _scan(text: str) -> list[Candidate]:
     """All confirmed candidates in ``text``, overlapping ones included."""
     found: list[Candidate] = []
     size = len(text)
     lowered = _lower_same_length(text)
+    long_tokens = _long_tokens(text)
     for det in TOKEN_DETECTORS:
+        if det.min_token:
+            for start, end in long_tokens:
+                _run(det, lowered if det.lowered else text, start, end, found)
+            continue
         _run(det, lowered if det.lowered else text, 0, size, found)
     if "@" in text:
         found.extend((m, _rank(m, EMAIL_PRIORITY)) for m in find_emails(text))
     found.extend((m, _rank(m, FIELD_PRIORITY)) for m in find_fields(text, lowered))
     for run in DIGIT_RUN_RE.finditer(text):
-        _run_window(text, run.start(), run.end(), _PLAIN_DIGIT_DETECTORS, found)
-        _spaced_numbers(text, run.start(), run.end(), found)
-        _cued_phones(text, run.start(), run.end(), found)
+        digits = _run_window(text, run.start(), run.end(), _PLAIN_DIGIT_DETECTORS, found)
+        if digits >= _MIN_CARD_DIGITS:
+            _spaced_numbers(text, run.start(), run.end(), found)
+        if digits <= _MAX_PHONE_DIGITS:
+            _cued_phones(text, run.start(), run.end(), found)
     if "+" in text:
         for run in PLUS_RUN_RE.finditer(text):
             _run_window(text, run.start(), run.end(), _PLUS_DIGIT_DETECTORS, found)
