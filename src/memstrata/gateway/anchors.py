@@ -27,23 +27,42 @@ _EMAIL_DOMAIN_RE = re.compile(
 
 
 def find_emails(text: str, pos: int = 0, endpos: int | None = None) -> list[Match]:
-    """Email addresses whose ``@`` lies in ``text[pos:endpos]``."""
+    """Email addresses whose ``@`` lies in ``text[pos:endpos]`` (one space on either
+    side of the ``@`` allowed: "alice @ example.com" is still an address)."""
     found: list[Match] = []
     stop = len(text) if endpos is None else endpos
     at = text.find("@", pos, stop)
     while at != -1:
-        start = at
+        after = at + 1 if text[at + 1 : at + 2] != " " else at + 2
+        start = at if text[at - 1 : at] != " " or at < 2 or text[at - 2] == " " else at - 1
         while start > 0 and text[start - 1] in _EMAIL_LOCAL and at - start < _EMAIL_MAX_LOCAL:
             start -= 1
         # Too long a local part is not an address; a leading dot or dash is dropped.
         if not (start > 0 and text[start - 1] in _EMAIL_LOCAL):
             while start < at and not text[start].isalnum():
                 start += 1
-            domain = _EMAIL_DOMAIN_RE.match(text, at + 1)
+            domain = _EMAIL_DOMAIN_RE.match(text, after)
             if start < at and domain is not None:
                 found.append(Match(Kind.EMAIL, start, domain.end()))
         at = text.find("@", at + 1, stop)
     return found
+
+
+# An address written around a spam filter: "alice[at]example[dot]com", "bob (at) x.org".
+_AT_WORDS = ("[at]", "(at)", "{at}", "<at>")
+_DOT = r"(?:[ \t]*(?:\[dot\]|\(dot\)|\{dot\}|<dot>)[ \t]*|\.)"
+_SPELLED_EMAIL_RE = re.compile(
+    r"[A-Za-z0-9._%+-]{1,64}[ \t]*(?:\[at\]|\(at\)|\{at\}|<at>)[ \t]*"
+    r"[A-Za-z0-9-]{1,63}(?:" + _DOT + r"[A-Za-z0-9-]{1,63})*" + _DOT + r"[A-Za-z]{2,24}" + _NA,
+    re.IGNORECASE,
+)
+
+
+def find_spelled_emails(lowered: str) -> list[Match]:
+    """Addresses with the ``@`` (and dots) spelled out in brackets."""
+    if not any(word in lowered for word in _AT_WORDS):
+        return []
+    return [Match(Kind.EMAIL, m.start(), m.end()) for m in _SPELLED_EMAIL_RE.finditer(lowered)]
 
 
 # --- secret-named fields, found from each keyword outwards ------------------------
@@ -69,9 +88,10 @@ _ASCII_KEYWORDS = (
     "credential",
     "key",
 )
-_CJK_KEYWORDS = ("密码", "密钥", "口令", "令牌", "秘钥")
+# Simplified and traditional forms (NFKC does not map one to the other).
+_CJK_KEYWORDS = ("密码", "密碼", "密钥", "密鑰", "口令", "令牌", "秘钥", "秘鑰", "私钥", "私鑰")
 _NEEDLES = ("pass", "pw", "pin", "secret", "token", "credential", "key", "bearer")
-_CJK_NEEDLES = ("密", "令", "钥")
+_CJK_NEEDLES = ("密", "令", "钥", "鑰")
 # "key" alone is too common (monkey, primary_key): it must follow one of these.
 _KEY_QUALIFIERS = ("api", "secret", "access", "private", "signing", "encryption", "master")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
@@ -108,7 +128,7 @@ _FIELD_TAIL_RE = re.compile(
     + _MD
     + r"[ \t\u3000]*(?P<gap>(?:\r?\n[ \t\u3000]*)?)"
     + _MD
-    + r"(?![:：=])(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\"|"
+    + r"(?![:：={}|~])(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\"|"
     + _QUOTED
     + r"|(?P<bare>"
     + _BARE
@@ -127,7 +147,7 @@ _PROSE_TAIL_RE = re.compile(
     r"(?:[ \t]+(?:for|to|of|on|at|in)(?:[ \t]+[^\s.,;:!?\"'=]{1,30}){1,4}?"
     # "the password I set is X", "the key you gave me was X"
     r"|[ \t]+(?:I|you|we|they|he|she|someone)(?:[ \t]+[A-Za-z']{1,15}){1,2}?)?"
-    r"[ \t]+(?:is|was|will[ \t]+be|has[ \t]+been|had[ \t]+been|became|remains)"
+    r"(?:[ \t]+(?:is|was|will[ \t]+be|has[ \t]+been|had[ \t]+been|became|remains)|['’]s)"
     r"(?:[ \t]+(?:now|still|currently|just|simply|actually|also))?"
     r"(?:[ \t]+(?:set|changed|reset|updated)[ \t]+to)?"
     r"(?:[ \t]*[:：])?(?:[ \t]+|[ \t]*\r?\n[ \t]*)"
@@ -254,7 +274,8 @@ def _random_shaped(value: str) -> bool:
     letters = any(c.isalpha() for c in core)
     digits = any(c.isdigit() for c in core)
     mixed = any(c.isupper() for c in core) and any(c.islower() for c in core)
-    return (letters and digits) or (mixed and len(core) >= 12) or (digits and len(core) >= 8)
+    # Digits alone are a limit or a count ("token limit: 128000000") unless long.
+    return (letters and digits) or (mixed and len(core) >= 12) or (digits and len(core) >= 16)
 
 
 def _a_word(value: str) -> bool:

@@ -87,6 +87,7 @@ _PASSWORD_SUFFIXES = (
     "passcode",
     "pincode",
     "密码",
+    "密碼",
     "口令",
 )
 # "pin" ends too many words (spin, lapin) to be a suffix: it names a password only as
@@ -110,7 +111,11 @@ _SECRET_SUFFIXES = (
     "credential",
     "credentials",
     "密钥",
+    "密鑰",
     "秘钥",
+    "秘鑰",
+    "私钥",
+    "私鑰",
     "令牌",
 )
 # Header-like names that only make sense as dict keys: in free text the

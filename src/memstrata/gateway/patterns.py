@@ -300,7 +300,8 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
 #: or a "+" and at least eight. Everything else (dates, amounts, versions) is
 #: skipped by these two scans alone.
 # The lookbehind after the first digit keeps the scan from restarting inside a run.
-DIGIT_RUN_RE = re.compile(r"\d(?<!\d\d)(?:[ \-().]{0,2}+\d){9,}", _A)
+# A line break may split a number too ("4539 1488" then "0343 0007").
+DIGIT_RUN_RE = re.compile(r"\d(?<!\d\d)(?:(?:[ \t]*\r?\n[ \t]*|[ \-().]{0,2}+)\d){9,}", _A)
 PLUS_RUN_RE = re.compile(r"\+[ (]{0,2}\d(?:[ \-().]{0,2}+\d){7,}", _A)
 
 #: Detectors run only inside digit windows (see :data:`DIGIT_RUN_RE`).
@@ -373,7 +374,7 @@ DIGIT_DETECTORS: tuple[Detector, ...] = (
         Kind.PHONE,
         re.compile(
             r"(?<![A-Za-z0-9\-.*])"
-            r"(?:\(\d{3}\)[ .]?\d{3}[ .]\d{4}|\d{3}(?P<sep>[. ])\d{3}(?P=sep)\d{4})"
+            r"(?:\(\d{3}\)[ .-]?\d{3}[ .-]?\d{4}|\d{3}(?P<sep>[. ])\d{3}(?P=sep)\d{4})"
             + _DIGITS_END
             + r"(?!\.\d)",
             _A,
@@ -396,7 +397,9 @@ DIGIT_DETECTORS: tuple[Detector, ...] = (
         "us_phone",
         Kind.PHONE,
         re.compile(
-            r"(?<![A-Za-z0-9\-*])(?:\(\d{3}\)[ ]?\d{3}-\d{4}|\d{3}-\d{3}-\d{4})" + _DIGITS_END, _A
+            r"(?<![A-Za-z0-9\-*])(?:1[ .-])?(?:\(\d{3}\)[ ]?\d{3}-\d{4}|\d{3}-\d{3}-\d{4})"
+            + _DIGITS_END,
+            _A,
         ),
         min_digits=10,
         priority=25,

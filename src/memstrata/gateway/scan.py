@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from memstrata.gateway.anchors import EMAIL_PRIORITY, FIELD_PRIORITY, find_emails, find_fields
+from memstrata.gateway.anchors import (
+    EMAIL_PRIORITY,
+    FIELD_PRIORITY,
+    find_emails,
+    find_fields,
+    find_spelled_emails,
+)
 from memstrata.gateway.checks import bank_card_valid, cn_id_valid
 from memstrata.gateway.kinds import (
     CREDENTIAL_KINDS,
@@ -93,7 +99,11 @@ _GROUP_RE = re.compile(r"\d+", re.ASCII)
 _SPACED_PRIORITY = 30
 _MIN_CARD_DIGITS = 13
 _MAX_CARD_DIGITS = 19
-_MAX_PHONE_DIGITS = 13  # 10-11 digits, and a run's window may hold a country code
+_MAX_PHONE_DIGITS = 13
+_MOBILE_DIGITS = 11
+_MOBILE_RE = re.compile(
+    r"1[3-9]\d{9}", re.ASCII
+)  # 10-11 digits, and a run's window may hold a country code
 
 
 def _spaced_numbers(text: str, run_start: int, run_end: int, out: list[Candidate]) -> None:
@@ -108,6 +118,7 @@ def _spaced_numbers(text: str, run_start: int, run_end: int, out: list[Candidate
     for i in range(len(groups)):
         digits = ""
         card = text[groups[i][0]] in "23456"  # the issuers' first digits
+        mobile = i == 0 and text[groups[0][0]] == "1"
         for j in range(i, len(groups)):
             if j > i and "." in text[groups[j - 1][1] : groups[j][0]]:
                 break  # a decimal point or a version's dot ends a number
@@ -116,7 +127,7 @@ def _spaced_numbers(text: str, run_start: int, run_end: int, out: list[Candidate
             # An ID number has a birth year at digits 7-10; without it only a card may
             # still come of this stretch.
             ident = digits[0] != "0" and (size < 8 or digits[6:8] in ("18", "19", "20"))
-            if size > _MAX_CARD_DIGITS or not (card or ident):
+            if size > _MAX_CARD_DIGITS or not (card or ident or mobile):
                 break
             if j == i:
                 continue
@@ -125,6 +136,11 @@ def _spaced_numbers(text: str, run_start: int, run_end: int, out: list[Candidate
                 if cn_id_valid(digits + "X") and not named_otherwise(text, start):
                     _add(out, Match(Kind.CN_ID, start, end + 1), _SPACED_PRIORITY + 10)
                 continue
+            # A whole run spelling a mainland mobile number group by group
+            # ("1 3 8 1 2 3 4 5 6 7 8").
+            whole = i == 0 and j == len(groups) - 1
+            if size == _MOBILE_DIGITS and whole and _MOBILE_RE.fullmatch(digits):
+                _add(out, Match(Kind.PHONE, start, end), _SPACED_PRIORITY - 5)
             if ident and size == 18 and cn_id_valid(digits) and not named_otherwise(text, start):
                 _add(out, Match(Kind.CN_ID, start, end), _SPACED_PRIORITY + 10)
             elif (
@@ -193,10 +209,11 @@ def _scan(text: str) -> list[Candidate]:
         _run(det, lowered if det.lowered else text, 0, size, found)
     if "@" in text:
         found.extend((m, _rank(m, EMAIL_PRIORITY)) for m in find_emails(text))
+    found.extend((m, _rank(m, EMAIL_PRIORITY)) for m in find_spelled_emails(lowered))
     found.extend((m, _rank(m, FIELD_PRIORITY)) for m in find_fields(text, lowered))
     for run in DIGIT_RUN_RE.finditer(text):
         digits = _run_window(text, run.start(), run.end(), _PLAIN_DIGIT_DETECTORS, found)
-        if digits >= _MIN_CARD_DIGITS:
+        if digits >= _MOBILE_DIGITS:
             _spaced_numbers(text, run.start(), run.end(), found)
         if digits <= _MAX_PHONE_DIGITS:
             _cued_phones(text, run.start(), run.end(), found)
