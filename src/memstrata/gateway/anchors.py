@@ -121,7 +121,8 @@ _MD = r"(?:\*{1,2}|_{1,2})?"
 # start on the next line ("password:" then a line break); a table cell ("| pin | 4821 |")
 # or a value on the next line must also look like a value, not a word (checked after).
 _FIELD_TAIL_RE = re.compile(
-    r"(?P<close>\\?[\"']?)" + _MD + r"[ \t\u3000]*"
+    # A closing bracket may end the name: "客户端密钥(client secret)：X".
+    r"(?P<close>\\?[\"']?)[)\]]?" + _MD + r"[ \t\u3000]*"
     r"(?P<sep>=>|->|→|[:=：|–—>]|-(?=[ \t])|"
     + _CJK_SEPARATOR
     + r"(?:[ \t]*[:：])?)"
@@ -224,9 +225,9 @@ _CJK_BEFORE_RE = re.compile(
 )
 # A Chinese cue followed straight by its value ("WiFi密码 Quokka5Ravine"): only a value
 # shaped like one (letters and digits, or symbols) is taken without a separator.
-# A value standing on its own starts with a letter, a digit or a symbol that is no
-# separator (so "--verbose", "=[REDACTED:...]" and "=> x" are not one).
-_LOOSE_VALUE = r"(?P<bare>(?![-=:|>*_])" + _BARE + r")"
+# A value standing on its own starts with a letter or a digit (so "--verbose",
+# "=[REDACTED:...]", "=> x" and the ")：" after "(client secret" are not one).
+_LOOSE_VALUE = r"(?P<bare>(?=[A-Za-z0-9])" + _BARE + r")"
 _CJK_ADJACENT_RE = re.compile(r"(?:如下|如下所示)?[:：]?[ \t]*(?:\r?\n[ \t]*)?" + _LOOSE_VALUE)
 # An English cue followed by its value on the same line or the next ("access token
 # 0c99b5.h4Q...", "New password" then a line break): only a value shaped like one.
@@ -282,9 +283,8 @@ def _a_word(value: str) -> bool:
     return value.rstrip(".,;:!?)").strip("*_").lower() in _PROSE_NOT_VALUES
 
 
-def _name_end(text: str, kw_end: int) -> int | None:
-    """Where a name the keyword does not end ends, when it still names a secret
-    (secret_key_base); None when it does not (max_tokens, password_policy)."""
+def _name_end(text: str, kw_end: int) -> int:
+    """Where a name the keyword does not end ends (secret_key_base, password_policy)."""
     end = kw_end
     while end < len(text) and end - kw_end < _NAME_MAX and text[end] in _NAME_CHARS:
         end += 1
@@ -302,7 +302,7 @@ def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
         # secrets; secret_key_base is one.
         longer = _name_end(text, kw_end)
         start = _name_start(text, kw_start, cjk)
-        if longer is None or field_kind(text[start:longer].rstrip("_.-")) is None:
+        if field_kind(text[start:longer].rstrip("_.-")) is None:
             return None
         kw_end = len(text[:longer].rstrip("_.-"))
     if (
@@ -330,9 +330,14 @@ def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
     if kind is None:
         return None
     weak = not qualified or text[start:kw_end].lower().rsplit("_", 1)[-1] in _WEAK_NAMES
+    # A value said after the cue, one named before it, then the loosest form: a
+    # shaped value straight after the cue ("I use X as my password" and more text
+    # names X, not the next word).
     match = _value_after(text, start, kw_end, kind, cjk)
     if match is None:
         match = _value_before(text, kw_start, kw_end, kind, cjk)
+    if match is None:
+        match = _adjacent(text, kw_end, kind, cjk)
     if match is None or (weak and not _strong_enough(text[match.start : match.end], kind)):
         return None
     return match
@@ -366,6 +371,11 @@ def _value_after(text: str, start: int, kw_end: int, kind: Kind, cjk: bool) -> M
             value = colon.group(group)
             if _strong_enough(value, kind):
                 return Match(kind, colon.start(group), colon.end(group))
+    return None
+
+
+def _adjacent(text: str, kw_end: int, kind: Kind, cjk: bool) -> Match | None:
+    """A value shaped like one straight after its cue, or on the next line."""
     adjacent = (_CJK_ADJACENT_RE if cjk else _ADJACENT_RE).match(text, kw_end)
     if adjacent is not None:
         value = adjacent.group("bare")
@@ -411,10 +421,10 @@ def _tail_holds_value(tail: re.Match[str]) -> bool:
 
 
 def _value_before(text: str, kw_start: int, kw_end: int, kind: Kind, cjk: bool) -> Match | None:
-    """A value named before its cue ("use X as my password", "用X作密码"); the cue must
-    end its phrase ("as my password manager" names no password)."""
-    if not cjk and _PHRASE_GOES_ON_RE.match(text, kw_end) is not None:
-        return None
+    """A value named before its cue ("use X as my password", "用X作密码"). When the
+    cue does not end its phrase ("as my password manager") the value must be shaped
+    like one."""
+    goes_on = not cjk and _PHRASE_GOES_ON_RE.match(text, kw_end) is not None
     before = text[max(0, kw_start - _BEFORE_WINDOW) : kw_start]
     offset = kw_start - len(before)
     if cjk:
@@ -434,6 +444,8 @@ def _value_before(text: str, kw_start: int, kw_end: int, kind: Kind, cjk: bool) 
         value = found.group("value")
         if _a_word(value) or (pattern is _IS_BEFORE_RE and not _shaped(value)):
             continue
+        if goes_on and not _shaped(value):
+            continue  # "I use Bitwarden as my password manager"
         if kind is not Kind.PASSWORD and not _random_shaped(value):
             continue
         return Match(kind, offset + found.start("value"), offset + found.end("value"))

@@ -186,6 +186,7 @@ class _Findings:
 
 
 _CLEAN_CACHE_ENTRIES = 4096
+_MAX_ROUNDS = 3
 _CLEAN_CACHE_MAX_CHARS = 4096
 
 
@@ -360,9 +361,25 @@ class Sanitizer:
 
     def _apply(self, text: str, rule_field: str | None, path: str, out: list[Redaction]) -> str:
         """``text`` with its findings handled per the policy; a string known to have
-        none under ``rule_field`` is returned without a scan."""
+        none under ``rule_field`` is returned without a scan.
+
+        What is left is scanned again until nothing changes: a value found only once its
+        neighbour is replaced ("I use X as my password" then more text, where the text
+        after the cue was taken first) would otherwise be found by the next reader, and
+        L3 refuses a text the gateway would still change.
+        """
         if self._known_clean(rule_field, text):
             return text
+        result = self._apply_once(text, rule_field, path, out)
+        for _ in range(_MAX_ROUNDS):
+            if result == text:
+                break
+            text, result = result, self._apply_once(result, rule_field, path, out)
+        return result
+
+    def _apply_once(
+        self, text: str, rule_field: str | None, path: str, out: list[Redaction]
+    ) -> str:
         matches = find_matches(text)
         if not matches:
             self._remember_clean(rule_field, text)
