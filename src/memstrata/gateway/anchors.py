@@ -86,11 +86,12 @@ _ASCII_KEYWORDS = (
     "token",
     "credentials",
     "credential",
+    "creds",
     "key",
 )
 # Simplified and traditional forms (NFKC does not map one to the other).
 _CJK_KEYWORDS = ("密码", "密碼", "密钥", "密鑰", "口令", "令牌", "秘钥", "秘鑰", "私钥", "私鑰")
-_NEEDLES = ("pass", "pw", "pin", "secret", "token", "credential", "key", "bearer")
+_NEEDLES = ("pass", "pw", "pin", "secret", "token", "cred", "key", "bearer")
 _CJK_NEEDLES = ("密", "令", "钥", "鑰")
 # "key" alone is too common (monkey, primary_key): it must follow one of these.
 _KEY_QUALIFIERS = ("api", "secret", "access", "private", "signing", "encryption", "master")
@@ -147,7 +148,9 @@ _PROSE_TAIL_RE = re.compile(
     r"(?P<close>)"
     r"(?:[ \t]+(?:for|to|of|on|at|in)(?:[ \t]+[^\s.,;:!?\"'=]{1,30}){1,4}?"
     # "the password I set is X", "the key you gave me was X"
-    r"|[ \t]+(?:I|you|we|they|he|she|someone)(?:[ \t]+[A-Za-z']{1,15}){1,2}?)?"
+    r"|[ \t]+(?:I|you|we|they|he|she|someone)(?:[ \t]+[A-Za-z']{1,15}){1,2}?"
+    # "the password, if you need it, is X"
+    r"|[ \t]*,[^,.;:\n]{1,40},)?"
     r"(?:[ \t]+(?:is|was|will[ \t]+be|has[ \t]+been|had[ \t]+been|became|remains)|['’]s)"
     r"(?:[ \t]+(?:now|still|currently|just|simply|actually|also))?"
     r"(?:[ \t]+(?:set|changed|reset|updated)[ \t]+to)?"
@@ -235,7 +238,7 @@ _ADJACENT_RE = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?" + _LOOSE_VALUE)
 # A cue, a few words, then a colon and the value ("password please: X", "API key for
 # the geocoder: X", "paste this bearer into Insomnia: X").
 _WORDS_COLON_RE = re.compile(
-    r"(?:[ \t]+[^\s:=\"'`<>-]{1,20}){1,4}?[ \t]*(?::|=>|->|→|=)[ \t]*(?:\r?\n[ \t]*)?"
+    r"(?:[ \t]+[^\s:=\"'`<>]{1,20}){1,4}?[ \t]*(?::|=>|->|→|=)[ \t]*(?:\r?\n[ \t]*)?"
     r"(?:" + _QUOTED + "|" + _LOOSE_VALUE + ")"
 )
 # The short forms of password (pass, pw) are also ordinary words: only a value with the
@@ -246,6 +249,8 @@ _MIN_LOOSE_SECRET = 16
 # English prose also names other secrets ("the client secret is X", "our signing key
 # was X"): their values are random strings, so only such a value is taken.
 _BEFORE_WINDOW = 80
+_MAX_COUNT = 5
+_PAIR_RE = re.compile(r"[ \t]*/[ \t]*" + _BARE)
 _MIN_CJK_VALUE = 4
 _COUNT_WORDS = frozenset("位个次天年月字")
 # After a cue, a word that makes it a modifier of another noun ("password manager").
@@ -277,6 +282,24 @@ def _random_shaped(value: str) -> bool:
     mixed = any(c.isupper() for c in core) and any(c.islower() for c in core)
     # Digits alone are a limit or a count ("token limit: 128000000") unless long.
     return (letters and digits) or (mixed and len(core) >= 12) or (digits and len(core) >= 16)
+
+
+# Words after a number that make it a length ("8-16 characters", "12 chars long").
+_UNIT_AFTER_RE = re.compile(
+    r"[ \t]*(?:characters?|chars?|digits?|letters?|symbols?|numbers?|words?|long|"
+    r"or[ \t]+(?:more|longer|fewer))(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_MASK_CHARS = "*•●·xX#."
+
+
+def _masked_or_counted(value: str, text: str, end: int) -> bool:
+    """A value already hidden ("********") or a length ("8-16 characters"): none to take."""
+    if value and not value.strip(_MASK_CHARS):
+        return True
+    core = value.rstrip(".,;:!?)")
+    counted = core.replace("-", "").replace("+", "").isdigit() and len(core) <= _MAX_COUNT
+    return counted and _UNIT_AFTER_RE.match(text, end) is not None
 
 
 def _a_word(value: str) -> bool:
@@ -340,6 +363,11 @@ def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
         match = _adjacent(text, kw_end, kind, cjk)
     if match is None or (weak and not _strong_enough(text[match.start : match.end], kind)):
         return None
+    if text[start:kw_end].lower().startswith("cred"):
+        # Credentials come as a pair: "creds: bob / Hunter2", "credentials: bob:pw".
+        pair = _PAIR_RE.match(text, match.end)
+        if pair is not None:
+            return Match(kind, match.start, pair.end(), match.quote)
     return match
 
 
@@ -406,6 +434,12 @@ def _tail_holds_value(tail: re.Match[str]) -> bool:
     """A value on the next line or in the next table cell is only taken when it is not
     a word of a sentence or a label ("Password:" then "Username: bob")."""
     loose = tail.group("sep") in ("|", "-", "–", "—") or "\n" in tail.group("gap")
+    value = next(
+        (tail.group(g) for g in _VALUE_GROUPS if g in tail.re.groupindex and tail.group(g)),
+        "",
+    )
+    if _masked_or_counted(value, tail.string, tail.end()):
+        return False
     bare = tail.group("bare")
     if bare is None:
         return True
@@ -465,6 +499,8 @@ def _prose_tail(text: str, start: int, kw_end: int, kind: Kind) -> re.Match[str]
             return None
     bare = tail.group("bare")
     if bare is not None and _a_word(bare):
+        return None
+    if bare is not None and _masked_or_counted(bare, text, tail.end("bare")):
         return None
     if kind is not Kind.PASSWORD:
         value = next(

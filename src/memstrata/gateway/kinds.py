@@ -110,6 +110,7 @@ _SECRET_SUFFIXES = (
     "masterkey",
     "credential",
     "credentials",
+    "creds",
     "密钥",
     "密鑰",
     "秘钥",
