@@ -230,7 +230,8 @@ _CJK_BEFORE_RE = re.compile(
 # shaped like one (letters and digits, or symbols) is taken without a separator.
 # A value standing on its own starts with a letter or a digit (so "--verbose",
 # "=[REDACTED:...]", "=> x" and the ")：" after "(client secret" are not one).
-_LOOSE_VALUE = r"(?P<bare>(?=[A-Za-z0-9])" + _BARE + r")"
+# (One character class, no per-character lookahead: these run after every cue.)
+_LOOSE_VALUE = r"(?P<bare>[A-Za-z0-9][!#-%(-+\--:=?-Z^_a-z~]{0,255})"
 _CJK_ADJACENT_RE = re.compile(r"(?:如下|如下所示)?[:：]?[ \t]*(?:\r?\n[ \t]*)?" + _LOOSE_VALUE)
 # An English cue followed by its value on the same line or the next ("access token
 # 0c99b5.h4Q...", "New password" then a line break): only a value shaped like one.
@@ -250,6 +251,8 @@ _MIN_LOOSE_SECRET = 16
 # was X"): their values are random strings, so only such a value is taken.
 _BEFORE_WINDOW = 80
 _MAX_COUNT = 5
+_CJK_BEFORE_CHARS = "用拿以把将是为乃"
+_IS_WORDS = (" is ", " was ", " be ", " been ", " remains ")
 _PAIR_RE = re.compile(r"[ \t]*/[ \t]*" + _BARE)
 _MIN_CJK_VALUE = 4
 _COUNT_WORDS = frozenset("位个次天年月字")
@@ -462,6 +465,8 @@ def _value_before(text: str, kw_start: int, kw_end: int, kind: Kind, cjk: bool) 
     before = text[max(0, kw_start - _BEFORE_WINDOW) : kw_start]
     offset = kw_start - len(before)
     if cjk:
+        if not any(ch in before for ch in _CJK_BEFORE_CHARS):
+            return None
         found = _CJK_BEFORE_RE.search(before)
         if found is None:
             return None
@@ -471,7 +476,12 @@ def _value_before(text: str, kw_start: int, kw_end: int, kind: Kind, cjk: bool) 
         if _a_word(found.group(group)):
             return None
         return Match(kind, offset + found.start(group), offset + found.end(group))
-    for pattern in (_AS_BEFORE_RE, _IS_BEFORE_RE):
+    lowered = before.lower()
+    for pattern, needles in ((_AS_BEFORE_RE, (" as ",)), (_IS_BEFORE_RE, _IS_WORDS)):
+        # The regexes are anchored at the end but tried from every position: only
+        # a window holding their verb is searched.
+        if not any(needle in lowered for needle in needles):
+            continue
         found = pattern.search(before)
         if found is None:
             continue

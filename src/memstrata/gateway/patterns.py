@@ -300,8 +300,10 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
 #: or a "+" and at least eight. Everything else (dates, amounts, versions) is
 #: skipped by these two scans alone.
 # The lookbehind after the first digit keeps the scan from restarting inside a run.
-# A line break may split a number too ("4539 1488" then "0343 0007").
-DIGIT_RUN_RE = re.compile(r"\d(?<!\d\d)(?:(?:[ \t]*\r?\n[ \t]*|[ \-().]{0,2}+)\d){9,}", _A)
+DIGIT_RUN_RE = re.compile(r"\d(?<!\d\d)(?:[ \-().]{0,2}+\d){9,}", _A)
+#: The same runs when a line break may split a number ("4539 1488" then "0343 0007"):
+#: read only for grouped cards and ID numbers, and only in a text with a line break.
+DIGIT_LINES_RE = re.compile(r"\d(?<!\d\d)(?:(?:[ \t]*\r?\n[ \t]*|[ \-().]{0,2}+)\d){9,}", _A)
 PLUS_RUN_RE = re.compile(r"\+[ (]{0,2}\d(?:[ \-().]{0,2}+\d){7,}", _A)
 
 #: Detectors run only inside digit windows (see :data:`DIGIT_RUN_RE`).

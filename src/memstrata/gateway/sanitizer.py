@@ -187,6 +187,15 @@ class _Findings:
 
 _CLEAN_CACHE_ENTRIES = 4096
 _MAX_ROUNDS = 3
+# How far around a replacement a cue or a value it changed the reading of can stand.
+_NEAR = 120
+
+
+def _has_finding(text: str) -> bool:
+    """Whether a stretch of text holds any finding at all (a trigger, not a verdict)."""
+    return bool(find_matches(text))
+
+
 _CLEAN_CACHE_MAX_CHARS = 4096
 
 
@@ -370,20 +379,50 @@ class Sanitizer:
         """
         if self._known_clean(rule_field, text):
             return text
-        result = self._apply_once(text, rule_field, path, out)
-        for _ in range(_MAX_ROUNDS):
-            if result == text:
-                break
-            text, result = result, self._apply_once(result, rule_field, path, out)
-        return result
-
-    def _apply_once(
-        self, text: str, rule_field: str | None, path: str, out: list[Redaction]
-    ) -> str:
         matches = find_matches(text)
         if not matches:
             self._remember_clean(rule_field, text)
             return text
+        result, spans = self._replace(text, matches, rule_field, path, out)
+        for _ in range(_MAX_ROUNDS):
+            # Only the text around each replacement can read differently now: it is
+            # looked at first, and the whole text scanned again only if it finds one.
+            if not spans or not self._near_finding(result, spans):
+                break
+            text = result
+            matches = find_matches(text)
+            if not matches:
+                break
+            result, spans = self._replace(text, matches, rule_field, path, out)
+            if result == text:
+                break
+        return result
+
+    @staticmethod
+    def _near_finding(text: str, spans: list[tuple[int, int]]) -> bool:
+        windows: list[tuple[int, int]] = []
+        for start, end in spans:
+            low, high = max(0, start - _NEAR), min(len(text), end + _NEAR)
+            if windows and low <= windows[-1][1]:
+                windows[-1] = (windows[-1][0], high)
+            else:
+                windows.append((low, high))
+        # One scan of the windows joined by blank lines (a finding made up across a
+        # join only costs a full rescan).
+        return _has_finding("\n\n\n".join(text[low:high] for low, high in windows))
+
+    def _replace(
+        self,
+        text: str,
+        matches: list[Match],
+        rule_field: str | None,
+        path: str,
+        out: list[Redaction],
+    ) -> tuple[str, list[tuple[int, int]]]:
+        """``text`` with ``matches`` handled per the policy, and where each replacement
+        stands in the result."""
+        spans: list[tuple[int, int]] = []
+        size = 0
         parts: list[str] = []
         cursor = 0
         for match in matches:
@@ -402,13 +441,16 @@ class Sanitizer:
             else:
                 replacement = f"{match.quote}{placeholder(match.kind)}{match.quote}"
             parts.append(text[cursor : match.start])
+            size += match.start - cursor
             parts.append(replacement)
+            spans.append((size, size + len(replacement)))
+            size += len(replacement)
             cursor = match.end
             out.append(Redaction(match.kind, action, path, match.start, match.end - match.start))
         if cursor == 0:
-            return text
+            return text, []
         parts.append(text[cursor:])
-        return "".join(parts)
+        return "".join(parts), spans
 
     def _redact_whole(self, value: Any, kind: Kind, path: str, out: list[Redaction]) -> str:
         length = len(value) if isinstance(value, str) else 0

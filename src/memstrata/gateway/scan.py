@@ -23,6 +23,7 @@ from memstrata.gateway.kinds import (
 from memstrata.gateway.normalize import normalize
 from memstrata.gateway.patterns import (
     DIGIT_DETECTORS,
+    DIGIT_LINES_RE,
     DIGIT_RUN_RE,
     PLUS_RUN_RE,
     TOKEN_DETECTORS,
@@ -178,21 +179,33 @@ def _add(out: list[Candidate], match: Match, priority: int) -> None:
 _LONG_TOKEN = 40
 
 
-_LONG_TOKEN_RE = re.compile(r"\S{40,}")
+# Every byte that cannot be part of such a token becomes a space (one C pass).
+_TOKEN_BYTES = bytes(
+    b if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "/+=_-") else 32 for b in range(256)
+)
 # Room for the boundary lookarounds of a detector run inside a token's span.
 _TOKEN_MARGIN = 1
 
 
 def _long_tokens(text: str) -> list[tuple[int, int]]:
-    """The spans of the whitespace-separated tokens of ``text`` long enough for a
-    detector that cannot start from a literal (a bare 40-character key): found only
-    when ``str.split`` (in C) says there is one, since the regex is slower."""
-    if len(text) < _LONG_TOKEN or max(map(len, text.split()), default=0) < _LONG_TOKEN:
+    """The spans of the runs of key characters in ``text`` long enough for a detector
+    that cannot start from a literal (a bare 40-character key): looked for with the
+    regex only when a C pass (encode, translate, split) says there is one."""
+    if len(text) < _LONG_TOKEN:
         return []
-    return [
-        (max(0, m.start() - _TOKEN_MARGIN), min(len(text), m.end() + _TOKEN_MARGIN))
-        for m in _LONG_TOKEN_RE.finditer(text)
-    ]
+    # "ascii"/"replace" keeps one byte per character, so byte offsets are offsets.
+    translated = text.encode("ascii", "replace").translate(_TOKEN_BYTES)
+    runs = translated.split()
+    if max(map(len, runs), default=0) < _LONG_TOKEN:
+        return []
+    spans = []
+    cursor = 0
+    for run in runs:
+        at = translated.find(run, cursor)
+        cursor = at + len(run)
+        if len(run) >= _LONG_TOKEN:
+            spans.append((max(0, at - _TOKEN_MARGIN), min(len(text), cursor + _TOKEN_MARGIN)))
+    return spans
 
 
 def _scan(text: str) -> list[Candidate]:
@@ -217,6 +230,10 @@ def _scan(text: str) -> list[Candidate]:
             _spaced_numbers(text, run.start(), run.end(), found)
         if digits <= _MAX_PHONE_DIGITS:
             _cued_phones(text, run.start(), run.end(), found)
+    if "\n" in text:
+        for run in DIGIT_LINES_RE.finditer(text):
+            if "\n" in run.group():
+                _spaced_numbers(text, run.start(), run.end(), found)
     if "+" in text:
         for run in PLUS_RUN_RE.finditer(text):
             _run_window(text, run.start(), run.end(), _PLUS_DIGIT_DETECTORS, found)
