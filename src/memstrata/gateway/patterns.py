@@ -113,6 +113,10 @@ def _check_basic(m: re.Match[str]) -> Kind | None:
     return Kind.BASIC_AUTH if colon and user and password and printable else None
 
 
+def _check_national_phone(m: re.Match[str]) -> Kind | None:
+    return Kind.PHONE if 10 <= sum(c.isdigit() for c in m.group(0)) <= 11 else None
+
+
 def _check_aws_secret(m: re.Match[str]) -> Kind | None:
     value = m.group(0)
     lower = any(c.islower() for c in value)
@@ -394,6 +398,19 @@ DIGIT_DETECTORS: tuple[Detector, ...] = (
         ),
         min_digits=10,
         priority=25,
+    ),
+    Detector(
+        # National numbers with a trunk 0, in groups: 020 7946 0958, 07700 900123,
+        # 0755 8888 6666 (10 or 11 digits).
+        "national_phone",
+        Kind.PHONE,
+        re.compile(
+            r"(?<![A-Za-z0-9\-*+.])0\d{1,4}[ ]\d{3,6}(?:[ ]\d{3,4})?" + _DIGITS_END + r"(?!\.\d)",
+            _A,
+        ),
+        min_digits=10,
+        check=_check_national_phone,
+        priority=20,
     ),
     Detector(
         "us_phone",
