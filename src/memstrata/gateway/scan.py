@@ -117,6 +117,8 @@ def _spaced_numbers(text: str, run_start: int, run_end: int, out: list[Candidate
     if len(groups) < 2:
         return
     for i in range(len(groups)):
+        if _glued_before(text, groups[i][0]):
+            continue  # glued to a word or part of a dashed id: not a number of its own
         digits = ""
         card = text[groups[i][0]] in "23456"  # the issuers' first digits
         mobile = i == 0 and text[groups[0][0]] == "1"
@@ -133,6 +135,8 @@ def _spaced_numbers(text: str, run_start: int, run_end: int, out: list[Candidate
             if j == i:
                 continue
             start, end = groups[i][0], groups[j][1]
+            if _glued_after(text, end):
+                continue
             if ident and size == 17 and end < len(text) and text[end] in "Xx":
                 if cn_id_valid(digits + "X") and not named_otherwise(text, start):
                     _add(out, Match(Kind.CN_ID, start, end + 1), _SPACED_PRIORITY + 10)
@@ -170,6 +174,29 @@ def _cued_phones(text: str, run_start: int, run_end: int, out: list[Candidate]) 
         # A placeholder's tag ("[REDACTED:phone]") is no cue: sanitizing stays idempotent.
         if _PHONE_CUE_RE.search(PLACEHOLDER_RE.sub("", before)) is not None:
             _add(out, Match(Kind.PHONE, run.start(), run.end()), 20)
+
+
+def _word_char(ch: str) -> bool:
+    # ASCII only: Chinese glues numbers straight onto characters ("证件号4201…").
+    return ch.isascii() and ch.isalnum()
+
+
+def _glued_before(text: str, start: int) -> bool:
+    """A letter or digit right before ``start``, or one before a dash there (a uuid)."""
+    before = text[max(0, start - 2) : start]
+    return bool(before) and (
+        _word_char(before[-1]) or (len(before) == 2 and _word_char(before[0]) and before[1] == "-")
+    )
+
+
+def _glued_after(text: str, end: int) -> bool:
+    """A letter or digit right after ``end`` (an ID's X excepted), or one after a dash."""
+    after = text[end : end + 2]
+    if not after:
+        return False
+    if _word_char(after[0]):
+        return after[0] not in "Xx"
+    return len(after) == 2 and after[0] == "-" and _word_char(after[1])
 
 
 def _add(out: list[Candidate], match: Match, priority: int) -> None:
