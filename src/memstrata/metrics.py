@@ -26,6 +26,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from memstrata.context.values import BuiltContext
+from memstrata.gateway.labels import safe_label
 from memstrata.retrieval.results import RetrievalResult
 from memstrata.router.bundle import ContextBundle
 from memstrata.working.backend import BackendInfo
@@ -94,7 +95,7 @@ class _L3Collector(Collector):
             labels=["collection"],
         )
         for collection, count in sorted(counts.items()):
-            points.add_metric([collection], count)
+            points.add_metric([safe_label(collection)], count)
         return [points]
 
 
@@ -117,7 +118,9 @@ class _L3Metrics:
     def observe_search(self, collection: str, seconds: float) -> None:
         child = self._search_children.get(collection)
         if child is None:
-            child = self._search_children[collection] = self.search_seconds.labels(collection)
+            child = self._search_children[collection] = self.search_seconds.labels(
+                safe_label(collection)
+            )
         child.observe(seconds)
 
 
@@ -358,17 +361,19 @@ class EngineMetrics:
     def observe_retrieval(
         self, collection: str, seconds: float, result: RetrievalResult, confident_cosine: float
     ) -> None:
-        self.retrievals.labels(collection).inc()
-        self.retrieval_seconds.labels(collection).observe(seconds)
+        label = safe_label(collection)
+        self.retrievals.labels(label).inc()
+        self.retrieval_seconds.labels(label).observe(seconds)
         if not result.items:
-            self.retrieval_empty.labels(collection).inc()
+            self.retrieval_empty.labels(label).inc()
         if result.l3_skip_reason == "below_threshold":
-            self.retrieval_l3_skipped.labels(collection).inc()
+            self.retrieval_l3_skipped.labels(label).inc()
         self._degraded("retrieve", result.l3_skip_reason, result.dense_skip_reason)
         if any(item.cosine >= confident_cosine for item in result.items[:CONFIDENT_TOP]):
-            self.retrieval_confident_top5.labels(collection).inc()
+            self.retrieval_confident_top5.labels(label).inc()
 
     def observe_route(self, intent: str, seconds: float, bundle: ContextBundle) -> None:
+        intent = safe_label(intent)
         self.routes.labels(intent).inc()
         self.route_seconds.labels(intent).observe(seconds)
         misses = sum(1 for missing in bundle.missing if missing.layer == "L2")
@@ -377,14 +382,16 @@ class EngineMetrics:
         self._degraded("route", bundle.l3_skip_reason, bundle.dense_skip_reason)
 
     def route_failed(self, intent: str) -> None:
-        self.route_failures.labels(intent).inc()
+        self.route_failures.labels(safe_label(intent)).inc()
 
     def observe_context(self, built: BuiltContext) -> None:
         self.contexts.inc()
         self.context_tokens.observe(built.total_tokens)
         for usage in built.sections:
             if usage.budget > 0:
-                self.context_section_share.labels(usage.section).observe(usage.used / usage.budget)
+                self.context_section_share.labels(safe_label(usage.section)).observe(
+                    usage.used / usage.budget
+                )
         if any(dropped.reason == "over_budget" for dropped in built.dropped):
             self.context_truncated.inc()
         if built.summary is not None or any(d.reason == "compressed" for d in built.dropped):
@@ -463,5 +470,6 @@ class ServiceMetrics:
             return found
 
     def observe(self, operation: str, transport: str, code: str, seconds: float) -> None:
+        operation = safe_label(operation)
         self.requests.labels(operation, transport, code).inc()
         self.request_seconds.labels(operation, transport).observe(seconds)

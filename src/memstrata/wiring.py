@@ -480,7 +480,10 @@ def _decision_layer(
     decided = settings.decision
     return DecisionLayer(
         cards=CardStore(
-            backend.client, retention_s=decided.card_retention_s, max_cards=decided.max_cards
+            backend.client,
+            retention_s=decided.card_retention_s,
+            max_cards=decided.max_cards,
+            sanitizer=sanitizer,
         ),
         clock=clock,
         sanitize_text=lambda text, where: sanitizer.text(text, location=where),

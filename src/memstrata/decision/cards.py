@@ -6,8 +6,15 @@ its threshold, why L3 was skipped (or ranked by BM25 alone), the memory, episode
 knowledge ids used, the tool with its sanitized parameters, the gate's verdicts, who
 confirmed or rejected a high-impact call and when, the fallbacks taken, the timings,
 and, once the reply is checked, the consistency verdict and whether the step's
-context was effective (CER). Every text in a card has passed the gateway before it
-is built.
+context was effective (CER).
+
+Every field of a card passes the gateway as the card is stored
+(:meth:`~memstrata.gateway.Sanitizer.sanitize_record`), with the raw texts it was
+built from as context: an entity read out of "the password is Quokka5RavineB" is the
+bare value, which no detector would call a password on its own, so whatever the
+question was found to hold is removed from every other field too. The card's own
+identifiers (id, tenant, session, user) are keys and are kept as they are: the
+service refuses an identifier that holds a finding before anything is decided.
 
 Keys (one hash tag per tenant, so a pipeline stays on one cluster slot)::
 
@@ -28,6 +35,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from memstrata.errors import NotFoundError, ValidationError
+from memstrata.gateway import Sanitizer
 from memstrata.validation import check_id, check_positive_int
 from memstrata.working.redis_errors import redis_errors
 
@@ -36,6 +44,9 @@ Confirmation = Literal["confirmed", "rejected"]
 DEFAULT_RETENTION_S = 30 * 86_400
 DEFAULT_MAX_CARDS = 100_000
 MAX_QUERY = 10_000
+CARD_LOCATION = "l2:cards"
+_IDENTIFIERS = ("id", "tenant", "session_id", "user", "at")
+_COMPUTED = ("effective", "at_iso", "confirmation_at_iso")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,8 +170,10 @@ class CardStore:
         *,
         retention_s: int = DEFAULT_RETENTION_S,
         max_cards: int = DEFAULT_MAX_CARDS,
+        sanitizer: Sanitizer | None = None,
     ) -> None:
         self._redis = client
+        self._sanitizer = sanitizer if sanitizer is not None else Sanitizer()
         self._retention_s = check_positive_int("retention_s", retention_s)
         self._max = check_positive_int("max_cards", max_cards)
 
@@ -168,8 +181,27 @@ class CardStore:
     def _key(tenant: str, *parts: str) -> str:
         return ":".join((f"{{cards:{tenant}}}", *parts))
 
-    def put(self, card: TraceCard) -> None:
-        """Store a new card (or a card's later state: same id, same time)."""
+    @property
+    def gateway(self) -> Sanitizer:
+        """The sanitizer every card passes (feedback events built from cards use it too)."""
+        return self._sanitizer
+
+    def sanitized(self, card: TraceCard, context: Sequence[str] = ()) -> TraceCard:
+        """``card`` with every field through the gateway, ``context`` being the raw
+        texts it was built from (the module docstring)."""
+        data = card.as_dict()
+        kept = {name: data.pop(name) for name in _IDENTIFIERS}
+        for name in _COMPUTED:
+            data.pop(name, None)
+        clean = self._sanitizer.sanitize_record(
+            data, location=CARD_LOCATION, context=tuple(context)
+        ).value
+        return TraceCard.from_dict({**clean, **kept})
+
+    def put(self, card: TraceCard, *, context: Sequence[str] = ()) -> TraceCard:
+        """Store a new card (or a card's later state: same id, same time) after the
+        gateway (:meth:`sanitized`); the card as stored."""
+        card = self.sanitized(card, context)
         body = json.dumps(card.as_dict(), ensure_ascii=False, sort_keys=True)
         time_key = self._key(card.tenant, "time")
         session_key = self._key(card.tenant, "session", card.session_id)
@@ -187,6 +219,7 @@ class CardStore:
                 pipe.zrem(time_key, *dropped)
                 pipe.delete(*(self._key(card.tenant, "card", i) for i in dropped))
                 pipe.execute()
+        return card
 
     def get(self, tenant: str, card_id: str) -> TraceCard:
         check_id("card_id", card_id)
@@ -230,3 +263,37 @@ def cards_json(cards: Sequence[TraceCard]) -> str:
     return json.dumps(
         {"cards": [card.as_dict() for card in cards]}, ensure_ascii=False, indent=2, sort_keys=True
     )
+
+
+def delete_user_cards(client: Any, tenant: str, user: str, *, page: int = 500) -> tuple[str, ...]:
+    """Delete every trace card of ``user`` in ``tenant`` (the card, its place in the
+    tenant's and its session's time index); the ids deleted. Part of ``forget``: the
+    values leave the disk when the server's files are rewritten after it."""
+    check_id("tenant", tenant)
+    check_id("user", user)
+    check_positive_int("page", page, maximum=100_000)
+    time_key = CardStore._key(tenant, "time")
+    doomed: list[tuple[str, str]] = []
+    with redis_errors("forget trace cards"):
+        ids = cast(list[str], client.zrange(time_key, 0, -1))
+        for start in range(0, len(ids), page):
+            chunk = ids[start : start + page]
+            raws = cast(
+                list[str | None], client.mget([CardStore._key(tenant, "card", i) for i in chunk])
+            )
+            for card_id, raw in zip(chunk, raws, strict=True):
+                if raw is None:
+                    continue
+                data = json.loads(raw)
+                if data.get("user") == user:
+                    doomed.append((card_id, str(data.get("session_id", ""))))
+        for start in range(0, len(doomed), page):
+            chunk_ids = [card_id for card_id, _ in doomed[start : start + page]]
+            pipe = client.pipeline(transaction=False)
+            pipe.delete(*(CardStore._key(tenant, "card", i) for i in chunk_ids))
+            pipe.zrem(time_key, *chunk_ids)
+            for card_id, session in doomed[start : start + page]:
+                if session:
+                    pipe.zrem(CardStore._key(tenant, "session", session), card_id)
+            pipe.execute()
+    return tuple(card_id for card_id, _ in doomed)

@@ -9,6 +9,7 @@ outlives it in Valkey.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 import uuid
@@ -220,7 +221,9 @@ class DecisionLayer:
             dense_skip_reason=bundle.dense_skip_reason,
             **self._recognized(bundle),
         )
-        self._cards.put(card)
+        # The raw question and parameters go along: what they hold is removed from
+        # every field, the entities read out of the question included.
+        self._cards.put(card, context=(question, _json_text(decision.params)))
         decision = replace(decision, card_id=card.id)
         self._hold(
             card.id, HeldStep(state.tenant, state.session_id, bundle, policy, facts, decision)
@@ -409,7 +412,8 @@ class DecisionLayer:
                 gate=tuple(gates.values()),
                 attempts=attempts,
                 fallbacks=tuple(dict.fromkeys(a.tool for a in outcome.attempts if a.tool != first)),
-            )
+            ),
+            context=(_json_text(params),),
         )
         if outcome.outcome != "approved":
             self._metrics.observe_tool(outcome)
@@ -442,7 +446,8 @@ class DecisionLayer:
                 context_loaded=result.context_loaded,
                 context_used=result.context_used,
                 flags=tuple(dict.fromkeys(flags)),
-            )
+            ),
+            context=(reply,),
         )
         self._metrics.observe_check(result.consistent, result.effective)
         return result
@@ -483,7 +488,7 @@ class DecisionLayer:
         if correction and not card.user:
             raise ValidationError("correction", "the decision's user is unknown")
         at = self._clock.now().timestamp()
-        return FeedbackEvent(
+        event = FeedbackEvent(
             id=new_event_id(at),
             tenant=tenant,
             card_id=card.id,
@@ -503,6 +508,7 @@ class DecisionLayer:
             used_by=used_by,
             wrong=wrong_ids,
         )
+        return _through_gateway(event, self._cards, correction)
 
     # -- cards ----------------------------------------------------------------------
 
@@ -527,6 +533,26 @@ class DecisionLayer:
         if held is None or held.tenant != tenant:
             raise NotFoundError(f"no decision {card_id!r} is held: decide the step again")
         return held
+
+
+def _json_text(value: Any) -> str:
+    """A JSON-like value as one text the gateway reads (names give values their cue)."""
+    return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+
+
+_EVENT_IDS = ("id", "tenant", "card_id", "session_id", "user", "at")
+
+
+def _through_gateway(event: FeedbackEvent, cards: CardStore, correction: str) -> FeedbackEvent:
+    """``event`` with every field through the gateway (its identifiers kept: they are
+    keys), the correction as context: the event is queued and kept in the tenant's
+    stream as it is returned."""
+    payload = event.as_payload()
+    kept = {name: payload.pop(name) for name in _EVENT_IDS}
+    clean = cards.gateway.sanitize_record(
+        payload, location="feedback.event", context=(correction,)
+    ).value
+    return FeedbackEvent.from_payload({**clean, **kept})
 
 
 def _check_optional_text(field: str, value: Any) -> None:

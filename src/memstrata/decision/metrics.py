@@ -15,6 +15,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from memstrata.decision.tools import ToolOutcome
+from memstrata.gateway.labels import safe_label
 
 DECISION_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 Snapshot = Mapping[str, list[dict[str, Any]]]
@@ -81,13 +82,14 @@ class DecisionMetrics:
         )
 
     def observe_decision(self, intent: str, route: str, judged_by: str, seconds: float) -> None:
-        self.decisions.labels(intent, route, judged_by).inc()
+        self.decisions.labels(safe_label(intent), route, judged_by).inc()
         self.decision_seconds.observe(seconds)
 
     def observe_tool(self, outcome: ToolOutcome) -> None:
-        self.tool_calls.labels(outcome.tool, outcome.outcome).inc()
+        tool = safe_label(outcome.tool)
+        self.tool_calls.labels(tool, outcome.outcome).inc()
         if outcome.outcome == "cannot_complete" or outcome.fallbacks:
-            self.fallbacks.labels(outcome.tool).inc()
+            self.fallbacks.labels(tool).inc()
 
     def observe_check(self, consistent: bool, effective: bool) -> None:
         self.reply_checks.labels(str(consistent).lower()).inc()
@@ -96,7 +98,7 @@ class DecisionMetrics:
     def observe_feedback(self, kind: str, outcome: str, used: int) -> None:
         """One feedback event; ``outcome`` as :func:`~memstrata.feedback.events.
         outcome_of` says, ``used`` the memories the reply used."""
-        self.feedback.labels(kind).inc()
+        self.feedback.labels(safe_label(kind)).inc()
         if outcome == "positive" and used:
             self.feedback_retrieval.labels("hit").inc()
         elif outcome in ("negative", "abandoned"):

@@ -272,6 +272,7 @@ class FeedbackEvent:
             ignored=self.ignored,
             wrong=self.wrong,
             created=tuple(created),
+            user=self.user,
         )
 
 
@@ -352,6 +353,8 @@ class FeedbackRecord:
     ignored: tuple[str, ...]
     wrong: tuple[str, ...]
     created: tuple[str, ...]
+    user: str | None = None
+    """The decision's user (what ``forget`` of that user finds the event by)."""
 
     @property
     def outcome(self) -> Outcome:
@@ -379,6 +382,7 @@ class FeedbackRecord:
             "ignored": list(self.ignored),
             "wrong": list(self.wrong),
             "created": list(self.created),
+            "user": self.user,
         }
 
     def fields(self) -> dict[str, str]:
@@ -407,6 +411,7 @@ class FeedbackRecord:
                 ignored=tuple(str(i) for i in data.get("ignored", ())),
                 wrong=tuple(str(i) for i in data.get("wrong", ())),
                 created=tuple(str(i) for i in data.get("created", ())),
+                user=None if data.get("user") is None else str(data["user"]),
             )
         except (KeyError, TypeError, ValueError):
             return None
@@ -458,3 +463,36 @@ def feedback_records(client: Any, tenant: str, *, page: int = 1000) -> list[Feed
             if len(rows) < page:
                 return records
             low = f"({rows[-1][0]}"
+
+
+def delete_user_events(
+    client: Any, tenant: str, user: str, card_ids: Sequence[str] = (), *, page: int = 1000
+) -> int:
+    """Delete the processed feedback events of ``user`` in ``tenant`` (those naming the
+    user, or one of the user's trace cards ``card_ids``: events kept before records
+    named their user) and their done markers; how many. XDEL leaves an entry's bytes
+    in its stream node (and in every rewrite of the AOF): the caller rebuilds a stream
+    that lost entries (``forget`` does, as for the write queue's streams)."""
+    check_id("tenant", tenant)
+    check_id("user", user)
+    cards = set(card_ids)
+    stream = stream_key(tenant)
+    doomed: list[tuple[str, str]] = []
+    low = "-"
+    with redis_errors("forget feedback events"):
+        while True:
+            rows = client.xrange(stream, min=low, max="+", count=page)
+            for entry_id, fields in rows:
+                record = FeedbackRecord.from_fields(fields)
+                if record is not None and (record.user == user or record.card_id in cards):
+                    doomed.append((str(entry_id), record.id))
+            if len(rows) < page:
+                break
+            low = f"({rows[-1][0]}"
+        for start in range(0, len(doomed), page):
+            chunk = doomed[start : start + page]
+            pipe = client.pipeline(transaction=False)
+            pipe.xdel(stream, *(entry for entry, _ in chunk))
+            pipe.delete(*(done_key(tenant, event) for _, event in chunk))
+            pipe.execute()
+    return len(doomed)

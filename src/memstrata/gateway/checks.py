@@ -7,7 +7,10 @@ ordinary numeric ids untouched.
 
 from __future__ import annotations
 
+import re
 from datetime import date
+
+from memstrata.gateway.kinds import Kind
 
 # GB 11643-1999: weights for the first 17 digits, and the check character for
 # each value of (weighted sum mod 11).
@@ -120,3 +123,35 @@ def mask_email(text: str) -> str:
     if not local or not domain:
         return "***"
     return f"{local[0]}***@{domain}"
+
+
+_ID_RUN_RE = re.compile(r"\d+(?:[-_. ]\d+)*[Xx]?", re.ASCII)
+_CN_MOBILE_RE = re.compile(r"1[3-9]\d{9}", re.ASCII)
+_HEX_ID_RE = re.compile(r"[0-9a-fA-F-]{16,}", re.ASCII)
+_HEX_LETTERS = 4
+
+
+def embedded_numbers(identifier: str) -> list[Kind]:
+    """The kinds of the numbers glued into an identifier (``m-4539148803430007``,
+    ``u6217003360000000009``): each run of digits, joined by ``- _ .`` or spaces,
+    read whole as a card (Luhn and issuer), a resident ID (GB 11643) or a mainland
+    mobile number. In free text a letter glued to a number makes it a code, not a
+    card; an identifier is stored as it is, so the number inside it is what counts."""
+    found: list[Kind] = []
+    if _HEX_ID_RE.fullmatch(identifier) and sum(c.isalpha() for c in identifier) >= _HEX_LETTERS:
+        # A generated id (a uuid, a card or event id): its digit runs are chance.
+        return found
+    for run in _ID_RUN_RE.finditer(identifier):
+        text = run.group()
+        digits = only_digits(text)
+        if text[-1] in "Xx":
+            if len(digits) == 17 and cn_id_valid(digits + "X"):
+                found.append(Kind.CN_ID)
+            continue
+        if len(digits) == 18 and cn_id_valid(digits):
+            found.append(Kind.CN_ID)
+        elif bank_card_valid(digits):
+            found.append(Kind.BANK_CARD)
+        elif _CN_MOBILE_RE.fullmatch(digits):
+            found.append(Kind.PHONE)
+    return found

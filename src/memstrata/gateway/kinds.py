@@ -79,7 +79,25 @@ class Match:
 # Names are compared with separators removed and lowercased, by suffix, so that
 # db_password, x-api-key and AWS_SECRET_ACCESS_KEY hit while max_tokens,
 # token_count, primary_key and password_policy do not.
-_PASSWORD_SUFFIXES = ("password", "passwd", "pwd", "passphrase", "密码", "口令")
+_PASSWORD_SUFFIXES = (
+    "password",
+    "passwd",
+    "pwd",
+    "passphrase",
+    "passcode",
+    "pincode",
+    "密码",
+    "密碼",
+    "口令",
+)
+# "pin" ends too many words (spin, lapin) to be a suffix: it names a password only as
+# a word of its own (PIN, card_pin, sim-pin), checked on the name as written.
+# The same for the short forms of password (pass, pw, pword: db_pass, user-pw; never
+# bypass or compass).
+_PIN_RE = re.compile(r"(?:^|[_\-. ])(?:pin(?:[_\-. ]?code)?|pass|pw|pword)$", re.IGNORECASE)
+# A secret's name may go on with a word saying what form the value takes
+# (secret_key_base, api_token_value, password_b64): the kind is read before it.
+_FORM_SUFFIX_RE = re.compile(r"(?:base|value|val|str|string|b64|base64|hex|raw|plain|plaintext)$")
 _SECRET_SUFFIXES = (
     "secret",
     "token",
@@ -92,8 +110,13 @@ _SECRET_SUFFIXES = (
     "masterkey",
     "credential",
     "credentials",
+    "creds",
     "密钥",
+    "密鑰",
     "秘钥",
+    "秘鑰",
+    "私钥",
+    "私鑰",
     "令牌",
 )
 # Header-like names that only make sense as dict keys: in free text the
@@ -105,9 +128,16 @@ _NAME_SEPARATORS = str.maketrans("", "", "_-. ")
 def field_kind(name: str) -> Kind | None:
     """Kind of secret a field called ``name`` holds in free text, or None if ordinary."""
     norm = name.lower().translate(_NAME_SEPARATORS)
+    form = _FORM_SUFFIX_RE.search(norm)
+    if form is not None and form.start() > 0:
+        stem = field_kind(norm[: form.start()])
+        if stem is not None:
+            return stem
     if norm.endswith("secretaccesskey"):
         return Kind.AWS_SECRET_KEY
-    if norm.endswith(_PASSWORD_SUFFIXES):
+    if norm.endswith("bearer"):
+        return Kind.BEARER_TOKEN
+    if norm.endswith(_PASSWORD_SUFFIXES) or _PIN_RE.search(name) is not None:
         return Kind.PASSWORD
     if norm.endswith(_SECRET_SUFFIXES):
         return Kind.SECRET

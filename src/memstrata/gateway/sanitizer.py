@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Mapping
+import unicodedata
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -18,8 +19,8 @@ from typing import Any
 from memstrata.clock import Clock, SystemClock
 from memstrata.errors import ValidationError
 from memstrata.gateway.audit import AuditEvent, AuditSink
-from memstrata.gateway.checks import mask_digits, mask_email
-from memstrata.gateway.kinds import Kind, key_kind, placeholder
+from memstrata.gateway.checks import embedded_numbers, mask_digits, mask_email
+from memstrata.gateway.kinds import PLACEHOLDER_RE, Kind, Match, key_kind, placeholder
 from memstrata.gateway.policy import Action, FieldPolicy
 from memstrata.gateway.scan import find_matches
 
@@ -101,7 +102,100 @@ def _check_location(location: Any) -> str:
     return location
 
 
+def _strings(obj: Any, max_depth: int, depth: int = 0) -> Iterator[str]:
+    """Every string of a JSON-like value (keys included), depth-first."""
+    if depth > max_depth:
+        raise ValidationError("$", f"nested deeper than {max_depth} levels")
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, Mapping):
+        for key, item in obj.items():
+            if isinstance(key, str):
+                yield key
+            yield from _strings(item, max_depth, depth + 1)
+    elif isinstance(obj, list | tuple):
+        for item in obj:
+            yield from _strings(item, max_depth, depth + 1)
+
+
+def _compact(text: str) -> str:
+    """Letters and digits only, NFKC, lowercased: a value however it is spaced or cased."""
+    return "".join(ch for ch in unicodedata.normalize("NFKC", text).lower() if ch.isalnum())
+
+
+_MIN_COMPACT = 4
+
+
+_MIN_PART = 6
+_MIN_WORD = 3
+_MAX_PART_CHARS = 512
+
+
+class _Findings:
+    """What a record's texts were found to hold, to be removed from its other fields."""
+
+    def __init__(self, found: Mapping[str, Kind], spans: Sequence[tuple[str, Match]]) -> None:
+        # Longest first, so a value never leaves a tail of a longer one behind.
+        self._exact = sorted(found.items(), key=lambda item: -len(item[0]))
+        self._compact = [
+            (c, kind) for value, kind in self._exact if len(c := _compact(value)) >= _MIN_COMPACT
+        ]
+        self._spans = spans
+
+    def _kind_of_part(self, text: str) -> Kind | None:
+        """The kind of a finding ``text`` is part of or overlaps: where it stands in a
+        text a finding was read from ("https://admin:pw" cut out of a URL), or its
+        compact form inside a finding's ("555-0199" of "(415) 555-0199")."""
+        if len(text.strip()) >= _MIN_WORD:
+            for source, match in self._spans:
+                at = source.find(text)
+                while at != -1:
+                    end = at + len(text)
+                    # A word or phrase of the source (not letters inside a longer word:
+                    # the "id" of "Liquid9") that overlaps what was found there.
+                    bounded = (at == 0 or not source[at - 1].isalnum()) and (
+                        end == len(source) or not source[end].isalnum()
+                    )
+                    if bounded and at < match.end and match.start < end:
+                        return match.kind
+                    at = source.find(text, at + 1)
+        compact = _compact(text)
+        if len(compact) >= _MIN_PART:
+            for value, kind in self._compact:
+                if compact in value:
+                    return kind
+        return None
+
+    def scrub(self, text: str, path: str, out: list[Redaction]) -> str:
+        for value, kind in self._exact:
+            if value in text:
+                out.append(Redaction(kind, Action.REDACT, path, text.find(value), len(value)))
+                text = text.replace(value, placeholder(kind))
+        if self._compact:
+            compact = _compact(text)
+            for value, kind in self._compact:
+                if value in compact:
+                    out.append(Redaction(kind, Action.REDACT, path, 0, len(text)))
+                    return placeholder(kind)
+        if len(text) <= _MAX_PART_CHARS and not PLACEHOLDER_RE.fullmatch(text):
+            part = self._kind_of_part(text)
+            if part is not None:
+                out.append(Redaction(part, Action.REDACT, path, 0, len(text)))
+                return placeholder(part)
+        return text
+
+
 _CLEAN_CACHE_ENTRIES = 4096
+_MAX_ROUNDS = 3
+# How far around a replacement a cue or a value it changed the reading of can stand.
+_NEAR = 120
+
+
+def _has_finding(text: str) -> bool:
+    """Whether a stretch of text holds any finding at all (a trigger, not a verdict)."""
+    return bool(find_matches(text))
+
+
 _CLEAN_CACHE_MAX_CHARS = 4096
 
 
@@ -174,12 +268,12 @@ class Sanitizer:
             raise ValidationError("value", f"must be a string, got {type(value).__name__}")
         if self._known_clean(field, value):
             return None
-        matches = find_matches(value)
-        if not matches:
+        kinds = [m.kind for m in find_matches(value)] + embedded_numbers(value)
+        if not kinds:
             self._remember_clean(field, value)
-        for match in matches:
-            if self._policy.action_for(match.kind, field) is not Action.ALLOW:
-                return match.kind
+        for kind in kinds:
+            if self._policy.action_for(kind, field) is not Action.ALLOW:
+                return kind
         return None
 
     def _known_clean(self, field: str | None, text: str) -> bool:
@@ -210,6 +304,60 @@ class Sanitizer:
         self._emit(location, out)
         return SanitizedValue(result, tuple(out))
 
+    def sanitize_record(
+        self, obj: Any, *, location: str, context: Sequence[str] = ()
+    ) -> SanitizedValue:
+        """Sanitize a record whose fields were derived from one another (a trace card:
+        the question, and the entities read out of it), like :meth:`sanitize_value`,
+        and then remove from every field what was found anywhere in the record or in
+        ``context`` (the raw texts it was built from).
+
+        A value cut out of its sentence loses its cue: "Quokka5RavineB" alone is no
+        password, but it is one in "the password is Quokka5RavineB". So each finding
+        of the record and of ``context`` is also looked for, as written and in its
+        compact form (letters and digits only, NFKC, lowercased), in every string of
+        the record: found as written, it is replaced; found only in compact form
+        (an entity normalized to its digits), the whole string is.
+        """
+        location = _check_location(location)
+        if isinstance(context, str) or not isinstance(context, Sequence):
+            raise ValidationError("context", "must be a sequence of strings")
+        found: dict[str, Kind] = {}
+        spans: list[tuple[str, Match]] = []
+        for text in (*context, *_strings(obj, self._max_depth)):
+            if not isinstance(text, str):
+                raise ValidationError("context", "must be a sequence of strings")
+            if self._known_clean(None, text):
+                continue
+            for match in find_matches(text):
+                if self._policy.action_for(match.kind, None) is not Action.ALLOW:
+                    found.setdefault(text[match.start : match.end], match.kind)
+                    spans.append((text, match))
+        out: list[Redaction] = []
+        result = self._walk(obj, "$", None, 0, out)
+        if found:
+            result = self._scrub(result, "$", _Findings(found, spans), 0, out)
+        self._emit(location, out)
+        return SanitizedValue(result, tuple(out))
+
+    def _scrub(
+        self, obj: Any, path: str, found: _Findings, depth: int, out: list[Redaction]
+    ) -> Any:
+        if isinstance(obj, str):
+            return found.scrub(obj, path, out)
+        if isinstance(obj, Mapping):
+            cleaned = {
+                k: self._scrub(v, _child_path(path, str(k)), found, depth + 1, out)
+                for k, v in obj.items()
+            }
+            return MappingProxyType(cleaned) if isinstance(obj, MappingProxyType) else cleaned
+        if isinstance(obj, list | tuple):
+            items = [
+                self._scrub(v, f"{path}[{i}]", found, depth + 1, out) for i, v in enumerate(obj)
+            ]
+            return tuple(items) if isinstance(obj, tuple) else items
+        return obj
+
     def text(self, text: str, *, location: str, field: str | None = None) -> str:
         """Shorthand for ``sanitize_text(...).text``."""
         return self.sanitize_text(text, location=location, field=field).text
@@ -222,13 +370,59 @@ class Sanitizer:
 
     def _apply(self, text: str, rule_field: str | None, path: str, out: list[Redaction]) -> str:
         """``text`` with its findings handled per the policy; a string known to have
-        none under ``rule_field`` is returned without a scan."""
+        none under ``rule_field`` is returned without a scan.
+
+        What is left is scanned again until nothing changes: a value found only once its
+        neighbour is replaced ("I use X as my password" then more text, where the text
+        after the cue was taken first) would otherwise be found by the next reader, and
+        L3 refuses a text the gateway would still change.
+        """
         if self._known_clean(rule_field, text):
             return text
         matches = find_matches(text)
         if not matches:
             self._remember_clean(rule_field, text)
             return text
+        result, spans = self._replace(text, matches, rule_field, path, out)
+        for _ in range(_MAX_ROUNDS):
+            # Only the text around each replacement can read differently now: it is
+            # looked at first, and the whole text scanned again only if it finds one.
+            if not spans or not self._near_finding(result, spans):
+                break
+            text = result
+            matches = find_matches(text)
+            if not matches:
+                break
+            result, spans = self._replace(text, matches, rule_field, path, out)
+            if result == text:
+                break
+        return result
+
+    @staticmethod
+    def _near_finding(text: str, spans: list[tuple[int, int]]) -> bool:
+        windows: list[tuple[int, int]] = []
+        for start, end in spans:
+            low, high = max(0, start - _NEAR), min(len(text), end + _NEAR)
+            if windows and low <= windows[-1][1]:
+                windows[-1] = (windows[-1][0], high)
+            else:
+                windows.append((low, high))
+        # One scan of the windows joined by blank lines (a finding made up across a
+        # join only costs a full rescan).
+        return _has_finding("\n\n\n".join(text[low:high] for low, high in windows))
+
+    def _replace(
+        self,
+        text: str,
+        matches: list[Match],
+        rule_field: str | None,
+        path: str,
+        out: list[Redaction],
+    ) -> tuple[str, list[tuple[int, int]]]:
+        """``text`` with ``matches`` handled per the policy, and where each replacement
+        stands in the result."""
+        spans: list[tuple[int, int]] = []
+        size = 0
         parts: list[str] = []
         cursor = 0
         for match in matches:
@@ -239,16 +433,24 @@ class Sanitizer:
             if action is Action.MASK:
                 masker = _MASKERS.get(match.kind)
                 replacement = masker(original) if masker else placeholder(match.kind)
+                if find_matches(replacement):
+                    # A hint that still holds a finding (a span of two kinds merged,
+                    # a masked card whose tail starts an address) would be found
+                    # again: the whole span is redacted instead.
+                    replacement = placeholder(match.kind)
             else:
                 replacement = f"{match.quote}{placeholder(match.kind)}{match.quote}"
             parts.append(text[cursor : match.start])
+            size += match.start - cursor
             parts.append(replacement)
+            spans.append((size, size + len(replacement)))
+            size += len(replacement)
             cursor = match.end
             out.append(Redaction(match.kind, action, path, match.start, match.end - match.start))
         if cursor == 0:
-            return text
+            return text, []
         parts.append(text[cursor:])
-        return "".join(parts)
+        return "".join(parts), spans
 
     def _redact_whole(self, value: Any, kind: Kind, path: str, out: list[Redaction]) -> str:
         length = len(value) if isinstance(value, str) else 0

@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 
-from memstrata.gateway.anchors import EMAIL_PRIORITY, FIELD_PRIORITY, find_emails, find_fields
+from memstrata.gateway.anchors import (
+    EMAIL_PRIORITY,
+    FIELD_PRIORITY,
+    find_emails,
+    find_fields,
+    find_spelled_emails,
+)
+from memstrata.gateway.checks import bank_card_valid, cn_id_valid
 from memstrata.gateway.kinds import (
     CREDENTIAL_KINDS,
     PLACEHOLDER_LITERAL,
     PLACEHOLDER_RE,
+    Kind,
     Match,
 )
+from memstrata.gateway.normalize import normalize
 from memstrata.gateway.patterns import (
     DIGIT_DETECTORS,
+    DIGIT_LINES_RE,
     DIGIT_RUN_RE,
     PLUS_RUN_RE,
     TOKEN_DETECTORS,
     Detector,
+    named_otherwise,
 )
 
 Rank = tuple[bool, int, int]
@@ -73,13 +85,154 @@ def _digit_count(run: str) -> int:
 
 def _run_window(
     text: str, run_start: int, run_end: int, detectors: tuple[Detector, ...], out: list[Candidate]
-) -> None:
+) -> int:
+    """Run ``detectors`` in the window around a digit run; how many digits it holds."""
     digits = _digit_count(text[run_start:run_end])
     start = max(0, run_start - _WINDOW_BEFORE)
     end = min(len(text), run_end + _WINDOW_AFTER)
     for det in detectors:
         if digits >= det.min_digits:
             _run(det, text, start, end, out)
+    return digits
+
+
+_GROUP_RE = re.compile(r"\d+", re.ASCII)
+_SPACED_PRIORITY = 30
+_MIN_CARD_DIGITS = 13
+_MAX_CARD_DIGITS = 19
+_MAX_PHONE_DIGITS = 13
+_MOBILE_DIGITS = 11
+_MOBILE_RE = re.compile(
+    r"1[3-9]\d{9}", re.ASCII
+)  # 10-11 digits, and a run's window may hold a country code
+
+
+def _spaced_numbers(text: str, run_start: int, run_end: int, out: list[Candidate]) -> None:
+    """Cards and ID numbers written in groups the fixed patterns do not know
+    ("110105 19491231 002X", "4539 148803 430007"): every stretch of whole groups of
+    a run is read as one number and checked (Luhn and issuer, or GB 11643)."""
+    if text[max(0, run_start - 1) : run_start] == "*":
+        return  # the tail of a masked hint
+    groups = [(g.start(), g.end()) for g in _GROUP_RE.finditer(text, run_start, run_end)]
+    if len(groups) < 2:
+        return
+    for i in range(len(groups)):
+        if _glued_before(text, groups[i][0]):
+            continue  # glued to a word or part of a dashed id: not a number of its own
+        digits = ""
+        card = text[groups[i][0]] in "23456"  # the issuers' first digits
+        mobile = i == 0 and text[groups[0][0]] == "1"
+        for j in range(i, len(groups)):
+            if j > i and "." in text[groups[j - 1][1] : groups[j][0]]:
+                break  # a decimal point or a version's dot ends a number
+            digits += text[groups[j][0] : groups[j][1]]
+            size = len(digits)
+            # An ID number has a birth year at digits 7-10; without it only a card may
+            # still come of this stretch.
+            ident = digits[0] != "0" and (size < 8 or digits[6:8] in ("18", "19", "20"))
+            if size > _MAX_CARD_DIGITS or not (card or ident or mobile):
+                break
+            if j == i:
+                continue
+            start, end = groups[i][0], groups[j][1]
+            if _glued_after(text, end):
+                continue
+            if ident and size == 17 and end < len(text) and text[end] in "Xx":
+                if cn_id_valid(digits + "X") and not named_otherwise(text, start):
+                    _add(out, Match(Kind.CN_ID, start, end + 1), _SPACED_PRIORITY + 10)
+                continue
+            # A whole run spelling a mainland mobile number group by group
+            # ("1 3 8 1 2 3 4 5 6 7 8").
+            whole = i == 0 and j == len(groups) - 1
+            if size == _MOBILE_DIGITS and whole and _MOBILE_RE.fullmatch(digits):
+                _add(out, Match(Kind.PHONE, start, end), _SPACED_PRIORITY - 5)
+            if ident and size == 18 and cn_id_valid(digits) and not named_otherwise(text, start):
+                _add(out, Match(Kind.CN_ID, start, end), _SPACED_PRIORITY + 10)
+            elif (
+                card
+                and size >= _MIN_CARD_DIGITS
+                and bank_card_valid(digits)
+                and not named_otherwise(text, start)
+            ):
+                _add(out, Match(Kind.BANK_CARD, start, end), _SPACED_PRIORITY)
+
+
+# A bare run of 10 or 11 digits is a phone number when the words before it say so
+# ("call me on 2125550147", "手机 13812345678" is found by its own pattern).
+_PHONE_CUE_RE = re.compile(
+    r"(?:phone|mobile|cell|call|tel|text|sms|whatsapp|wechat|signal|fax|reach|my[ \t]+number|"
+    r"电话|手机|致电|联系|拨打|打给|微信)[^\n\d]{0,16}$",
+    re.IGNORECASE,
+)
+_PHONE_RUN_RE = re.compile(r"(?<![\dA-Za-z*])\+?\d{10,11}(?![\dA-Za-z*])", re.ASCII)
+_PHONE_CUE_WINDOW = 24
+
+
+def _cued_phones(text: str, run_start: int, run_end: int, out: list[Candidate]) -> None:
+    for run in _PHONE_RUN_RE.finditer(text, run_start, run_end):
+        before = text[max(0, run.start() - _PHONE_CUE_WINDOW) : run.start()]
+        # A placeholder's tag ("[REDACTED:phone]") is no cue: sanitizing stays idempotent.
+        if _PHONE_CUE_RE.search(PLACEHOLDER_RE.sub("", before)) is not None:
+            _add(out, Match(Kind.PHONE, run.start(), run.end()), 20)
+
+
+def _word_char(ch: str) -> bool:
+    # ASCII only: Chinese glues numbers straight onto characters ("证件号4201…").
+    return ch.isascii() and ch.isalnum()
+
+
+def _glued_before(text: str, start: int) -> bool:
+    """A letter or digit right before ``start``, or one before a dash there (a uuid)."""
+    before = text[max(0, start - 2) : start]
+    return bool(before) and (
+        _word_char(before[-1]) or (len(before) == 2 and _word_char(before[0]) and before[1] == "-")
+    )
+
+
+def _glued_after(text: str, end: int) -> bool:
+    """A letter or digit right after ``end`` (an ID's X excepted), or one after a dash."""
+    after = text[end : end + 2]
+    if not after:
+        return False
+    if _word_char(after[0]):
+        return after[0] not in "Xx"
+    return len(after) == 2 and after[0] == "-" and _word_char(after[1])
+
+
+def _add(out: list[Candidate], match: Match, priority: int) -> None:
+    out.append((match, _rank(match, priority)))
+
+
+_LONG_TOKEN = 40
+
+
+# Every byte that cannot be part of such a token becomes a space (one C pass).
+_TOKEN_BYTES = bytes(
+    b if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "/+=_-") else 32 for b in range(256)
+)
+# Room for the boundary lookarounds of a detector run inside a token's span.
+_TOKEN_MARGIN = 1
+
+
+def _long_tokens(text: str) -> list[tuple[int, int]]:
+    """The spans of the runs of key characters in ``text`` long enough for a detector
+    that cannot start from a literal (a bare 40-character key): looked for with the
+    regex only when a C pass (encode, translate, split) says there is one."""
+    if len(text) < _LONG_TOKEN:
+        return []
+    # "ascii"/"replace" keeps one byte per character, so byte offsets are offsets.
+    translated = text.encode("ascii", "replace").translate(_TOKEN_BYTES)
+    runs = translated.split()
+    if max(map(len, runs), default=0) < _LONG_TOKEN:
+        return []
+    spans = []
+    cursor = 0
+    for run in runs:
+        at = translated.find(run, cursor)
+        cursor = at + len(run)
+        if len(run) >= _LONG_TOKEN:
+            spans.append((max(0, at - _TOKEN_MARGIN), min(len(text), cursor + _TOKEN_MARGIN)))
+    return spans
 
 
 def _scan(text: str) -> list[Candidate]:
@@ -87,13 +240,27 @@ def _scan(text: str) -> list[Candidate]:
     found: list[Candidate] = []
     size = len(text)
     lowered = _lower_same_length(text)
+    long_tokens = _long_tokens(text)
     for det in TOKEN_DETECTORS:
+        if det.min_token:
+            for start, end in long_tokens:
+                _run(det, lowered if det.lowered else text, start, end, found)
+            continue
         _run(det, lowered if det.lowered else text, 0, size, found)
     if "@" in text:
         found.extend((m, _rank(m, EMAIL_PRIORITY)) for m in find_emails(text))
+    found.extend((m, _rank(m, EMAIL_PRIORITY)) for m in find_spelled_emails(lowered))
     found.extend((m, _rank(m, FIELD_PRIORITY)) for m in find_fields(text, lowered))
     for run in DIGIT_RUN_RE.finditer(text):
-        _run_window(text, run.start(), run.end(), _PLAIN_DIGIT_DETECTORS, found)
+        digits = _run_window(text, run.start(), run.end(), _PLAIN_DIGIT_DETECTORS, found)
+        if digits >= _MOBILE_DIGITS:
+            _spaced_numbers(text, run.start(), run.end(), found)
+        if digits <= _MAX_PHONE_DIGITS:
+            _cued_phones(text, run.start(), run.end(), found)
+    if "\n" in text:
+        for run in DIGIT_LINES_RE.finditer(text):
+            if "\n" in run.group():
+                _spaced_numbers(text, run.start(), run.end(), found)
     if "+" in text:
         for run in PLUS_RUN_RE.finditer(text):
             _run_window(text, run.start(), run.end(), _PLUS_DIGIT_DETECTORS, found)
@@ -173,6 +340,22 @@ def _touches_content(text: str, matches: list[Candidate]) -> bool:
 
 def find_matches(text: str) -> list[Match]:
     """Return the non-overlapping spans of ``text`` to replace, in text order.
+
+    The detectors read the normalized form of ``text`` (NFKC, zero-width characters
+    removed: :mod:`memstrata.gateway.normalize`); each span found there is mapped back
+    to the text as written.
+    """
+    norm = normalize(text)
+    if not norm.changed:
+        return _find_in(text)
+    mapped = [
+        Match(m.kind, norm.start(m.start), norm.end(m.end), m.quote) for m in _find_in(norm.text)
+    ]
+    return [m for m in mapped if m.end > m.start]
+
+
+def _find_in(text: str) -> list[Match]:
+    """The spans of an already normalized ``text`` (see :func:`find_matches`).
 
     Overlapping candidates are merged into one span (their union, so no part of
     either leaks) labelled with the best candidate's kind. Candidates covering

@@ -2,7 +2,9 @@
 
 :func:`forget_user` deletes every episode, fact (with its history) and cold copy of a
 user (L3, by an engine filter), the user's slot records, preferences, working-memory
-sessions and write-queue entries (L2, :mod:`memstrata.upkeep.erase`), then makes the
+sessions and write-queue entries (L2, :mod:`memstrata.upkeep.erase`), the user's trace
+cards and processed feedback events (their question, reply and correction are the
+user's words), then makes the
 deletion stick on disk: the embedded Qdrant shards are rebuilt without the deleted
 points (their WAL keeps every write otherwise) and the Valkey append-only file is
 rewritten (:mod:`memstrata.working.compaction`). :func:`forget_memories` does the
@@ -26,14 +28,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from memstrata.decision.cards import delete_user_cards
 from memstrata.errors import ValidationError
+from memstrata.feedback.events import delete_user_events, stream_key
 from memstrata.hashing import sha256_hex
 from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.points import MEMORIES, MEMORIES_COLD, Filter
 from memstrata.memory.codec import UNIT_TYPES
 from memstrata.memory.episodes import EPISODE_TYPE, EPISODE_WINDOW_TYPE
 from memstrata.memory.versioning import slot_key
-from memstrata.upkeep.erase import delete_user_keys
+from memstrata.upkeep.erase import REBUILD_STREAM_LUA, delete_user_keys, rebuild_key
 from memstrata.validation import check_id
 from memstrata.working.compaction import compact_persistence
 from memstrata.working.redis_errors import redis_errors
@@ -50,7 +54,8 @@ class ForgetReport:
     points_deleted: int
     """L3 points: episodes, fact versions and events, hot and cold."""
     keys_deleted: int
-    """Redis keys: slot records, preferences, working-memory sessions."""
+    """Redis keys: slot records, preferences, working-memory sessions, and the user's
+    trace cards and processed feedback events (one each)."""
     queue_entries_deleted: int
     sessions_ended: int = 0
 
@@ -92,8 +97,15 @@ def forget_user(
         queues=queues,
         sessions=sessions,
     )
+    cards = delete_user_cards(redis_client, tenant, user)
+    events = delete_user_events(redis_client, tenant, user, cards)
+    if events:
+        stream = stream_key(tenant)
+        with redis_errors("forget feedback stream rebuild"):
+            redis_client.register_script(REBUILD_STREAM_LUA)(keys=[stream, rebuild_key(stream)])
     _make_it_stick(longterm, redis_client, deleted)
-    return ForgetReport(tenant, points, erased.keys_deleted, erased.stream_entries_deleted)
+    keys = erased.keys_deleted + len(cards) + events
+    return ForgetReport(tenant, points, keys, erased.stream_entries_deleted)
 
 
 def forget_memories(
