@@ -16,7 +16,7 @@ import pytest
 import qdrant_edge as qe
 
 import memstrata.longterm.edge as edge_module
-from memstrata.longterm.edge import EdgeIndex, _edge_point
+from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.edge_parts import (
     DEFAULT_PARTS,
     PARTS_FILE,
@@ -24,6 +24,7 @@ from memstrata.longterm.edge_parts import (
     part_of,
 )
 from memstrata.longterm.edge_purge import mark_ready, ready_marker, staging_dir, trash_dir
+from memstrata.longterm.edge_requests import edge_point
 from memstrata.longterm.edge_shards import create_shard
 from memstrata.longterm.points import KNOWLEDGE, MEMORIES, Filter, Point
 from memstrata.testing.disk import files_holding
@@ -134,7 +135,7 @@ def test_a_tenant_never_written_reads_empty_and_creates_nothing(
 def _single_shard(root: Path, points: list[Point]) -> None:
     """``memories`` as it was stored before parts: the collection directory is the shard."""
     shard = create_shard(root / MEMORIES, DIM, 1)
-    shard.update(qe.UpdateOperation.upsert_points([_edge_point(p) for p in points]))
+    shard.update(qe.UpdateOperation.upsert_points([edge_point(p) for p in points]))
     shard.flush()
     shard.close()
 

@@ -50,8 +50,8 @@ from memstrata.embed.minilm import MiniLMEmbedder
 from memstrata.embed.protocol import Embedder
 from memstrata.engine import ContextEngine
 from memstrata.gateway import Sanitizer
-from memstrata.longterm.edge import (
-    EdgeIndex,
+from memstrata.longterm.edge import EdgeIndex
+from memstrata.longterm.edge_requests import (
     dense_params,
     edge_filter,
     ids_filter,

@@ -9,11 +9,10 @@ the same path sees every acknowledged write. Request building is done by the pur
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, overload
@@ -30,7 +29,6 @@ from memstrata.errors import (
     ValidationError,
 )
 from memstrata.filemodes import restrict_tree
-from memstrata.frozen import thaw
 from memstrata.longterm.edge_parts import (
     DEFAULT_PARTS,
     PartsLayout,
@@ -55,6 +53,17 @@ from memstrata.longterm.edge_purge import (
     staging_dir,
     swap_in,
 )
+from memstrata.longterm.edge_requests import (
+    dense_of,
+    dense_params,
+    edge_filter,
+    edge_point,
+    ids_filter,
+    point_id_text,
+    scored,
+    sparse_params,
+    sparse_query,
+)
 from memstrata.longterm.edge_shards import (
     check_stored_config,
     create_shard,
@@ -73,7 +82,6 @@ from memstrata.longterm.layout import (
     check_points,
     check_query_vector,
     check_vector_name,
-    tenant_term_ids,
 )
 from memstrata.longterm.leases import Lease, ShardLeases
 from memstrata.longterm.payload_cache import DEFAULT_PAYLOAD_CACHE_ENTRIES, PayloadCache
@@ -82,7 +90,6 @@ from memstrata.longterm.points import (
     DENSE_VECTOR,
     EMPTY_PAYLOAD,
     MULTILINGUAL_VECTOR,
-    SPARSE_VECTOR,
     Filter,
     Point,
     Record,
@@ -90,101 +97,21 @@ from memstrata.longterm.points import (
     SparseVector,
     check_filter,
     engine_payload,
-    engine_vector,
 )
 from memstrata.longterm.query_cache import DEFAULT_QUERY_CACHE_ENTRIES, QueryCache
-from memstrata.memo import remember
 from memstrata.validation import check_non_negative_int, check_positive_int
 
 _log = logging.getLogger(__name__)
 
 # Upserts of at most this many points have their payloads read back into the cache.
 _READ_BACK_MAX = UPSERT_BATCH
-
-
-def tenant_filter(tenant: str) -> qe.Filter:
-    """The tenant condition alone (also the IDF corpus of sparse searches)."""
-    return qe.Filter(must=[qe.FieldCondition("tenant", match=qe.MatchValue(tenant))])
-
-
-def edge_filter(flt: Filter, id_objects: Mapping[str, Any] | None = None) -> qe.Filter:
-    """Translate a :class:`Filter` into a qdrant-edge filter; tenant always first.
-
-    ``id_objects``: engine id objects for some of ``flt.ids`` (the binding takes a
-    ``uuid.UUID`` faster than it parses text: 2.6 against 3.8 us an id).
-    """
-    if flt.ids is None:
-        return _scope_filter(flt)
-    ids = flt.ids if not id_objects else [id_objects.get(i, i) for i in flt.ids]
-    return _build_filter(flt, ids)
-
-
-@functools.lru_cache(maxsize=1024)
-def _scope_filter(flt: Filter) -> qe.Filter:
-    # Without ids a filter is one of few (a tenant, a user, a type set) and is sent
-    # with every search: built once. The engine copies it into each request.
-    return _build_filter(flt, None)
-
-
-def _build_filter(flt: Filter, ids: Iterable[Any] | None) -> qe.Filter:
-    must: list[Any] = [qe.FieldCondition("tenant", match=qe.MatchValue(flt.tenant))]
-    if flt.user is not None:
-        must.append(qe.FieldCondition("user", match=qe.MatchValue(flt.user)))
-    if flt.types is not None:
-        must.append(qe.FieldCondition("type", match=qe.MatchAny(list(flt.types))))
-    if flt.created_after is not None or flt.created_before is not None:
-        after = None if flt.created_after is None else float(flt.created_after)
-        before = None if flt.created_before is None else float(flt.created_before)
-        must.append(qe.FieldCondition("created_at", range=qe.RangeFloat(gt=after, lt=before)))
-    for key, value in flt.extras:
-        match = qe.MatchAny(list(value)) if isinstance(value, tuple) else qe.MatchValue(value)
-        must.append(qe.FieldCondition(key, match=match))
-    if ids is not None:
-        must.append(qe.HasIdCondition(set(ids)))
-    return qe.Filter(must=must)
-
-
-def ids_filter(ids: Iterable[int | str | uuid.UUID], tenant: str) -> qe.Filter:
-    """Points among ``ids`` (text, or the engine's own id objects) of ``tenant``."""
-    return qe.Filter(
-        must=[
-            qe.HasIdCondition(set(ids)),
-            qe.FieldCondition("tenant", match=qe.MatchValue(tenant)),
-        ]
-    )
-
-
-def _edge_point(point: Point) -> qe.Point:
-    sparse = qe.SparseVector(
-        tenant_term_ids(point.sparse, point.payload["tenant"]), list(point.sparse.values)
-    )
-    vectors: dict[str, Any] = {DENSE_VECTOR: point.dense.tolist(), SPARSE_VECTOR: sparse}
-    if point.multilingual is not None:
-        vectors[MULTILINGUAL_VECTOR] = point.multilingual.tolist()
-    return qe.Point(point.id, vectors, thaw(point.payload))
-
-
-def _dense_of(vector: Any, using: str = DENSE_VECTOR) -> NDArray[np.float32] | None:
-    if isinstance(vector, dict) and using in vector:
-        return engine_vector(vector[using])
-    return None
-
-
-@functools.lru_cache(maxsize=64)
-def dense_params(ef: int | None) -> qe.SearchParams:
-    # Rescoring with the original vectors keeps ``score`` an exact cosine (callers
-    # compare it to confidence thresholds) despite int8 storage; 2x oversampling
-    # lifted recall@10 from 0.92 to 0.96 at equal latency (100k random 384-d, ef 256).
-    return qe.SearchParams(
-        hnsw_ef=ef, quantization=qe.QuantizationSearchParams(rescore=True, oversampling=2.0)
-    )
-
-
-@functools.lru_cache(maxsize=4096)
-def sparse_params(tenant: str) -> qe.SearchParams:
-    # A tenant-scoped IDF corpus: another tenant's documents must not change this
-    # tenant's scores (that would leak their vocabulary through ranking).
-    return qe.SearchParams(idf=qe.IdfParams(corpus=tenant_filter(tenant)))
+FLUSH_EVERY = 2048
+"""A part is flushed once this many of its points were written since its last flush.
+qdrant-edge's ``flush()`` (and ``close()``, which flushes) holds the GIL for a time
+that grows with what it has to write (measured: 6.6 s for 60k points written in bulk
+and never flushed, ~0.2 s for 2k); unbounded, a purge's swap - which closes the
+part - would stop every thread that long, and a long-running process only flushed at
+shutdown. Bounded, the swap's close costs a fraction of a second."""
 
 
 class EdgeIndex:
@@ -241,6 +168,8 @@ class EdgeIndex:
         self._parts: dict[str, int] = {}
         # Each part's point count as last read (point_count during a swap).
         self._counts: dict[str, int] = {}
+        # Points written to each part since its last flush (FLUSH_EVERY).
+        self._unflushed: dict[str, int] = {}
         # Swapped whole, never mutated: threads read a consistent (key, values) pair.
         self._last_query: tuple[bytes, list[float]] | None = None
         self._id_objects: Mapping[str, Any] = {}
@@ -475,10 +404,11 @@ class EdgeIndex:
             try:
                 with engine_errors("upsert"):
                     for start in range(0, len(points), UPSERT_BATCH):
-                        batch = [_edge_point(p) for p in points[start : start + UPSERT_BATCH]]
+                        batch = [edge_point(p) for p in points[start : start + UPSERT_BATCH]]
                         shard.update(qe.UpdateOperation.upsert_points(batch))
             finally:
                 self._written(key, ids)  # a replaced payload stays on disk too
+            self._flush_if_due(key, shard)
             if len(ids) <= _READ_BACK_MAX:
                 self._read_back(shard, collection, ids)
 
@@ -536,6 +466,7 @@ class EdgeIndex:
                     lease.shard.update(qe.UpdateOperation.delete_points_by_filter(engine_filter))
             finally:
                 self._written(key, ids)
+            self._flush_if_due(key, lease.shard)
         return len(ids)
 
     def _engine_payload(self, collection: str, with_payload: bool, flt: Filter, limit: int) -> bool:
@@ -556,6 +487,15 @@ class EdgeIndex:
         self._dirty.add(key)
         self._journal.note(key, ids)
         self._invalidate(key.partition("/")[0], ids)
+        self._unflushed[key] = self._unflushed.get(key, 0) + len(ids)
+
+    def _flush_if_due(self, key: str, shard: qe.EdgeShard) -> None:
+        """Flush part ``key`` once FLUSH_EVERY points were written to it since its last
+        flush (the caller holds its write lock and a lease)."""
+        if self._unflushed.get(key, 0) >= FLUSH_EVERY:
+            self._unflushed[key] = 0
+            with engine_errors("flush"):
+                shard.flush()
 
     def _invalidate(self, collection: str, ids: Sequence[str]) -> None:
         if self._payloads is not None:
@@ -602,10 +542,10 @@ class EdgeIndex:
                 for p in shard.query(request)
             ]
         if cache is None:
-            return [_scored(p) for p in shard.query(request)]
+            return [scored(p) for p in shard.query(request)]
         generation = cache.generation
         if engine_payloads:
-            points = [_scored(p) for p in shard.query(request)]
+            points = [scored(p) for p in shard.query(request)]
             cache.store(collection, {p.id: p.payload for p in points}, generation)
             return points
         hits = [(point_id_text(p.id), float(p.score)) for p in shard.query(request)]
@@ -659,7 +599,7 @@ class EdgeIndex:
                     records, _ = shard.scroll(request)
                 fresh = {
                     point_id_text(r.id): Record(
-                        point_id_text(r.id), engine_payload(r.payload), _dense_of(r.vector, using)
+                        point_id_text(r.id), engine_payload(r.payload), dense_of(r.vector, using)
                     )
                     for r in records
                 }
@@ -989,6 +929,7 @@ class EdgeIndex:
                 whole = not staging_dir(live).exists() and not ready_marker(live).exists()
                 extra = self._extra.get(name.partition("/")[0], {})
                 self._shards[name] = self._open_shard(live, dim, extra, swapped=whole)
+                self._unflushed[name] = 0
 
     def close(self) -> None:
         """Flush and close every shard once the calls running on it (a purge too)
@@ -1042,14 +983,6 @@ def _read_payloads(shard: qe.EdgeShard, ids: Sequence[str]) -> dict[str, Mapping
     return {point_id_text(r.id): engine_payload(r.payload) for r in records}
 
 
-def sparse_query(sparse: SparseVector, tenant: str) -> Any:
-    """A BM25 nearest-neighbour query on the sparse vector, in ``tenant``'s term ids."""
-    return qe.Query.Nearest(
-        qe.SparseVector(tenant_term_ids(sparse, tenant), list(sparse.values)),
-        using=SPARSE_VECTOR,
-    )
-
-
 def _vector_key(vector: NDArray[np.float32]) -> bytes:
     """A (validated) query vector as a cache key: its float32 bytes."""
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
@@ -1058,29 +991,3 @@ def _vector_key(vector: NDArray[np.float32]) -> bytes:
 # Below this many hits a search decodes payloads itself (one engine call) instead of
 # asking the cache and, for the misses, the engine a second time.
 _CACHED_READ_MIN = 64
-
-
-def _scored(point: Any) -> ScoredPoint:
-    payload = point.payload
-    return ScoredPoint(
-        point_id_text(point.id),
-        float(point.score),
-        EMPTY_PAYLOAD if not payload else engine_payload(payload),
-    )
-
-
-_ID_TEXTS: dict[Any, str] = {}
-_ID_TEXTS_MAX = 1 << 18
-
-
-def point_id_text(point_id: Any) -> str:
-    """The engine's id (a ``uuid.UUID``) as text.
-
-    Cached, keyed by the UUID's 128-bit int: the same points come back query after
-    query, and formatting a UUID costs ~1.7 us - for ~500 hits per retrieval. (An
-    ``lru_cache`` keyed by the UUID itself pays its Python ``__hash__`` and
-    ``__eq__``: 0.5 us against 0.2.) Cleared when full; a race only formats twice.
-    """
-    key = point_id.int if type(point_id) is uuid.UUID else point_id
-    text = _ID_TEXTS.get(key)
-    return remember(_ID_TEXTS, key, str(point_id), _ID_TEXTS_MAX) if text is None else text
