@@ -198,3 +198,17 @@ def test_a_split_interrupted_anywhere_recovers_on_open(
     if crash_point == "old left":
         ready_marker(home).unlink()
     _opens_with_every_point(root, points)
+
+
+def test_a_part_is_flushed_once_enough_points_were_written(
+    edge: EdgeIndex, make_point: PointFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A close flushes whatever the shard never flushed, holding the GIL (a purge's swap
+    closes the part): so a part is flushed every FLUSH_EVERY points written. A flush
+    moves the WAL's acknowledged index (``wal/first-index``)."""
+    monkeypatch.setattr(edge_module, "FLUSH_EVERY", 10)
+    wal = tmp_path / "edge" / part_key(MEMORIES, part_of(LEAVING, DEFAULT_PARTS)) / "wal"
+    edge.upsert(MEMORIES, [make_point(f"note {i}", LEAVING) for i in range(9)])
+    assert not (wal / "first-index").exists()  # not flushed yet
+    edge.upsert(MEMORIES, [make_point("the tenth", LEAVING)])
+    assert (wal / "first-index").exists()
