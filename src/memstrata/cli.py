@@ -870,18 +870,29 @@ def bench_forget(
         str, typer.Option("--points", help="Comma-separated data-dir sizes (memories).")
     ] = "30000",
     before: Annotated[
-        float, typer.Option("--before", help="Seconds of reads before the forget.", min=1)
+        float,
+        typer.Option("--before", help="Seconds of baseline reads, over all rounds.", min=1),
     ] = 20.0,
+    rounds: Annotated[
+        int, typer.Option("--rounds", help="Forgets, each after its baseline window.", min=1)
+    ] = 5,
+    forget_in: Annotated[
+        str, typer.Option("--forget-in", help="Tenant of the forgotten users.")
+    ] = "t-forget",
 ) -> None:
-    """Another tenant's retrieve p50/p99 before and during a forget (one user, one
-    memory) on a data dir of --points memories, and the forget's duration."""
+    """Another tenant's retrieve p50/p99/max before and during forgets (one user with
+    one memory each, alternating with baseline windows) on a data dir of --points
+    memories, and the forgets' durations."""
     from memstrata.bench.forget import run_forget_bench
 
     try:
         sizes = [int(s) for s in points.split(",") if s.strip()]
     except ValueError as exc:
         raise typer.BadParameter("must be comma-separated integers", param_hint="--points") from exc
-    _emit_report(run_forget_bench(data_dir, sizes, before_s=before, progress=err), as_json)
+    report = run_forget_bench(
+        data_dir, sizes, before_s=before, rounds=rounds, forget_in=forget_in, progress=err
+    )
+    _emit_report(report, as_json)
 
 
 @bench_app.command("serve")

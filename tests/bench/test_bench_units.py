@@ -149,7 +149,7 @@ def test_the_raw_engine_baseline_finds_what_the_store_finds(tmp_path: Path) -> N
         vector = embedder.embed([query])[0]
         hits = HybridSearch(store).search(MEMORIES, query, tenant=tenant, k=11, query_vector=vector)
         raw = raw_edge_search(
-            index.engine_shard(MEMORIES),
+            index.engine_shard(MEMORIES, tenant),
             (vector / np.linalg.norm(vector)).tolist(),
             encoder.encode_query(query),
             tenant,

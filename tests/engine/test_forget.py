@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -223,9 +223,9 @@ def test_a_started_forget_is_kept_until_its_deletes_are_done(engine_factory: Fac
     seen: list[list[tuple[str, str, str, dict[str, Any]]]] = []
     original = engine.parts.longterm.index.purge
 
-    def purge_watching() -> None:
+    def purge_watching(tenants: Collection[str] | None = None) -> None:
         seen.append(pending.pending())  # the deletes are done when the files are rebuilt
-        original()
+        original(tenants)
 
     engine.parts.longterm.index.purge = purge_watching  # type: ignore[method-assign]
     job = engine.start_forget("bob", tenant="acme")

@@ -86,9 +86,11 @@ def _point(tenant: str = "t") -> Point:
 def test_a_collection_is_not_created_on_a_disk_without_room_for_it(tmp_path: Path) -> None:
     disk = FakeDisk(free_mib=100)  # under one collection's 96 MiB + the 64 MiB floor
     index = EdgeIndex(tmp_path / "q", disk=small_policy(disk))
-    with pytest.raises(DiskSpaceError, match="qdrant-edge cannot create memories"):
-        index.ensure_collections(8)
-    assert not (tmp_path / "q" / "memories").exists()
+    # A collection's shards (its parts) are created by their first write.
+    index.ensure_collections(8)
+    with pytest.raises(DiskSpaceError, match="qdrant-edge cannot create memories/p"):
+        index.upsert(MEMORIES, [_point()])
+    assert [p.name for p in (tmp_path / "q" / "memories").iterdir()] == ["parts.json"]
     index.close()
 
 

@@ -8,7 +8,7 @@ import pytest
 from qdrant_client import models as qm
 
 from memstrata.errors import ValidationError
-from memstrata.longterm.edge import edge_filter
+from memstrata.longterm.edge_requests import edge_filter
 from memstrata.longterm.points import Filter
 from memstrata.longterm.qdrant_server import client_filter
 

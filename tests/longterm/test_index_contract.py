@@ -273,9 +273,16 @@ def test_an_index_of_another_bm25_tokenizer_is_refused(
     def open_index() -> VectorIndex:
         return EdgeIndex(tmp_path / "edge") if kind == "edge" else QdrantServerIndex(client)
 
-    module = "memstrata.longterm.edge" if kind == "edge" else "memstrata.longterm.qdrant_server"
+    # Where each adapter names its BM25 vector (the embedded one: its shards and the
+    # layout its collections record).
+    modules = (
+        ["memstrata.longterm.edge_shards", "memstrata.longterm.edge_parts"]
+        if kind == "edge"
+        else ["memstrata.longterm.qdrant_server"]
+    )
     with monkeypatch.context() as patched:
-        patched.setattr(f"{module}.SPARSE_VECTOR", "bm25")  # the old tokenizer's name
+        for module in modules:
+            patched.setattr(f"{module}.SPARSE_VECTOR", "bm25")  # the old tokenizer's name
         old = open_index()
         old.ensure_collections(32)
         if kind == "edge":

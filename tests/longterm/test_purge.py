@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from memstrata.longterm.edge import EdgeIndex
+from memstrata.longterm.edge_parts import DEFAULT_PARTS, part_key, part_of
 from memstrata.longterm.edge_purge import (
     mark_ready,
     ready_marker,
@@ -30,6 +31,11 @@ from memstrata.testing.disk import files_holding
 
 PointFactory = Callable[..., Point]
 BM25 = Bm25Encoder()
+
+
+def _part_dir(root: Path, collection: str, tenant: str) -> Path:
+    """The directory of the shard holding ``tenant``'s points of ``collection``."""
+    return root / part_key(collection, part_of(tenant, DEFAULT_PARTS))
 
 
 def _marker() -> str:
@@ -114,14 +120,19 @@ def test_only_collections_written_since_are_rebuilt(
     # The first purge after open rebuilds every collection: an earlier process may
     # have deleted from any of them.
     edge.purge()
-    segments = {
-        name: os.listdir(tmp_path / "edge" / name / "segments")
-        for name in ("memories", "knowledge")
-    }
     edge.upsert(MEMORIES, [make_point("a memory", "acme")])
     edge.purge()
-    assert os.listdir(tmp_path / "edge" / "knowledge" / "segments") == segments["knowledge"]
-    assert os.listdir(tmp_path / "edge" / "memories" / "segments") != segments["memories"]
+    segments = {
+        name: os.listdir(_part_dir(tmp_path / "edge", name, "acme") / "segments")
+        for name in ("memories", "knowledge")
+    }
+    edge.upsert(MEMORIES, [make_point("another memory", "acme")])
+    edge.purge()
+    knowledge, memories = (
+        _part_dir(tmp_path / "edge", n, "acme") for n in ("knowledge", "memories")
+    )
+    assert os.listdir(knowledge / "segments") == segments["knowledge"]
+    assert os.listdir(memories / "segments") != segments["memories"]
     edge.close()
 
 
@@ -170,11 +181,11 @@ def _stored(tmp_path: Path, make_point: PointFactory) -> tuple[Path, Point]:
     point = make_point("the only point", "acme")
     index.upsert(MEMORIES, [point])
     index.close()
-    return root / MEMORIES, point
+    return _part_dir(root, MEMORIES, "acme"), point
 
 
 def _reopen_finds(live: Path, point: Point) -> None:
-    index = EdgeIndex(live.parent)
+    index = EdgeIndex(live.parent.parent)
     index.ensure_collections(32)
     assert [r.id for r in index.retrieve(MEMORIES, [point.id], "acme")] == [point.id]
     index.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,11 @@ import pytest
 from memstrata.config import LongTermSettings, Settings
 from memstrata.errors import ConfigError, ValidationError
 from memstrata.longterm.edge import EdgeIndex
-from memstrata.longterm.points import COLLECTIONS
+from memstrata.longterm.points import COLLECTIONS, Point
+from memstrata.longterm.protocol import VectorIndex
 from memstrata.wiring import open_index
 
+DIM = 32  # the test embedder's (make_point)
 TASKS = Path(f"/proc/{os.getpid()}/task")
 
 needs_proc = pytest.mark.skipif(not TASKS.is_dir(), reason="thread names are read from /proc")
@@ -28,6 +31,13 @@ def search_pool_threads() -> int:
         except OSError:
             continue  # the thread ended while we listed
     return count
+
+
+def write_each_collection(index: VectorIndex, make_point: Callable[..., Point]) -> None:
+    """One point in each collection: each gets one part's shard (a part's shard is
+    created by its first write, with its pool)."""
+    for name in COLLECTIONS:
+        index.upsert(name, [make_point("a note", "acme")])
 
 
 def settled_count() -> int:
@@ -54,17 +64,20 @@ def pools_ended(expected: int) -> bool:
 
 
 @needs_proc
-def test_each_shard_gets_the_configured_pool_and_a_reopen_resets_it(tmp_path: Path) -> None:
+def test_each_shard_gets_the_configured_pool_and_a_reopen_resets_it(
+    tmp_path: Path, make_point: Callable[..., Point]
+) -> None:
     before = settled_count()
     index = EdgeIndex(tmp_path, search_threads=3)
-    index.ensure_collections(16)
+    index.ensure_collections(DIM)
+    write_each_collection(index, make_point)
     assert search_pool_threads() - before == 3 * len(COLLECTIONS)
     index.close()
     assert pools_ended(before)
     # The engine keeps a shard's stored value when none is given: the default must be
     # given explicitly, or a shard once opened with 3 would keep 3.
     index = EdgeIndex(tmp_path)
-    index.ensure_collections(16)
+    index.ensure_collections(DIM)
     try:
         assert search_pool_threads() - before == len(COLLECTIONS)
     finally:
@@ -72,11 +85,14 @@ def test_each_shard_gets_the_configured_pool_and_a_reopen_resets_it(tmp_path: Pa
 
 
 @needs_proc
-def test_the_wiring_opens_its_index_with_the_settings_value(tmp_path: Path) -> None:
+def test_the_wiring_opens_its_index_with_the_settings_value(
+    tmp_path: Path, make_point: Callable[..., Point]
+) -> None:
     before = settled_count()
     settings = Settings(data_dir=tmp_path, longterm=LongTermSettings(search_threads=2))
     index = open_index(settings)
-    index.ensure_collections(16)
+    index.ensure_collections(DIM)
+    write_each_collection(index, make_point)
     try:
         assert search_pool_threads() - before == 2 * len(COLLECTIONS)
     finally:

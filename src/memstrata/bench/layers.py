@@ -50,8 +50,8 @@ from memstrata.embed.minilm import MiniLMEmbedder
 from memstrata.embed.protocol import Embedder
 from memstrata.engine import ContextEngine
 from memstrata.gateway import Sanitizer
-from memstrata.longterm.edge import (
-    EdgeIndex,
+from memstrata.longterm.edge import EdgeIndex
+from memstrata.longterm.edge_requests import (
     dense_params,
     edge_filter,
     ids_filter,
@@ -309,7 +309,7 @@ def raw_edge_search(
 
 def _l3_searches(
     reader: Retriever,
-    shard: qe.EdgeShard,
+    shard_of: Callable[[str], qe.EdgeShard],
     encoder: Bm25Encoder,
     texts: list[str],
     vectors: NDArray[np.float32],
@@ -327,7 +327,7 @@ def _l3_searches(
         engine.append(
             partial(
                 raw_edge_search,
-                shard,
+                shard_of(tenant),  # the part of the collection holding the tenant
                 (vec / np.linalg.norm(vec)).tolist(),
                 encoder.encode_query(text),
                 tenant,
@@ -398,11 +398,10 @@ def bench_l3(
         reader = open_reader(config, store)
         index = store.index
         assert isinstance(index, EdgeIndex)  # the embedded default
-        shard = index.engine_shard("memories")
         searches = partial(
             _l3_searches,
             reader,
-            shard,
+            partial(index.engine_shard, "memories"),
             encoder,
             dense_depth=dense_depth,
             sparse_depth=sparse_depth,
@@ -508,7 +507,7 @@ def route_calls(
             searches.append(
                 partial(
                     raw_edge_search,
-                    index.engine_shard(need.collection),
+                    index.engine_shard(need.collection, state.tenant),
                     (qvec / np.linalg.norm(qvec)).tolist(),
                     encoder.encode_query(query),
                     state.tenant,

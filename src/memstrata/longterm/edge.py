@@ -1,22 +1,21 @@
 """Embedded adapter: the Qdrant engine in process through ``qdrant-edge-py``.
 
-One edge shard per collection, each in its own directory under ``path``
-(``<path>/memories``, ...), persisted with the engine's WAL, so reopening the same
-path sees every acknowledged write. Request building is done by the pure
+Each collection is a directory under ``path`` (``<path>/memories``, ...) holding its
+parts, one edge shard each, a tenant's points all in one part
+(:mod:`memstrata.longterm.edge_parts`); persisted with the engine's WAL, so reopening
+the same path sees every acknowledged write. Request building is done by the pure
 ``*_filter`` functions below; :class:`EdgeIndex` only executes.
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
 import threading
 import uuid
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 import qdrant_edge as qe
@@ -25,14 +24,23 @@ from numpy.typing import NDArray
 from memstrata.config import DEFAULT_SEARCH_THREADS, MAX_SEARCH_THREADS
 from memstrata.disk import DiskPolicy
 from memstrata.errors import (
-    BackendError,
     BackendUnavailableError,
     DiskSpaceError,
-    MemstrataError,
     ValidationError,
 )
 from memstrata.filemodes import restrict_tree
-from memstrata.frozen import thaw
+from memstrata.longterm.edge_parts import (
+    DEFAULT_PARTS,
+    PartsLayout,
+    check_parts,
+    existing_parts,
+    is_single_shard,
+    part_key,
+    part_of,
+    read_layout,
+    split_single_shard,
+    write_layout,
+)
 from memstrata.longterm.edge_purge import (
     CopyProcess,
     LeasedShard,
@@ -45,22 +53,35 @@ from memstrata.longterm.edge_purge import (
     staging_dir,
     swap_in,
 )
+from memstrata.longterm.edge_requests import (
+    dense_of,
+    dense_params,
+    edge_filter,
+    edge_point,
+    ids_filter,
+    point_id_text,
+    scored,
+    sparse_params,
+    sparse_query,
+)
+from memstrata.longterm.edge_shards import (
+    check_stored_config,
+    create_shard,
+    engine_errors,
+    ensure_payload_indexes,
+    shard_config,
+)
 from memstrata.longterm.fusion import ENGINE_RRF_K
 from memstrata.longterm.layout import (
-    FULL_SCAN_KB,
-    PAYLOAD_INDEXES,
     UPSERT_BATCH,
-    IndexKind,
     check_collection,
     check_dim_value,
-    check_existing_layout,
     check_extra_vectors,
     check_ids,
     check_limit,
     check_points,
     check_query_vector,
     check_vector_name,
-    tenant_term_ids,
 )
 from memstrata.longterm.leases import Lease, ShardLeases
 from memstrata.longterm.payload_cache import DEFAULT_PAYLOAD_CACHE_ENTRIES, PayloadCache
@@ -69,7 +90,6 @@ from memstrata.longterm.points import (
     DENSE_VECTOR,
     EMPTY_PAYLOAD,
     MULTILINGUAL_VECTOR,
-    SPARSE_VECTOR,
     Filter,
     Point,
     Record,
@@ -77,215 +97,21 @@ from memstrata.longterm.points import (
     SparseVector,
     check_filter,
     engine_payload,
-    engine_vector,
 )
 from memstrata.longterm.query_cache import DEFAULT_QUERY_CACHE_ENTRIES, QueryCache
-from memstrata.memo import remember
 from memstrata.validation import check_non_negative_int, check_positive_int
 
 _log = logging.getLogger(__name__)
 
-_CONFIG_FILE = "edge_config.json"
 # Upserts of at most this many points have their payloads read back into the cache.
 _READ_BACK_MAX = UPSERT_BATCH
-HNSW_M = 0  # no global graph: every query is tenant-filtered (see shard_config)
-HNSW_EF_CONSTRUCT = 100
-
-
-def tenant_filter(tenant: str) -> qe.Filter:
-    """The tenant condition alone (also the IDF corpus of sparse searches)."""
-    return qe.Filter(must=[qe.FieldCondition("tenant", match=qe.MatchValue(tenant))])
-
-
-def edge_filter(flt: Filter, id_objects: Mapping[str, Any] | None = None) -> qe.Filter:
-    """Translate a :class:`Filter` into a qdrant-edge filter; tenant always first.
-
-    ``id_objects``: engine id objects for some of ``flt.ids`` (the binding takes a
-    ``uuid.UUID`` faster than it parses text: 2.6 against 3.8 us an id).
-    """
-    if flt.ids is None:
-        return _scope_filter(flt)
-    ids = flt.ids if not id_objects else [id_objects.get(i, i) for i in flt.ids]
-    return _build_filter(flt, ids)
-
-
-@functools.lru_cache(maxsize=1024)
-def _scope_filter(flt: Filter) -> qe.Filter:
-    # Without ids a filter is one of few (a tenant, a user, a type set) and is sent
-    # with every search: built once. The engine copies it into each request.
-    return _build_filter(flt, None)
-
-
-def _build_filter(flt: Filter, ids: Iterable[Any] | None) -> qe.Filter:
-    must: list[Any] = [qe.FieldCondition("tenant", match=qe.MatchValue(flt.tenant))]
-    if flt.user is not None:
-        must.append(qe.FieldCondition("user", match=qe.MatchValue(flt.user)))
-    if flt.types is not None:
-        must.append(qe.FieldCondition("type", match=qe.MatchAny(list(flt.types))))
-    if flt.created_after is not None or flt.created_before is not None:
-        after = None if flt.created_after is None else float(flt.created_after)
-        before = None if flt.created_before is None else float(flt.created_before)
-        must.append(qe.FieldCondition("created_at", range=qe.RangeFloat(gt=after, lt=before)))
-    for key, value in flt.extras:
-        match = qe.MatchAny(list(value)) if isinstance(value, tuple) else qe.MatchValue(value)
-        must.append(qe.FieldCondition(key, match=match))
-    if ids is not None:
-        must.append(qe.HasIdCondition(set(ids)))
-    return qe.Filter(must=must)
-
-
-def ids_filter(ids: Iterable[int | str | uuid.UUID], tenant: str) -> qe.Filter:
-    """Points among ``ids`` (text, or the engine's own id objects) of ``tenant``."""
-    return qe.Filter(
-        must=[
-            qe.HasIdCondition(set(ids)),
-            qe.FieldCondition("tenant", match=qe.MatchValue(tenant)),
-        ]
-    )
-
-
-def stored_vectors(path: Path) -> dict[str, int]:
-    """The named dense vectors (name: size) of the shard stored at ``path``."""
-    try:
-        stored = json.loads((path / _CONFIG_FILE).read_text(encoding="utf-8"))
-        return {str(name): int(params["size"]) for name, params in stored["vectors"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise BackendUnavailableError(
-            f"qdrant-edge cannot read {path / _CONFIG_FILE}: {exc}"
-        ) from exc
-
-
-def _check_stored_config(path: Path, dim: int) -> dict[str, int]:
-    """The shard's stored layout, checked before the engine opens it, so a mismatch
-    names its cause (dense size, BM25 tokenizer version) instead of the engine's; its
-    named dense vectors besides ``dense`` (name: size)."""
-    vectors = stored_vectors(path)
-    try:
-        stored = json.loads((path / _CONFIG_FILE).read_text(encoding="utf-8"))
-        sparse_names = list(stored.get("sparse_vectors") or {})
-    except (OSError, ValueError, TypeError, AttributeError) as exc:
-        raise BackendUnavailableError(
-            f"qdrant-edge cannot read {path / _CONFIG_FILE}: {exc}"
-        ) from exc
-    check_existing_layout(str(path), vectors.get(DENSE_VECTOR), sparse_names, dim)
-    return {name: size for name, size in vectors.items() if name != DENSE_VECTOR}
-
-
-def shard_config(
-    dim: int,
-    search_threads: int = DEFAULT_SEARCH_THREADS,
-    indexing_threads: int = 0,
-    vectors: Mapping[str, int] | None = None,
-) -> qe.EdgeConfig:
-    """Shard layout: cosine ``dense`` of ``dim`` dims, the cosine ``vectors`` besides
-    it (name: size, e.g. ``multilingual``), and an IDF-weighted ``bm25``.
-
-    Tuned for "every query names one tenant" (measured at 100k points, 20 tenants,
-    2 CPUs): no global HNSW graph (``m=0``) but one graph per tenant
-    (``payload_m``), searched over int8-quantized vectors kept in RAM and rescored.
-    Filtered dense search went from 1.1 to 0.8 ms p50 and ``optimize()`` from
-    533 s to 22 s against the default global graph. Below ``FULL_SCAN_KB`` of a
-    segment's vectors a filtered search scores every match instead of walking the
-    tenant's graph. ``search_threads``: see
-    :attr:`~memstrata.config.LongTermSettings.search_threads`; given at every open,
-    because the engine keeps a shard's last value when none is given.
-    ``indexing_threads``: the threads an ``optimize()`` builds graphs with (0: one
-    per CPU); a purge's copy takes one, to leave the CPUs to the reads.
-    """
-    dense = {DENSE_VECTOR: dim, **(vectors or {})}
-    return qe.EdgeConfig(
-        vectors={
-            name: qe.EdgeVectorParams(size=size, distance=qe.Distance.Cosine)
-            for name, size in dense.items()
-        },
-        sparse_vectors={SPARSE_VECTOR: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-        hnsw_config=qe.HnswIndexConfig(
-            m=HNSW_M,
-            ef_construct=HNSW_EF_CONSTRUCT,
-            full_scan_threshold=FULL_SCAN_KB,
-            max_indexing_threads=indexing_threads,
-            payload_m=16,
-        ),
-        quantization_config=qe.ScalarQuantizationConfig(type=qe.ScalarType.Int8, always_ram=True),
-        # Payload is read for every hit returned; keeping it in the page cache instead
-        # of cold on disk keeps that read well under a millisecond.
-        payload_memory=qe.Memory.Cached,
-        max_search_threads=search_threads,
-    )
-
-
-def _index_schema(kind: IndexKind) -> Any:
-    # Only the tenant key gets per-value HNSW graphs; a graph per user or type
-    # would multiply build time for filters that always come with a tenant anyway.
-    if kind == "tenant":
-        return qe.KeywordIndexParams(is_tenant=True)
-    if kind == "keyword":
-        return qe.KeywordIndexParams(enable_hnsw=False)
-    return qe.FloatIndexParams(enable_hnsw=False)
-
-
-def _ensure_payload_indexes(shard: qe.EdgeShard) -> None:
-    with _engine_errors("payload index creation"):
-        existing = shard.info().payload_schema
-        for field_name, kind in PAYLOAD_INDEXES:
-            if field_name not in existing:
-                shard.update(qe.UpdateOperation.create_field_index(field_name, _index_schema(kind)))
-
-
-def create_shard(
-    path: Path, dim: int, search_threads: int, vectors: Mapping[str, int] | None = None
-) -> qe.EdgeShard:
-    """A new, empty shard of this index's layout (``vectors``: the named dense vectors
-    besides ``dense``) at ``path``, indexing on one thread (a purge's copy; the index
-    sets its own config again when it opens it)."""
-    path.mkdir(parents=True, exist_ok=True)
-    shard = qe.EdgeShard.create(str(path), shard_config(dim, search_threads, 1, vectors))
-    _ensure_payload_indexes(shard)
-    return shard
-
-
-def _edge_point(point: Point) -> qe.Point:
-    sparse = qe.SparseVector(
-        tenant_term_ids(point.sparse, point.payload["tenant"]), list(point.sparse.values)
-    )
-    vectors: dict[str, Any] = {DENSE_VECTOR: point.dense.tolist(), SPARSE_VECTOR: sparse}
-    if point.multilingual is not None:
-        vectors[MULTILINGUAL_VECTOR] = point.multilingual.tolist()
-    return qe.Point(point.id, vectors, thaw(point.payload))
-
-
-def _dense_of(vector: Any, using: str = DENSE_VECTOR) -> NDArray[np.float32] | None:
-    if isinstance(vector, dict) and using in vector:
-        return engine_vector(vector[using])
-    return None
-
-
-@functools.lru_cache(maxsize=64)
-def dense_params(ef: int | None) -> qe.SearchParams:
-    # Rescoring with the original vectors keeps ``score`` an exact cosine (callers
-    # compare it to confidence thresholds) despite int8 storage; 2x oversampling
-    # lifted recall@10 from 0.92 to 0.96 at equal latency (100k random 384-d, ef 256).
-    return qe.SearchParams(
-        hnsw_ef=ef, quantization=qe.QuantizationSearchParams(rescore=True, oversampling=2.0)
-    )
-
-
-@functools.lru_cache(maxsize=4096)
-def sparse_params(tenant: str) -> qe.SearchParams:
-    # A tenant-scoped IDF corpus: another tenant's documents must not change this
-    # tenant's scores (that would leak their vocabulary through ranking).
-    return qe.SearchParams(idf=qe.IdfParams(corpus=tenant_filter(tenant)))
-
-
-@contextmanager
-def _engine_errors(action: str) -> Iterator[None]:
-    """Translate qdrant-edge's bare exceptions into ``BackendError``."""
-    try:
-        yield
-    except MemstrataError:
-        raise
-    except Exception as exc:
-        raise BackendError(f"qdrant-edge {action} failed: {exc}") from exc
+FLUSH_EVERY = 2048
+"""A part is flushed once this many of its points were written since its last flush.
+qdrant-edge's ``flush()`` (and ``close()``, which flushes) holds the GIL for a time
+that grows with what it has to write (measured: 6.6 s for 60k points written in bulk
+and never flushed, ~0.2 s for 2k); unbounded, a purge's swap - which closes the
+part - would stop every thread that long, and a long-running process only flushed at
+shutdown. Bounded, the swap's close costs a fraction of a second."""
 
 
 class EdgeIndex:
@@ -299,6 +125,7 @@ class EdgeIndex:
         query_cache_entries: int = DEFAULT_QUERY_CACHE_ENTRIES,
         search_threads: int = DEFAULT_SEARCH_THREADS,
         disk: DiskPolicy | None = None,
+        parts: int = DEFAULT_PARTS,
     ) -> None:
         """``payload_cache_entries``: payloads kept after a read; ``query_cache_entries``:
         answers of identical searches kept until their collection is written (0 turns
@@ -306,21 +133,25 @@ class EdgeIndex:
         :attr:`~memstrata.config.LongTermSettings.search_threads`); ``disk``: free space
         checked before a shard is created or rebuilt and before each write (None: not
         checked), because the engine's writes into its mapped files on a full disk
-        end the process with SIGBUS (:mod:`memstrata.disk`)."""
+        end the process with SIGBUS (:mod:`memstrata.disk`); ``parts``: the parts a
+        new collection is split into (:mod:`memstrata.longterm.edge_parts`; an existing
+        one keeps its own count)."""
         self._root = Path(path)
         self._disk = disk
         self._search_threads = check_positive_int(
             "search_threads", search_threads, maximum=MAX_SEARCH_THREADS
         )
+        self._new_parts = check_parts(parts)
         self._lock = threading.Lock()
-        # A purge swaps a shard, and close() closes it, only when no call uses it.
-        self._leases = ShardLeases(self._lock, COLLECTIONS)
-        # Collections that may hold deleted data on disk: every write since the
-        # shard was opened (an earlier process may have deleted too) or purged.
+        # A purge swaps a part's shard, and close() closes it, only when no call uses it.
+        # Keyed by part (``memories/p003``): parts are added as collections open.
+        self._leases = ShardLeases(self._lock, ())
+        # Parts that may hold deleted data on disk: every write since the shard was
+        # opened (an earlier process may have deleted too) or purged.
         self._dirty: set[str] = set()
-        # While a collection is rebuilt, the ids its writes touch (edge_purge).
+        # While a part is rebuilt, the ids its writes touch (edge_purge).
         self._journal = WriteJournal()
-        self._purging = {name: threading.Lock() for name in COLLECTIONS}
+        self._purging: dict[str, threading.Lock] = {}
         self._payloads = (
             PayloadCache(payload_cache_entries)
             if check_non_negative_int("payload_cache_entries", payload_cache_entries)
@@ -331,20 +162,29 @@ class EdgeIndex:
             if check_non_negative_int("query_cache_entries", query_cache_entries)
             else None
         )
+        # The parts' shards, by part key; a part not written yet has none.
         self._shards: dict[str, qe.EdgeShard] = {}
+        # Each open collection's part count.
+        self._parts: dict[str, int] = {}
+        # Each part's point count as last read (point_count during a swap).
+        self._counts: dict[str, int] = {}
+        # Points written to each part since its last flush (FLUSH_EVERY).
+        self._unflushed: dict[str, int] = {}
         # Swapped whole, never mutated: threads read a consistent (key, values) pair.
         self._last_query: tuple[bytes, list[float]] | None = None
         self._id_objects: Mapping[str, Any] = {}
         self._dim: int | None = None
         # Each collection's named dense vectors besides ``dense`` (name: size), as
-        # stored: a shard created before a vector existed keeps its layout.
+        # stored: a collection created before a vector existed keeps its layout.
         self._extra: dict[str, dict[str, int]] = {}
         self._closed = False
 
     def ensure_collections(self, dim: int, vectors: Mapping[str, int] | None = None) -> None:
-        """Open (or create) the shards under the root directory. ``vectors``: the named
-        dense vectors besides ``dense`` a new shard gets (name: size); an existing
-        shard opens with the vectors it was created with (see :meth:`named_vectors`)."""
+        """Open (or create) the collections under the root directory, each with the
+        parts already written. ``vectors``: the named dense vectors besides ``dense`` a
+        new collection gets (name: size); an existing one keeps the vectors it was
+        created with (see :meth:`named_vectors`). A collection stored as one shard
+        (before parts) is split into parts first, once."""
         check_dim_value(dim)
         wanted = check_extra_vectors(vectors)
         with self._lock:
@@ -352,12 +192,47 @@ class EdgeIndex:
             if self._dim is not None and self._dim != dim:
                 raise ValidationError("dim", f"index is open with {self._dim} dims, not {dim}")
             for name in COLLECTIONS:
-                if name not in self._shards:
-                    shard, extra = self._open_shard(self._root / name, dim, wanted)
-                    self._shards[name], self._extra[name] = shard, extra
-                    self._dirty.add(name)
+                if name not in self._parts:
+                    self._open_collection(name, dim, wanted)
             self._dim = dim
             restrict_tree(self._root)  # 0700 / 0600 whatever the umask (memstrata.filemodes)
+
+    def _open_collection(self, name: str, dim: int, wanted: Mapping[str, int]) -> None:
+        """Open collection ``name``'s parts (the caller holds the index lock)."""
+        home = self._root / name
+        try:
+            recover(home)  # a split into parts a crash interrupted
+            if is_single_shard(home):
+                layout = split_single_shard(home, self._new_parts, dim, self._search_threads)
+            else:
+                found = read_layout(home, dim)
+                if found is None:
+                    if self._disk is not None:
+                        self._disk.require_room(f"qdrant-edge cannot create {name}", self._root, 0)
+                    found = PartsLayout(self._new_parts, dim, dict(wanted))
+                    write_layout(home, found)
+                layout = found
+        except (ValidationError, DiskSpaceError, BackendUnavailableError):
+            raise
+        except Exception as exc:
+            raise BackendUnavailableError(f"qdrant-edge cannot open {home}: {exc}") from exc
+        keys = [part_key(name, i) for i in range(layout.parts)]
+        self._leases.add(keys)
+        for key in keys:
+            self._purging.setdefault(key, threading.Lock())
+            recover(self._root / key)  # a purge a crash interrupted
+        opened: dict[str, qe.EdgeShard] = {}
+        try:
+            for index in existing_parts(home, layout.parts):
+                key = part_key(name, index)
+                opened[key] = self._open_shard(self._root / key, dim, layout.extra)
+        except BaseException:
+            for shard in opened.values():
+                shard.close()
+            raise
+        self._shards.update(opened)
+        self._dirty.update(opened)
+        self._parts[name], self._extra[name] = layout.parts, dict(layout.extra)
 
     def named_vectors(self) -> dict[str, int]:
         """The named dense vectors every collection has (name: size), ``dense`` first."""
@@ -381,42 +256,58 @@ class EdgeIndex:
             self._disk.require_write_room(self._root)
 
     def check_room_to_purge(self, collections: Sequence[str] = ()) -> None:
-        """DiskSpaceError unless :meth:`purge` of ``collections`` and of every collection
+        """DiskSpaceError unless :meth:`purge` of ``collections`` and of every part
         written since it was opened could run now (a forget asks before deleting)."""
         if self._disk is not None:
             with self._lock:
-                names = sorted(self._dirty | set(collections))
-            self._disk.require_room_to_rebuild("qdrant-edge cannot rebuild", self._root, names)
+                names = set(self._dirty)
+                names.update(k for k in self._shards if k.partition("/")[0] in collections)
+            self._disk.require_room_to_rebuild(
+                "qdrant-edge cannot rebuild", self._root, sorted(names)
+            )
 
     def _open_shard(
-        self, path: Path, dim: int, wanted: Mapping[str, int], *, swapped: bool = False
-    ) -> tuple[qe.EdgeShard, dict[str, int]]:
-        """The shard at ``path`` and its named vectors besides ``dense``: as stored, or
-        ``wanted`` for a new one."""
-        extra = dict(wanted)
+        self, path: Path, dim: int, extra: Mapping[str, int], *, swapped: bool = False
+    ) -> qe.EdgeShard:
+        """The part's shard stored at ``path``, with the collection's named vectors
+        besides ``dense`` (``extra``)."""
         try:
             if not swapped:  # a swap leaves the old copy to remove_old(), outside it
                 recover(path)  # a purge a crash interrupted
-            if (path / _CONFIG_FILE).exists():
-                # A vector the shard lacks stays missing (the facade says so once).
-                extra = _check_stored_config(path, dim)
-                config = shard_config(dim, self._search_threads, vectors=extra)
-                shard = qe.EdgeShard.load(str(path), config)
-            else:
-                config = shard_config(dim, self._search_threads, vectors=extra)
-                if self._disk is not None:
-                    what = f"qdrant-edge cannot create {path.name}"
-                    self._disk.require_room(what, path.parent, self._disk.collection_bytes)
-                path.mkdir(parents=True, exist_ok=True)
-                shard = qe.EdgeShard.create(str(path), config)
+            # A vector the shard lacks stays missing (the facade says so once).
+            stored = check_stored_config(path, dim)
+            config = shard_config(dim, self._search_threads, vectors=stored or extra)
+            shard = qe.EdgeShard.load(str(path), config)
         except (ValidationError, DiskSpaceError):
             raise
         except Exception as exc:
             if "incompatible" in str(exc).lower():
                 raise ValidationError("dim", f"{path}: {exc}") from exc
             raise BackendUnavailableError(f"qdrant-edge cannot open {path}: {exc}") from exc
-        _ensure_payload_indexes(shard)
-        return shard, extra
+        ensure_payload_indexes(shard)
+        return shard
+
+    def _create_part(self, key: str) -> qe.EdgeShard:
+        """A new, empty shard for part ``key`` (its first write; the caller holds the
+        part's write lock, so no other call creates it meanwhile)."""
+        assert self._dim is not None  # set together with the collections
+        collection = key.partition("/")[0]
+        path = self._root / key
+        if self._disk is not None:
+            what = f"qdrant-edge cannot create {key}"
+            self._disk.require_room(what, path.parent, self._disk.collection_bytes)
+        with engine_errors(f"creating {key}"):
+            shard = create_shard(
+                path,
+                self._dim,
+                self._search_threads,
+                self._extra.get(collection, {}),
+                indexing_threads=0,
+            )
+        restrict_tree(path)
+        with self._lock:
+            self._shards[key] = shard
+        return shard
 
     def _query_values(self, vector: NDArray[np.float32], dim: int) -> tuple[bytes, list[float]]:
         """The query vector's cache key and the list the engine takes, validated.
@@ -439,46 +330,85 @@ class EdgeIndex:
         if self._closed:
             raise BackendUnavailableError("EdgeIndex is closed")
 
-    def _lease(self, collection: str) -> Lease[qe.EdgeShard]:
-        """The collection's shard for one call (``with``); waits while a purge swaps it."""
-        with self._lock:
-            self._leases.wait_turn(collection)
+    def _part(self, collection: str, tenant: str) -> str:
+        """The key of the part of ``collection`` that holds ``tenant``."""
+        parts = self._parts.get(collection)
+        if parts is None:
             self._check_open()
-            check_collection(collection, tuple(self._shards))
-            assert self._dim is not None  # set together with the shards
-            return self._leases.grant(collection, self._shards[collection], self._dim)
+            check_collection(collection, tuple(self._parts))  # raises NotFoundError
+            raise AssertionError("unreachable: check_collection accepted an unopened name")
+        return part_key(collection, part_of(tenant, parts))
 
-    def _writer(self, collection: str) -> threading.Lock:
-        """The collection's write lock: taken before its lease (see ``leases``)."""
-        lock = self._leases.writer(collection)
+    @overload
+    def _lease(self, key: str) -> Lease[qe.EdgeShard | None]: ...
+    @overload
+    def _lease(self, key: str, *, wait: bool) -> Lease[qe.EdgeShard | None] | None: ...
+    def _lease(self, key: str, *, wait: bool = True) -> Lease[qe.EdgeShard | None] | None:
+        """Part ``key``'s shard for one call (``with``; None for a part never written);
+        waits while a purge swaps it (``wait=False``: None instead)."""
+        with self._lock:
+            if not wait and self._leases.swapping(key):
+                return None
+            self._leases.wait_turn(key)
+            self._check_open()
+            assert self._dim is not None  # set together with the parts
+            return self._leases.grant(key, self._shards.get(key), self._dim)
+
+    def _shard_of(self, lease: Lease[qe.EdgeShard | None]) -> qe.EdgeShard:
+        """The leased part's shard, created by this first write (the caller holds the
+        part's write lock)."""
+        shard = lease.shard
+        if shard is None:
+            self._need_write_room()
+            shard = self._create_part(lease.collection)
+            lease.shard = shard
+        return shard
+
+    def _writer(self, key: str) -> threading.Lock:
+        """Part ``key``'s write lock: taken before its lease (see ``leases``)."""
+        lock = self._leases.writer(key)
         if lock is None:
-            check_collection(collection, COLLECTIONS)  # raises NotFoundError
-            raise AssertionError("unreachable: check_collection accepted an unknown name")
+            raise AssertionError(f"unreachable: no part {key!r} (keys come from _part)")
         return lock
 
-    def engine_shard(self, collection: str) -> qe.EdgeShard:
-        """The collection's qdrant-edge shard itself, for benchmarks that time the
-        engine alone. Reads through it skip validation, the tenant rule and the caches:
-        never serve a caller through it (nor keep it across a :meth:`purge`, which
-        closes it and opens a new one)."""
-        with self._lease(collection) as lease:
-            return lease.shard
+    def engine_shard(self, collection: str, tenant: str) -> qe.EdgeShard:
+        """The qdrant-edge shard of the part of ``collection`` holding ``tenant``, for
+        benchmarks that time the engine alone. Reads through it skip validation, the
+        tenant rule and the caches: never serve a caller through it (nor keep it across
+        a :meth:`purge`, which closes it and opens a new one)."""
+        key = self._part(collection, tenant)
+        with self._writer(key), self._lease(key) as lease:
+            return self._shard_of(lease)
 
     def upsert(self, collection: str, points: Sequence[Point]) -> None:
-        """Insert or replace ``points`` in slices of ``UPSERT_BATCH``."""
-        with self._writer(collection), self._lease(collection) as lease:
-            shard = lease.shard
-            extra = self._extra.get(collection, {})
-            check_points(points, lease.dim, extra.get(MULTILINGUAL_VECTOR))
+        """Insert or replace ``points`` in slices of ``UPSERT_BATCH``, each in its
+        tenant's part (all checked before any is written)."""
+        with self._lock:
+            self._check_open()
+            dim = self._dim
+        self._part(collection, "")  # NotFoundError for a collection not opened
+        assert dim is not None  # set together with the collections
+        check_points(points, dim, self._extra.get(collection, {}).get(MULTILINGUAL_VECTOR))
+        parts: dict[str, list[Point]] = {}
+        for point in points:
+            key = self._part(collection, str(point.payload["tenant"]))
+            parts.setdefault(key, []).append(point)
+        for key, batch in parts.items():
+            self._upsert_part(collection, key, batch)
+
+    def _upsert_part(self, collection: str, key: str, points: Sequence[Point]) -> None:
+        with self._writer(key), self._lease(key) as lease:
             self._need_write_room()
+            shard = self._shard_of(lease)
             ids = [p.id for p in points]
             try:
-                with _engine_errors("upsert"):
+                with engine_errors("upsert"):
                     for start in range(0, len(points), UPSERT_BATCH):
-                        batch = [_edge_point(p) for p in points[start : start + UPSERT_BATCH]]
+                        batch = [edge_point(p) for p in points[start : start + UPSERT_BATCH]]
                         shard.update(qe.UpdateOperation.upsert_points(batch))
             finally:
-                self._written(collection, ids)  # a replaced payload stays on disk too
+                self._written(key, ids)  # a replaced payload stays on disk too
+            self._flush_if_due(key, shard)
             if len(ids) <= _READ_BACK_MAX:
                 self._read_back(shard, collection, ids)
 
@@ -502,17 +432,18 @@ class EdgeIndex:
         """Delete the tenant's points among ``ids`` (filter-scoped, never by id alone)."""
         point_ids = check_ids(ids)
         Filter(tenant=tenant)  # validates the tenant id
-        with self._writer(collection), self._lease(collection) as lease:
-            if not point_ids:
+        key = self._part(collection, tenant)
+        with self._writer(key), self._lease(key) as lease:
+            if not point_ids or lease.shard is None:
                 return
             self._need_write_room()
             try:
-                with _engine_errors("delete"):
+                with engine_errors("delete"):
                     lease.shard.update(
                         qe.UpdateOperation.delete_points_by_filter(ids_filter(point_ids, tenant))
                     )
             finally:
-                self._written(collection, point_ids)
+                self._written(key, point_ids)
 
     def delete_where(self, collection: str, filter: Filter) -> int:
         """Delete every point matching ``filter`` (tenant first, in the engine's own
@@ -520,18 +451,22 @@ class EdgeIndex:
         first, to drop exactly those from the payload cache; no write through this
         index runs in between, so the count is exact."""
         flt = check_filter(filter)
-        with self._writer(collection), self._lease(collection) as lease:
+        key = self._part(collection, flt.tenant)
+        with self._writer(key), self._lease(key) as lease:
+            if lease.shard is None:
+                return 0
             engine_filter = edge_filter(flt)
-            with _engine_errors("delete_where"):
+            with engine_errors("delete_where"):
                 ids = _matching_ids(lease.shard, engine_filter)
             if not ids:
                 return 0
             self._need_write_room()
             try:
-                with _engine_errors("delete_where"):
+                with engine_errors("delete_where"):
                     lease.shard.update(qe.UpdateOperation.delete_points_by_filter(engine_filter))
             finally:
-                self._written(collection, ids)
+                self._written(key, ids)
+            self._flush_if_due(key, lease.shard)
         return len(ids)
 
     def _engine_payload(self, collection: str, with_payload: bool, flt: Filter, limit: int) -> bool:
@@ -547,11 +482,20 @@ class EdgeIndex:
             return not self._payloads.holds_all(collection, flt.ids)
         return limit < _CACHED_READ_MIN
 
-    def _written(self, collection: str, ids: Sequence[str]) -> None:
-        """After a write of ``ids`` (the caller holds the collection's write lock)."""
-        self._dirty.add(collection)
-        self._journal.note(collection, ids)
-        self._invalidate(collection, ids)
+    def _written(self, key: str, ids: Sequence[str]) -> None:
+        """After a write of ``ids`` to part ``key`` (the caller holds its write lock)."""
+        self._dirty.add(key)
+        self._journal.note(key, ids)
+        self._invalidate(key.partition("/")[0], ids)
+        self._unflushed[key] = self._unflushed.get(key, 0) + len(ids)
+
+    def _flush_if_due(self, key: str, shard: qe.EdgeShard) -> None:
+        """Flush part ``key`` once FLUSH_EVERY points were written to it since its last
+        flush (the caller holds its write lock and a lease)."""
+        if self._unflushed.get(key, 0) >= FLUSH_EVERY:
+            self._unflushed[key] = 0
+            with engine_errors("flush"):
+                shard.flush()
 
     def _invalidate(self, collection: str, ids: Sequence[str]) -> None:
         if self._payloads is not None:
@@ -598,10 +542,10 @@ class EdgeIndex:
                 for p in shard.query(request)
             ]
         if cache is None:
-            return [_scored(p) for p in shard.query(request)]
+            return [scored(p) for p in shard.query(request)]
         generation = cache.generation
         if engine_payloads:
-            points = [_scored(p) for p in shard.query(request)]
+            points = [scored(p) for p in shard.query(request)]
             cache.store(collection, {p.id: p.payload for p in points}, generation)
             return points
         hits = [(point_id_text(p.id), float(p.score)) for p in shard.query(request)]
@@ -630,11 +574,11 @@ class EdgeIndex:
         """
         point_ids = list(dict.fromkeys(check_ids(ids)))
         Filter(tenant=tenant)
-        with self._lease(collection) as lease:
+        with self._lease(self._part(collection, tenant)) as lease:
             shard = lease.shard
             if with_vectors:
                 check_vector_name(using, self._sizes(collection, lease.dim))
-            if not point_ids:
+            if not point_ids or shard is None:
                 return []
             cache = None if with_vectors else self._payloads
             found: dict[str, Record] = {}
@@ -651,11 +595,11 @@ class EdgeIndex:
                     with_payload=True,
                     with_vector=[using] if with_vectors else False,
                 )
-                with _engine_errors("retrieve"):
+                with engine_errors("retrieve"):
                     records, _ = shard.scroll(request)
                 fresh = {
                     point_id_text(r.id): Record(
-                        point_id_text(r.id), engine_payload(r.payload), _dense_of(r.vector, using)
+                        point_id_text(r.id), engine_payload(r.payload), dense_of(r.vector, using)
                     )
                     for r in records
                 }
@@ -678,11 +622,13 @@ class EdgeIndex:
     ) -> list[ScoredPoint]:
         """Filtered HNSW search of the named dense vector ``using``; ``ef`` trades
         latency for recall. A point without that vector is never found."""
-        with self._lease(collection) as lease:
+        with self._lease(self._part(collection, filter.tenant)) as lease:
             shard = lease.shard
             dim = check_vector_name(using, self._sizes(collection, lease.dim))
             vector_key, query = self._query_values(vector, dim)
             check_limit(limit)
+            if shard is None:
+                return []
 
             def run() -> list[ScoredPoint]:
                 engine_payloads = self._engine_payload(collection, with_payload, filter, limit)
@@ -696,7 +642,7 @@ class EdgeIndex:
                 return self._query_scored(shard, collection, request, with_payload, engine_payloads)
 
             key = ("dense", using, vector_key, filter, limit, ef, with_payload)
-            with _engine_errors("dense search"):
+            with engine_errors("dense search"):
                 return self._answer(collection, key, run, reuse)
 
     def search_sparse(
@@ -710,10 +656,10 @@ class EdgeIndex:
         reuse: bool = True,
     ) -> list[ScoredPoint]:
         """BM25 search; IDF statistics come from the tenant's own points only."""
-        with self._lease(collection) as lease:
+        with self._lease(self._part(collection, filter.tenant)) as lease:
             shard = lease.shard
             check_limit(limit)
-            if sparse.is_empty:
+            if sparse.is_empty or shard is None:
                 return []
 
             def run() -> list[ScoredPoint]:
@@ -728,7 +674,7 @@ class EdgeIndex:
                 return self._query_scored(shard, collection, request, with_payload, engine_payloads)
 
             key = ("sparse", sparse.indices, sparse.values, filter, limit, with_payload)
-            with _engine_errors("sparse search"):
+            with engine_errors("sparse search"):
                 return self._answer(collection, key, run, reuse)
 
     def search_fused(
@@ -751,12 +697,14 @@ class EdgeIndex:
         Only the fused ids cross into Python (no payload): converting two full
         route lists of UUIDs cost more than both engine searches together.
         """
-        with self._lease(collection) as lease:
+        with self._lease(self._part(collection, filter.tenant)) as lease:
             shard = lease.shard
             dim = check_vector_name(using, self._sizes(collection, lease.dim))
             vector_key, query = self._query_values(vector, dim)
             for value in (dense_limit, sparse_limit, limit):
                 check_limit(value)
+            if shard is None:
+                return []
 
             def run() -> list[ScoredPoint]:
                 flt = edge_filter(filter)
@@ -811,14 +759,14 @@ class EdgeIndex:
                 limit,
                 ef,
             )
-            with _engine_errors("fused search"):
+            with engine_errors("fused search"):
                 return self._answer(collection, key, run, reuse)
 
     def scroll(
         self, collection: str, filter: Filter, *, limit: int, offset: str | None = None
     ) -> tuple[list[Record], str | None]:
         """Points matching ``filter`` (tenant pushed down), one page, in id order."""
-        with self._lease(collection) as lease:
+        with self._lease(self._part(collection, filter.tenant)) as lease:
             shard = lease.shard
             request = qe.ScrollRequest(
                 offset=None if offset is None else check_ids([offset])[0],
@@ -827,22 +775,51 @@ class EdgeIndex:
                 with_payload=True,
                 with_vector=False,
             )
-            with _engine_errors("scroll"):
+            if shard is None:
+                return [], None
+            with engine_errors("scroll"):
                 records, next_id = shard.scroll(request)
             page = [Record(point_id_text(r.id), engine_payload(r.payload)) for r in records]
             return page, None if next_id is None else str(next_id)
 
     def count(self, collection: str, filter: Filter) -> int:
         """Exact count of the points matching ``filter``."""
-        with self._lease(collection) as lease:
+        with self._lease(self._part(collection, filter.tenant)) as lease:
             shard = lease.shard
-            with _engine_errors("count"):
+            if shard is None:
+                return 0
+            with engine_errors("count"):
                 return int(shard.count(qe.CountRequest(exact=True, filter=edge_filter(filter))))
 
     def point_count(self, collection: str) -> int:
-        """Points in ``collection`` (the shard's own count: no filter, no scan)."""
-        with self._lease(collection) as lease, _engine_errors("info"):
-            return int(lease.shard.info().points_count)
+        """Points in ``collection`` (its parts' own counts: no filter, no scan). A part
+        being swapped by a purge counts as it was last read, instead of waiting: the
+        health sample a read takes now and then asks for this."""
+        self._part(collection, "")  # NotFoundError for a collection not opened
+        total = 0
+        for key in self._part_keys([collection]):
+            lease = self._lease(key, wait=False)
+            if lease is None:
+                total += self._counts.get(key, 0)
+                continue
+            with lease, engine_errors("info"):
+                if lease.shard is not None:
+                    self._counts[key] = int(lease.shard.info().points_count)
+                    total += self._counts[key]
+        return total
+
+    def part_count(self, collection: str) -> int:
+        """How many parts ``collection`` is split into (a tenant's part: ``part_of``)."""
+        self._part(collection, "")  # NotFoundError for a collection not opened
+        return self._parts[collection]
+
+    def _part_keys(self, collections: Collection[str]) -> list[str]:
+        """The keys of every part of ``collections`` (written or not)."""
+        with self._lock:
+            self._check_open()
+            return [
+                part_key(name, i) for name in collections for i in range(self._parts.get(name, 0))
+            ]
 
     @property
     def shared(self) -> bool:
@@ -863,13 +840,13 @@ class EdgeIndex:
         return None if self._queries is None else self._queries.generation(collection)
 
     def optimize(self) -> None:
-        """Run the engine's optimizers on every shard (blocks until done). A shard whose
-        rewrite would not fit on the disk is left as it is (searches stay correct,
-        only slower), with a warning."""
+        """Run the engine's optimizers on every part's shard (blocks until done). A
+        shard whose rewrite would not fit on the disk is left as it is (searches stay
+        correct, only slower), with a warning."""
         with self._lock:
             self._check_open()
             names = list(self._shards)
-        with _engine_errors("optimize"):
+        with engine_errors("optimize"):
             for name in names:
                 try:
                     if self._disk is not None:
@@ -879,31 +856,40 @@ class EdgeIndex:
                     _log.warning("%s; %s not optimized", exc, name)
                     continue
                 with self._lease(name) as lease:
-                    lease.shard.optimize()
+                    if lease.shard is not None:
+                        lease.shard.optimize()
         restrict_tree(self._root)  # the segments the optimizers wrote
 
-    def purge(self) -> None:
+    def purge(self, tenants: Collection[str] | None = None) -> None:
         """Leave no deleted (or replaced) point's data in any file under the index
-        directory: each collection written since it was opened or last purged is
-        rebuilt from its live points and swapped in (why nothing cheaper suffices,
-        and how it is done without stalling: :mod:`memstrata.longterm.edge_purge`).
-        Reads and writes go on while the copy is built; writes wait only for the
-        last catch-up and the swap, reads of the collection for the swap. Costs a
-        copy of the live points and an ``optimize()`` of the copy (in a child
-        process); a collection written during its rebuild stays to be purged."""
+        directory: each part written since it was opened or last purged is rebuilt
+        from its live points and swapped in (why nothing cheaper suffices, and how it
+        is done without stalling: :mod:`memstrata.longterm.edge_purge`). ``tenants``:
+        only the parts holding these tenants (a forget's), in every collection.
+
+        Reads and writes go on while the copy is built; writes to the part wait only
+        for the last catch-up and the swap, reads of it for the swap, and every
+        thread for the engine's close and load of that one part (they hold the GIL).
+        Costs a copy of the part's live points and an ``optimize()`` of the copy (in
+        a child process); a part written during its rebuild stays to be purged."""
         with self._lock:
             self._check_open()
             if self._dim is None:
                 return  # nothing opened, nothing written
             dim = self._dim
-            names = [name for name in COLLECTIONS if name in self._dirty]
+            names = sorted(self._dirty)
+        if tenants is not None:
+            wanted = {self._part(c, t) for c in self._parts for t in tenants}
+            names = [name for name in names if name in wanted]
+        if not names:
+            return
         with CopyProcess(dim, self._search_threads) as process:
             for name in names:
-                self._purge_collection(name, dim, process)
+                self._purge_part(name, dim, process)
 
-    def _purge_collection(self, name: str, dim: int, process: CopyProcess) -> None:
+    def _purge_part(self, name: str, dim: int, process: CopyProcess) -> None:
         live = self._root / name
-        with self._purging[name]:  # one rebuild of a collection at a time
+        with self._purging[name]:  # one rebuild of a part at a time
             with self._writer(name):
                 if name not in self._dirty:
                     return  # purged by another caller meanwhile
@@ -911,12 +897,12 @@ class EdgeIndex:
                     what = "qdrant-edge cannot rebuild"
                     self._disk.require_room_to_rebuild(what, self._root, [name])
                 # Writes from here on are caught up into the copy, and leave the
-                # collection to be purged again (what they replace stays on disk).
+                # part to be purged again (what they replace stays on disk).
                 self._journal.start(name)
                 self._dirty.discard(name)
             try:
                 source = LeasedShard(name, self._lease, self._writer(name), self._journal)
-                with process.copy(live) as copy, _engine_errors("purge"):
+                with process.copy(live) as copy, engine_errors("purge"):
                     copy_live(copy, source)
                     with self._writer(name):
                         catch_up(copy, source, self._journal.stop(name))
@@ -931,12 +917,12 @@ class EdgeIndex:
             restrict_tree(live)  # the rebuilt shard's files
             # Same points, but another segment layout: answers kept may differ.
             if self._queries is not None:
-                self._queries.invalidate(name)
+                self._queries.invalidate(name.partition("/")[0])
 
     def _swap(self, name: str, live: Path, dim: int) -> None:
-        """Put ``name``'s sealed copy in place of its shard (the caller holds its write
-        lock): reads of it wait from the old shard's close to the copy's open."""
-        with self._leases.drained([name]), _engine_errors("purge"):
+        """Put part ``name``'s sealed copy in place of its shard (the caller holds its
+        write lock): reads of it wait from the old shard's close to the copy's open."""
+        with self._leases.drained([name]), engine_errors("purge"):
             # Not flushed first: the copy holds all of it, and the WAL too.
             self._shards[name].close()
             try:
@@ -947,8 +933,9 @@ class EdgeIndex:
                 # Swapped in whole: only the old copy is left, for remove_old(), outside
                 # the swap (reads wait here); else recover() completes or undoes it.
                 whole = not staging_dir(live).exists() and not ready_marker(live).exists()
-                extra = self._extra.get(name, {})
-                self._shards[name], _ = self._open_shard(live, dim, extra, swapped=whole)
+                extra = self._extra.get(name.partition("/")[0], {})
+                self._shards[name] = self._open_shard(live, dim, extra, swapped=whole)
+                self._unflushed[name] = 0
 
     def close(self) -> None:
         """Flush and close every shard once the calls running on it (a purge too)
@@ -966,7 +953,7 @@ class EdgeIndex:
                 self._payloads.clear()
             if self._queries is not None:
                 self._queries.clear()
-            with _engine_errors("close"):
+            with engine_errors("close"):
                 for shard in shards:
                     shard.flush()
                     shard.close()
@@ -1002,14 +989,6 @@ def _read_payloads(shard: qe.EdgeShard, ids: Sequence[str]) -> dict[str, Mapping
     return {point_id_text(r.id): engine_payload(r.payload) for r in records}
 
 
-def sparse_query(sparse: SparseVector, tenant: str) -> Any:
-    """A BM25 nearest-neighbour query on the sparse vector, in ``tenant``'s term ids."""
-    return qe.Query.Nearest(
-        qe.SparseVector(tenant_term_ids(sparse, tenant), list(sparse.values)),
-        using=SPARSE_VECTOR,
-    )
-
-
 def _vector_key(vector: NDArray[np.float32]) -> bytes:
     """A (validated) query vector as a cache key: its float32 bytes."""
     return np.ascontiguousarray(vector, dtype=np.float32).tobytes()
@@ -1018,29 +997,3 @@ def _vector_key(vector: NDArray[np.float32]) -> bytes:
 # Below this many hits a search decodes payloads itself (one engine call) instead of
 # asking the cache and, for the misses, the engine a second time.
 _CACHED_READ_MIN = 64
-
-
-def _scored(point: Any) -> ScoredPoint:
-    payload = point.payload
-    return ScoredPoint(
-        point_id_text(point.id),
-        float(point.score),
-        EMPTY_PAYLOAD if not payload else engine_payload(payload),
-    )
-
-
-_ID_TEXTS: dict[Any, str] = {}
-_ID_TEXTS_MAX = 1 << 18
-
-
-def point_id_text(point_id: Any) -> str:
-    """The engine's id (a ``uuid.UUID``) as text.
-
-    Cached, keyed by the UUID's 128-bit int: the same points come back query after
-    query, and formatting a UUID costs ~1.7 us - for ~500 hits per retrieval. (An
-    ``lru_cache`` keyed by the UUID itself pays its Python ``__hash__`` and
-    ``__eq__``: 0.5 us against 0.2.) Cleared when full; a race only formats twice.
-    """
-    key = point_id.int if type(point_id) is uuid.UUID else point_id
-    text = _ID_TEXTS.get(key)
-    return remember(_ID_TEXTS, key, str(point_id), _ID_TEXTS_MAX) if text is None else text

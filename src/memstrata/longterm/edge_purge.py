@@ -20,16 +20,23 @@ resort: copy the live points (vectors and payloads, as stored) into a fresh shar
 in a sibling directory, optimize and flush it, then swap the directories and
 delete the old one. Its WAL then holds only the live points' upserts.
 
-Without stalling anyone (docs/benchmarks.md, "Forget"): the engine's ``optimize()``,
-``flush()``, ``close()`` and ``load()`` hold Python's GIL while they run, so the copy
-is built by a child process (:class:`CopyProcess`, :mod:`memstrata.longterm.edge_rebuild`);
-this process only scrolls the live shard a page at a time and sends the pages on,
-and every thread's reads go on between pages. Writes go on too: while a collection
-is rebuilt each write notes the ids it touched (:class:`WriteJournal`), and the copy
-catches up on them (:func:`catch_up`: each id's point as it is now, or its deletion)
-in rounds while writes continue, the last round with the collection's writes held.
-No write is lost and none waits for the copy; reads of the collection wait only
-for the swap itself, while the old shard closes and the copy opens in its place.
+Without stalling anyone (docs/benchmarks.md, "Forget"): the unit rebuilt is one part
+of a collection, the shard holding one tenant group (:mod:`memstrata.longterm.edge_parts`;
+a forget rebuilds only its tenant's parts). The engine's ``optimize()``, ``flush()``,
+``close()`` and ``load()`` hold Python's GIL while they run, so the copy is built by a
+child process (:class:`CopyProcess`, :mod:`memstrata.longterm.edge_rebuild`); this
+process only scrolls the live part a page at a time and sends the pages on, and every
+thread's reads go on between pages. Writes go on too: while a part is rebuilt each
+write notes the ids it touched (:class:`WriteJournal`), and the copy catches up on
+them (:func:`catch_up`: each id's point as it is now, or its deletion) in rounds while
+writes continue, the last round with the part's writes held. No write is lost and
+none waits for the copy. What is left in the serving process is the swap: the old
+shard's ``close()`` (which flushes what it had not flushed yet) and the copy's
+``load()``. Reads and writes of that part wait for it; every other thread waits only
+while those two engine calls hold the GIL, a time that grows with the part's points
+(not the collection's); other tenants' parts are neither drained nor closed, and the
+part's point count is answered from its last reading meanwhile (a health sample asks
+for it on the read path).
 
 The swap is crash-safe: ``<name>.purge-new`` is built, then ``<name>.purge-ready``
 is written; the live directory moves to ``<name>.purge-old``, the new one takes
@@ -66,7 +73,7 @@ TRASH_SUFFIX = ".purge-old"
 # process's GIL held, so it is kept short (~4 ms at 384 dims).
 COPY_PAGE = 256
 # Catch-up rounds run while writes go on, until a round has at most FINAL_ROUND
-# ids (or after CATCH_UP_ROUNDS); the last one holds the collection's writes.
+# ids (or after CATCH_UP_ROUNDS); the last one holds the part's writes.
 CATCH_UP_ROUNDS = 8
 FINAL_ROUND = 256
 CHILD_MODULE = "memstrata.longterm.edge_rebuild"
@@ -178,10 +185,25 @@ def wire_point(record: Any) -> WirePoint:
     return (record.id, sent, record.payload or {})
 
 
+def engine_point(point: WirePoint) -> qe.Point:
+    """A point as the parent read it (:func:`memstrata.longterm.edge_purge.wire_point`)
+    back into the engine's own type (in the copy's process,
+    or in this one when a collection is split into parts)."""
+    point_id, vectors, payload = point
+    engine_vectors: dict[str, Any] = {}
+    for name, value in vectors.items():
+        if isinstance(value, np.ndarray):
+            engine_vectors[name] = value.tolist()
+        else:
+            indices, values = value
+            engine_vectors[name] = qe.SparseVector(list(indices), list(values))
+    return qe.Point(point_id, engine_vectors, dict(payload))
+
+
 class CopyProcess:
     """The child process that builds the purged copies of one :meth:`purge
     <memstrata.longterm.edge.EdgeIndex.purge>` (:data:`CHILD_MODULE`), started on
-    first use: :meth:`copy` opens one collection's copy in it.
+    first use: :meth:`copy` opens one part's copy in it.
 
     Points and deletions are sent without an answer (the pipe's buffer paces this
     process); ``optimize``, ``flush`` and ``seal`` wait for the child, and report any
@@ -201,7 +223,7 @@ class CopyProcess:
         self.close()
 
     def copy(self, live: Path) -> RemoteCopy:
-        """A new, empty copy of the shard at ``live`` in ``staging_dir(live)`` (whatever
+        """A new, empty copy of the shard (a part) at ``live`` in ``staging_dir(live)`` (whatever
         an earlier attempt left there is removed first)."""
         discard_staging(live)
         copy = RemoteCopy(self, live)
@@ -296,7 +318,7 @@ class CopyProcess:
 
 
 class RemoteCopy:
-    """One collection's copy in a :class:`CopyProcess` (a :class:`ShardCopy`).
+    """One part's copy in a :class:`CopyProcess` (a :class:`ShardCopy`).
     Leaving the ``with`` unsealed ends the process and removes the copy."""
 
     def __init__(self, process: CopyProcess, live: Path) -> None:
@@ -357,9 +379,9 @@ class ShardCopy(Protocol):
 
 
 class WriteJournal:
-    """The ids each write touched, per collection, while that collection is rebuilt.
+    """The ids each write touched, per part, while that part is rebuilt.
 
-    The index serializes it: a write notes its ids holding the collection's write
+    The index serializes it: a write notes its ids holding the part's write
     lock, and a rebuild starts, drains and stops the journal holding it too.
     """
 
@@ -407,7 +429,7 @@ class LiveShard(Protocol):
 
 
 class LeasedShard:
-    """A collection's live shard as its rebuild reads it (:class:`LiveShard`), one
+    """A part's live shard as its rebuild reads it (:class:`LiveShard`), one
     lease per call: ``lease(name)`` is the index's, ``writer`` the collection's
     write lock, ``journal`` the index's :class:`WriteJournal`."""
 
@@ -451,7 +473,7 @@ class LeasedShard:
 def copy_live(copy: ShardCopy, live: LiveShard) -> None:
     """Everything but the last catch-up: every live point into ``copy``, the copy
     optimized, then the writes made meanwhile, round after round, and a flush.
-    ``live`` is read a page at a time: reads and writes of the collection go on."""
+    ``live`` is read a page at a time: reads and writes of the part go on."""
     offset: Any = None
     while True:
         records, offset = live.page(offset)

@@ -15,7 +15,9 @@ Why a process: qdrant-edge's ``optimize()``, ``flush()``, ``close()`` and ``load
 even creating a shard's payload indexes, hold Python's GIL until they return - an
 optimize of a large copy for minutes (docs/benchmarks.md, "Forget"). Run in the
 serving process they would stop every thread, every tenant's reads, for that long;
-here they stop only this one.
+here they stop only this one. The parent's GIL is still held by the swap's
+``close()`` and ``load()`` of the part, which is why a collection is split into
+parts (:mod:`memstrata.longterm.edge_parts`).
 """
 
 from __future__ import annotations
@@ -26,29 +28,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import qdrant_edge as qe
 
-from memstrata.longterm.edge import create_shard, stored_vectors
-from memstrata.longterm.edge_purge import WirePoint, receive, send
+from memstrata.longterm.edge_purge import WirePoint, engine_point, receive, send
+from memstrata.longterm.edge_shards import create_shard, stored_vectors
 from memstrata.longterm.points import DENSE_VECTOR
 
 NICENESS = 19
 """How far the copy's priority is lowered: its CPU time must not come from reads."""
-
-
-def engine_point(point: WirePoint) -> qe.Point:
-    """A point as the parent read it (:func:`memstrata.longterm.edge_purge.wire_point`)
-    back into the engine's own type."""
-    point_id, vectors, payload = point
-    engine_vectors: dict[str, Any] = {}
-    for name, value in vectors.items():
-        if isinstance(value, np.ndarray):
-            engine_vectors[name] = value.tolist()
-        else:
-            indices, values = value
-            engine_vectors[name] = qe.SparseVector(list(indices), list(values))
-    return qe.Point(point_id, engine_vectors, dict(payload))
 
 
 def _apply(

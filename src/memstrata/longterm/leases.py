@@ -53,6 +53,12 @@ class ShardLeases:
         self._closing = False
         self._writers = {name: threading.Lock() for name in names}
 
+    def add(self, names: Collection[str]) -> None:
+        """Count ``names`` too (shards opened later); the caller holds the lock."""
+        for name in names:
+            self._users.setdefault(name, 0)
+            self._writers.setdefault(name, threading.Lock())
+
     def writer(self, name: str) -> threading.Lock | None:
         """The collection's write lock (None for an unknown name)."""
         return self._writers.get(name)
@@ -60,6 +66,10 @@ class ShardLeases:
     def all_writers(self) -> list[threading.Lock]:
         """Every write lock, always in the same order (close takes them all)."""
         return [self._writers[name] for name in sorted(self._writers)]
+
+    def swapping(self, name: str) -> bool:
+        """Whether ``name`` is being swapped now; the caller holds the lock."""
+        return name in self._swapping
 
     def wait_turn(self, name: str) -> None:
         """Wait while ``name`` is being swapped; the caller holds the lock."""

@@ -21,7 +21,7 @@ qdrant-client) and both pass one contract suite. Rules every adapter follows:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -64,9 +64,10 @@ class VectorIndex(Protocol):
         A forgotten user is ``Filter(tenant=..., user=...)``."""
         ...
 
-    def purge(self) -> None:
+    def purge(self, tenants: Collection[str] | None = None) -> None:
         """Make points deleted (or replaced) so far unrecoverable from the storage this
-        index controls; what that covers is the adapter's to say (its docstring)."""
+        index controls; what that covers is the adapter's to say (its docstring).
+        ``tenants``: at least these tenants' (a forget's); None: every tenant's."""
         ...
 
     def retrieve(

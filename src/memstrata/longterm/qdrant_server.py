@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -381,7 +381,7 @@ class QdrantServerIndex:
                 self._client.delete(collection, qm.FilterSelector(filter=flt), wait=True)
         return found
 
-    def purge(self) -> None:
+    def purge(self, tenants: Collection[str] | None = None) -> None:
         """Nothing to do from a client: the server's storage is the operator's.
 
         After a delete a Qdrant server still holds the points' data in its WAL

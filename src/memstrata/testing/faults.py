@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -215,8 +215,8 @@ class FaultyIndex(_Fault):
     def delete_where(self, collection: str, filter: Filter) -> int:
         return self.inner.delete_where(collection, filter)
 
-    def purge(self) -> None:
-        self.inner.purge()
+    def purge(self, tenants: Collection[str] | None = None) -> None:
+        self.inner.purge(tenants)
 
     def point_count(self, collection: str) -> int:
         return self.inner.point_count(collection)

@@ -103,7 +103,7 @@ def forget_user(
         stream = stream_key(tenant)
         with redis_errors("forget feedback stream rebuild"):
             redis_client.register_script(REBUILD_STREAM_LUA)(keys=[stream, rebuild_key(stream)])
-    _make_it_stick(longterm, redis_client, deleted)
+    _make_it_stick(longterm, redis_client, tenant, deleted)
     keys = erased.keys_deleted + len(cards) + events
     return ForgetReport(tenant, points, keys, erased.stream_entries_deleted)
 
@@ -155,7 +155,7 @@ def forget_memories(
     with redis_errors("forget DEL"):
         for user, slot in sorted(slots):
             keys += int(redis_client.delete(slot_key(memory_prefix, tenant, user, slot)))
-    _make_it_stick(longterm, redis_client, deleted)
+    _make_it_stick(longterm, redis_client, tenant, deleted)
     return ForgetReport(tenant, points, keys, 0)
 
 
@@ -174,7 +174,7 @@ def forget_store_items(
         raise ValidationError("where", "must select items of the tenant it deletes in")
     check_room_to_forget(longterm)
     points = longterm.index.delete_where(MEMORIES, where)
-    _make_it_stick(longterm, redis_client, deleted)
+    _make_it_stick(longterm, redis_client, tenant, deleted)
     return ForgetReport(tenant, points, 0, 0)
 
 
@@ -188,14 +188,16 @@ def check_room_to_forget(longterm: LongTermStore) -> None:
 
 
 def _make_it_stick(
-    longterm: LongTermStore, redis_client: Any, deleted: Callable[[], None] | None
+    longterm: LongTermStore, redis_client: Any, tenant: str, deleted: Callable[[], None] | None
 ) -> None:
     # Deleted is not gone: the engine's WAL and segments, and the server's AOF, keep
     # what was deleted until they are rebuilt. ``deleted`` runs first, so what it
     # writes to Valkey (the pending request dropped) is rewritten with the rest.
     if deleted is not None:
         deleted()
-    longterm.index.purge()
+    # Only what holds this tenant is rebuilt (the embedded index: the tenant's part
+    # of each collection), so a forget stalls no other tenant's reads.
+    longterm.index.purge([tenant])
     compact_persistence(redis_client)
 
 
