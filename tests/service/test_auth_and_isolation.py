@@ -12,7 +12,14 @@ from typing import Any
 import httpx
 import pytest
 import redis
-from tests.service.support import Caller, CallFailed, RunningServer, create_key, rest_call
+from tests.service.support import (
+    Caller,
+    CallFailed,
+    RunningServer,
+    create_key,
+    files_on_disk,
+    rest_call,
+)
 
 from memstrata.service.auth import AUDIT_STREAM
 from memstrata.service.operations import OPERATIONS
@@ -276,9 +283,8 @@ def test_key_use_is_audited_by_id_and_no_key_reaches_disk(server: RunningServer)
     finally:
         client.close()
     secret = key.split("_", 2)[2]
-    for path in Path(server.data_dir).rglob("*"):
-        if path.is_file():
-            assert secret.encode() not in path.read_bytes(), path
+    for path, data in files_on_disk(Path(server.data_dir)).items():
+        assert secret.encode() not in data, path
 
 
 def test_clearance_and_namespace_access_follow_the_key(server: RunningServer) -> None:
