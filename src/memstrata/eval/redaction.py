@@ -26,8 +26,8 @@ import time
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from importlib import resources
+from pathlib import Path
 from typing import Any, TextIO
 
 from memstrata.errors import ValidationError

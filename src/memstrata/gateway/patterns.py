@@ -105,7 +105,8 @@ def _check_cn_id(m: re.Match[str]) -> Kind | None:
 def _check_basic(m: re.Match[str]) -> Kind | None:
     # "Basic" is a word too: only a credential that decodes to "user:password" is one.
     try:
-        decoded = base64.b64decode(m.group("value"), validate=True).decode("ascii")
+        # UTF-8: a user or password may be "José:contraseña".
+        decoded = base64.b64decode(m.group("value"), validate=True).decode("utf-8")
     except (ValueError, UnicodeDecodeError):
         return None
     user, colon, password = decoded.partition(":")
@@ -230,8 +231,9 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         "basic_credentials",
         Kind.BASIC_AUTH,
         re.compile(
-            r"asic(?<=[Bb]asic)(?<![A-Za-z0-9][Bb]asic)"
-            r"[ \t]+(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
+            r"(?:asic|ASIC)(?<=[Bb]asic|BASIC)(?<![A-Za-z0-9][Bb]asic|[A-Za-z0-9]BASIC)"
+            # The value may stand on the next line (a folded header).
+            r"(?:[ \t]+|[ \t]*\r?\n[ \t]*)(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
             _A,
         ),
         group="value",
@@ -259,10 +261,10 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         # start with a literal instead of a slow case-insensitive group.
         re.compile(
             r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
-            r"(?:(?P<scheme>bearer|basic|token|apikey)[ \t]+)?"
+            r"(?:(?P<scheme>bearer|basic|token|apikey)(?:[ \t]+|[ \t]*\r?\n[ \t]*))?"
             # The value may not be a bare scheme word: on a second pass that is
             # all that precedes the placeholder, and it must stay as it is.
-            r"(?P<value>(?!\[redacted:)(?!(?:bearer|basic|token|apikey)[ \t])"
+            r"(?P<value>(?!\[redacted:)(?!(?:bearer|basic|token|apikey)(?:\s|$))"
             r"[a-z0-9\-._~+/=:]+)",
             _A,
         ),
@@ -293,7 +295,7 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
     Detector(
         "url_password",
         Kind.PASSWORD,
-        re.compile(r"://[^\s/@:]+:(?P<value>(?!\[REDACTED:)[^\s/@]+)@"),
+        re.compile(r"://[^\s/@:]*:(?P<value>(?!\[REDACTED:)[^\s/@]+)@"),
         group="value",
         priority=65,
     ),

@@ -30,6 +30,12 @@ from memstrata.gateway.patterns import (
     Detector,
     named_otherwise,
 )
+from memstrata.gateway.structured import (
+    find_cookies,
+    find_table_cells,
+    find_user_flags,
+    wrapped_end,
+)
 
 Rank = tuple[bool, int, int]
 Candidate = tuple[Match, Rank]
@@ -251,6 +257,12 @@ def _scan(text: str) -> list[Candidate]:
         found.extend((m, _rank(m, EMAIL_PRIORITY)) for m in find_emails(text))
     found.extend((m, _rank(m, EMAIL_PRIORITY)) for m in find_spelled_emails(lowered))
     found.extend((m, _rank(m, FIELD_PRIORITY)) for m in find_fields(text, lowered))
+    if "cookie" in lowered:
+        found.extend((m, _rank(m, _COOKIE_PRIORITY)) for m in find_cookies(text, lowered))
+    if "-u" in text:
+        found.extend((m, _rank(m, _USER_FLAG_PRIORITY)) for m in find_user_flags(text))
+    if "|" in text and "-" in text and "\n" in text:
+        found.extend((m, _rank(m, FIELD_PRIORITY)) for m in find_table_cells(text))
     for run in DIGIT_RUN_RE.finditer(text):
         digits = _run_window(text, run.start(), run.end(), _PLAIN_DIGIT_DETECTORS, found)
         if digits >= _MOBILE_DIGITS:
@@ -264,7 +276,25 @@ def _scan(text: str) -> list[Candidate]:
     if "+" in text:
         for run in PLUS_RUN_RE.finditer(text):
             _run_window(text, run.start(), run.end(), _PLUS_DIGIT_DETECTORS, found)
+    if "\n" in text:
+        found = [_wrapped(text, cand) for cand in found]
     return found
+
+
+_COOKIE_PRIORITY = 62
+_USER_FLAG_PRIORITY = 66
+
+
+def _wrapped(text: str, cand: Candidate) -> Candidate:
+    """A credential broken across lines takes the lines that continue it."""
+    match, rank = cand
+    if match.kind not in CREDENTIAL_KINDS:
+        return cand
+    end = wrapped_end(text, match.start, match.end)
+    if end == match.end:
+        return cand
+    longer = Match(match.kind, match.start, end, match.quote)
+    return (longer, _rank(longer, rank[2]))
 
 
 def _has_content(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> bool:
