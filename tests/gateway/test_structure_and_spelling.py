@@ -71,6 +71,9 @@ SECRETS: dict[str, tuple[str, str]] = {
         "8f7a6b5c4d3e2f1a0b9c8d7e",
     ),
     "backticked name": ("`password`: `Zq9!mK2p`", "Zq9!mK2p"),
+    "value in a code fence under its cue": ("Password:\n```\nQuokka5Ravine\n```", "Quokka5Ravine"),
+    "value in a code fence, Chinese": ("密码如下：\n```text\nQuokka5Ravine\n```", "Quokka5Ravine"),
+    "mysql -p quoted": ("mysql -h db -u root -p'Qk5!rav99'", "Qk5!rav99"),
     "code fence, yaml": ("```yaml\ndb:\n  password: Yml!pass99\n```", "Yml!pass99"),
     # spelling
     "accented password": ("password: Café-Élan-92", "Café-Élan-92"),
@@ -115,6 +118,8 @@ BENIGN: dict[str, str] = {
     "code fence with password code": (
         "```python\ndef check_password(pw):\n    return len(pw) > 8\n```"
     ),
+    "code fence of commands after a cue": "Reset your password:\n```bash\npasswd alice\n```",
+    "code fence of a rule after a Chinese cue": "密码规则如下：\n```\nmust be long\n```",
     "basic realm": 'WWW-Authenticate: Basic realm="api"',
     "basic as a word": "BASIC is a programming language from 1964",
     "spaced letters": "the letters a b c d e f g h come first",

@@ -118,6 +118,9 @@ _CJK_SEPARATOR = (
 # least three ASCII characters that end the value (so "使用SSO登录", Chinese again after
 # the ASCII, and "至少8位", one digit, are not values).
 _MIXED = r"[\u4e00-\u9fff]{1,16}[!#-%(-+\--:=?-Z^_a-~]{3,64}(?![\u4e00-\u9fff])"
+# A value on the next line may open a code fence ("Password:" then ```, the value,
+# ```): the fence's first line is the value.
+_FENCE = r"(?:(?:```|~~~)[A-Za-z0-9_+-]{0,20}[ \t]*\r?\n[ \t]*)?"
 _QUOTED = r"\"(?P<dq>(?:[^\"\\\n]|\\.)+)\"|'(?P<sq>[^'\n]+)'|`(?P<bq>[^`\n]+)`"
 # Markdown emphasis around a name or its separator: **Password:** `x`, __pin__ = 1234.
 _MD = r"(?:\*{1,2}|_{1,2})?"
@@ -132,7 +135,9 @@ _FIELD_TAIL_RE = re.compile(
     + _CJK_SEPARATOR
     + r"(?:[ \t]*[:：])?)"
     + _MD
-    + r"[ \t\u3000]*(?P<gap>(?:\r?\n[ \t\u3000]*)?)"
+    + r"[ \t\u3000]*(?P<gap>(?:\r?\n[ \t\u3000]*"
+    + _FENCE
+    + ")?)"
     + _MD
     + r"(?![:：={}|~])(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\"|"
     + _QUOTED
@@ -238,10 +243,12 @@ _CJK_BEFORE_RE = re.compile(
 # "=[REDACTED:...]", "=> x" and the ")：" after "(client secret" are not one).
 # (One character class, no per-character lookahead: these run after every cue.)
 _LOOSE_VALUE = r"(?P<bare>[A-Za-z0-9][!#-%(-+\--:=?-Z^_a-z~\u00c0-\u024f]{0,255})"
-_CJK_ADJACENT_RE = re.compile(r"(?:如下|如下所示)?[:：]?[ \t]*(?:\r?\n[ \t]*)?" + _LOOSE_VALUE)
+_CJK_ADJACENT_RE = re.compile(
+    r"(?:如下|如下所示)?[:：]?[ \t]*(?:\r?\n[ \t]*" + _FENCE + ")?" + _LOOSE_VALUE
+)
 # An English cue followed by its value on the same line or the next ("access token
 # 0c99b5.h4Q...", "New password" then a line break): only a value shaped like one.
-_ADJACENT_RE = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?" + _LOOSE_VALUE)
+_ADJACENT_RE = re.compile(r"[ \t]*(?:\r?\n[ \t]*" + _FENCE + ")?" + _LOOSE_VALUE)
 # A cue, a few words, then a colon and the value ("password please: X", "API key for
 # the geocoder: X", "paste this bearer into Insomnia: X").
 _WORDS_COLON_RE = re.compile(

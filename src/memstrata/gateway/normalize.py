@@ -95,6 +95,7 @@ _CJK_GAP_RE = re.compile(r"[\u4e00-\u9fff]([ \t\u3000]+)(?=[\u4e00-\u9fff])")
 # with a letter among them (digit runs are read group by group by the number
 # detectors). The hint (a literal space first: a fast scan) gates the full pattern.
 _SPACED_HINT_RE = re.compile(r" [!-~] [!-~] [!-~] [!-~] [!-~] [!-~] ")
+_LETTER_RE = re.compile(r"[A-Za-z]")
 _SPACED_RE = re.compile(r"(?<!\S)[!-~](?: [!-~]){7,}(?!\S)")
 
 
@@ -102,7 +103,7 @@ def _spaced_edits(text: str, edits: dict[int, str]) -> None:
     if _SPACED_HINT_RE.search(text) is None:
         return
     for m in _SPACED_RE.finditer(text):
-        if any(ch.isalpha() for ch in m.group()):
+        if _LETTER_RE.search(m.group()) is not None:
             for at in range(m.start() + 1, m.end(), 2):
                 edits[at] = ""
 
