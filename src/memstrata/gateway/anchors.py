@@ -141,7 +141,7 @@ _FIELD_TAIL_RE = re.compile(
     + _MD
     + r"(?![:：={}|~])(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\"|"
     + _QUOTED
-    + r"|「(?P<jq>[^」\n]+)」|“(?P<cq>[^”\n]+)”|(?P<bare>"
+    + r"|「(?P<jq>[^」\n]{1,128})」|“(?P<cq>[^”\n]{1,128})”|(?P<bare>"
     + _BARE
     + r")|(?P<mixed>"
     + _MIXED

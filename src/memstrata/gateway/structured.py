@@ -138,7 +138,13 @@ def find_table_cells(text: str) -> list[Match]:
     """Cells under a markdown table header that names a secret ("| 服务 | 密码 |",
     "| user | password |"): the header is the row above the ``|---|`` rule."""
     found: list[Match] = []
-    for rule in _RULE_RE.finditer(text):
+    rules = list(_RULE_RE.finditer(text))
+    for number, rule in enumerate(rules):
+        # A table's rows end where the next table's header starts (the line above its
+        # rule): each row is read once, however many tables follow.
+        stop = len(text)
+        if number + 1 < len(rules):
+            stop = text.rfind("\n", 0, max(0, rules[number + 1].start() - 1)) + 1
         head_end = rule.start() - 1
         if head_end <= 0:
             continue
@@ -152,7 +158,7 @@ def find_table_cells(text: str) -> list[Match]:
         if not columns:
             continue
         row_start = rule.end() + 1
-        while row_start < len(text):
+        while row_start < stop:
             row_end = text.find("\n", row_start)
             row_end = len(text) if row_end == -1 else row_end
             row = text[row_start:row_end]
