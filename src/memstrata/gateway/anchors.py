@@ -192,6 +192,7 @@ _PROSE_NOT_VALUE_WORDS = """a an the not too very so also only just still now ne
     shared used reused generated random temporary sent included attached below above
     here there that this it what which my your his her our their in on at to for of
     with by from as like and or but if when
+    see ask check contact refer look find
     continue proceed log login sign access regain unlock confirm verify complete finish
     enable protect secure avoid keep make get use change something anything one"""
 _PROSE_NOT_VALUES = frozenset(_PROSE_NOT_VALUE_WORDS.split())
@@ -373,18 +374,31 @@ def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
     # shaped value straight after the cue ("I use X as my password" and more text
     # names X, not the next word).
     match = _value_after(text, start, kw_end, kind, cjk)
-    if match is None:
+    # "$PASS", "${DB_PASSWORD}", "%PASSWORD%": the name used, not a label; only a
+    # separator ("$password = ...") gives it a value.
+    reference = start > 0 and text[start - 1] in "${%"
+    if match is None and not reference:
         match = _value_before(text, kw_start, kw_end, kind, cjk)
-    if match is None:
+    if match is None and not reference:
         match = _adjacent(text, kw_end, kind, cjk)
     if match is None or (weak and not _strong_enough(text[match.start : match.end], kind)):
         return None
+    if _VARIABLE_RE.fullmatch(text, match.start, match.end):
+        return None  # PGPASSWORD=${DB_PASSWORD}: a reference to the secret, not the secret
     if text[start:kw_end].lower().startswith("cred"):
         # Credentials come as a pair: "creds: bob / Hunter2", "credentials: bob:pw".
         pair = _PAIR_RE.match(text, match.end)
         if pair is not None:
             return Match(kind, match.start, pair.end(), match.quote)
     return match
+
+
+# A shell, batch or template variable standing for a value (upper-case or braced names
+# only: "$ecretPa55" is a password).
+_VARIABLE_RE = re.compile(
+    r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Z_][A-Z0-9_]*|%[A-Z_][A-Z0-9_]*%|"
+    r"\{\{[ \t]*[A-Za-z_][A-Za-z0-9_.]*[ \t]*\}\}"
+)
 
 
 def _strong_enough(value: str, kind: Kind) -> bool:
