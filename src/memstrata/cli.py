@@ -1547,8 +1547,8 @@ def eval_redaction(
         str,
         typer.Option(
             "--split",
-            help="Corpus split: dev | test. The test split was written before the detectors "
-            "changed and is never tuned on.",
+            help="Corpus split: dev | test | blind2. The test and blind2 splits are held back "
+            "and never tuned on.",
         ),
     ] = "dev",
     data: Annotated[

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from memstrata.cli import app
@@ -111,3 +112,19 @@ def test_a_bad_split_or_file_is_a_typed_error(tmp_path: Path) -> None:
     bad.write_text('{"id": "x"}\n', encoding="utf-8")
     result = runner.invoke(app, ["eval", "redaction", "--data", str(bad), "--json"])
     assert result.exit_code == 2 and "line 1" in json.loads(result.stdout)["error"]["message"]
+
+
+def test_a_named_split_whose_file_is_missing_is_a_typed_error_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # blind2 is a known split before its file ships; any known split without its
+    # file must say which split is missing (a stand-in name: blind2 may be installed).
+    from memstrata.eval import redaction
+
+    assert "blind2" in redaction.SPLITS
+    monkeypatch.setattr(redaction, "SPLITS", (*redaction.SPLITS, "absent9"))
+    result = runner.invoke(app, ["eval", "redaction", "--split", "absent9", "--json"])
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert error["type"] == "ValidationError"
+    assert "absent9" in error["message"] and "not installed" in error["message"]

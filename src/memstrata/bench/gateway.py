@@ -32,6 +32,9 @@ HOSTILE = {
     "glued_emails": "x=a@b.co&",
     "digits": "1 ",
     "cn_labels": "密码",
+    "markdown_tables": "| password | x |\n|---|---|\n| Qk5rav99 | y |\n",
+    "cookie_headers": "Cookie: sid=abcdef123456; ",
+    "cn_open_quotes": "密码：「",
 }
 
 

@@ -104,7 +104,7 @@ _CJK_MAX_PREFIX = 8
 # ("?token=abc&page=2", "Password=abc;Database=x") but may also be part of a
 # password ("Tr0ub4dor&3"): one is kept inside the value unless whitespace, the end,
 # or the next "name=" follows it, so a value is never cut at such a character.
-_BARE_FIRST = r"[!#-%(-+\--:=?-Z^_a-~]"
+_BARE_FIRST = r"[!#-%(-+\--:=?-Z^_a-~\u00c0-\u024f]"
 _BARE_GLUE = r"[,;&](?![A-Za-z0-9_.\-]+[ \t]*[=:])(?=" + _BARE_FIRST + ")"
 _BARE = _BARE_FIRST + r"(?:" + _BARE_FIRST + "|" + _BARE_GLUE + ")*"
 # Chinese separators: "是", "为" and the verbs of a change ("改成了", "设置为"), after
@@ -114,6 +114,13 @@ _CJK_SEPARATOR = (
     r"(?:改成了?|改为|换成了?|换为|设成了?|设为|设置为|设置成|设定为|设定成|变成了?|变为|"
     r"重置为|重置成|修改为|修改成|更新为|更新成|变更为|是|为)"
 )
+# A Chinese password with an ASCII tail ("天王盖地虎2024"): Chinese characters, then at
+# least three ASCII characters that end the value (so "使用SSO登录", Chinese again after
+# the ASCII, and "至少8位", one digit, are not values).
+_MIXED = r"[\u4e00-\u9fff]{1,16}[!#-%(-+\--:=?-Z^_a-~]{3,64}(?![\u4e00-\u9fff])"
+# A value on the next line may open a code fence ("Password:" then ```, the value,
+# ```): the fence's first line is the value.
+_FENCE = r"(?:(?:```|~~~)[A-Za-z0-9_+-]{0,20}[ \t]*\r?\n[ \t]*)?"
 _QUOTED = r"\"(?P<dq>(?:[^\"\\\n]|\\.)+)\"|'(?P<sq>[^'\n]+)'|`(?P<bq>[^`\n]+)`"
 # Markdown emphasis around a name or its separator: **Password:** `x`, __pin__ = 1234.
 _MD = r"(?:\*{1,2}|_{1,2})?"
@@ -123,17 +130,21 @@ _MD = r"(?:\*{1,2}|_{1,2})?"
 # or a value on the next line must also look like a value, not a word (checked after).
 _FIELD_TAIL_RE = re.compile(
     # A closing bracket may end the name: "客户端密钥(client secret)：X".
-    r"(?P<close>\\?[\"']?)[)\]]?" + _MD + r"[ \t\u3000]*"
+    r"(?P<close>\\?[\"'`]?)[)\]]?" + _MD + r"[ \t\u3000]*"
     r"(?P<sep>=>|->|→|[:=：|–—>]|-(?=[ \t])|"
     + _CJK_SEPARATOR
     + r"(?:[ \t]*[:：])?)"
     + _MD
-    + r"[ \t\u3000]*(?P<gap>(?:\r?\n[ \t\u3000]*)?)"
+    + r"[ \t\u3000]*(?P<gap>(?:\r?\n[ \t\u3000]*"
+    + _FENCE
+    + ")?)"
     + _MD
     + r"(?![:：={}|~])(?:\\\"(?P<eq>(?:[^\"\\\n]|\\[^\"\n])+)\\\"|"
     + _QUOTED
-    + r"|(?P<bare>"
+    + r"|「(?P<jq>[^」\n]{1,128})」|“(?P<cq>[^”\n]{1,128})”|(?P<bare>"
     + _BARE
+    + r")|(?P<mixed>"
+    + _MIXED
     + "))"
 )
 # Command-line flags take their value after a space: --password hunter2.
@@ -143,7 +154,7 @@ _FLAG_TAIL_RE = re.compile(r"(?P<close>)[ \t]+(?:" + _QUOTED + r"|(?P<bare>(?!-)
 # was X", "password is now set to: X". The value runs to the next whitespace (a
 # sentence's closing punctuation goes with it: better one character too many than
 # half a password).
-_PROSE_VALUE = r"[!#-&(-;=?-Z^_a-~][!#-;=?-Z^_a-~]*"
+_PROSE_VALUE = r"[!#-&(-;=?-Z^_a-~\u00c0-\u024f][!#-;=?-Z^_a-~\u00c0-\u024f]*"
 _PROSE_TAIL_RE = re.compile(
     r"(?P<close>)"
     r"(?:[ \t]+(?:for|to|of|on|at|in)(?:[ \t]+[^\s.,;:!?\"'=]{1,30}){1,4}?"
@@ -181,10 +192,11 @@ _PROSE_NOT_VALUE_WORDS = """a an the not too very so also only just still now ne
     shared used reused generated random temporary sent included attached below above
     here there that this it what which my your his her our their in on at to for of
     with by from as like and or but if when
+    see ask check contact refer look find
     continue proceed log login sign access regain unlock confirm verify complete finish
     enable protect secure avoid keep make get use change something anything one"""
 _PROSE_NOT_VALUES = frozenset(_PROSE_NOT_VALUE_WORDS.split())
-_VALUE_GROUPS = ("eq", "dq", "sq", "bq", "cq", "bare")
+_VALUE_GROUPS = ("eq", "dq", "sq", "bq", "cq", "jq", "bare", "mixed")
 
 
 def _name_start(text: str, end: int, cjk: bool) -> int:
@@ -231,11 +243,13 @@ _CJK_BEFORE_RE = re.compile(
 # A value standing on its own starts with a letter or a digit (so "--verbose",
 # "=[REDACTED:...]", "=> x" and the ")：" after "(client secret" are not one).
 # (One character class, no per-character lookahead: these run after every cue.)
-_LOOSE_VALUE = r"(?P<bare>[A-Za-z0-9][!#-%(-+\--:=?-Z^_a-z~]{0,255})"
-_CJK_ADJACENT_RE = re.compile(r"(?:如下|如下所示)?[:：]?[ \t]*(?:\r?\n[ \t]*)?" + _LOOSE_VALUE)
+_LOOSE_VALUE = r"(?P<bare>[A-Za-z0-9][!#-%(-+\--:=?-Z^_a-z~\u00c0-\u024f]{0,255})"
+_CJK_ADJACENT_RE = re.compile(
+    r"(?:如下|如下所示)?[:：]?[ \t]*(?:\r?\n[ \t]*" + _FENCE + ")?" + _LOOSE_VALUE
+)
 # An English cue followed by its value on the same line or the next ("access token
 # 0c99b5.h4Q...", "New password" then a line break): only a value shaped like one.
-_ADJACENT_RE = re.compile(r"[ \t]*(?:\r?\n[ \t]*)?" + _LOOSE_VALUE)
+_ADJACENT_RE = re.compile(r"[ \t]*(?:\r?\n[ \t]*" + _FENCE + ")?" + _LOOSE_VALUE)
 # A cue, a few words, then a colon and the value ("password please: X", "API key for
 # the geocoder: X", "paste this bearer into Insomnia: X").
 _WORDS_COLON_RE = re.compile(
@@ -360,18 +374,31 @@ def _field_at(text: str, kw_start: int, kw_end: int) -> Match | None:
     # shaped value straight after the cue ("I use X as my password" and more text
     # names X, not the next word).
     match = _value_after(text, start, kw_end, kind, cjk)
-    if match is None:
+    # "$PASS", "${DB_PASSWORD}", "%PASSWORD%": the name used, not a label; only a
+    # separator ("$password = ...") gives it a value.
+    reference = start > 0 and text[start - 1] in "${%"
+    if match is None and not reference:
         match = _value_before(text, kw_start, kw_end, kind, cjk)
-    if match is None:
+    if match is None and not reference:
         match = _adjacent(text, kw_end, kind, cjk)
     if match is None or (weak and not _strong_enough(text[match.start : match.end], kind)):
         return None
+    if _VARIABLE_RE.fullmatch(text, match.start, match.end):
+        return None  # PGPASSWORD=${DB_PASSWORD}: a reference to the secret, not the secret
     if text[start:kw_end].lower().startswith("cred"):
         # Credentials come as a pair: "creds: bob / Hunter2", "credentials: bob:pw".
         pair = _PAIR_RE.match(text, match.end)
         if pair is not None:
             return Match(kind, match.start, pair.end(), match.quote)
     return match
+
+
+# A shell, batch or template variable standing for a value (upper-case or braced names
+# only: "$ecretPa55" is a password).
+_VARIABLE_RE = re.compile(
+    r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Z_][A-Z0-9_]*|%[A-Z_][A-Z0-9_]*%|"
+    r"\{\{[ \t]*[A-Za-z_][A-Za-z0-9_.]*[ \t]*\}\}"
+)
 
 
 def _strong_enough(value: str, kind: Kind) -> bool:
@@ -561,3 +588,9 @@ def _keywords_at(lowered: str, at: int, needle: str) -> list[tuple[int, int]]:
         if offset != -1 and at >= offset and lowered.startswith(keyword, at - offset):
             spans.append((at - offset, at - offset + len(keyword)))
     return spans
+
+
+# For the structure-aware detectors (:mod:`memstrata.gateway.structured`).
+random_shaped = _random_shaped
+masked_or_counted = _masked_or_counted
+prose_word = _a_word

@@ -90,11 +90,33 @@ class Normalized:
 _CJK_GAP_RE = re.compile(r"[\u4e00-\u9fff]([ \t\u3000]+)(?=[\u4e00-\u9fff])")
 
 
+# A key or password spelled out one character at a time ("s k - a b c 1 2 3 ...") reads
+# as the characters joined: a run of at least eight single characters, one space apart,
+# with a letter among them (digit runs are read group by group by the number
+# detectors). The hint (a literal space first: a fast scan) gates the full pattern.
+_SPACED_HINT_RE = re.compile(r" [!-~] [!-~] [!-~] [!-~] [!-~] [!-~] ")
+_LETTER_RE = re.compile(r"[A-Za-z]")
+_SPACED_RE = re.compile(r"(?<!\S)[!-~](?: [!-~]){7,}(?!\S)")
+
+
+def _spaced_edits(text: str, edits: dict[int, str]) -> None:
+    if _SPACED_HINT_RE.search(text) is None:
+        return
+    for m in _SPACED_RE.finditer(text):
+        if _LETTER_RE.search(m.group()) is not None:
+            for at in range(m.start() + 1, m.end(), 2):
+                edits[at] = ""
+
+
 def normalize(text: str) -> Normalized:
     """``text`` as the detectors read it (module docstring), with the offset map back."""
-    if text.isascii():
-        return Normalized(text, text, (), (), (), ())
     edits: dict[int, str] = {}
+    if text.isascii():
+        _spaced_edits(text, edits)
+        if not edits:
+            return Normalized(text, text, (), (), (), ())
+        return _build(text, edits)
+    _spaced_edits(text, edits)
     for m in _UNSTABLE_RE.finditer(text):
         out = _normalize_char(m.group())
         if out != m.group():
@@ -104,6 +126,10 @@ def normalize(text: str) -> Normalized:
             edits[at] = ""
     if not edits:
         return Normalized(text, text, (), (), (), ())
+    return _build(text, edits)
+
+
+def _build(text: str, edits: dict[int, str]) -> Normalized:
     parts: list[str] = []
     norm_starts: list[int] = []
     orig_starts: list[int] = []

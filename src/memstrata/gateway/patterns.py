@@ -35,7 +35,8 @@ class Detector:
     replaced; ``check`` confirms a candidate and may pick its kind (None rejects);
     ``priority`` breaks ties between equally long overlapping hits; ``min_token``
     marks a pattern that cannot start with a literal: it runs only when the text holds a
-    whitespace-separated token at least that long.
+    whitespace-separated token at least that long. ``needle``: a substring every match
+    holds; a text without it is skipped with one ``in`` test.
     """
 
     name: str
@@ -48,6 +49,7 @@ class Detector:
     check: Check | None = None
     priority: int = 50
     min_token: int = 0
+    needle: str = ""
 
     def candidate(self, m: re.Match[str]) -> Match | None:
         """The span to replace for regex match ``m``, or None if the check rejects it."""
@@ -105,7 +107,8 @@ def _check_cn_id(m: re.Match[str]) -> Kind | None:
 def _check_basic(m: re.Match[str]) -> Kind | None:
     # "Basic" is a word too: only a credential that decodes to "user:password" is one.
     try:
-        decoded = base64.b64decode(m.group("value"), validate=True).decode("ascii")
+        # UTF-8: a user or password may be "José:contraseña".
+        decoded = base64.b64decode(m.group("value"), validate=True).decode("utf-8")
     except (ValueError, UnicodeDecodeError):
         return None
     user, colon, password = decoded.partition(":")
@@ -151,6 +154,7 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
             r"[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
         ),
         priority=95,
+        needle="-----BEGIN",
     ),
     Detector(
         "jwt",
@@ -159,18 +163,21 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
             r"eyJ(?<![A-Za-z0-9]eyJ)[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*", _A
         ),
         priority=85,
+        needle="eyJ",
     ),
     Detector(
         "github_token",
         Kind.GITHUB_TOKEN,
         re.compile(r"gh[pousr]_(?<![A-Za-z0-9]gh[a-z]_)[A-Za-z0-9]{30,}" + _NA, _A),
         priority=85,
+        needle="gh",
     ),
     Detector(
         "github_pat",
         Kind.GITHUB_TOKEN,
         re.compile(r"github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{22,}", _A),
         priority=85,
+        needle="github_pat_",
     ),
     Detector(
         "aws_access_key",
@@ -183,18 +190,21 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         Kind.SLACK_TOKEN,
         re.compile(r"xox[abposre]-(?<![A-Za-z0-9]xox[a-z]-)[A-Za-z0-9-]{10,}", _A),
         priority=85,
+        needle="xox",
     ),
     Detector(
         "slack_app_token",
         Kind.SLACK_TOKEN,
         re.compile(r"xapp-(?<![A-Za-z0-9]xapp-)[A-Za-z0-9-]{10,}", _A),
         priority=85,
+        needle="xapp-",
     ),
     Detector(
         "google_api_key",
         Kind.GOOGLE_API_KEY,
         re.compile(r"AIza(?<![A-Za-z0-9]AIza)[0-9A-Za-z_-]{35}", _A),
         priority=85,
+        needle="AIza",
     ),
     Detector(
         "api_key",
@@ -202,6 +212,7 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         # OpenAI (sk-, sk-proj-), Anthropic (sk-ant-), Stripe secret (sk_live_, sk_test_).
         re.compile(r"sk[-_](?<![A-Za-z0-9]sk[-_])(?:(?:live|test)_)?[A-Za-z0-9_-]{20,}", _A),
         priority=80,
+        needle="sk",
     ),
     Detector(
         # Mailgun-style keys: "key-" and 32 hex digits.
@@ -209,6 +220,7 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         Kind.API_KEY,
         re.compile(r"key-(?<![A-Za-z0-9]key-)[0-9a-f]{32}" + _NA, _A),
         priority=80,
+        needle="key-",
     ),
     Detector(
         # Stripe webhook signing secrets.
@@ -216,6 +228,7 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         Kind.SECRET,
         re.compile(r"whsec_(?<![A-Za-z0-9]whsec_)[A-Za-z0-9]{24,}", _A),
         priority=80,
+        needle="whsec_",
     ),
     Detector(
         # Google OAuth access tokens.
@@ -223,6 +236,7 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         Kind.BEARER_TOKEN,
         re.compile(r"ya29\.(?<![A-Za-z0-9]ya29\.)[0-9A-Za-z_-]{20,}", _A),
         priority=80,
+        needle="ya29.",
     ),
     Detector(
         # "Basic <base64 of user:password>" wherever it stands (a header's value on the
@@ -230,27 +244,47 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         "basic_credentials",
         Kind.BASIC_AUTH,
         re.compile(
+            # A literal first (fast); BASIC in capitals is the next detector.
             r"asic(?<=[Bb]asic)(?<![A-Za-z0-9][Bb]asic)"
-            r"[ \t]+(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
+            # The value may stand on the next line (a folded header).
+            r"(?:[ \t]+|[ \t]*\r?\n[ \t]*)(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
             _A,
         ),
         group="value",
         check=_check_basic,
         priority=72,
+        needle="asic",
+    ),
+    Detector(
+        "basic_credentials_upper",
+        Kind.BASIC_AUTH,
+        re.compile(
+            r"BASIC(?<![A-Za-z0-9]BASIC)"
+            r"(?:[ \t]+|[ \t]*\r?\n[ \t]*)(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
+            _A,
+        ),
+        group="value",
+        check=_check_basic,
+        priority=72,
+        needle="BASIC",
     ),
     Detector(
         # mysql's password flag takes its value glued on: mysql -u root -pS3cret.
         "mysql_password_flag",
         Kind.PASSWORD,
-        re.compile(r"mysql(?:dump|admin|import|sh)?[ \t][^\n]*?[ \t]-p(?P<value>[^\s'\"]{3,})", _A),
+        re.compile(
+            r"mysql(?:dump|admin|import|sh)?[ \t][^\n]*?[ \t]-p['\"]?(?P<value>[^\s'\"]{3,})", _A
+        ),
         group="value",
         priority=65,
+        needle="mysql",
     ),
     Detector(
         "stripe_restricted_key",
         Kind.API_KEY,
         re.compile(r"rk_(?<![A-Za-z0-9]rk_)(?:live|test)_[A-Za-z0-9]{20,}", _A),
         priority=80,
+        needle="rk_",
     ),
     Detector(
         "authorization_header",
@@ -259,10 +293,10 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         # start with a literal instead of a slow case-insensitive group.
         re.compile(
             r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
-            r"(?:(?P<scheme>bearer|basic|token|apikey)[ \t]+)?"
+            r"(?:(?P<scheme>bearer|basic|token|apikey)(?:[ \t]+|[ \t]*\r?\n[ \t]*))?"
             # The value may not be a bare scheme word: on a second pass that is
             # all that precedes the placeholder, and it must stay as it is.
-            r"(?P<value>(?!\[redacted:)(?!(?:bearer|basic|token|apikey)[ \t])"
+            r"(?P<value>(?!\[redacted:)(?!(?:bearer|basic|token|apikey)(?:\s|$))"
             r"[a-z0-9\-._~+/=:]+)",
             _A,
         ),
@@ -270,6 +304,7 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         group="value",
         check=_check_auth,
         priority=75,
+        needle="authorization",
     ),
     Detector(
         "bearer_token",
@@ -279,6 +314,7 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
         lowered=True,
         group="value",
         priority=70,
+        needle="bearer",
     ),
     Detector(
         "aws_secret_key",
@@ -293,9 +329,10 @@ TOKEN_DETECTORS: tuple[Detector, ...] = (
     Detector(
         "url_password",
         Kind.PASSWORD,
-        re.compile(r"://[^\s/@:]+:(?P<value>(?!\[REDACTED:)[^\s/@]+)@"),
+        re.compile(r"://[^\s/@:]*:(?P<value>(?!\[REDACTED:)[^\s/@]+)@"),
         group="value",
         priority=65,
+        needle="://",
     ),
 )
 

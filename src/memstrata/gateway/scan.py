@@ -30,6 +30,12 @@ from memstrata.gateway.patterns import (
     Detector,
     named_otherwise,
 )
+from memstrata.gateway.structured import (
+    find_cookies,
+    find_table_cells,
+    find_user_flags,
+    wrapped_end,
+)
 
 Rank = tuple[bool, int, int]
 Candidate = tuple[Match, Rank]
@@ -98,6 +104,7 @@ def _run_window(
 
 _GROUP_RE = re.compile(r"\d+", re.ASCII)
 _SPACED_PRIORITY = 30
+_YEARS = ("18", "19", "20")
 _MIN_CARD_DIGITS = 13
 _MAX_CARD_DIGITS = 19
 _MAX_PHONE_DIGITS = 13
@@ -116,12 +123,20 @@ def _spaced_numbers(text: str, run_start: int, run_end: int, out: list[Candidate
     groups = [(g.start(), g.end()) for g in _GROUP_RE.finditer(text, run_start, run_end)]
     if len(groups) < 2:
         return
+    run_digits = "".join(text[start:end] for start, end in groups)
+    at = 0  # where group i starts in run_digits
     for i in range(len(groups)):
+        here, at = at, at + groups[i][1] - groups[i][0]
+        card = run_digits[here] in "23456"  # the issuers' first digits
+        mobile = i == 0 and run_digits[here] == "1"
+        # Without an issuer's digit or a mobile's 1, only an ID number may start here,
+        # and one has a birth year at digits 7-8 (checked first: a long run of groups
+        # that can be none of them costs one slice per group).
+        if not (card or mobile or run_digits[here + 6 : here + 8] in _YEARS):
+            continue
         if _glued_before(text, groups[i][0]):
             continue  # glued to a word or part of a dashed id: not a number of its own
         digits = ""
-        card = text[groups[i][0]] in "23456"  # the issuers' first digits
-        mobile = i == 0 and text[groups[0][0]] == "1"
         for j in range(i, len(groups)):
             if j > i and "." in text[groups[j - 1][1] : groups[j][0]]:
                 break  # a decimal point or a version's dot ends a number
@@ -134,6 +149,14 @@ def _spaced_numbers(text: str, run_start: int, run_end: int, out: list[Candidate
                 break
             if j == i:
                 continue
+            whole = i == 0 and j == len(groups) - 1
+            # Only a stretch of a size some reading accepts is looked at further.
+            if not (
+                size >= _MIN_CARD_DIGITS
+                or (ident and size == 17)
+                or (size == _MOBILE_DIGITS and whole)
+            ):
+                continue
             start, end = groups[i][0], groups[j][1]
             if _glued_after(text, end):
                 continue
@@ -143,7 +166,6 @@ def _spaced_numbers(text: str, run_start: int, run_end: int, out: list[Candidate
                 continue
             # A whole run spelling a mainland mobile number group by group
             # ("1 3 8 1 2 3 4 5 6 7 8").
-            whole = i == 0 and j == len(groups) - 1
             if size == _MOBILE_DIGITS and whole and _MOBILE_RE.fullmatch(digits):
                 _add(out, Match(Kind.PHONE, start, end), _SPACED_PRIORITY - 5)
             if ident and size == 18 and cn_id_valid(digits) and not named_otherwise(text, start):
@@ -206,10 +228,12 @@ def _add(out: list[Candidate], match: Match, priority: int) -> None:
 _LONG_TOKEN = 40
 
 
-# Every byte that cannot be part of such a token becomes a space (one C pass).
+# Every byte that can be part of such a token becomes "x", every other one a space
+# (one C pass); a run of 40 "x" is then found with a substring search, also in C.
 _TOKEN_BYTES = bytes(
-    b if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "/+=_-") else 32 for b in range(256)
+    120 if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "/+=_-") else 32 for b in range(256)
 )
+_TOKEN_NEEDLE = b"x" * _LONG_TOKEN
 # Room for the boundary lookarounds of a detector run inside a token's span.
 _TOKEN_MARGIN = 1
 
@@ -217,21 +241,19 @@ _TOKEN_MARGIN = 1
 def _long_tokens(text: str) -> list[tuple[int, int]]:
     """The spans of the runs of key characters in ``text`` long enough for a detector
     that cannot start from a literal (a bare 40-character key): looked for with the
-    regex only when a C pass (encode, translate, split) says there is one."""
+    regex only when a C pass (encode, translate, find) says there is one."""
     if len(text) < _LONG_TOKEN:
         return []
     # "ascii"/"replace" keeps one byte per character, so byte offsets are offsets.
     translated = text.encode("ascii", "replace").translate(_TOKEN_BYTES)
-    runs = translated.split()
-    if max(map(len, runs), default=0) < _LONG_TOKEN:
-        return []
     spans = []
-    cursor = 0
-    for run in runs:
-        at = translated.find(run, cursor)
-        cursor = at + len(run)
-        if len(run) >= _LONG_TOKEN:
-            spans.append((max(0, at - _TOKEN_MARGIN), min(len(text), cursor + _TOKEN_MARGIN)))
+    # The first 40 "x" of a run are at its start: each find lands on a run's start.
+    at = translated.find(_TOKEN_NEEDLE)
+    while at != -1:
+        end = translated.find(b" ", at)
+        end = len(text) if end == -1 else end
+        spans.append((max(0, at - _TOKEN_MARGIN), min(len(text), end + _TOKEN_MARGIN)))
+        at = translated.find(_TOKEN_NEEDLE, end)
     return spans
 
 
@@ -242,6 +264,9 @@ def _scan(text: str) -> list[Candidate]:
     lowered = _lower_same_length(text)
     long_tokens = _long_tokens(text)
     for det in TOKEN_DETECTORS:
+        if det.needle and det.needle not in (lowered if det.lowered else text):
+            # A C substring search (fast) instead of the regex's literal scan.
+            continue
         if det.min_token:
             for start, end in long_tokens:
                 _run(det, lowered if det.lowered else text, start, end, found)
@@ -251,6 +276,12 @@ def _scan(text: str) -> list[Candidate]:
         found.extend((m, _rank(m, EMAIL_PRIORITY)) for m in find_emails(text))
     found.extend((m, _rank(m, EMAIL_PRIORITY)) for m in find_spelled_emails(lowered))
     found.extend((m, _rank(m, FIELD_PRIORITY)) for m in find_fields(text, lowered))
+    if "cookie" in lowered:
+        found.extend((m, _rank(m, _COOKIE_PRIORITY)) for m in find_cookies(text, lowered))
+    if "-u" in text:
+        found.extend((m, _rank(m, _USER_FLAG_PRIORITY)) for m in find_user_flags(text))
+    if "|" in text and "-" in text and "\n" in text:
+        found.extend((m, _rank(m, FIELD_PRIORITY)) for m in find_table_cells(text))
     for run in DIGIT_RUN_RE.finditer(text):
         digits = _run_window(text, run.start(), run.end(), _PLAIN_DIGIT_DETECTORS, found)
         if digits >= _MOBILE_DIGITS:
@@ -264,7 +295,25 @@ def _scan(text: str) -> list[Candidate]:
     if "+" in text:
         for run in PLUS_RUN_RE.finditer(text):
             _run_window(text, run.start(), run.end(), _PLUS_DIGIT_DETECTORS, found)
+    if "\n" in text:
+        found = [_wrapped(text, cand) for cand in found]
     return found
+
+
+_COOKIE_PRIORITY = 62
+_USER_FLAG_PRIORITY = 66
+
+
+def _wrapped(text: str, cand: Candidate) -> Candidate:
+    """A credential broken across lines takes the lines that continue it."""
+    match, rank = cand
+    if match.kind not in CREDENTIAL_KINDS:
+        return cand
+    end = wrapped_end(text, match.start, match.end)
+    if end == match.end:
+        return cand
+    longer = Match(match.kind, match.start, end, match.quote)
+    return (longer, _rank(longer, rank[2]))
 
 
 def _has_content(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> bool:
