@@ -37,7 +37,7 @@ from memstrata.gateway.structured import (
     wrapped_end,
 )
 
-Rank = tuple[bool, int, int]
+Rank = tuple[bool, bool, int, int]
 Candidate = tuple[Match, Rank]
 
 # Re-scans after filling in the matches; two passes are almost always enough.
@@ -56,10 +56,22 @@ _PLAIN_DIGIT_DETECTORS = tuple(d for d in DIGIT_DETECTORS if not d.plus)
 _PLUS_DIGIT_DETECTORS = tuple(d for d in DIGIT_DETECTORS if d.plus)
 
 
+# Kinds read from a cue alone ("API key is X", "password: X"): a cluster that also
+# holds a vendor's shape (sk-proj-..., ghp_..., a JWT) is named by the shape.
+_CUE_KINDS = frozenset({Kind.SECRET, Kind.PASSWORD})
+
+
 def _rank(match: Match, priority: int) -> Rank:
     # Credentials beat PII whatever the length: a cluster holding a credential is
-    # always redacted, never masked or allowed. Then longest, then most specific.
-    return (match.kind in CREDENTIAL_KINDS, match.end - match.start, priority)
+    # always redacted, never masked or allowed. Then a shape's kind over a cue's,
+    # then longest, then most specific. The rank names a cluster; its span is the
+    # union of its members whatever the rank.
+    return (
+        match.kind in CREDENTIAL_KINDS,
+        match.kind not in _CUE_KINDS,
+        match.end - match.start,
+        priority,
+    )
 
 
 def _lower_same_length(text: str) -> str:
