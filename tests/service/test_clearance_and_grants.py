@@ -372,6 +372,8 @@ def test_no_answer_of_any_operation_carries_what_a_low_key_may_not_read(desk: De
         "create_key": {"agent": "low-made", "role": "reader", "clearance": "low"},
         "list_keys": {},
         "revoke_key": {"key_id": "0123456789abcdef"},
+        "list_dead_letters": {},
+        "replay_dead_letter": {"dead_id": "1-0"},
     }
     assert set(payloads) == {op.name for op in OPERATIONS}, "an operation is not called"
     leaks = {}

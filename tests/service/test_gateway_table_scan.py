@@ -350,6 +350,8 @@ def base_payload(name: str, scene: Scene) -> dict[str, Any]:
         },
         "feedback_report": {},
         "health_report": {"since": "1h"},
+        "list_dead_letters": {"after": "1-0", "limit": 10},
+        "replay_dead_letter": {"dead_id": "1-0"},
     }
     return payloads[name]
 

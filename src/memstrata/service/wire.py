@@ -505,6 +505,7 @@ class DeadLettersRequest(Wire):
     after: StreamIdText | None = None
     """Only dead letters after this id (the last one of the previous page)."""
     limit: Annotated[int, Field(ge=1, le=1000)] = 100
+    """At most this many, oldest first."""
 
 
 # Explicit: a DeadLetter without its stream fields (the entry's content).
@@ -535,6 +536,7 @@ class DeadLetterList(Wire):
 
 class DeadLetterRef(Wire):
     dead_id: StreamIdText
+    """The dead letter to replay: its id in the dead-letter stream (``list_dead_letters``)."""
 
 
 class ReplayedOut(Wire):
