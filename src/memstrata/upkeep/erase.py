@@ -28,7 +28,6 @@ rewritten (:func:`memstrata.working.compaction.compact_persistence`).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -42,7 +41,7 @@ from memstrata.memory.versioning import slot_key
 from memstrata.validation import check_id, check_positive_int
 from memstrata.working.keys import pref_key, recall_key, session_prefix
 from memstrata.working.redis_errors import redis_errors
-from memstrata.write.entries import F_HASH, F_PAYLOAD, QueueKeys
+from memstrata.write.entries import F_HASH, QueueKeys, entry_owner
 
 RedisClient: TypeAlias = "redis.Redis | RedisCluster"
 
@@ -190,24 +189,6 @@ class ErasureReport:
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def entry_owner(fields: Mapping[Any, Any]) -> tuple[str, str] | None:
-    """``(tenant, user)`` named by a stream entry's JSON payload (None when it names
-    none or is not JSON: nothing says whose it is)."""
-    raw = next((v for k, v in fields.items() if _text(k) == F_PAYLOAD), None)
-    if raw is None:
-        return None
-    try:
-        payload = json.loads(_text(raw))
-    except ValueError:
-        return None
-    if not isinstance(payload, dict):
-        return None
-    tenant, user = payload.get("tenant"), payload.get("user")
-    if not isinstance(tenant, str) or not isinstance(user, str):
-        return None
-    return tenant, user
 
 
 def _content_hash(fields: Mapping[Any, Any]) -> str | None:

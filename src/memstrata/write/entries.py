@@ -280,3 +280,25 @@ def safe_trim_floor(last_delivered: StreamId, oldest_pending: StreamId | None) -
     if oldest_pending is not None and oldest_pending < floor:
         return oldest_pending
     return floor
+
+
+def _as_text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def entry_owner(fields: Mapping[Any, Any]) -> tuple[str, str] | None:
+    """``(tenant, user)`` named by a stream entry's JSON payload (None when it names
+    none or is not JSON: nothing says whose it is)."""
+    raw = next((v for k, v in fields.items() if _as_text(k) == F_PAYLOAD), None)
+    if raw is None:
+        return None
+    try:
+        payload = json.loads(_as_text(raw))
+    except ValueError:
+        return None
+    if not isinstance(payload, dict):
+        return None
+    tenant, user = payload.get("tenant"), payload.get("user")
+    if not isinstance(tenant, str) or not isinstance(user, str):
+        return None
+    return tenant, user

@@ -21,14 +21,13 @@ corrections matter (docs/architecture.md, "The writer").
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from memstrata.write.entries import F_PAYLOAD
+from memstrata.write.entries import entry_owner
 
 UserKey = tuple[str, str]
 T = TypeVar("T")
@@ -37,16 +36,7 @@ T = TypeVar("T")
 def user_key(fields: Mapping[str, str]) -> UserKey | None:
     """(tenant, user) of a raw stream entry; None when its payload names neither
     (a malformed entry: it is dead-lettered without being ordered)."""
-    try:
-        payload = json.loads(fields.get(F_PAYLOAD, ""))
-    except ValueError:
-        return None
-    if not isinstance(payload, dict):
-        return None
-    tenant, user = payload.get("tenant"), payload.get("user")
-    if not isinstance(tenant, str) or not isinstance(user, str):
-        return None
-    return tenant, user
+    return entry_owner(fields)
 
 
 @dataclass(frozen=True, slots=True)
