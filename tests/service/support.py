@@ -64,18 +64,6 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     )
 
 
-def files_on_disk(root: Path, *, attempts: int = 5) -> dict[Path, bytes]:
-    """Every file under ``root`` and its bytes, read while the server may be moving
-    directories (a forget's shard rebuild swaps ``*.purge-new`` into place): a file
-    that vanished mid-scan restarts the scan, so a moved file is read where it went."""
-    for _ in range(attempts):
-        try:
-            return {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
-        except FileNotFoundError:
-            time.sleep(0.2)
-    raise AssertionError(f"{root} kept changing during {attempts} scans")
-
-
 def wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:

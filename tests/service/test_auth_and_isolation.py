@@ -17,12 +17,12 @@ from tests.service.support import (
     CallFailed,
     RunningServer,
     create_key,
-    files_on_disk,
     rest_call,
 )
 
 from memstrata.service.auth import AUDIT_STREAM
 from memstrata.service.operations import OPERATIONS
+from memstrata.testing.disk import files_holding
 from memstrata.working.embedded import socket_path_for
 
 MARKER = "zebra-marker-7731"
@@ -283,8 +283,7 @@ def test_key_use_is_audited_by_id_and_no_key_reaches_disk(server: RunningServer)
     finally:
         client.close()
     secret = key.split("_", 2)[2]
-    for path, data in files_on_disk(Path(server.data_dir)).items():
-        assert secret.encode() not in data, path
+    assert files_holding(Path(server.data_dir), secret) == []
 
 
 def test_clearance_and_namespace_access_follow_the_key(server: RunningServer) -> None:

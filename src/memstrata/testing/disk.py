@@ -5,25 +5,41 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 
-def files_holding(root: Path, needle: str) -> list[str]:
+def files_holding(root: Path, needle: str, *, attempts: int = 5) -> list[str]:
     """Every file under ``root`` whose bytes hold ``needle`` (UTF-8), as paths relative
-    to it; sockets are skipped, and a file removed while the walk runs (a server
-    replacing its own) is not there to hold anything."""
+    to it; sockets are skipped. A server may move its own files while the walk runs (a
+    forget's rebuilt shard swapped into place): a file or folder that vanished restarts
+    the walk, so a moved file is read where it went."""
     raw = needle.encode()
-    found = []
-    for folder, _, names in os.walk(root):
-        for name in names:
-            path = Path(folder) / name
-            try:
-                if not path.is_socket() and raw in path.read_bytes():
-                    found.append(str(path.relative_to(root)))
-            except FileNotFoundError:
-                continue
-    return sorted(found)
+    for _ in range(attempts):
+        vanished: list[OSError] = []
+        found = []
+        for folder, _, names in os.walk(root, onerror=_noting_vanished(vanished)):
+            for name in names:
+                path = Path(folder) / name
+                try:
+                    if not path.is_socket() and raw in path.read_bytes():
+                        found.append(str(path.relative_to(root)))
+                except FileNotFoundError as exc:
+                    vanished.append(exc)
+        if not vanished:
+            return sorted(found)
+        time.sleep(0.2)
+    raise AssertionError(f"{root} kept changing during {attempts} walks")
+
+
+def _noting_vanished(vanished: list[OSError]) -> Callable[[OSError], None]:
+    def note(exc: OSError) -> None:
+        if isinstance(exc, FileNotFoundError):
+            vanished.append(exc)
+
+    return note
 
 
 def valkey_entries(client: Any) -> dict[str, str]:
