@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memstrata.attributes import MULTI_VALUED
 from memstrata.errors import ConfigError, ValidationError
 from memstrata.validation import check_id, check_positive_int
 
@@ -384,27 +385,8 @@ class RetrievalSettings:
 
 # Attributes whose values accumulate as a set instead of superseding each other
 # (complementary information merges into one complete memory: docs/architecture.md,
-# "The writer"). The rule extractor also writes health notes, things given up
-# ("avoids"), children and pets one item per fact: a second allergy or a second child
-# adds, it does not replace.
-DEFAULT_MULTI_VALUED: frozenset[str] = frozenset(
-    {
-        "likes",
-        "dislikes",
-        "allergies",
-        "interests",
-        "health",
-        "avoids",
-        "children",
-        "pets",
-        "languages_spoken",
-        "contact_channels",
-        "喜欢",
-        "不喜欢",
-        "过敏",
-        "爱好",
-    }
-)
+# "The writer"): the attribute registry's set-valued attributes.
+DEFAULT_MULTI_VALUED: frozenset[str] = MULTI_VALUED
 
 
 def _check_fraction(name: str, value: float, *, low_open: bool = False) -> None:

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from memstrata.attributes import asked, by_name
 from memstrata.extract.lexicon import CN_PLACES
 from memstrata.extract.patterns import CN_OTHERS
 from memstrata.longterm.facade import LongTermStore
@@ -64,120 +65,8 @@ ROUTE = "current_fact"
 """The route of a current fact's episode the ranking had left out."""
 
 _I = re.IGNORECASE
-_FIRST_PERSON = re.compile(r"\b(?:I|me|my|we|our|us)\b|我", _I)
 
 
-@dataclass(frozen=True, slots=True)
-class _Cue:
-    """Questions asking an attribute's current value, and the words an episode
-    stating that attribute uses."""
-
-    asks: re.Pattern[str]
-    attributes: tuple[str, ...]
-    states: re.Pattern[str]
-
-
-_HOME_WORDS = re.compile(
-    r"\b(?:live[sd]?|living|moved|move|moving|relocat\w*|based|home|reside[sd]?|residing|"
-    r"settled|apartment|flat|house|place)\b|住|搬|定居|安家|家在|生活|房子|房租|租房|base",
-    _I,
-)
-_CUES: tuple[_Cue, ...] = (
-    _Cue(
-        re.compile(
-            r"\bwhere\b.{0,20}\b(?:live|living|based|stay|home)\b|\b(?:which|what)\s+(?:city|"
-            r"town|place|country)\b.{0,30}\b(?:live|living|based|home)\b|\b(?:near|around|close\s+"
-            r"to|next\s+to|by)\s+(?:my\s+(?:home|place|house|apartment|flat)|where\s+I\s+live)\b|"
-            r"(?:我家|我住的地方|我住处)(?:附近|旁边|周边|周围)|离我家|\bmy\s+(?:home\s+)?"
-            r"(?:city|town)\b|住(?:在)?(?:哪|什么地方)|在哪(?:个城市|里|儿)?(?:住|生活|定居|安家)|"
-            r"家在哪|住的(?:城市|地方)|住处|住所",
-            _I,
-        ),
-        ("city", "address"),
-        _HOME_WORDS,
-    ),
-    _Cue(
-        re.compile(
-            r"\b(?:shipping|delivery|mailing)\s+address\b|(?:收货|送货|收件|寄件|快递)地址|寄到哪",
-            _I,
-        ),
-        ("delivery_address",),
-        re.compile(r"\b(?:ship|deliver|send|address)\w*\b|收货|送货|寄|快递|外卖|地址", _I),
-    ),
-    _Cue(
-        re.compile(r"\bmy\s+(?:home\s+)?address\b|家庭?地址|住址", _I),
-        ("address",),
-        _HOME_WORDS,
-    ),
-    _Cue(
-        re.compile(r"\bbudget\b|\bafford\b|\bhow\s+much\s+can\s+I\s+spend\b|预算", _I),
-        ("budget",),
-        re.compile(r"\b(?:budget|spend|afford|under|up\s+to)\b|预算|花|以内|不超过", _I),
-    ),
-    _Cue(
-        re.compile(
-            r"\bwhere\s+do\s+I\s+work\b|\bmy\s+(?:job|employer|company|profession)\b|"
-            r"\bwhat\s+do\s+I\s+do\s+for\s+(?:a\s+)?(?:living|work)\b|\bwho\s+do\s+I\s+work\b|"
-            r"\b(?:current|new|present)\s+(?:job|role|position|employer|occupation)\b|"
-            r"在哪(?:里|儿|家公司)?(?:工作|上班)|做什么工作|什么工作|"
-            r"(?:我的(?:工作|职业)|职业)(?!规划|生涯|发展|培训|技能|压力)",
-            _I,
-        ),
-        ("employer", "job"),
-        re.compile(
-            r"\b(?:work\w*|job|employ\w*|hired|joined|career)\b|工作|上班|入职|跳槽|公司|做",
-            _I,
-        ),
-    ),
-    _Cue(
-        re.compile(
-            r"\bwhat\s+(?:do|can|should|don't)\s+I\s+eat\b|\bmy\s+diet\b|\bam\s+I\s+(?:a\s+)?"
-            r"(?:vegan|vegetarian)\b|我(?:能|可以|不)?吃什么|饮食|我吃素吗",
-            _I,
-        ),
-        ("diet",),
-        re.compile(r"\b(?:vegan|vegetarian|diet|eat\w*|keto|halal)\b|吃|饮食", _I),
-    ),
-    _Cue(
-        re.compile(
-            r"\b(?:contact|reach)\s+me\b|\bhow\s+should\s+(?:you|I\s+be)\b.{0,20}contact|"
-            r"怎么联系我|联系方式|联系我",
-            _I,
-        ),
-        ("contact_channel",),
-        re.compile(
-            r"\b(?:e-?mail|text|call|phone|reach|contact|message|ping)\w*\b|微信|电话|邮件|"
-            r"短信|联系",
-            _I,
-        ),
-    ),
-    _Cue(
-        re.compile(
-            r"(?:\bmy|我的?)\s*(?:(?:real|actual|true|correct|exact)\s+)?(?:birthday|date\s+of\s+"
-            r"birth|bday)\b|\bwhen\s+was\s+I\s+born\b|我的?(?:真正的?|真实的?|实际的?)?生日|"
-            r"我(?:是)?(?:哪天|什么时候|几月几号)出生",
-            _I,
-        ),
-        ("birthday",),
-        re.compile(r"\b(?:birthday|born|bday)\b|生日|出生", _I),
-    ),
-    _Cue(
-        re.compile(
-            r"\b(?:am\s+I|I'?m)\s+(?:still\s+)?allergic\b|\bmy\s+allerg(?:y|ies)\b|"
-            r"\ballergic\s+to\b.{0,20}\?|我对.{0,8}过敏|我的过敏|过敏源|我.{0,4}过敏吗",
-            _I,
-        ),
-        ("allergies",),
-        re.compile(r"\ballerg\w*\b|过敏", _I),
-    ),
-    _Cue(
-        re.compile(r"\bwhich\s+language\b|\bwhat\s+language\b|什么语言|哪种语言", _I),
-        ("language",),
-        re.compile(
-            r"\b(?:english|chinese|french|spanish|language|reply|answer)\b|中文|英文|英语", _I
-        ),
-    ),
-)
 _MULTI_VALUED_GUARD = frozenset({"likes", "dislikes", "interests", "health"})
 _SETS = frozenset({"allergies"})
 """Set-valued attributes asked here: they count only once a value was taken out of the
@@ -190,19 +79,15 @@ _TAKES_BACK = re.compile(
 
 
 def asked_attributes(question: str) -> tuple[str, ...]:
-    """The single-valued attributes whose current value ``question`` asks, in order;
-    none unless it speaks in the first person."""
-    if not _FIRST_PERSON.search(question):
-        return ()
-    found: list[str] = []
-    for cue in _CUES:
-        if cue.asks.search(question):
-            found.extend(a for a in cue.attributes if a not in found)
-    return tuple(found)
+    """The attributes whose current value ``question`` asks, in order (the registry's
+    ``asks`` cues); none unless it speaks in the first person."""
+    return asked(question)
 
 
 def _states(attribute: str) -> re.Pattern[str]:
-    return next(c.states for c in _CUES if attribute in c.attributes)
+    found = by_name(attribute)
+    assert found is not None, attribute  # asked() only names registered attributes
+    return found.states
 
 
 @dataclass(frozen=True, slots=True)
