@@ -1336,9 +1336,10 @@ def eval_extraction(
         str,
         typer.Option(
             "--split",
-            help="Rows to score: dev | test | heldback | all. Only dev is tuned on; test and "
-            "heldback (written before the rules were changed for it) never are, and each "
-            "split is reported apart.",
+            help="Rows to score: dev | test | heldback | blind | all. Only dev is tuned on; "
+            "test, heldback and blind (written before the rules were changed for them; blind by "
+            "someone who had read neither the rules nor the set) never are, and each split is "
+            "reported apart. blind's update sequences also run through engine.observe.",
         ),
     ] = "all",
     llm_base_url: Annotated[
@@ -1454,8 +1455,9 @@ def eval_replycheck(
         str,
         typer.Option(
             "--split",
-            help="Pairs: dev | test | all. The test half was written before the rules were "
-            "tuned and is never tuned on.",
+            help="Pairs: dev | test | blind | all. The test half was written before the rules "
+            "were tuned and is never tuned on; blind was written by someone who had read "
+            "neither the rules nor the set.",
         ),
     ] = "test",
     data: Annotated[
@@ -1471,6 +1473,38 @@ def eval_replycheck(
 
     with _eval_errors(as_json):
         report = run_replycheck_eval(split=split, data=data)
+    if as_json:
+        _emit_json(report)
+    else:
+        render_report(report, sys.stdout)
+
+
+@eval_app.command("scenarios")
+def eval_scenarios(
+    split: Annotated[
+        str,
+        typer.Option(
+            "--split",
+            help="blind: conversations written by someone who read neither the rules nor the "
+            "other sets; never tuned on.",
+        ),
+    ] = "blind",
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="Scenarios (JSONL) of the same shape; default: packaged."),
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Only the first N scenarios.", min=1)
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Conversations over days, then one question, through observe, build_context and
+    decide: the answer presented as confident and current, a stale value never, an
+    unrelated question bringing nothing (pass rate per category and language)."""
+    from memstrata.eval.scenarios import render_report, run_scenarios_eval
+
+    with _eval_errors(as_json):
+        report = run_scenarios_eval(split=split, data=data, limit=limit)
     if as_json:
         _emit_json(report)
     else:

@@ -112,11 +112,11 @@ from memstrata.extract.candidates import (
 from memstrata.extract.protocol import Extractor
 from memstrata.memory.versioning import item_key
 
-Split = Literal["dev", "test", "heldback"]
-SPLITS: tuple[Split, ...] = ("dev", "test", "heldback")
-SPLIT_CHOICES = ("dev", "test", "heldback", "all")
+Split = Literal["dev", "test", "heldback", "blind"]
+SPLITS: tuple[Split, ...] = ("dev", "test", "heldback", "blind")
+SPLIT_CHOICES = ("dev", "test", "heldback", "blind", "all")
 TUNED_SPLITS: tuple[Split, ...] = ("dev",)
-"""The only split the rules may be tuned on; ``test`` and ``heldback`` never are."""
+"""The only split the rules may be tuned on; ``test``, ``heldback`` and ``blind`` never are."""
 LANGS = ("en", "zh", "mixed")
 CATEGORIES = (
     "profile",
@@ -143,11 +143,17 @@ OBSERVED_AT = datetime(2025, 3, 25, 10, 30, tzinfo=UTC)
 PACKAGED_NAME = "statements.jsonl"
 HELDBACK_NAME = "heldback.jsonl"
 """The held-back split, a file of its own so its history shows it predates the rules."""
+BLIND_NAME = "blind.jsonl"
+"""The blind split (issue 32): written by someone who had read neither the rules nor
+the other sets, committed before the rules were changed for it."""
+_OWN_FILES: tuple[tuple[str, Split], ...] = ((HELDBACK_NAME, "heldback"), (BLIND_NAME, "blind"))
 
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-@]{0,127}$")
 _ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.IGNORECASE)
 _STATEMENT_KEYS = frozenset({"id", "lang", "split", "category", "role", "text", "facts", "note"})
-_SEQUENCE_KEYS = frozenset({"id", "lang", "split", "category", "role", "sequence", "final", "note"})
+_SEQUENCE_KEYS = frozenset(
+    {"id", "lang", "split", "category", "role", "sequence", "final", "old", "note"}
+)
 _ITEM_KEYS = frozenset({"subject", "attribute", "value", "kind"})
 _FINAL_KEYS = frozenset({"subject", "attribute", "value", "values"})
 
@@ -203,6 +209,8 @@ class SupersedeCase:
     texts: tuple[str, ...]
     final: FinalSlot
     note: str | None = None
+    old: tuple[str, ...] = ()
+    """Earlier values no longer true: the product path must keep them only as history."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,8 +292,9 @@ def _parse_final(line: _Line, raw: Any) -> FinalSlot:
         values: tuple[str, ...] = (line.text(raw, "value", "final"),)
     else:
         listed = raw["values"]
-        if not isinstance(listed, list) or not listed:
-            raise line.fail("final.values", "must be a non-empty list of strings")
+        # An empty set is a slot every item was taken out of ("I can eat everything now").
+        if not isinstance(listed, list):
+            raise line.fail("final.values", "must be a list of strings")
         for index, value in enumerate(listed):
             if not isinstance(value, str) or not value.strip():
                 raise line.fail(f"final.values[{index}]", "must be a non-empty string")
@@ -320,6 +329,9 @@ def _parse_row(line: _Line, raw: Any) -> Statement | SupersedeCase:
         for index, text in enumerate(texts):
             if not isinstance(text, str) or not text.strip():
                 raise line.fail(f"sequence[{index}]", "must be a non-empty string")
+        old = raw.get("old", [])
+        if not isinstance(old, list) or not all(isinstance(v, str) and v.strip() for v in old):
+            raise line.fail("old", "must be a list of non-empty strings")
         return SupersedeCase(
             ident,
             lang,
@@ -329,6 +341,7 @@ def _parse_row(line: _Line, raw: Any) -> Statement | SupersedeCase:
             tuple(texts),
             _parse_final(line, raw.get("final")),
             note,
+            tuple(old),
         )
     line.keys(raw, _STATEMENT_KEYS)
     text = line.text(raw, "text")
@@ -381,26 +394,28 @@ def _read(name: str, path: Path | None) -> str:
 def load_statements(path: Path | None = None) -> StatementSet:
     """Load and validate a labeled set; ``None`` reads the packaged one.
 
-    The packaged set is ``statements.jsonl`` (dev and test) and ``heldback.jsonl``
-    (the held-back split, whose rows must all say ``"split": "heldback"``), parsed as
-    one set so ids stay unique across both.
+    The packaged set is ``statements.jsonl`` (dev and test), ``heldback.jsonl`` (the
+    held-back split) and ``blind.jsonl`` (the blind split), each of the latter two's
+    rows saying its file's split, parsed as one set so ids stay unique across them.
     """
     if path is not None:
         return parse_statements(_read(str(path), path).splitlines(), str(path))
     main = parse_statements(_read(PACKAGED_NAME, None).splitlines(), PACKAGED_NAME)
-    held = parse_statements(_read(HELDBACK_NAME, None).splitlines(), HELDBACK_NAME)
     ids = {row.id for row in main.statements} | {case.id for case in main.sequences}
-    rows: list[Statement | SupersedeCase] = [*held.statements, *held.sequences]
-    for row in rows:
-        if row.split != "heldback":
-            raise DatasetError(HELDBACK_NAME, row.id, "split: must be heldback")
-        if row.id in ids:
-            raise DatasetError(HELDBACK_NAME, row.id, f"id: also in {PACKAGED_NAME}")
-    return StatementSet(
-        f"{PACKAGED_NAME} + {HELDBACK_NAME}",
-        main.statements + held.statements,
-        main.sequences + held.sequences,
-    )
+    statements, sequences, sources = list(main.statements), list(main.sequences), [PACKAGED_NAME]
+    for name, split in _OWN_FILES:
+        own = parse_statements(_read(name, None).splitlines(), name)
+        rows: list[Statement | SupersedeCase] = [*own.statements, *own.sequences]
+        for row in rows:
+            if row.split != split:
+                raise DatasetError(name, row.id, f"split: must be {split}")
+            if row.id in ids:
+                raise DatasetError(name, row.id, "id: also in another packaged file")
+            ids.add(row.id)
+        statements.extend(own.statements)
+        sequences.extend(own.sequences)
+        sources.append(name)
+    return StatementSet(" + ".join(sources), tuple(statements), tuple(sequences))
 
 
 # --- matching and scoring (pure) --------------------------------------------------------
@@ -753,7 +768,7 @@ def evaluate_extractors(
             "sequences": len(selected.sequences),
             "split": split,
             "tuned_on": list(TUNED_SPLITS),
-            "held_back": ["test", "heldback"],
+            "held_back": ["test", "heldback", "blind"],
         },
         "targets": {"precision": TARGET_PRECISION, "recall": TARGET_RECALL, "supersede": 1.0},
         "scored": "facts and events",
@@ -781,7 +796,16 @@ def run_extraction_eval(
     extractors: dict[str, Extractor] = {"rules": RuleExtractor()}
     if llm_base_url is not None and llm_model is not None:
         extractors["llm"] = LLMExtractor(llm_base_url, llm_model, llm_api_key)
-    return evaluate_extractors(extractors, data, split)
+    report = evaluate_extractors(extractors, data, split)
+    if split in ("blind", "all"):
+        # The blind update sequences also go through the product's write path, where a
+        # turn is read in its conversation (the extractor alone sees one text).
+        from memstrata.eval.updates import run_updates
+
+        blind = [case for case in data.sequences if case.split == "blind"]
+        if blind:
+            report["updates"] = {"blind": run_updates(blind)}
+    return report
 
 
 # --- rendering --------------------------------------------------------------------------
@@ -793,6 +817,14 @@ def _cell(value: float | None) -> str:
 
 def render_report(report: Mapping[str, Any], console: Console) -> None:
     """Tables for a terminal: per extractor and split, per attribute, then the misses."""
+    for split, updates in report.get("updates", {}).items():
+        console.print(
+            f"updates ({split}, {updates['path']}): {updates['n']} sequences, current value "
+            f"right {_cell(updates['current_right'])}, right and the old one marked "
+            f"{_cell(updates['accuracy'])}"
+        )
+        for failure in updates["failures"]:
+            console.print(f"  {failure['id']} {failure['attribute']}: {failure['why']}")
     for name, splits in report["results"].items():
         for split, scores in splits.items():
             table = Table(title=f"extraction: {name} on {split} ({scores['rows']} statements)")

@@ -7,12 +7,14 @@ pairs in English and Chinese, half of them conflicts: amounts (with units and
 currencies), dates, ids, negated facts and contradicted facts; and hard non-conflicts:
 the same value written another way, numbers unrelated to the held ones, a number the
 memories do not mention, and paraphrases that agree. It is split ``dev`` / ``test``;
-the test half was written and committed before the rules were tuned, and the rules
-are tuned on ``dev`` only. A conflict is the positive class: precision is the share
-of flagged replies that do conflict, recall the share of conflicts flagged.
-
-Each memory becomes the L3 item the engine would hand the check: a fact when it reads
-``subject attribute: value``, an episode otherwise.
+the test half was written and committed before the rules were tuned, and the rules are
+tuned on ``dev`` only. The ``blind`` split (``eval/data/replycheck_blind.jsonl``) was
+written for issue 32 by someone who had read neither the rules nor this set, and
+committed before the rules were changed for it; it is scored apart, never tuned on. A
+conflict is the positive class: precision is the share of flagged replies that do
+conflict, recall the share of conflicts flagged. Each memory becomes the L3 item the
+engine would hand the check: a fact when it reads ``subject attribute: value``, an
+episode otherwise.
 """
 
 from __future__ import annotations
@@ -28,14 +30,21 @@ from memstrata.errors import ValidationError
 from memstrata.eval.labeled import read_labeled
 from memstrata.router.bundle import ContextItem, Provenance
 
-SPLITS = ("dev", "test", "all")
+SPLITS = ("dev", "test", "blind", "all")
+BLIND = "data/replycheck_blind.jsonl"
 _FIELDS = {"id": str, "split": str, "lang": str, "kind": str, "reply": str, "conflict": bool}
 
 
 def load_pairs(path: Path | None = None) -> list[dict[str, Any]]:
     """The labeled pairs (the packaged set without ``path``); a malformed line is a
     :class:`~memstrata.errors.ValidationError` naming ``data`` and the line."""
-    return read_labeled("data/replycheck.jsonl", path, _FIELDS, also_missing=_memories_missing)
+    if path is not None:
+        return read_labeled("", path, _FIELDS, also_missing=_memories_missing)
+    return [
+        row
+        for packaged in ("data/replycheck.jsonl", BLIND)
+        for row in read_labeled(packaged, None, _FIELDS, also_missing=_memories_missing)
+    ]
 
 
 def _memories_missing(row: dict[str, Any]) -> list[str]:
