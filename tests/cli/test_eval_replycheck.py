@@ -28,7 +28,7 @@ KINDS = {
 
 
 def test_the_packaged_set_is_bilingual_half_conflicts_and_split() -> None:
-    pairs = load_pairs()
+    pairs = [p for p in load_pairs() if p["split"] != "blind"]
     assert len(pairs) >= 200 and len({p["id"] for p in pairs}) == len(pairs)
     langs = Counter(p["lang"] for p in pairs)
     assert set(langs) == {"en", "zh"} and 0.4 <= langs["zh"] / len(pairs) <= 0.6
@@ -36,6 +36,19 @@ def test_the_packaged_set_is_bilingual_half_conflicts_and_split() -> None:
     for split in ("dev", "test"):
         rows = [p for p in pairs if p["split"] == split]
         assert len(rows) >= 100 and {p["kind"] for p in rows} == KINDS
+
+
+def test_the_blind_split_is_its_own_file_scored_apart() -> None:
+    every = load_pairs()
+    blind = [p for p in every if p["split"] == "blind"]
+    assert len(blind) >= 150 and len({p["id"] for p in every}) == len(every)
+    assert {p["lang"] for p in blind} == {"en", "zh", "mixed"}
+    assert {p["kind"] for p in blind} == {"amount", "date", "id", "negation", "fact"}
+    assert 0.4 <= sum(p["conflict"] for p in blind) / len(blind) <= 0.6
+    result = runner.invoke(app, ["eval", "replycheck", "--split", "blind", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["pairs"] == len(blind) and set(report["by_split"]) == {"blind"}
 
 
 def test_the_dev_split_is_scored_as_json() -> None:
