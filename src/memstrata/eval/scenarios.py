@@ -13,6 +13,12 @@ question goes through ``engine.build_context()`` (what the model would read) and
   unless that memory also holds the answer (a statement of the change names both);
 * ``unrelated``: the block presents no L3 memory as confident.
 
+The same answers are asked of ``engine.retrieve()`` (in a confident, current item of
+its first five) and of ``engine.route()`` (in a confident L3 item of the bundle), and an
+unrelated question must get no confident item from either: the three read one
+confidence, so a scenario passes only when all three agree. Each path's own pass rate
+is reported too.
+
 The packaged ``blind`` split (``eval/data/scenarios_blind.jsonl``) was written by
 someone who had read neither the rules nor the other sets, and committed before the
 rules were changed for issue 32; nothing is tuned on it.
@@ -36,7 +42,14 @@ from memstrata.clock import FakeClock
 from memstrata.errors import ValidationError
 from memstrata.eval.labeled import read_labeled
 
-__all__ = ["CATEGORIES", "Scenario", "load_scenarios", "run_scenarios_eval", "score_block"]
+__all__ = [
+    "CATEGORIES",
+    "Scenario",
+    "load_scenarios",
+    "run_scenarios_eval",
+    "score_block",
+    "score_texts",
+]
 
 CATEGORIES = ("fact", "update", "date", "needs", "unrelated")
 SPLITS = ("blind",)
@@ -159,6 +172,46 @@ def score_block(scenario: Scenario, block: str, asked: bool) -> tuple[bool, str]
     return True, ""
 
 
+RETRIEVE_TOP = 5
+
+
+def _texts_of(item: Any) -> str:
+    parts = [item.text, *(str(f.payload.get("value", "")) for f in item.facts)]
+    return " ".join(parts)
+
+
+def _confident_retrieved(result: Any) -> list[str]:
+    return [
+        _texts_of(item)
+        for item in result.items[:RETRIEVE_TOP]
+        if not item.low_confidence
+        and item.superseded_by is None
+        and not item.payload.get("disputed")
+    ]
+
+
+def _confident_routed(bundle: Any) -> list[str]:
+    texts = []
+    for item in bundle.items:
+        if item.provenance.layer != "L3" or item.provenance.low_confidence:
+            continue
+        content = item.content
+        texts.append(str(content.get("text", "")) if isinstance(content, dict) else str(content))
+    return texts
+
+
+def score_texts(scenario: Scenario, confident: Sequence[str]) -> tuple[bool, str]:
+    """Whether the confident texts one path returned hold every answer (an unrelated
+    question: none at all)."""
+    if scenario.category == "unrelated":
+        return (not confident, "" if not confident else "a confident memory")
+    for answer in scenario.answer:
+        key = _fold(answer)
+        if not any(key in _fold(text) for text in confident):
+            return False, f"answer {answer!r} not confident"
+    return True, ""
+
+
 def _memory_block(messages: Sequence[dict[str, str]]) -> str:
     return "\n\n".join(m["content"] for m in messages if "```" in m.get("content", ""))
 
@@ -202,7 +255,8 @@ def _observe_all(engine: Any, clock: FakeClock, scenarios: Sequence[Scenario]) -
     engine.flush(3_600.0)
 
 
-def _ask(engine: Any, clock: FakeClock, scenario: Scenario) -> tuple[str, bool, dict[str, Any]]:
+def _ask(engine: Any, clock: FakeClock, scenario: Scenario) -> dict[str, Any]:
+    """The question through build_context, decide, retrieve and route, scored."""
     tenant = _tenant(scenario)
     clock.set(ASKED_AT)
     state = engine.start_session(USER, "question", tenant=tenant, session_id=f"{tenant}.q")
@@ -210,13 +264,32 @@ def _ask(engine: Any, clock: FakeClock, scenario: Scenario) -> tuple[str, bool, 
         state.session_id, None, scenario.question, system_prompt=SYSTEM_PROMPT
     )
     decision = engine.decide(state.session_id, question=scenario.question)
-    block = _memory_block(built.messages())
-    detail = {
+    retrieved = engine.retrieve(scenario.question, tenant=tenant, user=USER, k=10, now=ASKED_AT)
+    bundle = engine.route(state.session_id, query=scenario.question)
+    block_ok, block_why = score_block(
+        scenario, _memory_block(built.messages()), decision.route == "ask"
+    )
+    retrieve_ok, retrieve_why = score_texts(scenario, _confident_retrieved(retrieved))
+    route_ok, route_why = score_texts(scenario, _confident_routed(bundle))
+    reasons = [
+        f"{path}: {why}"
+        for path, ok, why in (
+            ("context", block_ok, block_why),
+            ("retrieve", retrieve_ok, retrieve_why),
+            ("route", route_ok, route_why),
+        )
+        if not ok
+    ]
+    return {
+        "passed": block_ok and retrieve_ok and route_ok,
+        "context": block_ok,
+        "retrieve": retrieve_ok,
+        "route": route_ok,
+        "reason": "; ".join(reasons),
         "l3_skipped": built.l3_skipped,
         "l3_skip_reason": built.l3_skip_reason,
         "action": decision.route,
     }
-    return block, decision.route == "ask", detail
 
 
 def run_scenarios_eval(
@@ -238,17 +311,9 @@ def run_scenarios_eval(
     with _engine(data_dir) as (engine, clock):
         _observe_all(engine, clock, scenarios)
         for scenario in scenarios:
-            block, asked, detail = _ask(engine, clock, scenario)
-            passed, reason = score_block(scenario, block, asked)
+            scored = _ask(engine, clock, scenario)
             results.append(
-                {
-                    "id": scenario.id,
-                    "lang": scenario.lang,
-                    "category": scenario.category,
-                    "passed": passed,
-                    "reason": reason,
-                    **detail,
-                }
+                {"id": scenario.id, "lang": scenario.lang, "category": scenario.category, **scored}
             )
             if progress is not None:
                 progress(scenario.id)
@@ -272,6 +337,10 @@ def _report(split: str, results: list[dict[str, Any]], seconds: float) -> dict[s
         "split": split,
         "path": "engine.observe -> flush -> engine.build_context + engine.decide",
         "overall": _rate(results),
+        "by_path": {
+            path: _rate([{"passed": r[path]} for r in results])
+            for path in ("context", "retrieve", "route")
+        },
         "by_category": by_category,
         "by_lang": {lang: _rate([r for r in results if r["lang"] == lang]) for lang in langs},
         "failures": [
@@ -290,7 +359,7 @@ def render_report(report: dict[str, Any], out: TextIO) -> None:
         f"scenarios ({report['split']}): {overall['passed']}/{overall['n']} passed "
         f"({overall['rate']}) in {report['seconds']} s\n"
     )
-    for name in ("by_category", "by_lang"):
+    for name in ("by_path", "by_category", "by_lang"):
         for key, rate in report[name].items():
             out.write(f"  {key:<10} {rate['passed']:>4}/{rate['n']:<4} {rate['rate']}\n")
     for failure in report["failures"]:
