@@ -154,7 +154,8 @@ _TOPIC_STOP = frozenset(
     """since each every per up said can could now just also only around roughly nearly
     over under until due will should get got please sure still all any much many more
     less month monthly year yearly day daily week weekly night nightly morning evening
-    time times user usual usually here there around a an one two three""".split()  # noqa: SIM905
+    time times user usual usually here there around a an one two three booked booking
+    scheduled planned set fixed""".split()  # noqa: SIM905
 )
 _ZH_STOP_WORDS = re.compile(
     "每个月|每月|每天|每年|每晚|每周|一般|已经|大约|大概|一共|总共|可以|应该|到时候"
