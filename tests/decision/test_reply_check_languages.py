@@ -12,12 +12,12 @@ against the real Valkey and Qdrant; the rest read text with the same rules."""
 from __future__ import annotations
 
 import pytest
+from tests.decision.test_reply_check_claims import Factory, check, remembered
 
 from memstrata.attributes import glossary
 from memstrata.attributes.numbers import read_amount, read_count, zh_number
 from memstrata.decision.claims import read_claims
 from memstrata.decision.consistency import text_conflicts
-from tests.decision.test_reply_check_claims import Factory, check, remembered
 
 # -- the issue's cases, through the engine ---------------------------------------------
 
@@ -65,7 +65,10 @@ def test_amounts_are_compared_after_their_numerals_and_currency_are_read(
             "我对花生过敏",
             "what can I eat",
             ("You can eat peanuts.", "Peanuts are fine for you."),
-            ("I left out the peanuts, since you're allergic.", "You can eat the peanut-free satay."),
+            (
+                "I left out the peanuts, since you're allergic.",
+                "You can eat the peanut-free satay.",
+            ),
         ),
         (
             "I'm allergic to shellfish.",

@@ -96,7 +96,9 @@ def zh_number(text: str) -> int | None:
     text = text.strip()
     if text.isdigit():
         return int(text)
-    if not text or any(c not in ZH_DIGITS and c not in _ZH_UNITS and c not in _ZH_BIG for c in text):
+    if not text or any(
+        c not in ZH_DIGITS and c not in _ZH_UNITS and c not in _ZH_BIG for c in text
+    ):
         return None
     if text[0] in "百千" or text[0] in _ZH_BIG:
         return None  # 千万 (by all means), 万一 (in case): words, not numbers
@@ -162,11 +164,11 @@ def read_amount(text: str, *, tail: bool = True) -> float | None:
     if mixed:
         value = float(mixed["n"].replace(",", ""))
         mult = _MULTIPLIERS.get((mixed["mult"] or "").casefold(), 1.0)
-        tail = mixed["tail"]
-        if tail:
+        last = mixed["tail"]
+        if last:
             if mult < 1_000.0:
                 return None  # "5百3" is not written
-            tail_value = int(tail) if tail.isdigit() else ZH_DIGITS[tail]
+            tail_value = int(last) if last.isdigit() else ZH_DIGITS[last]
             return value * mult + tail_value * mult / 10
         return value * mult
     number = zh_number(text)

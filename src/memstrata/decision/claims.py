@@ -82,7 +82,8 @@ _SLASH_DATE = re.compile(
 # An id: letters and digits (MU5123, INV-2024-0087, #5521), or a flight-style code
 # with a space (CA 1234; a currency code is an amount's, not an id).
 _ID = re.compile(
-    r"(?<![A-Za-z0-9#-])(#\d{3,}|(?!USD|CNY|RMB|EUR|GBP|JPY|HKD|AUD|CAD|SGD|CHF|KRW|INR)[A-Z]{2,3} \d{3,6}(?![\d.,])"
+    r"(?<![A-Za-z0-9#-])(#\d{3,}"
+    r"|(?!USD|CNY|RMB|EUR|GBP|JPY|HKD|AUD|CAD|SGD|CHF|KRW|INR)[A-Z]{2,3} \d{3,6}(?![\d.,])"
     r"|[A-Z0-9]+(?:-[A-Z0-9]+)*)(?![A-Za-z0-9-])"
 )
 _QUANTITY = re.compile(

@@ -260,9 +260,9 @@ def _in_clause(clause: str, held: Held) -> Iterator[str]:
     if held.residences:
         for pattern in _RESIDENCE_REPLY:
             for m in pattern.finditer(clause):
-                other = _elsewhere(m["x"], held.residences)
-                if other:
-                    yield f"says {clause!r}; the memories place the user in {other!r}"
+                elsewhere = _elsewhere(m["x"], held.residences)
+                if elsewhere:
+                    yield f"says {clause!r}; the memories place the user in {elsewhere!r}"
 
 
 def _denied(clause: str) -> Iterator[str]:
@@ -312,7 +312,9 @@ def _affirmed_in_terms(phrase: str, statements: tuple[str, ...]) -> str | None:
     rest = phrase
     for start, end, _ in sorted(found, key=lambda f: f[0], reverse=True):
         rest = rest[:start] + " " + rest[end:]
-    left = len(_words(rest) - _FILLER_EN) + len(_ZH_FILLER_CHARS.sub("", re.sub(rf"[^{_CJK}]", "", rest)))
+    left = len(_words(rest) - _FILLER_EN) + len(
+        _ZH_FILLER_CHARS.sub("", re.sub(rf"[^{_CJK}]", "", rest))
+    )
     if left > 1:
         return None
     for statement in statements:
