@@ -226,6 +226,8 @@ def test_a_broader_term_covers_the_narrower_not_its_siblings() -> None:
         (["我是素食者。"], "You're not vegetarian, so the steak works."),
         (["I hate cilantro."], "你喜欢香菜，我多放了一点。"),
         (["user allergies: 海鲜"], "You can eat shellfish."),
+        (["user 过敏: 虾"], "Shrimp is fine for you."),  # a fact stored under an alias
+        (["user languages_spoken: 粤语"], "You don't speak Cantonese, so I'll use Mandarin."),
     ],
 )
 def test_facts_are_compared_across_languages(memories: list[str], reply: str) -> None:
@@ -240,6 +242,9 @@ def test_facts_are_compared_across_languages(memories: list[str], reply: str) ->
         (["我不吃猪肉。"], "You don't eat pork, so I picked beef."),
         (["I'm allergic to shellfish."], "你可以吃鱼。"),
         (["My flight is MU1234."], "MU1234 connects to CA1234 in Beijing."),
+        # An amount alone answers the question; one beside other words is judged by them.
+        (["我的预算是8000元。"], "这个300元。"),
+        (["My budget is 8000 yuan."], "It's 300 yuan."),
     ],
 )
 def test_agreement_across_languages_is_not_a_conflict(memories: list[str], reply: str) -> None:

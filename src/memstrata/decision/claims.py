@@ -136,6 +136,11 @@ _UNIT_CLASS = {
 MONEY = frozenset({"CNY", "USD"})
 _SCALED = re.compile(r"[万千亿]|\dk|thousand|million", re.I)
 _CJK_NUMERAL_START = re.compile(r"[一二两三四五六七八九十]")
+# What a terse answer may say beside its amount ("是九千元", "about 8k").
+_ALONE_FILLER = re.compile(
+    r"\b(?:about|around|roughly|approximately|only|just|exactly)\b|是|大概|大约|约|一共|总共|只有|就",
+    re.I,
+)
 
 # Clause boundaries: punctuation (a comma between digits is a thousands separator)
 # and the connectives that start a new statement.
@@ -187,6 +192,9 @@ class Amount:
     scaled: bool = False
     """Written with a multiplier (8k, 五千, 0.8万): an amount of money or the like
     even without its unit."""
+    alone: bool = False
+    """Its sentence says nothing but amounts: a terse answer ("九千元。"), about
+    whatever was asked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +249,7 @@ def read_claims(text: str) -> Claims:
             # "weighs", "costs" restate the unit; what is weighed or paid is the topic.
             topic = (topic - _DIMENSION) or topic
             scaled = bool(_SCALED.search(said))
-            amounts.append(Amount(value, unit, said, topic, offset + at, scaled))
+            amounts.append(Amount(value, unit, said, topic, offset + at, scaled, found.alone))
         ids.extend(found.ids)
         offset += found.topics.count
     return Claims(tuple(amounts), tuple(dates), tuple(dict.fromkeys(ids)))
@@ -253,6 +261,8 @@ class _Scan:
     ids: list[str]
     amounts: list[tuple[int, float, str, str]]
     topics: _Topics
+    alone: bool = False
+    """The sentence states its amounts and nothing else ("九千元。", "About 8k.")."""
 
 
 def _scan(sentence: str) -> _Scan:
@@ -305,6 +315,7 @@ def _scan(sentence: str) -> _Scan:
     blank = _SLASH_DATE.sub(slash_date, blank)
     blank = _QUANTITY.sub(amount, _ID.sub(ident, blank))
     found.topics = _Topics(blank)
+    found.alone = not re.search(r"\w", _ALONE_FILLER.sub(" ", blank))
     return found
 
 

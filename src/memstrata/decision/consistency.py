@@ -216,14 +216,14 @@ def _said_on(held: Date, days: dict[tuple[int, int], set[int]]) -> bool:
 def _comparable(said: Amount, held: Amount) -> bool:
     """Whether a said amount is about a held one: the same unit and topic; a held bare
     number whose label the reply names; a said amount written with a multiplier but
-    no unit (8k, 五千) about held money; or a said amount that names no topic at all
-    ("九千元") against held ones of its unit."""
+    no unit (8k, 五千) about held money; or a said amount that is all its sentence says
+    ("九千元。", an answer to whatever was asked) against held ones of its unit."""
     if held.unit and held.unit == said.unit:
-        return not said.topic or same_topic(said.topic, held.topic)
+        return said.alone or same_topic(said.topic, held.topic)
     if not held.unit:
         return covers(held.topic, said.topic)
     if not said.unit and said.scaled and held.unit in MONEY:
-        return not said.topic or same_topic(said.topic, held.topic)
+        return said.alone or same_topic(said.topic, held.topic)
     return False
 
 

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from memstrata.attributes import glossary
+from memstrata.attributes import by_name, glossary
 from memstrata.cer import content_words
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -52,6 +52,7 @@ _FACT_STATEMENTS = {
     "likes": ("I like {v}.", "我喜欢{v}。"),
     "pets": ("I have {v}.", "我养了{v}。"),
     "diet": ("I'm {v}.", "我是{v}。"),
+    "languages_spoken": ("I speak {v}.", "我会说{v}。"),
 }
 # A general word and the things it covers ("you have no pets" with a dog held).
 _COVERS = {
@@ -218,7 +219,9 @@ def as_statements(text: str) -> tuple[str, ...]:
     statement per value (``;``-separated), in both languages."""
     match = _FACT.match(text.strip())
     if match:
-        templates = _FACT_STATEMENTS.get(match["attribute"].strip().casefold())
+        name = match["attribute"].strip().casefold()
+        attribute = by_name(name)  # an alias (过敏, 喜欢) names its attribute
+        templates = _FACT_STATEMENTS.get(attribute.name if attribute else name)
         if templates:
             values = [v.strip() for v in match["value"].split(";") if v.strip()]
             return tuple(t.format(v=v) for v in values for t in templates)
