@@ -242,6 +242,8 @@ def test_facts_are_compared_across_languages(memories: list[str], reply: str) ->
         (["我不吃猪肉。"], "You don't eat pork, so I picked beef."),
         (["I'm allergic to shellfish."], "你可以吃鱼。"),
         (["My flight is MU1234."], "MU1234 connects to CA1234 in Beijing."),
+        (["My order number is A1234."], "The X9000 blender ships with order A1234."),
+        (["My order number is A1234."], "The X9000 blender is in stock."),
         # An amount alone answers the question; one beside other words is judged by them.
         (["我的预算是8000元。"], "这个300元。"),
         (["My budget is 8000 yuan."], "It's 300 yuan."),

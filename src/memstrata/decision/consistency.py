@@ -191,7 +191,7 @@ def text_conflicts(reply: str, memories: Sequence[str]) -> tuple[str, ...]:
         bare = bare_id(token)
         if bare in ids or id_shape(bare) in given:
             continue
-        like = sorted(i for i in ids if id_shape(i) == id_shape(bare))
+        like = sorted(i for i in ids if _one_off(i, bare))
         if like:
             found.append(f"gives {token!r}; the memories hold {like[0]!r}")
     found.extend(contradictions(reply, read_held(memories)))
@@ -211,6 +211,17 @@ def _said_on(held: Date, days: dict[tuple[int, int], set[int]]) -> bool:
         if years is not None and (not held.year or 0 in years or held.year in years):
             return True
     return False
+
+
+def _one_off(held: str, said: str) -> bool:
+    """Whether ``said`` is ``held`` with its digits or its letters changed (A1243 for
+    A1234, CA1234 for MU1234), not an id of another family that only shares the shape
+    (X9000 beside order A1234)."""
+    if id_shape(held) != id_shape(said):
+        return False
+    letters = [re.sub(r"\d", "", t) for t in (held, said)]
+    digits = [re.sub(r"\D", "", t) for t in (held, said)]
+    return letters[0] == letters[1] or digits[0] == digits[1]
 
 
 def _comparable(said: Amount, held: Amount) -> bool:
