@@ -5,13 +5,18 @@ Chinese:
 
 * **Amounts**: a number with its unit or currency (``5000 yuan``, ``5,000元``,
   ``¥5000``, ``30万``, ``$1,200``, ``1200 dollars``, ``10 km``, ``10公里``, ``72 kg``,
-  ``15%``), normalized to a value and a unit class (CNY, USD, km, kg, %; none for a
-  bare number), and the *topic* it is stated about: the content words of its clause
-  (``budget``, ``预算``).
-* **Dates**: ``May 3``, ``3 May``, ``May 3, 2026``, ``2026-05-03``, ``5月3日``,
-  ``2026年5月3日`` as (year or none, month, day), with their topic.
-* **Ids**: order numbers and references (``A1234``, ``#5521``, ``O-1789``,
-  ``INV-2024-0087``): letters and digits, at least four, with a digit.
+  ``15%``), its numeral read by :mod:`memstrata.attributes.numbers` (``五千``,
+  ``八千块``, ``两万五``, ``0.8万``, ``5k``), normalized to a value and a unit class
+  (CNY, USD, km, kg, %; none for a bare number), and the *topic* it is stated about:
+  the content words of its clause (``budget``, ``预算``), a glossary term in either
+  language as its English key (:mod:`memstrata.attributes.glossary`: 牙医预约 and
+  "dentist appointment" agree).
+* **Dates**: ``May 3``, ``3 May``, ``May 3rd, 2026``, ``2026-05-03``, ``5月3日``,
+  ``2026年5月3日``, ``五月三号``, and ``3/5`` (read both ways) as (year or none, month,
+  day), with their topic.
+* **Ids**: order numbers, flights and references (``A1234``, ``#5521``, ``O-1789``,
+  ``INV-2024-0087``, ``MU 5123``): letters and digits, at least four, with a digit;
+  compared in upper case without ``#``, hyphens and spaces.
 * **Denials and assertions**: the reply's "you have no allergies", "you don't live
   in Berlin", "peanuts are fine for you", "你没有过敏", "花生没问题", "你不住在上海";
   the memories' affirmative statements (episodes, and facts rewritten as statements:
