@@ -184,6 +184,14 @@ def test_one_date_however_written(said: str) -> None:
     assert (3, 3) in date.days()
 
 
+def test_more_than_admits_the_values_up_to_its_next_step() -> None:
+    assert text_conflicts("你的预算一万多。", ["我的预算是12000元。"]) == ()
+    assert text_conflicts("你的预算八千多块。", ["My budget is 8,500 yuan."]) == ()
+    assert text_conflicts("Your budget is 5k+.", ["我的预算是五千五。"]) == ()
+    assert text_conflicts("你的预算一万多。", ["我的预算是22000元。"])
+    assert text_conflicts("你的预算八千多块。", ["My budget is 9,500 yuan."])
+
+
 def test_a_slash_date_agrees_read_either_way_and_conflicts_read_neither() -> None:
     held = ["My exam is on May 3."]
     assert text_conflicts("Your exam is on 3/5.", held) == ()

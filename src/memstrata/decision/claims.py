@@ -141,6 +141,8 @@ _UNIT_CLASS = {
 MONEY = frozenset({"CNY", "USD"})
 _SCALED = re.compile(r"[万千亿]|\dk|thousand|million", re.I)
 _CJK_NUMERAL_START = re.compile(r"[一二两三四五六七八九十]")
+# "More than" after a number: 一万多, 8000多元, 两千出头, 5k+.
+_AT_LEAST = re.compile(r"\s?(?:多|余|出头|\+)")
 # What a terse answer may say beside its amount ("是九千元", "about 8k").
 _ALONE_FILLER = re.compile(
     r"\b(?:about|around|roughly|approximately|only|just|exactly)\b|是|大概|大约|约|一共|总共|只有|就",
@@ -200,6 +202,20 @@ class Amount:
     alone: bool = False
     """Its sentence says nothing but amounts: a terse answer ("九千元。"), about
     whatever was asked."""
+    at_least: bool = False
+    """Said as "more than" (一万多, 8000多元, 5k+): it admits the values up to its
+    last stated digit's next step (一万多: 10,000 to 19,999)."""
+
+    def admits(self, value: float) -> bool:
+        """Whether the amount as said agrees with ``value``."""
+        if round(self.value, 6) == round(value, 6):
+            return True
+        if not self.at_least or not self.value.is_integer() or self.value <= 0:
+            return False
+        step, whole = 1, int(self.value)
+        while whole % (step * 10) == 0:
+            step *= 10
+        return self.value <= value < self.value + step
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,12 +265,14 @@ def read_claims(text: str) -> Claims:
         for start, year, month, day, said, alt in found.dates:
             topic, at = found.topics.at(start)
             dates.append(Date(year, month, day, said, topic, offset + at, alt))
-        for start, value, unit, said in found.amounts:
+        for start, value, unit, said, at_least in found.amounts:
             topic, at = found.topics.at(start)
             # "weighs", "costs" restate the unit; what is weighed or paid is the topic.
             topic = (topic - _DIMENSION) or topic
             scaled = bool(_SCALED.search(said))
-            amounts.append(Amount(value, unit, said, topic, offset + at, scaled, found.alone))
+            amounts.append(
+                Amount(value, unit, said, topic, offset + at, scaled, found.alone, at_least)
+            )
         ids.extend(found.ids)
         offset += found.topics.count
     return Claims(tuple(amounts), tuple(dates), tuple(dict.fromkeys(ids)))
@@ -264,7 +282,7 @@ def read_claims(text: str) -> Claims:
 class _Scan:
     dates: list[tuple[int, int, int, int, str, tuple[int, int] | None]]
     ids: list[str]
-    amounts: list[tuple[int, float, str, str]]
+    amounts: list[tuple[int, float, str, str, bool]]
     topics: _Topics
     alone: bool = False
     """The sentence states its amounts and nothing else ("九千元。", "About 8k.")."""
@@ -311,7 +329,8 @@ def _scan(sentence: str) -> _Scan:
             return m[0]
         if not unit and "万" in number:
             unit = "CNY"  # "30万" alone is an amount of yuan
-        found.amounts.append((m.start(), value, unit, m[0].strip()))
+        at_least = bool(_AT_LEAST.match(sentence, m.end()))
+        found.amounts.append((m.start(), value, unit, m[0].strip(), at_least))
         return _spaces(m)
 
     blank = _NOT_AMOUNTS.sub(_spaces, sentence)

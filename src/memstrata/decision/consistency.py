@@ -170,7 +170,7 @@ def text_conflicts(reply: str, memories: Sequence[str]) -> tuple[str, ...]:
     for amount in said.amounts:
         same = [(label, m) for label, m in amounts if _comparable(amount, m)]
         near = values[amount.clause]
-        if same and not any(round(m.value, 6) in near for _, m in same):
+        if same and not any(round(m.value, 6) in near or amount.admits(m.value) for _, m in same):
             label, first = same[0]
             what = f"{label} as {amount.text}" if label else repr(amount.text)
             found.append(f"gives {what}; the context holds {first.text}")
