@@ -23,7 +23,8 @@ from memstrata.decision.consistency import text_conflicts
         (["我不吃猪肉。"], "你不吃猪肉，所以我点了鸡肉。"),
         (["I'm allergic to peanuts."], "You can eat anything except peanuts."),
         (["I'm allergic to peanuts."], "You're not allergic to shellfish, so the shrimp is fine."),
-        (["user city: Shanghai"], "你住在北京。"),  # another script: not judged
+        (["user city: Shanghai"], "你住在上海浦东。"),  # the same city in another script
+        (["user city: Shanghai"], "你住在石家庄。"),  # a city the glossary lacks: not judged
         (["user budget: 5000 yuan"], "You haven't told me your budget yet."),
         (["我的预算是5000元。"], "你没告诉我你的预算。"),
         (["rms_baseline_mm_s: 2.12"], "RMS 2.2 mm/s at 08:05:10Z against 2.12 mm/s baseline [3]."),
@@ -42,6 +43,7 @@ def test_agreement_is_not_a_conflict(memories: list[str], reply: str) -> None:
         (["The support ticket is #5521."], "Your ticket #5512 is still open.", "#5512"),
         (["user diet: vegetarian"], "You're not vegetarian, so try the steak.", "vegetarian"),
         (["我讨厌香菜。"], "你喜欢香菜，我给你多加了一点。", "香菜"),
+        (["user city: Shanghai"], "你住在北京。", "Shanghai"),  # across scripts (issue 32)
     ],
 )
 def test_a_conflict_names_what_the_reply_gave(memories: list[str], reply: str, names: str) -> None:
@@ -51,7 +53,7 @@ def test_a_conflict_names_what_the_reply_gave(memories: list[str], reply: str, n
 
 def test_garbage_and_long_input_is_judged_without_an_error() -> None:
     pieces = [
-        *"0123456789.,;:!?$¥%-#_[]()你我不没有过敏元块万月日号年 aZ",
+        *"0123456789.,;:!?$¥%-#_[]()/你我不没有过敏元块万千百零两五月日号年 aZk",
         "May ",
         "you ",
         "don't ",
@@ -60,6 +62,11 @@ def test_garbage_and_long_input_is_judged_without_an_error() -> None:
         " yuan",
         "2026-05-03",
         "A1234",
+        "MU 1234",
+        "两万五",
+        "三月五号",
+        "peanut-free ",
+        "海鲜",
     ]
     rng = random.Random(25)
     for _ in range(300):

@@ -25,7 +25,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import memstrata.cer as cer
-from memstrata.decision.claims import Date, covers, id_shape, read_claims, same_topic
+from memstrata.decision.claims import (
+    MONEY,
+    Amount,
+    Date,
+    bare_id,
+    covers,
+    id_shape,
+    read_claims,
+    same_topic,
+)
 from memstrata.decision.denials import contradictions, read_held
 from memstrata.feedback.events import MEMORY_TYPES
 from memstrata.frozen import thaw
@@ -159,33 +168,30 @@ def text_conflicts(reply: str, memories: Sequence[str]) -> tuple[str, ...]:
     for stated in said.amounts:
         values.setdefault(stated.clause, set()).add(round(stated.value, 6))
     for amount in said.amounts:
-        same = [
-            (label, m)
-            for label, m in amounts
-            if (m.unit and m.unit == amount.unit and same_topic(amount.topic, m.topic))
-            or (not m.unit and covers(m.topic, amount.topic))
-        ]
+        same = [(label, m) for label, m in amounts if _comparable(amount, m)]
         near = values[amount.clause]
-        if same and not any(round(m.value, 6) in near for _, m in same):
+        if same and not any(round(m.value, 6) in near or amount.admits(m.value) for _, m in same):
             label, first = same[0]
             what = f"{label} as {amount.text}" if label else repr(amount.text)
             found.append(f"gives {what}; the context holds {first.text}")
     dates = [d for c in held for d in c.dates]
     days: dict[int, dict[tuple[int, int], set[int]]] = {}
     for stated_date in said.dates:
-        day = (stated_date.month, stated_date.day)
-        days.setdefault(stated_date.clause, {}).setdefault(day, set()).add(stated_date.year)
+        for day in stated_date.days():
+            days.setdefault(stated_date.clause, {}).setdefault(day, set()).add(stated_date.year)
     for date in said.dates:
         same_dates = [d for d in dates if same_topic(date.topic, d.topic)]
         near_days = days[date.clause]
         if same_dates and not any(_said_on(d, near_days) for d in same_dates):
             found.append(f"gives {date.text!r}; the memories hold {same_dates[0].text!r}")
-    ids = {i.lstrip("#").upper() for c in held for i in c.ids}
+    ids = {bare_id(i) for c in held for i in c.ids}
+    # A reply that gives the held id may name others of its shape (a connecting flight).
+    given = {id_shape(i) for i in said.ids if bare_id(i) in ids}
     for token in said.ids:
-        bare = token.lstrip("#").upper()
-        if bare in ids:
+        bare = bare_id(token)
+        if bare in ids or id_shape(bare) in given:
             continue
-        like = sorted(i for i in ids if id_shape(i) == id_shape(bare))
+        like = sorted(i for i in ids if _one_off(i, bare))
         if like:
             found.append(f"gives {token!r}; the memories hold {like[0]!r}")
     found.extend(contradictions(reply, read_held(memories)))
@@ -200,8 +206,36 @@ def _label(memory: str) -> str:
 
 def _said_on(held: Date, days: dict[tuple[int, int], set[int]]) -> bool:
     """Whether the clause states ``held``'s day (a year said on one side only agrees)."""
-    years = days.get((held.month, held.day))
-    return years is not None and (not held.year or 0 in years or held.year in years)
+    for day in held.days():
+        years = days.get(day)
+        if years is not None and (not held.year or 0 in years or held.year in years):
+            return True
+    return False
+
+
+def _one_off(held: str, said: str) -> bool:
+    """Whether ``said`` is ``held`` with its digits or its letters changed (A1243 for
+    A1234, CA1234 for MU1234), not an id of another family that only shares the shape
+    (X9000 beside order A1234)."""
+    if id_shape(held) != id_shape(said):
+        return False
+    letters = [re.sub(r"\d", "", t) for t in (held, said)]
+    digits = [re.sub(r"\D", "", t) for t in (held, said)]
+    return letters[0] == letters[1] or digits[0] == digits[1]
+
+
+def _comparable(said: Amount, held: Amount) -> bool:
+    """Whether a said amount is about a held one: the same unit and topic; a held bare
+    number whose label the reply names; a said amount written with a multiplier but
+    no unit (8k, 五千) about held money; or a said amount that is all its sentence says
+    ("九千元。", an answer to whatever was asked) against held ones of its unit."""
+    if held.unit and held.unit == said.unit:
+        return said.alone or same_topic(said.topic, held.topic)
+    if not held.unit:
+        return covers(held.topic, said.topic)
+    if not said.unit and said.scaled and held.unit in MONEY:
+        return said.alone or same_topic(said.topic, held.topic)
+    return False
 
 
 def context_loaded(

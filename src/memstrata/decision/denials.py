@@ -16,6 +16,11 @@ peanuts过敏。"). A reply contradicts them when it
 
 A statement the memories themselves negate ("I don't eat pork") is never affirmed,
 so a reply repeating it agrees.
+
+Foods, diets, cities and languages are compared across languages through the glossary
+(:mod:`memstrata.attributes.glossary`): "You can eat peanuts" contradicts 我对花生过敏,
+"你可以吃虾" an allergy to shellfish (shellfish covers shrimp), "Since you live in
+Beijing" a home in 上海, "你不是素食者" "I'm vegetarian".
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from memstrata.attributes import by_name, glossary
 from memstrata.cer import content_words
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -46,6 +52,7 @@ _FACT_STATEMENTS = {
     "likes": ("I like {v}.", "我喜欢{v}。"),
     "pets": ("I have {v}.", "我养了{v}。"),
     "diet": ("I'm {v}.", "我是{v}。"),
+    "languages_spoken": ("I speak {v}.", "我会说{v}。"),
 }
 # A general word and the things it covers ("you have no pets" with a dog held).
 _COVERS = {
@@ -65,6 +72,9 @@ _SKIP_EN = re.compile(
     re.I,
 )
 _SKIP_ZH = re.compile("^(?:用|需要|必|要|会|能|可以|知道|担心|清楚|确定|告诉|说|提到|提过)")
+_FOODS = frozenset({"food", "diet"})
+_VERB = frozenset({"verb"})
+_ZH_FILLER_CHARS = re.compile("[在了的是有再任何什么一个种些]")
 
 _ALLERGY_MEMORY = (
     re.compile(rf"allergic to (?P<x>[\w' -]+?){_END}", re.I),
@@ -209,7 +219,9 @@ def as_statements(text: str) -> tuple[str, ...]:
     statement per value (``;``-separated), in both languages."""
     match = _FACT.match(text.strip())
     if match:
-        templates = _FACT_STATEMENTS.get(match["attribute"].strip().casefold())
+        name = match["attribute"].strip().casefold()
+        attribute = by_name(name)  # an alias (过敏, 喜欢) names its attribute
+        templates = _FACT_STATEMENTS.get(attribute.name if attribute else name)
         if templates:
             values = [v.strip() for v in match["value"].split(";") if v.strip()]
             return tuple(t.format(v=v) for v in values for t in templates)
@@ -251,10 +263,9 @@ def _in_clause(clause: str, held: Held) -> Iterator[str]:
     if held.residences:
         for pattern in _RESIDENCE_REPLY:
             for m in pattern.finditer(clause):
-                place = m["x"]
-                same_script = [r for r in held.residences if _cjk(r) == _cjk(place)]
-                if same_script and not any(_same_place(place, r) for r in same_script):
-                    yield f"says {clause!r}; the memories place the user in {same_script[0]!r}"
+                elsewhere = _elsewhere(m["x"], held.residences)
+                if elsewhere:
+                    yield f"says {clause!r}; the memories place the user in {elsewhere!r}"
 
 
 def _denied(clause: str) -> Iterator[str]:
@@ -270,8 +281,55 @@ def _denied(clause: str) -> Iterator[str]:
             yield phrase
 
 
+def _elsewhere(place: str, residences: tuple[str, ...]) -> str | None:
+    """The held residence a reply's ``place`` is not, when no held one is it: in the
+    same script by name, across scripts through the glossary's cities (a city it does
+    not know is not judged)."""
+    verdicts: list[tuple[bool, str]] = []
+    for residence in residences:
+        if _cjk(residence) == _cjk(place):
+            verdicts.append((_same_place(place, residence), residence))
+        else:
+            same = glossary.same_city(place, residence)
+            if same is not None:
+                verdicts.append((same, residence))
+    if not verdicts or any(same for same, _ in verdicts):
+        return None
+    return verdicts[0][1]
+
+
 def _affirmed(phrase: str, statements: tuple[str, ...]) -> str | None:
-    """The memory statement that affirms ``phrase``, if any."""
+    """The memory statement that affirms ``phrase``, if any (in its words, or across
+    languages in the glossary's terms)."""
+    return _affirmed_in_words(phrase, statements) or _affirmed_in_terms(phrase, statements)
+
+
+def _affirmed_in_terms(phrase: str, statements: tuple[str, ...]) -> str | None:
+    """The statement naming every term ``phrase`` names ("live in Shanghai", 住在上海),
+    when the phrase says little else (one word at most) and names a thing, not only a
+    verb; a negated Chinese statement affirms nothing."""
+    found = list(glossary.find(phrase))
+    named = frozenset(term.key for _, _, term in found)
+    if not named or not any(term.kind != "verb" for _, _, term in found):
+        return None
+    rest = phrase
+    for start, end, _ in sorted(found, key=lambda f: f[0], reverse=True):
+        rest = rest[:start] + " " + rest[end:]
+    left = len(_words(rest) - _FILLER_EN) + len(
+        _ZH_FILLER_CHARS.sub("", re.sub(rf"[^{_CJK}]", "", rest))
+    )
+    if left > 1:
+        return None
+    for statement in statements:
+        if _cjk(statement) and _NEGATOR_ZH.search(statement):
+            continue
+        if named <= glossary.concepts(statement):
+            return statement
+    return None
+
+
+def _affirmed_in_words(phrase: str, statements: tuple[str, ...]) -> str | None:
+    """The memory statement that affirms ``phrase`` in its own words, if any."""
     if _cjk(phrase):
         candidates = {phrase, _FILLER_ZH.sub("", phrase)}
         for general, covered in _COVERS.items():
@@ -311,7 +369,13 @@ def _matching(target: str, held: tuple[str, ...], *, any_word: bool = False) -> 
         return None
     if any_word and target.strip().casefold() in ("anything", "any", "任何东西"):
         return held[0] if held else None
+    wanted = glossary.concepts(target, _FOODS)
     for item in held:
+        # Across languages and kinds: peanuts / 花生, shrimp / shellfish.
+        if wanted and any(
+            glossary.related(a, b) for a in wanted for b in glossary.concepts(item, _FOODS)
+        ):
+            return item
         if _cjk(item) or _cjk(target):
             if item in target or (len(target) >= 2 and target in item):
                 return item

@@ -8,6 +8,8 @@ are deliberately small and general (kinds of things, suffixes), never sentences.
 
 from __future__ import annotations
 
+from memstrata.attributes.numbers import EN_NUMBERS, ZH_DIGITS
+
 
 def words(text: str) -> frozenset[str]:
     """A set of words written as one ``|``-separated string (keeps tables short)."""
@@ -224,27 +226,9 @@ CN_ANIMALS = words(
     "猫|狗|猫咪|狗狗|小猫|小狗|金毛|泰迪|柯基|哈士奇|柴犬|拉布拉多|边牧|博美|比熊|萨摩耶|"
     "布偶|布偶猫|英短|美短|橘猫|兔子|仓鼠|鹦鹉|乌龟|鱼|金鱼|龙猫|刺猬|蜥蜴"
 )
+# Counts in words (read by :mod:`memstrata.attributes.numbers`, the one reader of numerals).
 NUMBER_WORDS: dict[str, int] = {
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "a couple of": 2,
-    "一": 1,
-    "两": 2,
-    "二": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
+    **EN_NUMBERS,
+    **{char: value for char, value in ZH_DIGITS.items() if value and char != "〇"},
     "十": 10,
 }

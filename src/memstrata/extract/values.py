@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from memstrata.attributes.numbers import zh_number
 from memstrata.extract.lexicon import (
     BODY_PART_STATES,
     BODY_PARTS,
@@ -129,8 +130,6 @@ _MARITAL = {
     "结婚": "已婚",
     "丧偶": "丧偶",
 }
-_CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7}
-_CN_DIGITS.update({"八": 8, "九": 9})
 
 
 def strip_tail(value: str) -> str:
@@ -148,22 +147,9 @@ def _words(value: str) -> int:
 
 
 def cn_number(text: str) -> int | None:
-    """``34`` for 三十四 (or "34"); None when ``text`` is no number up to 999."""
-    if text.isdigit():
-        return int(text)
-    if not text or any(char not in _CN_DIGITS and char not in "十百" for char in text):
-        return None
-    total, digit = 0, None
-    for char in text:
-        if char == "百":
-            total += (digit or 1) * 100
-            digit = None
-        elif char == "十":
-            total += (digit or 1) * 10
-            digit = None
-        else:
-            digit = _CN_DIGITS[char]
-    return total + (digit or 0)
+    """``34`` for 三十四 (or "34"); None when ``text`` is no number
+    (:func:`memstrata.attributes.numbers.zh_number`)."""
+    return zh_number(text)
 
 
 def split_items(value: str) -> list[str]:

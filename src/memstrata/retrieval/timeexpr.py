@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from memstrata.attributes.numbers import EN_NUMBERS, EN_VAGUE, read_count
 from memstrata.errors import ValidationError
 
 _DAY = timedelta(days=1)
@@ -31,27 +32,7 @@ class TimeWindow:
         return self.start <= moment < self.end
 
 
-_EN_NUMBERS = {
-    "a": 1,
-    "an": 1,
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "a couple of": 2,
-    "a few": 3,
-    "several": 3,
-}
-_ZH_DIGITS = {"零": 0, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5}
-_ZH_DIGITS |= {"六": 6, "七": 7, "八": 8, "九": 9}
+_EN_NUMBERS = {**EN_NUMBERS, **EN_VAGUE}
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 _ZH_UNITS = {"天": "day", "日": "day", "周": "week", "星期": "week", "礼拜": "week"}
 _ZH_UNITS |= {"个月": "month", "月": "month", "年": "year"}
@@ -105,21 +86,7 @@ _RECENT_DAYS = 14
 
 
 def _zh_number(text: str) -> int | None:
-    if text.isdigit():
-        return int(text)
-    if text == "几":
-        return 3
-    if text == "十":
-        return 10
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return (_ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + (_ZH_DIGITS.get(ones, 0))
-    value = 0
-    for ch in text:
-        if ch not in _ZH_DIGITS:
-            return None
-        value = value * 10 + _ZH_DIGITS[ch]
-    return value
+    return read_count(text, vague=True)
 
 
 def _start_of_day(moment: datetime) -> datetime:
