@@ -96,6 +96,20 @@ def test_entities_in_both_languages() -> None:
     assert any("杭州" in e.text for e in chinese if e.kind == "term")
 
 
+def test_amounts_are_read_in_digits_and_attributes_come_from_the_registry() -> None:
+    chinese = message_entities("我的预算是八千块，帮我订下个月的机票", NOW)
+    assert ("八千块", "amount", "8000") in {(e.text, e.kind, e.value) for e in chinese}
+    attributes = {e.value: e.text for e in chinese if e.kind == "attribute"}
+    assert attributes["budget"] == "预算"  # asked by name
+    assert attributes["city"] == "机票"  # implied by a trip
+    english = message_entities("Where should I eat tonight?", NOW)
+    implied = [e.value for e in english if e.kind == "attribute"]
+    assert implied[:2] == ["allergies", "diet"] and "city" in implied
+    assert not [
+        e for e in message_entities("What's the capital of Peru?", NOW) if e.kind == "attribute"
+    ]
+
+
 def test_examples_are_checked() -> None:
     with pytest.raises(ValidationError) as caught:
         IntentSpec("x", examples=("ok", " "))

@@ -30,6 +30,8 @@ from typing import Literal, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from memstrata.attributes import NEEDS, asked, by_name
+from memstrata.attributes.numbers import read_amount
 from memstrata.errors import BackendError, ValidationError
 from memstrata.language import detect_language
 from memstrata.retrieval.routes import entities as query_entities
@@ -37,7 +39,7 @@ from memstrata.retrieval.timeexpr import resolve as resolve_time
 from memstrata.router.intents import IntentRegistry, IntentSpec
 from memstrata.validation import check_positive_int
 
-EntityKind = Literal["date", "amount", "id", "number", "name", "term"]
+EntityKind = Literal["date", "amount", "id", "number", "name", "term", "attribute"]
 TextEmbedder = Callable[[Sequence[str]], NDArray[np.float32]]
 """Texts -> unit-norm rows (the multilingual embedder's ``embed``)."""
 
@@ -54,9 +56,11 @@ DEFAULT_TOP = 2
 @dataclass(frozen=True, slots=True)
 class Entity:
     """Something the message names: its text as written and a coarse kind
-    (``date``, ``amount``, ``id``, ``number``, ``name``, or ``term`` for a Chinese
-    noun phrase). ``value``: a date's window (``start/end``, ISO) or an amount's
-    number."""
+    (``date``, ``amount``, ``id``, ``number``, ``name``, ``term`` for a Chinese
+    noun phrase, or ``attribute``: a property of the user the message asks about or
+    bears on, from the attribute registry). ``value``: a date's window
+    (``start/end``, ISO), an amount's number (Chinese numerals read: 五千块 is 5000),
+    or an attribute's registry name."""
 
     text: str
     kind: EntityKind
@@ -209,6 +213,7 @@ _UNIT_AFTER = re.compile(
 )
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)*$")
 _ZH_AMOUNT = re.compile(r"[零一二两三四五六七八九十百千万\d.]+(?:元|块钱|块|美元)")
+_ZH_UNIT = re.compile(r"(?:元|块钱|块|美元)$")
 
 
 def message_entities(message: str, now: datetime) -> tuple[Entity, ...]:
@@ -220,7 +225,7 @@ def message_entities(message: str, now: datetime) -> tuple[Entity, ...]:
         span = f"{window.start.date().isoformat()}/{window.end.date().isoformat()}"
         found.append(Entity(window.phrase.strip(), "date", span))
     for match in _ZH_AMOUNT.finditer(message):
-        found.append(Entity(match.group(0), "amount", match.group(0)))
+        found.append(Entity(match.group(0), "amount", _amount_value(match.group(0))))
     seen = {e.text for e in found}
     for text in query_entities(message):
         if text in seen or (window is not None and text in window.phrase):
@@ -229,7 +234,38 @@ def message_entities(message: str, now: datetime) -> tuple[Entity, ...]:
             continue
         seen.add(text)
         found.append(_typed(text, message))
+    found.extend(_attributes(message))
     return tuple(found)
+
+
+def _amount_value(text: str) -> str:
+    """An amount's number in digits (八千块 -> 8000), or the text when unread."""
+    number = read_amount(_ZH_UNIT.sub("", text))
+    if number is None:
+        return text
+    return str(int(number)) if number.is_integer() else str(number)
+
+
+def _attributes(message: str) -> list[Entity]:
+    """The registry's attributes the message asks (its cue as the text) or implies (a
+    meal implies the allergies: the text is the word that implied it)."""
+    found: list[Entity] = []
+    named: set[str] = set()
+    for name in asked(message):
+        attribute = by_name(name)
+        cue = attribute.asks.search(message) if attribute is not None else None
+        text = cue.group(0) if cue is not None else name
+        found.append(Entity(text.strip() or name, "attribute", name))
+        named.add(name)
+    for need in NEEDS:
+        cue = need.cues.search(message)
+        if cue is None:
+            continue
+        for name in need.attributes:
+            if name not in named:
+                named.add(name)
+                found.append(Entity(cue.group(0), "attribute", name))
+    return found
 
 
 def _typed(text: str, message: str) -> Entity:

@@ -113,7 +113,7 @@ class RetrievalOut(Wire):
 # Derived from Entity.
 class EntityOut(Wire):
     text: str
-    kind: Literal["date", "amount", "id", "number", "name", "term"]
+    kind: Literal["date", "amount", "id", "number", "name", "term", "attribute"]
     value: str = ""
 
 
