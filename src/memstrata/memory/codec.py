@@ -197,6 +197,21 @@ def _dispute_payload(dispute: Dispute | None) -> dict[str, Any] | None:
     }
 
 
+def dispute_note(payload: Mapping[str, Any]) -> str | None:
+    """How a reader shows a disputed fact (``payload``: the fact's, or a context
+    item's carrying ``disputed`` and ``observed_at``): when it was stated and when,
+    and by what, it was put in doubt; None for a fact not in doubt (or unreadable)."""
+    try:
+        dispute = dispute_of_payload(payload.get("disputed"))
+    except (ValidationError, ValueError, TypeError):
+        return None
+    if dispute is None:
+        return None
+    stated = payload.get("observed_at")
+    when = f"stated {str(stated)[:10]}; " if isinstance(stated, str) and stated else ""
+    return f'{when}put in doubt on {dispute.at.date().isoformat()} by: "{dispute.text}"'
+
+
 def dispute_of_payload(value: Any) -> Dispute | None:
     """The dispute a stored ``disputed`` payload field holds (None when absent)."""
     if not isinstance(value, Mapping) or not value.get("episode"):
