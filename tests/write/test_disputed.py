@@ -24,8 +24,14 @@ CASES = (
     # (name, stated, changed, question, attribute, value)
     ("zh-moved", "我住在杭州。", "我搬家了。", "我住在哪里？", "city", "杭州"),
     ("en-jobs", "I work as a teacher.", "I changed jobs.", "What is my job?", "job", "teacher"),
-    ("en-moved", "I live in Hangzhou.", "We moved last month.", "Where do I live?", "city",
-     "Hangzhou"),
+    (
+        "en-moved",
+        "I live in Hangzhou.",
+        "We moved last month.",
+        "Where do I live?",
+        "city",
+        "Hangzhou",
+    ),
     ("zh-jobs", "我是一名老师。", "我换工作了。", "我的工作是什么？", "job", "老师"),
 )
 

@@ -76,6 +76,4 @@ def fits(value_type: str, value: str) -> bool:
         return False
     if value_type in ("place", "person") and any(ch.isdigit() for ch in value):
         return False
-    if value_type == "person" and len(value.split()) > 4:
-        return False
-    return True
+    return not (value_type == "person" and len(value.split()) > 4)

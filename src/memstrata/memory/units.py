@@ -22,8 +22,8 @@ from memstrata.validation import check_id, check_text
 __all__ = [
     "DISPUTED_FACTOR",
     "MAX_VALUE_CHARS",
-    "Dispute",
     "UNIT_KINDS",
+    "Dispute",
     "MemoryUnit",
     "UnitKind",
     "UnitSource",

@@ -38,9 +38,7 @@ def apply_disputes(
         active = store.active_fact(tenant, user, unit.subject, unit.attribute)
         if active is None or active.id is None:
             continue
-        dispute = Dispute(
-            episode=episode.id, at=episode.observed_at, text=quote, confidence=1.0
-        )
+        dispute = Dispute(episode=episode.id, at=episode.observed_at, text=quote, confidence=1.0)
         if store.dispute(tenant, active.id, dispute) is not None:
             marked.append(active.id)
     return marked

@@ -100,6 +100,7 @@ from memstrata.memory.units import (
 from memstrata.tracing import Tracing, activated, finished_span, now_ns, span
 from memstrata.working.redis_errors import redis_errors
 from memstrata.write.commit import FactBatch
+from memstrata.write.disputes import apply_disputes
 from memstrata.write.entries import QueueEntry
 from memstrata.write.index import EpisodeIndex, item_of_record
 from memstrata.write.payloads import (
@@ -112,7 +113,6 @@ from memstrata.write.payloads import (
     turn_episode,
     unit_from_payload,
 )
-from memstrata.write.disputes import apply_disputes
 from memstrata.write.removals import remove_wrong, resolve_removals
 from memstrata.write.thread import ThreadTurns
 
