@@ -30,6 +30,8 @@ logger = logging.getLogger("memstrata.write.thread")
 DEPTH = 3
 """How many earlier turns of its thread a turn is read with."""
 MAX_HELD = 8192
+MAX_HELD_CHARS = 2000
+"""The most of a turn's text kept for the turns after it (what "me too" rereads)."""
 _ROLES: frozenset[str] = frozenset({"user", "assistant", "system", "tool"})
 
 
@@ -60,7 +62,7 @@ class ThreadTurns:
         """``episode`` was prepared with ``units`` extracted from it."""
         if episode.position is None:
             return
-        turn = PriorTurn(episode.text, _role(episode.role), _facts(units))
+        turn = PriorTurn(episode.text[:MAX_HELD_CHARS], _role(episode.role), _facts(units))
         with self._lock:
             self._turns[episode.id] = turn
             self._turns.move_to_end(episode.id)
@@ -101,7 +103,7 @@ class ThreadTurns:
         out: dict[str, PriorTurn] = {}
         for record in episodes:
             named = [units[str(f)] for f in record.payload.get("facts") or () if str(f) in units]
-            text = str(record.payload.get("text", "")).strip()
+            text = str(record.payload.get("text", "")).strip()[:MAX_HELD_CHARS]
             if text:
                 out[record.id] = PriorTurn(text, _role(record.payload.get("role")), _facts(named))
         return out
