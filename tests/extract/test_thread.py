@@ -71,6 +71,14 @@ def read(c: Candidate) -> tuple[str, str, str]:
         # A question, and a hypothetical, correct nothing.
         (("My budget is 8000 yuan.",), "Actually, is it 10,000?", []),
         (("我住在杭州。",), "如果不对，是成都吗？", []),
+        # A reply is no value, whatever was stated.
+        (("I live in Hangzhou.",), "No, thanks.", []),
+        (("I live in Hangzhou.",), "Actually it's fine.", []),
+        (("I work as a teacher.",), "Sorry, never mind.", []),
+        (("I live in Hangzhou.",), "no wait, let me think", []),
+        (("我住在杭州。",), "不对，算了吧。", []),
+        (("我住在杭州。",), "不是，没事了。", []),
+        (("My budget is 8000 yuan.",), "Sorry, what was it?", []),
         # The same value said again is not a correction.
         (("I live in Hangzhou.",), "No, Hangzhou.", []),
         # A set takes items: a bare value does not say which one it replaces.
@@ -180,6 +188,13 @@ def test_shapes(value: str, kind: str) -> None:
         ("amount", "June 3", False),
         ("place", "Chengdu", True),
         ("place", "10,000", False),
+        ("place", "fine", False),
+        ("place", "thanks", False),
+        ("place", "chengdu later", False),
+        ("place", "好吧", False),
+        ("place", "New York", True),
+        ("job", "nurse", True),
+        ("job", "fine", False),
         ("place", "6月3号", False),
         ("person", "Li Wei", True),
         ("person", "R2D2 unit", False),

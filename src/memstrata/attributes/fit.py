@@ -33,6 +33,15 @@ _AMOUNT = re.compile(
 _BARE_NUMBER = re.compile(rf"^{_NUMBER}(?:\s*(?:岁|years?\s+old|个|人|只))?$", _I)
 _ID = re.compile(r"^(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9-]{4,}$", _I)
 _MAX_WORDS_CHARS = 60
+# What a reply says that is no value of anything ("No, thanks.", "Actually it's fine.").
+_NOT_VALUES = frozenset(
+    "thanks|thank you|ok|okay|fine|good|great|cool|nice|sure|right|wrong|true|false|correct|"
+    "nothing|none|it|that|this|same|yes|no|never mind|nevermind|whatever|all good|my bad|"
+    "sorry|ok then|not sure|idk|谢谢|好|好的|没事|没关系|算了|对|是的|不是|没有|一样|随便|"
+    "不知道|错了|对的|就这样".split("|")
+)
+_PARTICLES = re.compile(r"[了吧呢吗啊呀哦嗯么嘛]|谢|没事|算了")
+_NAMED_KINDS = frozenset({"place", "person", "org"})
 
 
 def shape(value: str) -> Shape:
@@ -74,6 +83,19 @@ def fits(value_type: str, value: str) -> bool:
     taken = _TAKES.get(value_type, frozenset({"words"}))
     if found not in taken:
         return False
-    if value_type in ("place", "person") and any(ch.isdigit() for ch in value):
+    text = value.strip()
+    if text.casefold().strip(".!。！ ") in _NOT_VALUES:
         return False
-    return not (value_type == "person" and len(value.split()) > 4)
+    if found == "words" and not text.isascii():
+        # Chinese: a noun phrase, not a reply ("好吧", "没事了").
+        return _PARTICLES.search(text) is None
+    if found == "words" and (len(text.split()) > 6 or text.endswith("?")):
+        return False
+    if value_type in _NAMED_KINDS:
+        # A place, a person, a company is named: its words are capitalized.
+        words = [w for w in text.split() if w.casefold() not in ("de", "of", "van", "von", "la")]
+        if not words or any(not w[0].isupper() for w in words if w[0].isalpha()):
+            return False
+    if value_type in ("place", "person") and any(ch.isdigit() for ch in text):
+        return False
+    return not (value_type == "person" and len(text.split()) > 4)

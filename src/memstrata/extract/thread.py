@@ -46,7 +46,7 @@ _IMPORTANCE = 0.7
 _BARE_CUE = re.compile(
     r"^\s*(?:no\s+wait|wait|oops|sorry|no|nope|actually|I\s+mean|rather|make\s+that|"
     r"correction|er+m?|um+)\b|\bI\s+mean\b|\bmake\s+that\b"
-    r"|^\s*(?:哦|噢|啊)?(?:不是|不|等等|等一下|抱歉|对不起|其实|准确地说|应该说)"
+    r"|^\s*(?:哦|噢|啊)?(?:不是|等等|等一下|抱歉|对不起|其实|准确地说|应该说)"
     r"|应该是|其实是|实际上是|准确(?:地)?说是",
     _I,
 )
@@ -65,6 +65,12 @@ _TRAIL = re.compile(
 )
 # Clauses of a sentence; "10,000" keeps its comma.
 _CLAUSE = re.compile(r"[，。！!;；:：]|,(?!\d{3})|\.(?!\d)")
+# A clause that answers or waves off rather than giving a value.
+_REPLY = re.compile(
+    r"算了|没事|谢谢|随便|不知道|不用了|再说|想想|\bnever\s*mind\b|\bthanks?\b|\bwhatever\b|"
+    r"\blet\s+me\s+(?:think|check|see)\b|\bnot\s+sure\b|\bforget\s+it\b",
+    _I,
+)
 _NEGATED_CLAUSE = re.compile(r"^\s*(?:not|isn'?t|wasn'?t|不是|而不是)\b", _I)
 
 _ME_TOO = re.compile(
@@ -147,9 +153,11 @@ def _bare_value(clause: str) -> str:
 
 
 def _named(clause: str) -> tuple[Attribute, str] | None:
-    """The attribute a correcting clause names by its label, with the rest of the
-    clause ("预算应该是一万元" -> budget, 一万元)."""
+    """The single-valued attribute a correcting clause names by its label, with what
+    follows the label ("预算应该是一万元" -> budget, 应该是一万元)."""
     for attribute in ATTRIBUTES:
+        if attribute.multi_valued:
+            continue
         for label in sorted(attribute.labels, key=len, reverse=True):
             if len(label) < 2 and not label.isascii():
                 continue
@@ -160,8 +168,7 @@ def _named(clause: str) -> tuple[Attribute, str] | None:
             )
             match = pattern.search(clause)
             if match is not None:
-                rest = clause[: match.start()] + " " + clause[match.end() :]
-                return attribute, rest
+                return attribute, clause[match.end() :]
     return None
 
 
@@ -174,6 +181,8 @@ def _correction(sentence: str, turn: Turn) -> Candidate | None:
     for clause in reversed(clauses):
         if _NEGATED_CLAUSE.match(clause):
             continue  # "..., not May 3" names the wrong value
+        if _REPLY.search(clause):
+            return None
         named = _named(clause)
         if named is not None:
             attribute, rest = named
@@ -227,7 +236,7 @@ def in_thread(
     if turn.role != "user":
         return tuple(found)
     made = list(found)
-    stated = any(c.kind == "fact" and c.change in ("state", "correct") for c in found)
+    stated = any(c.kind == "fact" for c in found)  # a removal says what it means too
     last = next(just_stated(turn), None)
     for sentence in split_sentences(fold_quotes(turn.text)):
         if _is_question(sentence) or HYPOTHETICAL.search(sentence):
