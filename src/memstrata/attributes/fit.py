@@ -35,10 +35,56 @@ _ID = re.compile(r"^(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9-]{4,}$", _I)
 _MAX_WORDS_CHARS = 60
 # What a reply says that is no value of anything ("No, thanks.", "Actually it's fine.").
 _NOT_VALUES = frozenset(
-    "thanks|thank you|ok|okay|fine|good|great|cool|nice|sure|right|wrong|true|false|correct|"
-    "nothing|none|it|that|this|same|yes|no|never mind|nevermind|whatever|all good|my bad|"
-    "sorry|ok then|not sure|idk|谢谢|好|好的|没事|没关系|算了|对|是的|不是|没有|一样|随便|"
-    "不知道|错了|对的|就这样".split("|")
+    [
+        "thanks",
+        "thank you",
+        "ok",
+        "okay",
+        "fine",
+        "good",
+        "great",
+        "cool",
+        "nice",
+        "sure",
+        "right",
+        "wrong",
+        "true",
+        "false",
+        "correct",
+        "nothing",
+        "none",
+        "it",
+        "that",
+        "this",
+        "same",
+        "yes",
+        "no",
+        "never mind",
+        "nevermind",
+        "whatever",
+        "all good",
+        "my bad",
+        "sorry",
+        "ok then",
+        "not sure",
+        "idk",
+        "谢谢",
+        "好",
+        "好的",
+        "没事",
+        "没关系",
+        "算了",
+        "对",
+        "是的",
+        "不是",
+        "没有",
+        "一样",
+        "随便",
+        "不知道",
+        "错了",
+        "对的",
+        "就这样",
+    ]
 )
 _PARTICLES = re.compile(r"[了吧呢吗啊呀哦嗯么嘛]|谢|没事|算了")
 _NAMED_KINDS = frozenset({"place", "person", "org"})
