@@ -137,3 +137,18 @@ def test_that_changed_disputes_the_value_just_stated(engine_opener: Factory) -> 
     for tenant in ("changed-en", "changed-zh"):
         fact = _store(engine).active_fact(tenant, USER, "user", "budget")
         assert fact is not None and fact.disputed is not None
+
+
+@pytest.mark.parametrize("question", ["我对什么过敏？", "What am I allergic to?"])
+def test_a_question_a_disputed_fact_does_not_bear_on_is_answered(
+    engine_opener: Factory, question: str
+) -> None:
+    clock = FakeClock(START)
+    engine = engine_opener(clock=clock)
+    session = _said(engine, clock, "other", "我对花生过敏。", "我住在杭州。", "我搬家了。")
+    city = _store(engine).active_fact("other", USER, "user", "city")
+    assert city is not None and city.disputed is not None
+    bundle = engine.route(session, "respond", question)
+    decision = engine.decide(session, bundle, question=question)
+    assert decision.route == "answer"
+    assert not any(r.startswith("disputed:") for r in decision.reasons)
