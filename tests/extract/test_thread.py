@@ -1,5 +1,5 @@
 """A turn read in its conversation (memstrata.extract.thread) by the rule extractor, and
-whether a bare value fits a value type (memstrata.attributes.fit)."""
+whether a bare value fits a value type (memstrata.extract.fit)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memstrata.attributes.fit import fits, shape
+from memstrata.extract.fit import fits, shape
 from memstrata.errors import ValidationError
 from memstrata.extract.candidates import (
     MAX_PREVIOUS_TURNS,

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 
 from memstrata.attributes import ATTRIBUTES, Attribute, by_name
-from memstrata.attributes.fit import fits
+from memstrata.extract.fit import fits
 from memstrata.extract.candidates import Candidate, PriorFact, Turn
 from memstrata.extract.corrections import correction_at
 from memstrata.extract.patterns import CN_QUESTION_END, HYPOTHETICAL, QUESTION_START

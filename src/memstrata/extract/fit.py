@@ -1,5 +1,7 @@
 """Whether a bare value fits an attribute's value type (a date for a birthday, an
-amount for a budget, a place for a city).
+amount for a budget, a place for a city). The value types are the registry's
+(:mod:`memstrata.attributes`); what a value looks like is read here, with the
+extractor's own date finder (:mod:`.verbatim`).
 
 A correction that names no attribute ("不对，是6月3号。", "I meant 10,000", "no wait,
 Tuesday") gives a value alone; the attribute it corrects is the one just stated whose
