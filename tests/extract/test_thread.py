@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memstrata.extract.fit import fits, shape
 from memstrata.errors import ValidationError
 from memstrata.extract.candidates import (
     MAX_PREVIOUS_TURNS,
@@ -16,6 +15,7 @@ from memstrata.extract.candidates import (
     PriorTurn,
     Turn,
 )
+from memstrata.extract.fit import fits, shape
 from memstrata.extract.rules import RuleExtractor
 from memstrata.extract.thread import disputes, with_disputes
 

@@ -27,9 +27,9 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 
 from memstrata.attributes import ATTRIBUTES, Attribute, by_name
-from memstrata.extract.fit import fits
 from memstrata.extract.candidates import Candidate, PriorFact, Turn
 from memstrata.extract.corrections import correction_at
+from memstrata.extract.fit import fits
 from memstrata.extract.patterns import CN_QUESTION_END, HYPOTHETICAL, QUESTION_START
 from memstrata.extract.text import fold_quotes, split_sentences
 
