@@ -92,6 +92,11 @@ def test_a_turn_is_read_with_the_turns_before_it(
     assert [read(c) for c in found if c.kind == "fact"] == expected
 
 
+def test_a_correction_naming_its_attribute_is_read_alone() -> None:
+    found = RULES.extract(turn("不对，预算应该是一万元。"))
+    assert [read(c) for c in found] == [("budget", "一万元", "correct")]
+
+
 def test_alone_the_same_turn_says_nothing() -> None:
     for text in ("不对，是6月3号。", "I meant 10,000.", "Not anymore.", "Me too!"):
         assert RULES.extract(turn(text)) == ()

@@ -295,3 +295,26 @@ def test_turns_are_read_in_their_conversation(
     converse(engine, clock, tenant, turns)
     assert current(engine, tenant, attribute) == now
     assert tuple(history(engine, tenant, attribute)) == said
+
+
+@pytest.mark.parametrize(
+    ("texts", "now"),
+    [
+        (("我的预算是8000元。", "不对，预算应该是一万元。"), "一万元"),
+        (("My budget is 8000 yuan.", "Sorry, the budget is 10,000."), "10,000"),
+    ],
+)
+def test_a_correction_naming_its_attribute_needs_no_thread(
+    engine_opener: Factory, texts: tuple[str, str], now: str
+) -> None:
+    """Remembered outside any conversation, a correction that names the attribute by
+    its label corrects it (the issue: "不对，预算应该是一万元。" gave nothing)."""
+    clock = FakeClock(START)
+    engine = engine_opener(clock=clock)
+    tenant = f"named-{len(now)}"
+    for text in texts:
+        engine.remember(USER, text, tenant=tenant)
+        engine.flush()
+        clock.advance(timedelta(days=1))
+    assert current(engine, tenant, "budget") == now
+    assert len(history(engine, tenant, "budget")) == 2

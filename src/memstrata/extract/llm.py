@@ -127,4 +127,4 @@ class LLMExtractor:
         sentences = split_sentences(fold_quotes(turn.text))
         found = with_corrections(sentences, parsed.candidates, self._multi_valued)
         # Read in its conversation as the rules read it ("不对，是6月3号。" alone).
-        return in_thread(turn, found) if turn.previous else found
+        return in_thread(turn, found)

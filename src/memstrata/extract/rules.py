@@ -212,10 +212,9 @@ class RuleExtractor:
                 if key not in seen:
                     seen.add(key)
                     found.append(candidate)
-        if turn.previous:
-            # Read in its conversation: bare corrections, "me too", "not anymore".
-            return in_thread(turn, found, self._reread)
-        return tuple(found)
+        # Read in its conversation: bare corrections, "me too", "not anymore"; and a
+        # correction naming its attribute by label ("不对，预算应该是一万元。").
+        return in_thread(turn, found, self._reread)
 
     def _reread(self, text: str) -> list[Candidate]:
         """``text`` read as the user's own statement ("me too" after another's)."""

@@ -54,7 +54,8 @@ _BARE_CUE = re.compile(
 _LEAD = re.compile(
     r"^(?:\s*(?:no\s+wait|wait|oops|sorry|no|nope|actually|rather|well|so|correction|"
     r"I\s+(?:meant|mean)|make\s+that|I\s+(?:got|had)\s+(?:that|it)\s+wrong|my\s+(?:bad|mistake)|"
-    r"it'?s|it\s+is|it\s+was|that'?s|that\s+is|that\s+was|the\s+right\s+one\s+is|"
+    r"it'?s|it\s+is|it\s+was|that'?s|that\s+is|that\s+was|the\s+right\s+one\s+is|is|was|"
+    r"should\s+be|must\s+be|=|"
     r"不对|不是|等等|等一下|抱歉|对不起|哦|噢|啊|嗯|我|记错了|说错了|搞错了|弄错了|打错了|写错了|"
     r"其实|实际上|准确地?说|应该说|应该|是|为|才对|的)[\s,:：，]*)+",
     _I,
@@ -241,19 +242,22 @@ def in_thread(
     for sentence in split_sentences(fold_quotes(turn.text)):
         if _is_question(sentence) or HYPOTHETICAL.search(sentence):
             continue
-        if turn.previous and not stated:
-            if _ME_TOO.match(sentence) and reread is not None:
-                made += _me_too(turn, reread)
-                continue
-            if last is not None and _NOT_ANYMORE.match(sentence):
-                made.append(_made(last.attribute, last.value, "remove", BARE_CONFIDENCE))
-                continue
-            if last is not None and _CHANGED.match(sentence):
-                made.append(_made(last.attribute, sentence.strip(), "dispute", DISPUTE_CONFIDENCE))
-                continue
-            correction = _correction(sentence, turn)
-            if correction is not None:
-                made.append(correction)
+        if stated:
+            continue
+        if turn.previous and _ME_TOO.match(sentence) and reread is not None:
+            made += _me_too(turn, reread)
+            continue
+        if last is not None and _NOT_ANYMORE.match(sentence):
+            made.append(_made(last.attribute, last.value, "remove", BARE_CONFIDENCE))
+            continue
+        if last is not None and _CHANGED.match(sentence):
+            made.append(_made(last.attribute, sentence.strip(), "dispute", DISPUTE_CONFIDENCE))
+            continue
+        # A correction naming its attribute by label needs no thread ("不对，预算应该是
+        # 一万元。"); a bare one corrects what the thread stated last.
+        correction = _correction(sentence, turn)
+        if correction is not None:
+            made.append(correction)
     return _unique(made)
 
 
