@@ -95,6 +95,10 @@ def test_a_turn_is_read_with_the_turns_before_it(
 def test_a_correction_naming_its_attribute_is_read_alone() -> None:
     found = RULES.extract(turn("不对，预算应该是一万元。"))
     assert [read(c) for c in found] == [("budget", "一万元", "correct")]
+    # Words after a label are no correction without the thread stating that attribute
+    # (what the rules make of the sentence on their own is theirs).
+    for text in ("Actually, my job is stressful.", "Actually, my birthday party is on June 3."):
+        assert all(c.change != "correct" for c in RULES.extract(turn(text)))
 
 
 def test_alone_the_same_turn_says_nothing() -> None:

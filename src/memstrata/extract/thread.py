@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from memstrata.attributes import ATTRIBUTES, Attribute, by_name
 from memstrata.extract.candidates import Candidate, PriorFact, Turn
 from memstrata.extract.corrections import correction_at
-from memstrata.extract.fit import fits
+from memstrata.extract.fit import fits, shape
 from memstrata.extract.patterns import CN_QUESTION_END, HYPOTHETICAL, QUESTION_START
 from memstrata.extract.text import fold_quotes, split_sentences
 
@@ -188,7 +188,10 @@ def _correction(sentence: str, turn: Turn) -> Candidate | None:
         if named is not None:
             attribute, rest = named
             value = _bare_value(rest)
-            if value and fits(attribute.value_type, value):
+            # Words after a label ("my job is stressful") are a value only for an
+            # attribute the thread just stated; a date or an amount is one anyway.
+            known = attribute.name in {f.attribute for f in stated} or shape(value) != "words"
+            if value and known and fits(attribute.value_type, value):
                 return _made(attribute.name, value, "correct", BARE_CONFIDENCE)
             continue
         value = _bare_value(clause)
