@@ -190,8 +190,8 @@ def _correction(sentence: str, turn: Turn) -> Candidate | None:
             value = _bare_value(rest)
             # Words after a label ("my job is stressful") are a value only for an
             # attribute the thread just stated; a date or an amount is one anyway.
-            known = attribute.name in {f.attribute for f in stated} or shape(value) != "words"
-            if value and known and fits(attribute.value_type, value):
+            said = attribute.name in {f.attribute for f in stated} or shape(value) != "words"
+            if value and said and fits(attribute.value_type, value):
                 return _made(attribute.name, value, "correct", BARE_CONFIDENCE)
             continue
         value = _bare_value(clause)
