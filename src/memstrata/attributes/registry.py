@@ -67,7 +67,7 @@ _HOME_WORDS = re.compile(
     _I,
 )
 _WORK_WORDS = re.compile(
-    r"\b(?:work\w*|job|employ\w*|hired|joined|career)\b|工作|上班|入职|跳槽|公司|做", _I
+    r"\b(?:work\w*|jobs?|employ\w*|hired|joined|careers?)\b|工作|上班|入职|跳槽|公司|做", _I
 )
 _EAT_WORDS = re.compile(
     r"\b(?:vegan|vegetarian|diet|eat\w*|ate|keto|halal|meat|food|dairy|gluten)\b|吃|饮食|素|荤",
@@ -96,7 +96,9 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         "address",
         labels=("address", "home address", "地址", "住址", "家庭地址"),
         asks=re.compile(r"\bmy\s+(?:home\s+)?address\b|家庭?地址|住址", _I),
-        states=_HOME_WORDS,
+        states=re.compile(
+            _HOME_WORDS.pattern + r"|\b(?:home\s+)?address\b(?<!delivery address)|家庭地址|住址", _I
+        ),
     ),
     Attribute(
         "delivery_address",

@@ -11,6 +11,7 @@ from memstrata.context.values import MAX_REF_CHARS, MemoryItem, MemoryKind
 from memstrata.errors import ValidationError
 from memstrata.frozen import thaw
 from memstrata.hashing import canonical_json
+from memstrata.memory.codec import dispute_note
 from memstrata.retrieval.results import RetrievedItem
 from memstrata.router.bundle import ContextBundle, ContextItem
 
@@ -59,6 +60,7 @@ def memory_item(item: ContextItem) -> MemoryItem:
         replaced_by=replaced_by
         if episode and isinstance(replaced_by, str) and replaced_by.strip()
         else None,
+        disputed=dispute_note(content) if kind == "fact" else None,
     )
 
 
@@ -130,6 +132,7 @@ def retrieved_item(
         said_at=observed if kind == "episode" else None,
         said_by=_source_label(speaker, "user") if kind == "episode" else None,
         replaced_by=next((f.text for f in item.facts if f.id == item.superseded_by), None),
+        disputed=dispute_note(item.payload) if kind == "fact" else None,
     )
 
 

@@ -64,6 +64,12 @@ def _label(item: MemoryItem) -> list[str]:
     ref = f"[{one_line(item.id)}] {item.layer}"
     if item.layer in LIVE_LAYERS:
         return [f"{ref} live"]
+    if item.kind == "fact" and item.disputed:
+        # Said on the label itself (not the header, which every context pays for).
+        return [
+            f"{ref} DISPUTED fact (may no longer be true: do not state it as current; ask)",
+            one_line(item.disputed),
+        ]
     if item.kind == "fact":
         return [f"{ref} current fact"]
     if item.kind == "history":

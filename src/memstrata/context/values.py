@@ -108,7 +108,9 @@ class MemoryItem:
     what an L3 memory is: a current ``fact`` (or event), an ``episode`` (something
     said, on ``said_at``, by ``said_by``), or ``history`` (a superseded fact
     version); an episode whose content a newer fact replaced quotes that fact in
-    ``replaced_by`` and is shown as the past.
+    ``replaced_by`` and is shown as the past. A fact a newer episode put in doubt
+    carries ``disputed`` (when it was stated, when and by what it was doubted) and
+    is never shown as plainly current.
     """
 
     id: str
@@ -123,6 +125,7 @@ class MemoryItem:
     said_at: datetime | None = None
     said_by: str | None = None
     replaced_by: str | None = None
+    disputed: str | None = None
 
     def __post_init__(self) -> None:
         check_id("id", self.id)
@@ -146,6 +149,8 @@ class MemoryItem:
             check_label("said_by", self.said_by)
         if self.replaced_by is not None:
             check_content("replaced_by", self.replaced_by)
+        if self.disputed is not None:
+            check_content("disputed", self.disputed)
 
     @property
     def origin(self) -> Origin:

@@ -3,7 +3,9 @@
 
 Pure: the same judgment, policy and thresholds always give the same decision. Under
 the risk's threshold, or when key information is missing and nothing was found, the
-decision is to ask, never to answer.
+decision is to ask, never to answer. A fact the answer would rest on that a newer
+episode put in doubt (:func:`disputed`) is asked about, not answered from: the
+reasons quote it with both dates.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, Literal
 from memstrata.decision.judgment import Judgment
 from memstrata.decision.policy import RiskThresholds, StepPolicy
 from memstrata.decision.tools import Risk
+from memstrata.memory.codec import dispute_note
 from memstrata.router.bundle import ContextBundle
 
 Route = Literal["answer", "tool", "ask"]
@@ -118,8 +121,18 @@ def decide(
         UsedContext.of(bundle),
         reasons=judgment.reasons,
     )
-    if judgment.enough and judgment.confidence >= threshold:
+    doubted = disputed(bundle, threshold)
+    if judgment.enough and judgment.confidence >= threshold and not doubted:
         return replace(asked, route="answer")
+    if judgment.enough and doubted:
+        # Never answered plainly from a fact in doubt: ask whether it still holds.
+        names = tuple(dict.fromkeys(name for name, _ in doubted))
+        return replace(
+            asked,
+            ask_for=names,
+            questions=questions_for(policy, names),
+            reasons=judgment.reasons + tuple(note for _, note in doubted),
+        )
     if judgment.data_kind == "tool" and judgment.tool in known_tools:
         return replace(
             asked,
@@ -137,6 +150,23 @@ def decide(
     return replace(
         asked, ask_for=ask_for, questions=questions_for(policy, ask_for), reasons=reasons
     )
+
+
+def disputed(bundle: ContextBundle, threshold: float) -> tuple[tuple[str, str], ...]:
+    """The facts of ``bundle`` at or above ``threshold`` that a newer episode put in
+    doubt: ``(attribute, reason)`` each, the reason quoting the fact, when it was
+    stated, and when and by what it was doubted."""
+    found: list[tuple[str, str]] = []
+    for item in bundle.layer("L3"):
+        content = item.content
+        if not hasattr(content, "get") or content.get("type") not in MEMORY_TYPES:
+            continue
+        note = dispute_note(content)
+        if note is None or item.provenance.relevance < threshold:
+            continue
+        attribute = str(content.get("attribute") or "details")
+        found.append((attribute, f"disputed: {content.get('text', '')} ({note})"))
+    return tuple(found)
 
 
 def routing_confidence(bundle: ContextBundle) -> float:

@@ -101,10 +101,13 @@ from memstrata.errors import (
     ValidationError,
 )
 from memstrata.extract.candidates import (
+    MAX_PREVIOUS_TURNS,
     ROLES,
     UNIT_KINDS,
     Candidate,
     Change,
+    PriorFact,
+    PriorTurn,
     Role,
     Turn,
     UnitKind,
@@ -572,8 +575,8 @@ def apply_sequence(
     for items in steps:
         corrected: set[tuple[str, str]] = set()
         for item in items:
-            if item.kind != "fact" or item.change == "remove":
-                continue
+            if item.kind != "fact" or item.change in ("remove", "dispute"):
+                continue  # a dispute marks the slot's value; it states none
             slot = (_name(item.subject), _name(item.attribute))
             if slot[1] in multi_valued:
                 held = slots.get(slot, ())
@@ -652,7 +655,7 @@ def score_sequences(
 # --- running an extractor ---------------------------------------------------------------
 
 
-def _turn(text: str, role: Role, turn_id: str) -> Turn:
+def _turn(text: str, role: Role, turn_id: str, previous: tuple[PriorTurn, ...] = ()) -> Turn:
     return Turn(
         text=text,
         role=role,
@@ -661,6 +664,7 @@ def _turn(text: str, role: Role, turn_id: str) -> Turn:
         session_id="eval-extraction",
         turn_id=turn_id,
         observed_at=OBSERVED_AT,
+        previous=previous,
     )
 
 
@@ -690,22 +694,44 @@ def run_extractor(extractor: Extractor, data: StatementSet) -> ExtractorRun:
         # A removal holds no value: statements are scored on what they state.
         stated = tuple(item for item in found if item.change != "remove")
         rows.append(RowResult(statement, stated, error))
-    sequences = tuple(
-        tuple(
-            _extract(extractor, text, case.role, f"{case.id}.{step}")[0]
-            for step, text in enumerate(case.texts)
-        )
-        for case in data.sequences
-    )
+    sequences = tuple(_sequence(extractor, case) for case in data.sequences)
     return ExtractorRun(tuple(rows), sequences)
 
 
+def _sequence(extractor: Extractor, case: SupersedeCase) -> tuple[tuple[Item, ...], ...]:
+    """The items of each text of ``case``, each read in its conversation: the texts
+    before it are its thread's previous turns, with the facts they gave (as the write
+    path passes them)."""
+    steps: list[tuple[Item, ...]] = []
+    previous: list[PriorTurn] = []
+    for step, text in enumerate(case.texts):
+        found = _extract(
+            extractor,
+            text,
+            case.role,
+            f"{case.id}.{step}",
+            tuple(previous[-MAX_PREVIOUS_TURNS:]),
+        )[0]
+        steps.append(found)
+        facts = tuple(
+            PriorFact(i.subject, i.attribute, i.value)
+            for i in found
+            if i.kind == "fact" and i.change in ("state", "correct")
+        )
+        previous.append(PriorTurn(text, case.role, facts))
+    return tuple(steps)
+
+
 def _extract(
-    extractor: Extractor, text: str, role: Role, turn_id: str
+    extractor: Extractor,
+    text: str,
+    role: Role,
+    turn_id: str,
+    previous: tuple[PriorTurn, ...] = (),
 ) -> tuple[tuple[Item, ...], str | None]:
     """The items found in one text, or none and the error of an unusable answer."""
     try:
-        return _items(extractor.extract(_turn(text, role, turn_id))), None
+        return _items(extractor.extract(_turn(text, role, turn_id, previous))), None
     except ExtractionUnavailableError:
         raise
     except ExtractionError as exc:

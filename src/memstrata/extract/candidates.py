@@ -18,12 +18,17 @@ from memstrata.validation import check_id, check_text
 
 UnitKind = Literal["fact", "event"]
 UNIT_KINDS: frozenset[str] = frozenset({"fact", "event"})
-Change = Literal["state", "correct", "remove"]
+Change = Literal["state", "correct", "remove", "dispute"]
 """What a fact candidate does to its slot: ``state`` adds (a set-valued attribute) or
 supersedes as usual; ``correct`` is an explicit correction ("Sorry, I got that wrong:
 ...", 不对，我记错了): it replaces what the slot holds, near-duplicate or not;
-``remove`` takes its value out of the slot ("not peanuts", 我不再对花生过敏)."""
-CHANGES: frozenset[str] = frozenset({"state", "correct", "remove"})
+``remove`` takes its value out of the slot ("not peanuts", 我不再对花生过敏);
+``dispute`` says the slot's current value is in doubt without giving a new one ("I
+changed jobs", 我搬家了): its value is the words that said so, and the write path marks
+the active fact disputed instead of storing it (:mod:`memstrata.extract.thread`)."""
+CHANGES: frozenset[str] = frozenset({"state", "correct", "remove", "dispute"})
+MAX_PREVIOUS_TURNS = 8
+"""The most earlier turns of its thread a turn carries to the extractor."""
 MAX_VALUE_CHARS = 4_000
 """The longest value a candidate (and so a memory unit) may carry."""
 
@@ -78,8 +83,47 @@ def check_extras(field: str, value: Any) -> tuple[tuple[str, str], ...]:
 
 
 @dataclass(frozen=True, slots=True)
+class PriorFact:
+    """A fact stored from an earlier turn of the thread: ``(subject, attribute) =
+    value`` as it was written then (it may have been superseded since)."""
+
+    subject: str
+    attribute: str
+    value: str
+
+    def __post_init__(self) -> None:
+        check_name("subject", self.subject)
+        check_name("attribute", self.attribute)
+        check_text("value", self.value, max_chars=MAX_VALUE_CHARS)
+
+
+@dataclass(frozen=True, slots=True)
+class PriorTurn:
+    """An earlier turn of the same thread, with the facts stored from it: what a bare
+    correction ("不对，是6月3号。", "I meant 10,000") or "me too" refers to."""
+
+    text: str
+    role: Role
+    facts: tuple[PriorFact, ...] = ()
+
+    def __post_init__(self) -> None:
+        check_text("text", self.text)
+        if self.role not in ROLES:
+            raise ValidationError("role", f"must be one of {sorted(ROLES)}")
+        if not isinstance(self.facts, tuple) or any(
+            not isinstance(f, PriorFact) for f in self.facts
+        ):
+            raise ValidationError("facts", "must be a tuple of PriorFact")
+
+
+@dataclass(frozen=True, slots=True)
 class Turn:
-    """One message of a conversation, as the write pipeline received it."""
+    """One message of a conversation, as the write pipeline received it.
+
+    ``previous``: the last few turns of its thread, oldest first, with the facts
+    stored from them (the write path passes them; empty for a text remembered
+    outside a conversation). The extractor reads a turn in its conversation with
+    them (:mod:`memstrata.extract.thread`)."""
 
     text: str
     role: Role
@@ -88,6 +132,7 @@ class Turn:
     session_id: str
     turn_id: str
     observed_at: datetime
+    previous: tuple[PriorTurn, ...] = ()
 
     def __post_init__(self) -> None:
         check_text("text", self.text)
@@ -98,6 +143,12 @@ class Turn:
         check_id("session_id", self.session_id)
         check_id("turn_id", self.turn_id)
         check_aware("observed_at", self.observed_at)
+        if not isinstance(self.previous, tuple) or any(
+            not isinstance(p, PriorTurn) for p in self.previous
+        ):
+            raise ValidationError("previous", "must be a tuple of PriorTurn")
+        if len(self.previous) > MAX_PREVIOUS_TURNS:
+            raise ValidationError("previous", f"holds at most {MAX_PREVIOUS_TURNS} turns")
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,4 +186,4 @@ class Candidate:
         if self.change not in CHANGES:
             raise ValidationError("change", f"must be one of {sorted(CHANGES)}")
         if self.change != "state" and self.kind != "fact":
-            raise ValidationError("change", "only a fact corrects or removes a value")
+            raise ValidationError("change", "only a fact corrects, removes or disputes a value")

@@ -28,6 +28,7 @@ from memstrata.extract.llm_payload import (
     parse_answer,
 )
 from memstrata.extract.text import fold_quotes, split_sentences
+from memstrata.extract.thread import in_thread
 
 __all__ = ["LLMExtractor", "endpoint_url", "redacted_url"]
 
@@ -124,4 +125,6 @@ class LLMExtractor:
         if turn.role != "user":
             return parsed.candidates
         sentences = split_sentences(fold_quotes(turn.text))
-        return with_corrections(sentences, parsed.candidates, self._multi_valued)
+        found = with_corrections(sentences, parsed.candidates, self._multi_valued)
+        # Read in its conversation as the rules read it ("不对，是6月3号。" alone).
+        return in_thread(turn, found)

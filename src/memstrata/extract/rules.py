@@ -64,6 +64,7 @@ from memstrata.extract.patterns import (
 from memstrata.extract.profile_patterns import PROFILE_PATTERNS
 from memstrata.extract.sets import set_facts
 from memstrata.extract.text import fold_quotes, normal_form, split_sentences
+from memstrata.extract.thread import in_thread
 from memstrata.extract.values import (
     MAX_FACT_VALUE_CHARS,
     PREFERENCE_CUT,
@@ -211,7 +212,19 @@ class RuleExtractor:
                 if key not in seen:
                     seen.add(key)
                     found.append(candidate)
-        return tuple(found)
+        # Read in its conversation: bare corrections, "me too", "not anymore"; and a
+        # correction naming its attribute by label ("不对，预算应该是一万元。").
+        return in_thread(turn, found, self._reread)
+
+    def _reread(self, text: str) -> list[Candidate]:
+        """``text`` read as the user's own statement ("me too" after another's)."""
+        found: list[Candidate] = []
+        for sentence in split_sentences(fold_quotes(text)):
+            if _is_question(sentence):
+                continue
+            clauses = split_clauses(sentence)
+            found += self._facts(sentence, clauses, _Extras(sentence))
+        return found
 
     def _sentence(self, sentence: str, turn: Turn, correcting: bool = False) -> list[Candidate]:
         if _is_question(sentence):

@@ -19,7 +19,7 @@ from typing import Any
 from memstrata.errors import ValidationError
 from memstrata.hashing import sha256_hex
 from memstrata.longterm.facade import NewItem
-from memstrata.memory.units import MemoryUnit, UnitSource
+from memstrata.memory.units import Dispute, MemoryUnit, UnitSource
 
 TYPE_HISTORY = "history"
 """Payload ``type`` of every unit that is not active (superseded, older, closed)."""
@@ -105,6 +105,7 @@ def to_payload(
         "superseded_by": unit.superseded_by,
         "feedback_applied": list(unit.feedback_applied),
         "summary": unit.is_summary,
+        "disputed": _dispute_payload(unit.disputed),
         "slot": slot_string(source.tenant, unit.slot),
         "content_hash": unit.content_hash,
     }
@@ -181,6 +182,45 @@ def from_payload(point_id: str, payload: Mapping[str, Any]) -> MemoryUnit:
         episodes=tuple(str(i) for i in payload.get("episodes") or ()),
         superseded_by=payload.get("superseded_by") or None,
         feedback_applied=tuple(str(i) for i in payload.get("feedback_applied") or ()),
+        disputed=dispute_of_payload(payload.get("disputed")),
+    )
+
+
+def _dispute_payload(dispute: Dispute | None) -> dict[str, Any] | None:
+    if dispute is None:
+        return None
+    return {
+        "episode": dispute.episode,
+        "at": dispute.at.isoformat(),
+        "text": dispute.text,
+        "confidence": dispute.confidence,
+    }
+
+
+def dispute_note(payload: Mapping[str, Any]) -> str | None:
+    """How a reader shows a disputed fact (``payload``: the fact's, or a context
+    item's carrying ``disputed`` and ``observed_at``): when it was stated and when,
+    and by what, it was put in doubt; None for a fact not in doubt (or unreadable)."""
+    try:
+        dispute = dispute_of_payload(payload.get("disputed"))
+    except (ValidationError, ValueError, TypeError):
+        return None
+    if dispute is None:
+        return None
+    stated = payload.get("observed_at")
+    when = f"stated {str(stated)[:10]}; " if isinstance(stated, str) and stated else ""
+    return f'{when}put in doubt on {dispute.at.date().isoformat()} by: "{dispute.text}"'
+
+
+def dispute_of_payload(value: Any) -> Dispute | None:
+    """The dispute a stored ``disputed`` payload field holds (None when absent)."""
+    if not isinstance(value, Mapping) or not value.get("episode"):
+        return None
+    return Dispute(
+        episode=str(value["episode"]),
+        at=datetime.fromisoformat(str(value["at"])),
+        text=str(value.get("text", "")) or "-",
+        confidence=float(value.get("confidence", 1.0)),
     )
 
 

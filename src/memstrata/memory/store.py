@@ -34,7 +34,7 @@ from memstrata.memory.codec import (
 from memstrata.memory.repair import rebuild_slot, repair_slot
 from memstrata.memory.retention import bumped_importance
 from memstrata.memory.slots import SlotRecords
-from memstrata.memory.units import MemoryUnit
+from memstrata.memory.units import Dispute, MemoryUnit
 from memstrata.memory.versioning import (
     Decision,
     SlotState,
@@ -286,6 +286,8 @@ class MemoryStore:
         if seen is not None:
             importance = max(importance, seen.importance)
             stored = stored.with_episodes(seen.episodes)
+            if stored.disputed is not None and seen.observed_at >= stored.disputed.at:
+                stored = stored.confirmed()  # said again after the doubt: current again
         return replace(stored.accessed(self._clock.now()), importance=importance)
 
     def _touch_id(self, tenant: str, point_id: str, seen: MemoryUnit) -> MemoryUnit | None:
@@ -340,6 +342,32 @@ class MemoryStore:
                 if self._slots.read(tenant, unit.source.user, slot).active_id != unit.id:
                     self.repair_slot(tenant, unit.source.user, slot)
         return tuple(changed)
+
+    def dispute(self, tenant: str, point_id: str, dispute: Dispute) -> MemoryUnit | None:
+        """Put the current fact ``point_id`` in doubt (a newer episode said it changed
+        without saying to what): it keeps its slot, marked and with its confidence
+        lowered, until a new value supersedes it or the user says it again. A fact
+        that is no longer current, or was stated after the dispute, is left alone
+        (None)."""
+        check_id("tenant", tenant)
+        if not isinstance(dispute, Dispute):
+            raise ValidationError("dispute", "must be a Dispute")
+        found = self.get(tenant, [point_id])
+        if not found or found[0].kind != "fact" or not found[0].active:
+            return None
+        unit = found[0]
+        if unit.observed_at >= dispute.at or dispute.episode in unit.episodes:
+            return None
+        vectors = self.vectors(tenant, [point_id])
+        if point_id not in vectors:
+            return None
+        doubted = unit.doubted(dispute)
+        self.put([doubted], [vectors[point_id]])
+        # As in _touch: had a writer superseded it meanwhile, the rewrite revived it.
+        slot = slot_string(tenant, unit.slot)
+        if self._slots.read(tenant, unit.source.user, slot).active_id != point_id:
+            self.repair_slot(tenant, unit.source.user, slot)
+        return doubted
 
     def invalidate(self, tenant: str, point_id: str) -> MemoryUnit:
         """Close a unit found wrong (a correction): no longer active, moved cold later."""

@@ -20,8 +20,10 @@ from memstrata.hashing import sha256_hex
 from memstrata.validation import check_id, check_text
 
 __all__ = [
+    "DISPUTED_FACTOR",
     "MAX_VALUE_CHARS",
     "UNIT_KINDS",
+    "Dispute",
     "MemoryUnit",
     "UnitKind",
     "UnitSource",
@@ -33,6 +35,12 @@ MAX_EPISODES = 16
 FEEDBACK_KEPT = 32
 """Feedback event ids a memory remembers having applied: far more than one memory
 collects while the queue can still redeliver an event."""
+
+
+DISPUTED_FACTOR = 0.5
+"""A disputed fact's confidence: this fraction of what it was."""
+MAX_DISPUTE_TEXT = 300
+"""The longest quote of the disputing episode a fact keeps."""
 
 
 def _check_name(field_name: str, value: Any) -> str:
@@ -89,6 +97,27 @@ class UnitSource:
 
 
 @dataclass(frozen=True, slots=True)
+class Dispute:
+    """Why a fact is in doubt: a newer episode on its topic said it changed ("我搬家了",
+    "I changed jobs", "that's not right anymore") without saying to what."""
+
+    episode: str
+    """The id of the newer episode."""
+    at: datetime
+    """When it was said."""
+    text: str
+    """What it said (at most :data:`MAX_DISPUTE_TEXT` characters)."""
+    confidence: float
+    """The fact's confidence before the doubt (given back when it is said again)."""
+
+    def __post_init__(self) -> None:
+        check_id("disputed.episode", self.episode)
+        _check_aware("disputed.at", self.at)
+        check_text("disputed.text", self.text, max_chars=MAX_DISPUTE_TEXT)
+        _check_unit_interval("disputed.confidence", self.confidence)
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryUnit:
     """One versioned memory."""
 
@@ -121,6 +150,9 @@ class MemoryUnit:
     feedback_applied: tuple[str, ...] = field(default=())
     """Ids of the newest feedback events whose importance step this unit took (at
     most :data:`FEEDBACK_KEPT`): a replayed event moves it once."""
+    disputed: Dispute | None = None
+    """Set while a newer episode puts this fact in doubt: it is never shown as plainly
+    current, and its confidence (``source.confidence``) is lowered meanwhile."""
 
     def __post_init__(self) -> None:
         _check_name("subject", self.subject)
@@ -166,6 +198,8 @@ class MemoryUnit:
             raise ValidationError("id", "must be a non-empty string or None")
         if self.active and self.valid_to is not None:
             raise ValidationError("active", "an active unit cannot have valid_to set")
+        if self.disputed is not None and not isinstance(self.disputed, Dispute):
+            raise ValidationError("disputed", "must be a Dispute or None")
 
     @property
     def slot(self) -> tuple[str, str, str]:
@@ -192,6 +226,21 @@ class MemoryUnit:
             valid_to=max(at, self.valid_from),
             superseded_by=by if by is not None else self.superseded_by,
         )
+
+    def doubted(self, dispute: Dispute) -> MemoryUnit:
+        """This fact put in doubt by ``dispute``: its confidence lowered to
+        :data:`DISPUTED_FACTOR` of what it was (once, however often it is disputed)."""
+        before = self.disputed.confidence if self.disputed else self.source.confidence
+        kept = replace(dispute, confidence=before)
+        lowered = round(before * DISPUTED_FACTOR, 4)
+        return replace(self, disputed=kept, source=replace(self.source, confidence=lowered))
+
+    def confirmed(self) -> MemoryUnit:
+        """This fact said again after a doubt: undisputed, its confidence given back."""
+        if self.disputed is None:
+            return self
+        source = replace(self.source, confidence=self.disputed.confidence)
+        return replace(self, disputed=None, source=source)
 
     def with_feedback(self, event_id: str) -> MemoryUnit:
         """This unit having taken the importance step of feedback event ``event_id``."""

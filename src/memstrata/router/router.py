@@ -383,6 +383,11 @@ class ContextRouter:
             "type": payload.get("type"),
             **{k: payload[k] for k in ("section", "title") if k in payload},
         }
+        if payload.get("disputed"):
+            # A fact in doubt is shown with the newer episode and both dates.
+            content["disputed"] = payload["disputed"]
+            content["observed_at"] = payload.get("observed_at")
+            content["attribute"] = payload.get("attribute")
         if payload.get("type") == EPISODE:
             content["said_at"] = payload.get("observed_at")
             content["said_by"] = payload.get("speaker") or payload.get("role")

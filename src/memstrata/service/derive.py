@@ -47,7 +47,7 @@ from memstrata.feedback.events import FeedbackReceipt
 from memstrata.feedback.report import FeedbackReport, IgnoredMemory, IntentStats, QuestionStats
 from memstrata.knowledge.ingest import FileError, IngestReport
 from memstrata.memory.episodes import Episode
-from memstrata.memory.units import MemoryUnit
+from memstrata.memory.units import Dispute, MemoryUnit
 from memstrata.retrieval.results import RetrievalResult, RetrievedItem
 from memstrata.retrieval.timeexpr import TimeWindow
 from memstrata.router.bundle import ContextBundle, ContextItem, MissingContext
@@ -131,6 +131,7 @@ DERIVED: tuple[Derived, ...] = (
         why="what was said and when; the write's bookkeeping stays inside",
         exclude=("tenant", "user", "source", "turn_id", "thread", "seq"),
     ),
+    Derived("DisputeOut", Dispute),
     Derived(
         "FactOut",
         MemoryUnit,

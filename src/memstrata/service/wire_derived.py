@@ -58,6 +58,14 @@ class EpisodeOut(Wire):
     speaker: str | None = None
 
 
+# Derived from Dispute.
+class DisputeOut(Wire):
+    episode: str
+    at: datetime
+    text: str
+    confidence: float
+
+
 # Derived from MemoryUnit: a stored fact (it has an id), without its retention and
 # provenance bookkeeping.
 class FactOut(Wire):
@@ -70,6 +78,7 @@ class FactOut(Wire):
     active: bool = True
     valid_from: datetime
     episodes: list[str] = []
+    disputed: DisputeOut | None = None
 
 
 # Derived from WriteReceipt: the queue's entries stay inside; with ``wait``, the
@@ -484,6 +493,7 @@ __all__ = [
     "ChatMessageOut",
     "CreatedKeyOut",
     "DecisionOut",
+    "DisputeOut",
     "EntityOut",
     "EpisodeOut",
     "FactOut",

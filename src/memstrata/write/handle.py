@@ -68,6 +68,7 @@ from memstrata.errors import (
 from memstrata.extract.filter import WorthFilter
 from memstrata.extract.protocol import Extractor
 from memstrata.extract.rules import RuleExtractor
+from memstrata.extract.thread import with_disputes
 from memstrata.feedback.events import (
     DONE_TTL_S,
     FEEDBACK_SESSION,
@@ -99,6 +100,7 @@ from memstrata.memory.units import (
 from memstrata.tracing import Tracing, activated, finished_span, now_ns, span
 from memstrata.working.redis_errors import redis_errors
 from memstrata.write.commit import FactBatch
+from memstrata.write.disputes import apply_disputes
 from memstrata.write.entries import QueueEntry
 from memstrata.write.index import EpisodeIndex, item_of_record
 from memstrata.write.payloads import (
@@ -112,6 +114,7 @@ from memstrata.write.payloads import (
     unit_from_payload,
 )
 from memstrata.write.removals import remove_wrong, resolve_removals
+from memstrata.write.thread import ThreadTurns
 
 logger = logging.getLogger("memstrata.write.handle")
 
@@ -163,6 +166,9 @@ class Prepared:
     """Values the entry takes out of their slots ("not peanuts", 我不再对花生过敏),
     resolved against the active version when the entry is written
     (:func:`resolve_removals`)."""
+    disputes: tuple[MemoryUnit, ...] = ()
+    """Slots whose current fact the entry puts in doubt without a new value ("我搬家了",
+    "I changed jobs"), marked when the entry is written (:func:`apply_disputes`)."""
 
     def flags(self) -> tuple[bool, ...]:
         """``replaces``, one per unit."""
@@ -217,6 +223,7 @@ class WriteHandler:
         # events on one memory at once would lose a step. Feedback is rare; one at a time.
         self._feedback_lock = threading.Lock()
         self._facts = FactBatch(store)
+        self._thread = ThreadTurns(store)
         self._extractor: Extractor = extractor or RuleExtractor()
         self._worth = worth or WorthFilter()
         self._embedder = embedder or store.longterm.embedder
@@ -371,7 +378,7 @@ class WriteHandler:
         # before it are written first (the batch keeps its order).
         segment: list[tuple[QueueEntry, Prepared]] = []
         for entry, prepared in plan:
-            if prepared.removals and segment:
+            if (prepared.removals or prepared.disputes) and segment:
                 self._write_plan(segment, clock)
                 clock, segment = _StageClock(), []
             segment.append((entry, prepared))
@@ -386,6 +393,8 @@ class WriteHandler:
             if prepared.removals:
                 prepared, closed = resolve_removals(self._store, prepared)
                 closing += closed
+            if prepared.disputes and prepared.episode is not None:
+                apply_disputes(self._store, prepared.episode, prepared.disputes)
             plan.append((entry, prepared))
         episodes = [p.episode for _, p in plan if p.episode is not None]
         units = [unit for _, p in plan for unit in p.units]
@@ -529,6 +538,7 @@ class WriteHandler:
             if not verdict.keep:
                 with self._lock:
                     self._dropped[verdict.reason or "unknown"] += 1
+                self._thread.note(episode, ())
                 return Prepared(episode, ())
             self._count("turns_kept")
         return self._extract(entry, episode)
@@ -536,13 +546,16 @@ class WriteHandler:
     def _extract(self, entry: QueueEntry, episode: Episode) -> Prepared:
         turn = extractor_turn(episode)
         try:
-            candidates = self._extractor.extract(turn)
+            # Read in its conversation: the thread's last turns and the facts from them.
+            turn = replace(turn, previous=self._thread.previous(episode))
+            candidates = with_disputes(turn, self._extractor.extract(turn))
             made = [
                 (unit_from_candidate(candidate, turn, episodes=(episode.id,)), candidate.change)
                 for candidate in candidates
             ]
-            kept = [(unit, change) for unit, change in made if change != "remove"]
+            kept = [(unit, change) for unit, change in made if change not in ("remove", "dispute")]
             removals = [unit for unit, change in made if change == "remove"]
+            self._thread.note(episode, [unit for unit, _ in kept])
             # What is disliked now ("I don't like jazz anymore") is no longer liked.
             removals += [replace(u, attribute=LIKES) for u, _ in kept if u.attribute == DISLIKES]
             return Prepared(
@@ -550,6 +563,7 @@ class WriteHandler:
                 tuple(unit for unit, _ in kept),
                 replaces=tuple(change == "correct" for _, change in kept),
                 removals=tuple(removals),
+                disputes=tuple(unit for unit, change in made if change == "dispute"),
             )
         except ExtractionUnavailableError as exc:
             # Not this entry's fault: paused and retried, never stored without facts.
@@ -565,6 +579,7 @@ class WriteHandler:
                 type(exc).__name__,
             )
             self._count("extraction_failures")
+            self._thread.note(episode, ())
             return Prepared(episode, ())
 
     # --- feedback ----------------------------------------------------------------------

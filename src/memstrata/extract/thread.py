@@ -1,0 +1,309 @@
+"""A turn read in its conversation, and change cues that no rule turned into a value.
+
+The rules read one turn; what a user says often needs the turns before it. With
+``Turn.previous`` (the last few turns of the thread and the facts stored from them,
+passed by the write path) :func:`in_thread` reads:
+
+* a bare correction ("不对，是6月3号。", "我记错了，是6月3号。", "Actually it's June 3",
+  "I meant 10,000", "no wait, Tuesday"): the value alone corrects the attribute just
+  stated whose value type (:mod:`memstrata.attributes`) it fits - a date a birthday,
+  an amount a budget - or the attribute it names by its label ("不对，预算应该是一万元。");
+* "me too" (我也是, same here): what the other speaker's last turn said of themselves
+  holds for the user too;
+* "not anymore" (现在不是了, no longer): a retraction of the value just stated;
+* "that changed" (变了, that's not right anymore): the value just stated is in doubt.
+
+Whatever the thread, :func:`disputes` finds the change cues of a sentence that no rule
+turned into a value ("我搬家了", "I changed jobs"): the attributes of that topic (the
+registry's ``states`` words) are disputed. A ``dispute`` candidate stores nothing; the
+write path marks the user's current fact disputed (:mod:`memstrata.write.disputes`).
+
+Questions and hypotheticals give nothing; only the user's own turns are read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+
+from memstrata.attributes import ATTRIBUTES, Attribute, by_name
+from memstrata.extract.candidates import Candidate, PriorFact, Turn
+from memstrata.extract.corrections import correction_at
+from memstrata.extract.fit import fits, shape
+from memstrata.extract.patterns import CN_QUESTION_END, HYPOTHETICAL, QUESTION_START
+from memstrata.extract.text import fold_quotes, split_sentences
+
+__all__ = ["disputes", "in_thread", "just_stated", "with_disputes"]
+
+_I = re.IGNORECASE
+BARE_CONFIDENCE = 0.85
+"""A value read against the thread is a little less sure than one the rules read."""
+DISPUTE_CONFIDENCE = 0.7
+_IMPORTANCE = 0.7
+
+# Words that open a correction without naming what it corrects; with
+# :func:`~memstrata.extract.corrections.correction_at` they mark a bare correction.
+_BARE_CUE = re.compile(
+    r"^\s*(?:no\s+wait|wait|oops|sorry|no|nope|actually|I\s+mean|rather|make\s+that|"
+    r"correction|er+m?|um+)\b|\bI\s+mean\b|\bmake\s+that\b"
+    r"|^\s*(?:哦|噢|啊)?(?:不是|等等|等一下|抱歉|对不起|其实|准确地说|应该说)"
+    r"|应该是|其实是|实际上是|准确(?:地)?说是",
+    _I,
+)
+# What leads the value in a correcting clause: the cue words, a subject, a copula.
+_LEAD = re.compile(
+    r"^(?:\s*(?:no\s+wait|wait|oops|sorry|no|nope|actually|rather|well|so|correction|"
+    r"I\s+(?:meant|mean)|make\s+that|I\s+(?:got|had)\s+(?:that|it)\s+wrong|my\s+(?:bad|mistake)|"
+    r"it'?s|it\s+is|it\s+was|that'?s|that\s+is|that\s+was|the\s+right\s+one\s+is|is|was|"
+    r"should\s+be|must\s+be|=|"
+    r"不对|不是|等等|等一下|抱歉|对不起|哦|噢|啊|嗯|我|记错了|说错了|搞错了|弄错了|打错了|写错了|"
+    r"其实|实际上|准确地?说|应该说|应该|是|为|才对|的)[\s,:：，]*)+",
+    _I,
+)
+_TRAIL = re.compile(
+    r"(?:\s+(?:actually|instead|then|sorry|not\s+.*|rather)|才对|才是|吧|啦|了|呢|哦|的|啊|呀)+$",
+    _I,
+)
+# Clauses of a sentence; "10,000" keeps its comma.
+_CLAUSE = re.compile(r"[，。！!;；:：]|,(?!\d{3})|\.(?!\d)")
+# A clause that answers or waves off rather than giving a value.
+_REPLY = re.compile(
+    r"算了|没事|谢谢|随便|不知道|不用了|再说|想想|\bnever\s*mind\b|\bthanks?\b|\bwhatever\b|"
+    r"\blet\s+me\s+(?:think|check|see)\b|\bnot\s+sure\b|\bforget\s+it\b",
+    _I,
+)
+_NEGATED_CLAUSE = re.compile(r"^\s*(?:not|isn'?t|wasn'?t|不是|而不是)\b", _I)
+
+_ME_TOO = re.compile(
+    r"^\s*(?:me\s+too|me\s+as\s+well|same\s+(?:here|for\s+me|with\s+me)|so\s+(?:am|do|have)\s+I|"
+    r"ditto|我也是|我也一样|我也同样|我也这样|同上|一样)\W*$",
+    _I,
+)
+_NOT_ANYMORE = re.compile(
+    r"^\s*(?:(?:well|oh|um|actually|but)[\s,]*)?(?:not\s+any\s*more|no\s+longer|not\s+now|"
+    r"(?:that'?s|that\s+is|it'?s|it\s+is)\s+not\s+(?:true|the\s+case|so)\s+any\s*more|"
+    r"I\s+(?:don'?t|am\s+not|'m\s+not)\s+any\s*more)\W*$"
+    r"|^\s*(?:但是?|不过)?(?:现在|已经|早就|如今)*(?:不再是了|不是了|不这样了|没有了|不了)\W*$",
+    _I,
+)
+_CHANGED = re.compile(
+    r"^\s*(?:(?:well|oh|actually|but)[\s,]*)?(?:(?:that|it|this)\s+(?:has\s+|'s\s+)?changed|"
+    r"things\s+(?:have\s+)?changed|(?:that'?s|that\s+is|it'?s)\s+(?:not\s+(?:right|true|correct)|"
+    r"wrong|outdated|out\s+of\s+date)\s+(?:any\s*more|now))\W*$"
+    r"|^\s*(?:但是?|不过)?(?:这个?|那个?)?(?:现在)?(?:已经)?(?:变了|改了|不一样了|不对了|"
+    r"不是这样了|有变化了?)\W*$",
+    _I,
+)
+# A change said without its new value; the topic (the registry's ``states`` words of
+# an attribute) says which facts it puts in doubt.
+_CHANGE_CUE = re.compile(
+    r"\b(?:I|we)\s+(?:just\s+|recently\s+|finally\s+|have\s+|'ve\s+)?(?:moved|relocated)\b"
+    r"(?!\s+(?:to|in|into|from)\b)"
+    r"|\b(?:I|we)\s+(?:just\s+|recently\s+|have\s+|'ve\s+)?(?:changed|switched)\s+(?:my\s+|our\s+)?"
+    r"(?:jobs?|careers?|work|roles?|positions?|companies|company|employers?|diet|address|place|"
+    r"plans?|budget|phone|number|email|name)\b"
+    r"|\b(?:I|we)\s+(?:just\s+|recently\s+|have\s+|'ve\s+)?(?:quit|left|lost)\s+(?:my\s+|the\s+|"
+    r"our\s+)?(?:job|work|company|position|role|employer|(?-i:[A-Z][\w&.-]+))"
+    r"|\b(?:I|we)\s+(?:got|have|found)\s+a\s+new\s+(?:job|address|place|apartment|flat|house|role)\b"
+    r"|\b(?:is|are|'s)\s+(?:different|not\s+(?:right|true|correct))\s+(?:now|any\s*more)\b"
+    r"|\b(?:not\s+(?:right|true|correct|accurate)\s+any\s*more|no\s+longer\s+(?:right|true|"
+    r"correct|accurate))\b"
+    r"|搬家了|搬走了|搬了家|换工作了?|换了(?:工作|份工作|地方|城市|地址|房子|公司)|跳槽了|辞职了|"
+    r"离职了|不干了|(?:已经|现在)?(?:变了|改了|不一样了|不对了|不是这样了)",
+    _I,
+)
+_NOT_DONE = re.compile(
+    r"\b(?:haven'?t|hasn'?t|didn'?t|never|not\s+yet|won'?t|will|going\s+to|plan\w*|want\w*|"
+    r"might|may|should|thinking\s+(?:of|about)|hope)\b|没有?|还没|不会|打算|准备|想|要|可能|也许",
+    _I,
+)
+_THIRD_PERSON = re.compile(
+    r"^\s*(?:he|she|they|my\s+(?:friend|brother|sister|mother|mom|father|dad|wife|husband|"
+    r"son|daughter|boss|colleague))\b|^\s*(?:他|她|他们|她们|朋友|同事|老板|我(?:的)?(?:朋友|哥哥|"
+    r"姐姐|弟弟|妹妹|妈妈|爸爸|老婆|老公|儿子|女儿|同事))",
+    _I,
+)
+
+Reread = Callable[[str], Sequence[Candidate]]
+"""Reads a text as the user's own statement (the rules, for "me too")."""
+
+
+def _is_question(sentence: str) -> bool:
+    stripped = sentence.rstrip()
+    return stripped.endswith(("?", "？")) or bool(
+        (QUESTION_START.match(stripped) and stripped.endswith(("?", "？")))
+        or (CN_QUESTION_END.search(stripped) and not stripped.isascii())
+    )
+
+
+def just_stated(turn: Turn) -> Iterator[PriorFact]:
+    """The user's facts of the thread, newest first (the attribute just stated first)."""
+    for prior in reversed(turn.previous):
+        if prior.role != "user":
+            continue
+        yield from (f for f in reversed(prior.facts) if f.subject == "user")
+
+
+def _bare_value(clause: str) -> str:
+    value = _LEAD.sub("", clause).strip()
+    previous = None
+    while previous != value:
+        previous = value
+        value = _TRAIL.sub("", value).strip().strip("\"'“”「」 ")
+    return value
+
+
+def _named(clause: str) -> tuple[Attribute, str] | None:
+    """The single-valued attribute a correcting clause names by its label, with what
+    follows the label ("预算应该是一万元" -> budget, 应该是一万元)."""
+    for attribute in ATTRIBUTES:
+        if attribute.multi_valued:
+            continue
+        for label in sorted(attribute.labels, key=len, reverse=True):
+            if len(label) < 2 and not label.isascii():
+                continue
+            pattern = (
+                re.compile(rf"\b(?:my\s+)?{re.escape(label)}\b", _I)
+                if label.isascii()
+                else re.compile(rf"(?:我的?)?{re.escape(label)}")
+            )
+            match = pattern.search(clause)
+            if match is not None:
+                return attribute, clause[match.end() :]
+    return None
+
+
+def _correction(sentence: str, turn: Turn) -> Candidate | None:
+    """The value a bare correction gives, and the attribute it corrects."""
+    if not (correction_at(sentence) or _BARE_CUE.search(sentence)):
+        return None
+    stated = list(just_stated(turn))
+    clauses = [c for c in _CLAUSE.split(sentence) if c.strip()]
+    for clause in reversed(clauses):
+        if _NEGATED_CLAUSE.match(clause):
+            continue  # "..., not May 3" names the wrong value
+        if _REPLY.search(clause):
+            return None
+        named = _named(clause)
+        if named is not None:
+            attribute, rest = named
+            value = _bare_value(rest)
+            # Words after a label ("my job is stressful") are a value only for an
+            # attribute the thread just stated; a date or an amount is one anyway.
+            said = attribute.name in {f.attribute for f in stated} or shape(value) != "words"
+            if value and said and fits(attribute.value_type, value):
+                return _made(attribute.name, value, "correct", BARE_CONFIDENCE)
+            continue
+        value = _bare_value(clause)
+        if not value:
+            continue
+        for fact in stated:
+            known = by_name(fact.attribute)
+            if known is None or known.multi_valued:
+                continue  # a set takes items; a bare value does not say which it replaces
+            if fact.value.casefold() != value.casefold() and fits(known.value_type, value):
+                return _made(fact.attribute, value, "correct", BARE_CONFIDENCE)
+        return None  # the value fits nothing just stated: no guess
+    return None
+
+
+def _made(attribute: str, value: str, change: str, confidence: float) -> Candidate:
+    return Candidate(
+        subject="user",
+        attribute=attribute,
+        value=value,
+        kind="fact",
+        confidence=confidence,
+        importance=_IMPORTANCE,
+        change=change,  # type: ignore[arg-type]  # one of CHANGES, checked by Candidate
+    )
+
+
+def _me_too(turn: Turn, reread: Reread) -> list[Candidate]:
+    """What the other speaker's last turn said of themselves, as the user's."""
+    other = next((p for p in reversed(turn.previous) if p.role != "user"), None)
+    if other is None:
+        return []
+    return [
+        c
+        for c in reread(other.text)
+        if c.kind == "fact" and c.subject == "user" and c.change == "state"
+    ]
+
+
+def in_thread(
+    turn: Turn, found: Sequence[Candidate], reread: Reread | None = None
+) -> tuple[Candidate, ...]:
+    """``found`` (the rules' candidates of ``turn``) with what the turn says only in
+    its conversation: bare corrections, "me too", "not anymore", "that changed"
+    (module docstring). A turn that is not the user's is returned as it is."""
+    if turn.role != "user":
+        return tuple(found)
+    made = list(found)
+    stated = any(c.kind == "fact" for c in found)  # a removal says what it means too
+    last = next(just_stated(turn), None)
+    for sentence in split_sentences(fold_quotes(turn.text)):
+        if _is_question(sentence) or HYPOTHETICAL.search(sentence):
+            continue
+        if stated:
+            continue
+        if turn.previous and _ME_TOO.match(sentence) and reread is not None:
+            made += _me_too(turn, reread)
+            continue
+        if last is not None and _NOT_ANYMORE.match(sentence):
+            made.append(_made(last.attribute, last.value, "remove", BARE_CONFIDENCE))
+            continue
+        if last is not None and _CHANGED.match(sentence):
+            made.append(_made(last.attribute, sentence.strip(), "dispute", DISPUTE_CONFIDENCE))
+            continue
+        # A correction naming its attribute by label needs no thread ("不对，预算应该是
+        # 一万元。"); a bare one corrects what the thread stated last.
+        correction = _correction(sentence, turn)
+        if correction is not None:
+            made.append(correction)
+    return _unique(made)
+
+
+def with_disputes(turn: Turn, found: Sequence[Candidate]) -> tuple[Candidate, ...]:
+    """``found`` (any extractor's candidates of ``turn``) with the ``dispute``
+    candidates of its change cues that no rule turned into a value (:func:`disputes`),
+    sentence by sentence; the user's turns only."""
+    if turn.role != "user" or not _CHANGE_CUE.search(turn.text):
+        return tuple(found)
+    made = list(found)
+    for sentence in split_sentences(fold_quotes(turn.text)):
+        made += disputes(sentence, made)
+    return _unique(made)
+
+
+def disputes(sentence: str, found: Sequence[Candidate]) -> list[Candidate]:
+    """``dispute`` candidates for the topics a change cue of ``sentence`` puts in doubt
+    without a new value ("我搬家了" -> city, address; "I changed jobs" -> job,
+    employer): none for a topic of which ``found`` already holds a fact, none for a
+    change not made ("I haven't moved", 还没搬家, "I might change jobs") or someone
+    else's."""
+    cue = _CHANGE_CUE.search(sentence)
+    if cue is None or _is_question(sentence) or HYPOTHETICAL.search(sentence):
+        return []
+    if _NOT_DONE.search(sentence[: cue.start()]) or _THIRD_PERSON.search(sentence):
+        return []
+    topic = [a for a in ATTRIBUTES if a.states.search(sentence)]
+    covered = {c.attribute for c in found if c.kind == "fact"}
+    if not topic or covered & {a.name for a in topic}:
+        return []
+    return [
+        _made(a.name, sentence.strip()[:200], "dispute", DISPUTE_CONFIDENCE)
+        for a in topic
+        if not a.multi_valued
+    ]
+
+
+def _unique(found: Sequence[Candidate]) -> tuple[Candidate, ...]:
+    seen: set[tuple[str, str, str, str]] = set()
+    out: list[Candidate] = []
+    for c in found:
+        key = (c.subject, c.attribute, c.value, c.change)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return tuple(out)

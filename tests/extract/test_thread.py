@@ -1,0 +1,231 @@
+"""A turn read in its conversation (memstrata.extract.thread) by the rule extractor, and
+whether a bare value fits a value type (memstrata.extract.fit)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memstrata.errors import ValidationError
+from memstrata.extract.candidates import (
+    MAX_PREVIOUS_TURNS,
+    Candidate,
+    PriorFact,
+    PriorTurn,
+    Turn,
+)
+from memstrata.extract.fit import fits, shape
+from memstrata.extract.rules import RuleExtractor
+from memstrata.extract.thread import disputes, with_disputes
+
+AT = datetime(2025, 3, 1, tzinfo=UTC)
+RULES = RuleExtractor()
+
+
+def turn(text: str, *previous: PriorTurn, role: str = "user") -> Turn:
+    return Turn(text, role, "t", "u", "s", "x", AT, previous=previous)  # type: ignore[arg-type]
+
+
+def said(text: str, role: str = "user") -> PriorTurn:
+    """An earlier turn with the facts the rules read in it."""
+    found = RULES.extract(turn(text, role=role))
+    facts = tuple(PriorFact(c.subject, c.attribute, c.value) for c in found if c.kind == "fact")
+    return PriorTurn(text, role, facts)  # type: ignore[arg-type]
+
+
+def read(c: Candidate) -> tuple[str, str, str]:
+    return c.attribute, c.value, c.change
+
+
+@pytest.mark.parametrize(
+    ("before", "text", "expected"),
+    [
+        (("我的生日是5月3号。",), "不对，是6月3号。", [("birthday", "6月3号", "correct")]),
+        (("我的生日是5月3号。",), "我记错了，是6月3号。", [("birthday", "6月3号", "correct")]),
+        (("我的生日是5月3号。",), "应该是6月3号才对。", [("birthday", "6月3号", "correct")]),
+        (("My birthday is May 3.",), "Actually it's June 3.", [("birthday", "June 3", "correct")]),
+        (
+            ("My birthday is May 3.",),
+            "Actually it's June 3, not May 3.",
+            [("birthday", "June 3", "correct")],
+        ),
+        (("My budget is 8000 yuan.",), "I meant 10,000.", [("budget", "10,000", "correct")]),
+        (("My budget is 8000 yuan.",), "Make that $9000.", [("budget", "$9000", "correct")]),
+        (("我的预算是8000元。",), "不对，预算应该是一万元。", [("budget", "一万元", "correct")]),
+        (("我的预算是8000元。",), "说错了，两万五。", [("budget", "两万五", "correct")]),
+        (("I live in Hangzhou.",), "No wait, Chengdu.", [("city", "Chengdu", "correct")]),
+        (("我住在杭州。",), "不对，是成都。", [("city", "成都", "correct")]),
+        (("I live in Hangzhou.",), "Not anymore.", [("city", "Hangzhou", "remove")]),
+        (("我住在杭州。",), "现在不是了。", [("city", "杭州", "remove")]),
+        (("I live in Hangzhou.",), "That changed.", [("city", "That changed.", "dispute")]),
+        # The value fits the budget, stated before the city: the budget is corrected.
+        (
+            ("My budget is 8000 yuan.", "I live in Hangzhou."),
+            "I meant 9000.",
+            [("budget", "9000", "correct")],
+        ),
+        # Fits nothing just stated: no guess.
+        (("My birthday is May 3.",), "Sorry, Hangzhou.", []),
+        (("我的预算是8000元。",), "不对，是杭州。", []),
+        # A question, and a hypothetical, correct nothing.
+        (("My budget is 8000 yuan.",), "Actually, is it 10,000?", []),
+        (("我住在杭州。",), "如果不对，是成都吗？", []),
+        # A reply is no value, whatever was stated.
+        (("I live in Hangzhou.",), "No, thanks.", []),
+        (("I live in Hangzhou.",), "Actually it's fine.", []),
+        (("I work as a teacher.",), "Sorry, never mind.", []),
+        (("I live in Hangzhou.",), "no wait, let me think", []),
+        (("我住在杭州。",), "不对，算了吧。", []),
+        (("我住在杭州。",), "不是，没事了。", []),
+        (("My budget is 8000 yuan.",), "Sorry, what was it?", []),
+        # The same value said again is not a correction.
+        (("I live in Hangzhou.",), "No, Hangzhou.", []),
+        # A set takes items: a bare value does not say which one it replaces.
+        (("I'm allergic to peanuts.",), "Sorry, I meant shellfish.", []),
+    ],
+)
+def test_a_turn_is_read_with_the_turns_before_it(
+    before: tuple[str, ...], text: str, expected: list[tuple[str, str, str]]
+) -> None:
+    found = RULES.extract(turn(text, *(said(b) for b in before)))
+    assert [read(c) for c in found if c.kind == "fact"] == expected
+
+
+def test_a_correction_naming_its_attribute_is_read_alone() -> None:
+    found = RULES.extract(turn("不对，预算应该是一万元。"))
+    assert [read(c) for c in found] == [("budget", "一万元", "correct")]
+    # Words after a label are no correction without the thread stating that attribute
+    # (what the rules make of the sentence on their own is theirs).
+    for text in ("Actually, my job is stressful.", "Actually, my birthday party is on June 3."):
+        assert all(c.change != "correct" for c in RULES.extract(turn(text)))
+
+
+def test_alone_the_same_turn_says_nothing() -> None:
+    for text in ("不对，是6月3号。", "I meant 10,000.", "Not anymore.", "Me too!"):
+        assert RULES.extract(turn(text)) == ()
+
+
+def test_me_too_takes_the_other_speakers_statement() -> None:
+    found = RULES.extract(turn("Me too!", said("I'm vegetarian.", role="assistant")))
+    assert [read(c) for c in found] == [("diet", "vegetarian", "state")]
+    found = RULES.extract(turn("我也是。", said("我住在杭州。", role="assistant")))
+    assert [read(c) for c in found] == [("city", "杭州", "state")]
+    # After the user's own statement, "me too" has nobody to agree with.
+    assert RULES.extract(turn("Me too!", said("I'm vegetarian."))) == ()
+
+
+def test_an_assistant_turn_is_not_read_in_the_thread() -> None:
+    found = RULES.extract(turn("No wait, Chengdu.", said("I live in Hangzhou."), role="assistant"))
+    assert found == ()
+
+
+def test_a_turn_that_states_its_own_fact_is_read_as_the_rules_read_it() -> None:
+    found = RULES.extract(
+        turn("Sorry, I got that wrong: I live in Chengdu.", said("I live in Hangzhou."))
+    )
+    assert [read(c) for c in found] == [("city", "Chengdu", "correct")]
+
+
+@pytest.mark.parametrize(
+    ("text", "attributes"),
+    [
+        ("我搬家了。", ["city", "address"]),
+        ("We moved last month.", ["city", "address"]),
+        ("I changed jobs.", ["employer", "job"]),
+        ("我换工作了。", ["employer", "job"]),
+        ("I left Alibaba and joined ByteDance.", ["employer", "job"]),
+        ("我的预算变了。", ["budget"]),
+        ("My diet is different now.", ["diet"]),
+        ("我还没搬家。", []),
+        ("I might change jobs.", []),
+        ("My brother moved.", []),
+        ("他搬家了。", []),
+        ("Should I move?", []),
+        ("I moved to Chengdu.", []),  # a new value: the rules' (no candidates here)
+        ("I left my umbrella at home.", []),
+        ("That changed.", []),  # no topic: only in its thread
+    ],
+)
+def test_change_cues_dispute_their_topic(text: str, attributes: list[str]) -> None:
+    found = disputes(text, [])
+    assert [c.attribute for c in found] == attributes
+    assert all(c.change == "dispute" and c.kind == "fact" for c in found)
+
+
+def test_a_change_the_rules_read_a_value_of_disputes_nothing() -> None:
+    found = RULES.extract(turn("I moved to Chengdu."))
+    assert [read(c) for c in found] == [("city", "Chengdu", "state")]
+    assert with_disputes(turn("I moved to Chengdu."), found) == found
+    # Not the user's turn: nothing.
+    assert with_disputes(turn("我搬家了。", role="assistant"), ()) == ()
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        ("6月3号", "date"),
+        ("June 3", "date"),
+        ("3 March", "date"),
+        ("Tuesday", "date"),
+        ("周二", "date"),
+        ("10,000", "amount"),
+        ("一万元", "amount"),
+        ("八千块", "amount"),
+        ("两万五", "amount"),
+        ("0.8万", "amount"),
+        ("$500", "amount"),
+        ("10k", "amount"),
+        ("32", "number"),
+        ("MU1234", "id"),
+        ("Hangzhou", "words"),
+        ("杭州", "words"),
+        ("", "none"),
+    ],
+)
+def test_shapes(value: str, kind: str) -> None:
+    assert shape(value) == kind
+
+
+@pytest.mark.parametrize(
+    ("value_type", "value", "ok"),
+    [
+        ("date", "6月3号", True),
+        ("date", "Hangzhou", False),
+        ("amount", "10,000", True),
+        ("amount", "9000", True),
+        ("amount", "June 3", False),
+        ("place", "Chengdu", True),
+        ("place", "10,000", False),
+        ("place", "fine", False),
+        ("place", "thanks", False),
+        ("place", "chengdu later", False),
+        ("place", "好吧", False),
+        ("place", "New York", True),
+        ("job", "nurse", True),
+        ("job", "fine", False),
+        ("place", "6月3号", False),
+        ("person", "Li Wei", True),
+        ("person", "R2D2 unit", False),
+        ("count", "3", True),
+        ("count", "tea", False),
+    ],
+)
+def test_fits(value_type: str, value: str, ok: bool) -> None:
+    assert fits(value_type, value) is ok
+
+
+def test_bad_previous_turns_are_refused_naming_the_field() -> None:
+    with pytest.raises(ValidationError) as caught:
+        Turn("hi", "user", "t", "u", "s", "x", AT, previous=("not a turn",))  # type: ignore[arg-type]
+    assert caught.value.field == "previous"
+    many = tuple(PriorTurn("hi", "user") for _ in range(MAX_PREVIOUS_TURNS + 1))
+    with pytest.raises(ValidationError) as caught:
+        Turn("hi", "user", "t", "u", "s", "x", AT, previous=many)
+    assert caught.value.field == "previous"
+    with pytest.raises(ValidationError) as caught:
+        PriorTurn("hi", "robot")  # type: ignore[arg-type]
+    assert caught.value.field == "role"
+    with pytest.raises(ValidationError) as caught:
+        PriorFact("user", " city", "x")
+    assert caught.value.field == "attribute"
