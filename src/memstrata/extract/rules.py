@@ -44,6 +44,7 @@ from memstrata.extract.corrections import (
     swapped,
 )
 from memstrata.extract.everyday_patterns import EVERYDAY_PATTERNS
+from memstrata.extract.frames import frame_facts, frame_removals, normalized
 from memstrata.extract.patterns import (
     CHANNELS,
     CN_QUESTION_END,
@@ -221,17 +222,37 @@ class RuleExtractor:
         speaks = turn.role == "user" and not _JOKING.search(sentence)
         facts = self._facts(sentence, clauses, extras) if speaks else []
         if speaks:
+            facts = self._framed(sentence, clauses, facts, extras)
             facts += set_facts(sentence, facts)
         if correcting:
             facts = corrected(facts)
         if speaks:
             facts += removals(sentence, facts, self._multi_valued)
+            facts += frame_removals(clauses, facts, self._multi_valued)
             facts = swapped(facts, self._multi_valued)
         events = self._events(sentence, clauses, turn, extras)
         # "My budget is 500 yuan" states a limit, not a payment.
         if not events and all(fact.attribute != "budget" for fact in facts):
             events = self._transactions(sentence, turn, extras)
         return facts + events
+
+    def _framed(
+        self,
+        sentence: str,
+        clauses: tuple[Clause, ...],
+        facts: list[Candidate],
+        extras: _Extras,
+    ) -> list[Candidate]:
+        """The patterns' ``facts`` with what the registry's frames read where the
+        patterns read nothing, values normalized by their type (:mod:`.frames`)."""
+        framed = frame_facts(
+            clauses,
+            normalized(facts),
+            extras,
+            hedge_factor=self._hedge_factor,
+            correcting=correction_at(sentence),
+        )
+        return normalized(framed)
 
     def _confidence(self, scope: _Scope, end: int, base: float) -> float:
         """``base``, lowered when a hedge ("I think", 可能) occurs before ``end``."""

@@ -16,6 +16,7 @@ from memstrata.extract.lexicon import (
     BODY_PART_STATES,
     BODY_PARTS,
     CN_CONDITION_SUFFIXES,
+    CN_FOOD_SUFFIXES,
     CN_JOB_SUFFIXES,
     CN_NOT_JOBS,
     CN_NOT_NAMES,
@@ -27,6 +28,7 @@ from memstrata.extract.lexicon import (
     CN_SURNAMES,
     CONDITION_SUFFIXES,
     CONDITIONS,
+    FOODS,
     JOB_SUFFIXES,
     JOB_WORDS,
     NOT_JOBS,
@@ -34,6 +36,7 @@ from memstrata.extract.lexicon import (
     NUMBER_WORDS,
     words,
 )
+from memstrata.attributes.values import diet_class, food_object
 from memstrata.extract.patterns import INTERROGATIVE_VALUE
 
 MAX_FACT_VALUE_CHARS = 120
@@ -548,6 +551,74 @@ def _amount(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
     return (value, 1.0, None) if value else None
 
 
+_MONEY = re.compile(
+    r"^(?:[$¥￥€£]\s*)?(?:\d[\d,.]*|[零一二两三四五六七八九十百千万]+)(?:\s*(?:万|千|百|k|K|w|W))?"
+    r"[一二三四五六七八九]?\s*(?:块钱?|元|美元|刀|欧元|英镑|港币|日元|dollars?|bucks|usd|USD|rmb|RMB|"
+    r"yuan|euros?|pounds?|quid)?$"
+)
+_MONEY_TAIL = re.compile(r"(?:左右|以内|以下|上下|之内|吧|就行|就好|了)+$|\s+(?:max|tops|or\s+so)$")
+
+
+def _money(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
+    """An amount as written: digits or Chinese numerals, a unit (一万元, $5,000, 8k)."""
+    value = _MONEY_TAIL.sub("", value.strip()).strip()
+    if not value or not _MONEY.match(value) or value in ("十", "百", "千", "万"):
+        return None
+    return value, 1.0, None
+
+
+def _diet_word(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
+    value = _cn_clean(value.strip())
+    return (value, 1.0, None) if diet_class(value) is not None else None
+
+
+def is_food(value: str) -> bool:
+    """Whether ``value`` names a food or drink by its kind (dairy, 鸡蛋, 海鲜)."""
+    text = _ARTICLE.sub("", food_object(value).strip()).casefold()
+    if not text:
+        return False
+    if text.isascii():
+        return text in FOODS or text.split()[-1] in FOODS
+    return len(text) <= 8 and text.endswith(CN_FOOD_SUFFIXES)
+
+
+def _food(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
+    """A food the user avoids, as the food (not "eat pork": pork)."""
+    value = strip_tail(_cn_clean(value.strip()))
+    obj = _ARTICLE.sub("", food_object(value)).strip()
+    return (obj, 1.0, None) if obj and is_food(obj) else None
+
+
+_CN_REGION = re.compile(r"省|市|区|县|镇|乡|街道|路|街|村|小区|号|栋|弄|巷|大厦|花园|苑")
+
+
+def _cn_region_address(value: str, groups: Mapping[str, str | None]) -> Checked | None:
+    """A Chinese address, a street one or down to the district (北京市朝阳区望京): a
+    value after an address cue or 我家住在 may stop at the district."""
+    street = _address(value, groups)
+    if street is not None:
+        return street
+    value = _ADDRESS_TAIL.sub("", _cn_clean(value.strip())).strip("，,:： ")
+    if not 4 <= len(value) <= 60 or value.isascii() or len(_CN_REGION.findall(value)) < 2:
+        return None
+    return value, 1.0, None
+
+
+def _taught(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
+    """What a teacher teaches, as the job ("I teach chemistry" -> chemistry teacher)."""
+    value = _cn_clean(value.strip())
+    if value.isascii():
+        value = _ARTICLE.sub("", value)
+        if not value or _words(value) > 3 or _REFERENCE_START.match(value):
+            return None
+        if _DETERMINER_START.match(value) or re.search(r"\b(?:to|how|my|them)\b", value, re.I):
+            return None  # "I teach my kids to swim"
+        return f"{value} teacher", 1.0, None
+    if not 1 <= len(value) <= 6 or value in _CN_REFERENCES or value[0] in "你我他她":
+        return None
+    return f"{value}老师", 1.0, None
+
+
 _CHECKS: dict[str, Callable[[str, Mapping[str, str | None]], Checked | None]] = {
     "object": _object,
     "preference": _preference,
@@ -585,6 +656,11 @@ _CHECKS: dict[str, Callable[[str, Mapping[str, str | None]], Checked | None]] = 
     "cn_allergen": _cn_allergen,
     "cn_condition": _cn_condition,
     "cn_spouse": _cn_spouse,
+    "money": _money,
+    "diet_word": _diet_word,
+    "food": _food,
+    "cn_region_address": _cn_region_address,
+    "taught": _taught,
 }
 CHECK_KINDS = frozenset(_CHECKS)
 

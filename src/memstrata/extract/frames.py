@@ -1,0 +1,403 @@
+"""Frames: facts read by composing the registry's words, not by one pattern a sentence.
+
+A frame is who + an attribute's cue + a copula or change verb + a value the value type
+accepts, each part taken from :mod:`memstrata.attributes.registry`:
+
+* **cue frames**: "my shipping address is X", "budget should be X", 我的收货地址是X,
+  预算应该是X, 把预算改成X, "change my budget to X" - for every attribute with
+  ``cues``, with :data:`~memstrata.attributes.registry.COPULA_EN` /
+  :data:`~memstrata.attributes.registry.COPULA_ZH` between cue and value;
+* **state frames**: an attribute's ``state_frames`` ("I avoid X", "I can't have X",
+  我家住在X, "I teach X");
+* **change frames**: an attribute's ``change_verbs`` with what comes along ("joined
+  ByteDance as a product manager" states the employer and the job, 加入字节跳动做产品
+  经理 too);
+* **removal frames**: an attribute's ``removal_frames`` ("I can eat X now",
+  我现在能吃X了, "I'm not vegetarian anymore", 我不吃素了, "I left X"): ``remove``
+  candidates, one per surface form of the value (:func:`memstrata.attributes.values.
+  variants`); the write path keeps those its slot holds, and closes a single-valued
+  slot whose value is removed (the old value stays in history).
+
+Frames run after the patterns of :mod:`.patterns`, :mod:`.profile_patterns` and
+:mod:`.everyday_patterns`: a frame's fact is kept when no pattern found its attribute
+in the sentence, or when it is the cleaner reading of a pattern's value (a pattern's
+employer 字节跳动做产品经理 gives way to the frame's 字节跳动).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from memstrata.attributes.registry import (
+    ATTRIBUTES,
+    COPULA_EN,
+    COPULA_ZH,
+    SET_VERB_EN,
+    SET_VERB_ZH,
+    WHO_EN,
+    WHO_ZH,
+    MULTI_VALUED,
+    Attribute,
+)
+from memstrata.attributes.values import DIET_CLASSES, diet_class, food_object, variants
+from memstrata.extract.candidates import Candidate
+from memstrata.extract.clauses import Clause
+from memstrata.extract.lexicon import DIETS
+from memstrata.extract.patterns import ADV, CN_ADV, HEDGE, HYPOTHETICAL, alternation
+from memstrata.extract.values import check_value, split_items
+
+__all__ = ["frame_facts", "frame_removals", "normalized"]
+
+_I = re.IGNORECASE
+_HAS_CJK = re.compile(r"[\u4e00-\u9fff]")
+_Change = Literal["state", "remove"]
+
+# Where a value ends: a clause boundary, or a word that starts the next part.
+_EN_END = (
+    r"(?=\s*(?:[,.;:!?()\"]|\s-\s|$)|\s+(?:and|but|because|since|so|though|although|if|when|"
+    r"while|which|who|where|now|these\s+days|nowadays|anymore|any\s+more|instead|please|"
+    r"from\s+now\s+on|going\s+forward|for\s+(?:now|the\s+trip|this|that)|max|tops)\b)"
+)
+_ZH_END = r"(?=(?:了|啦|呀|啊|吧|呢|哦|喔|就行|就好|左右|以内|上下)*(?:[，。,.;；!！?？、\s]|$))"
+_EN_VALUE = r"(?P<v>[^,.;:!?()\"]{1,80}?)"
+_EN_LIST = r"(?P<v>[^.;:!?()\"]{1,120}?)"
+_EN_ADDRESS = r"(?P<v>[^.;!?]{4,120}?)"
+_EN_ADDRESS_END = (
+    r"(?=\s*,?\s*(?:not\s+(?:my|the|to)\b|instead\b|please\b|from\s+now\s+on\b|thanks?\b|"
+    r"going\s+forward\b)|\s*(?:[.;!?]|$))"
+)
+_ZH_VALUE = r"(?P<v>[^，。,.;；!！?？、\s]{1,40}?)"
+_ZH_LIST = r"(?P<v>[^，。,.;；!！?？\s]{1,40}?)"
+_DIET_VALUE = (
+    r"(?P<v>"
+    + alternation(tuple({*DIETS, *(f for forms in DIET_CLASSES.values() for f in forms)}))
+    + r")(?![\w-])"
+)
+_ZH_DIET_VALUE = (
+    r"(?P<v>"
+    + alternation(tuple(f for forms in DIET_CLASSES.values() for f in forms if _HAS_CJK.search(f)))
+    + r")"
+)
+_EN_MANY_SPLIT = re.compile(r"\s+(?:or|nor)\s+", _I)
+_CONFIDENCE = {"cue": 0.85, "state": 0.8, "change": 0.8, "remove": 0.9}
+_IMPORTANCE = 0.7
+# A template tail that may match nothing ("(?:的工作)?"): where the value ends is not
+# said, so the value type's end is added after it.
+_OPTIONAL = re.compile(r"(?:\(\?:[^()]*\)\?)*")
+_TEMPLATE_SLOT = re.compile(r"\{v(?::(?P<kind>\w+))?\}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Frame:
+    """One compiled frame: what it reads, and how its value is checked."""
+
+    attribute: Attribute
+    pattern: re.Pattern[str]
+    change: _Change
+    origin: str
+    check: str | None = None
+    """A check kind overriding the attribute's (a template's ``{v:kind}``)."""
+    many: bool = False
+
+
+def _cue_alternation(cues: Sequence[str], chinese: bool) -> str:
+    chosen = tuple(c for c in cues if bool(_HAS_CJK.search(c)) == chinese)
+    if not chosen:
+        return ""
+    words = alternation(chosen)
+    return words.replace(r"\ ", r"\s+") if not chinese else words
+
+
+def _value(attribute: Attribute, chinese: bool) -> tuple[str, str]:
+    """The value group and where it ends, for ``attribute``'s value type."""
+    kind = attribute.value_type
+    if kind == "diet":
+        return (_ZH_DIET_VALUE if chinese else _DIET_VALUE), ""
+    if kind == "address" and not chinese:
+        return _EN_ADDRESS, _EN_ADDRESS_END
+    if attribute.multi_valued:
+        return (_ZH_LIST, _ZH_END) if chinese else (_EN_LIST, _EN_END)
+    return (_ZH_VALUE, _ZH_END) if chinese else (_EN_VALUE, _EN_END)
+
+
+def _cue_frames(attribute: Attribute) -> list[_Frame]:
+    made: list[_Frame] = []
+    english = _cue_alternation(attribute.cues, chinese=False)
+    if english:
+        value, end = _value(attribute, chinese=False)
+        made.append(
+            _Frame(
+                attribute,
+                re.compile(
+                    rf"(?:{WHO_EN}){english}(?:{COPULA_EN}){value}{end}"
+                    rf"|{SET_VERB_EN}{english}\s+to\s+{value.replace('?P<v>', '?P<v2>')}{end}",
+                    _I,
+                ),
+                "state",
+                "cue",
+            )
+        )
+    chinese = _cue_alternation(attribute.cues, chinese=True)
+    if chinese:
+        value, end = _value(attribute, chinese=True)
+        made.append(
+            _Frame(
+                attribute,
+                re.compile(
+                    rf"(?:{WHO_ZH}){chinese}(?:{COPULA_ZH}){value}{end}"
+                    rf"|{SET_VERB_ZH}{chinese}(?:改|换|更新|调整|调|设)(?:成|为|到)"
+                    rf"{value.replace('?P<v>', '?P<v2>')}{end}"
+                ),
+                "state",
+                "cue",
+            )
+        )
+    return made
+
+
+def _template_frames(
+    attribute: Attribute, templates: Sequence[str], change: _Change, origin: str
+) -> list[_Frame]:
+    made: list[_Frame] = []
+    for template in templates:
+        chinese = bool(_HAS_CJK.search(template))
+        slot = _TEMPLATE_SLOT.search(template)
+        if slot is None:
+            continue
+        value, end = _value(attribute, chinese)
+        tail = template[slot.end() :]
+        if attribute.value_type == "diet" or not _OPTIONAL.fullmatch(tail):
+            end = ""  # the value is a closed list, or the template says what follows it
+        pattern = template[: slot.start()] + value + tail + end
+        made.append(
+            _Frame(
+                attribute,
+                re.compile(pattern, _I),
+                change,
+                origin,
+                check=slot.group("kind"),
+                many=attribute.multi_valued,
+            )
+        )
+    return made
+
+
+def _change_frames(attribute: Attribute) -> list[_Frame]:
+    """ "I joined X as a Y" / 我加入X做Y: the change verb's value, and the job with it."""
+    english = [v for v in attribute.change_verbs if not _HAS_CJK.search(v)]
+    chinese = [v for v in attribute.change_verbs if _HAS_CJK.search(v)]
+    made: list[_Frame] = []
+    if english:
+        made.append(
+            _Frame(
+                attribute,
+                re.compile(
+                    rf"\bI(?:'ve|\s+have)?\s+{ADV}(?:{'|'.join(english)})\s+"
+                    r"(?P<v>(?:[^,.;:!?()\"]|\.(?=\s?\w)){1,60}?)\s+as\s+(?:an?\s+|the\s+|our\s+)?"
+                    rf"(?P<job>[^,.;:!?()\"]{{1,60}}?){_EN_END}",
+                    _I,
+                ),
+                "state",
+                "change",
+            )
+        )
+    if chinese:
+        made.append(
+            _Frame(
+                attribute,
+                re.compile(
+                    rf"我{CN_ADV}(?:从[^，。,；;！!？?]{{1,20}}?)?(?:{'|'.join(chinese)})"
+                    r"(?P<v>[^，。,.;；!！?？、\s]{1,20}?)(?:做|当|担任|任)(?:一名|一个|个)?"
+                    rf"(?P<job>[^，。,.;；!！?？、\s]{{1,12}}?){_ZH_END}"
+                ),
+                "state",
+                "change",
+            )
+        )
+    return made
+
+
+def _compile() -> tuple[tuple[_Frame, ...], tuple[_Frame, ...]]:
+    stating: list[_Frame] = []
+    removing: list[_Frame] = []
+    for attribute in ATTRIBUTES:
+        stating += _change_frames(attribute)
+        stating += _cue_frames(attribute)
+        stating += _template_frames(attribute, attribute.state_frames, "state", "state")
+        removing += _template_frames(attribute, attribute.removal_frames, "remove", "remove")
+    return tuple(stating), tuple(removing)
+
+
+_STATING, _REMOVING = _compile()
+_JOB = next(a for a in ATTRIBUTES if a.name == "job")
+
+
+def _checked(frame: _Frame, raw: str, groups: dict[str, str | None]) -> list[str]:
+    """The values ``raw`` holds for ``frame`` (one per list item), each checked."""
+    chinese = bool(_HAS_CJK.search(raw))
+    kind = frame.check or frame.attribute.checks[1 if chinese else 0]
+    items = [raw]
+    if frame.many:
+        items = [i for part in split_items(raw) for i in _EN_MANY_SPLIT.split(part) if i]
+    values: list[str] = []
+    for position, item in enumerate(items):
+        checked = check_value(kind, item, groups)
+        if checked is None and position == 0:
+            return []  # the head says what the list is about
+        if checked is not None:
+            values.append(checked[0])
+    return values
+
+
+def _fact(attribute: str, value: str, confidence: float, extras: Extras) -> Candidate:
+    return Candidate(
+        subject="user",
+        attribute=attribute,
+        value=value,
+        kind="fact",
+        confidence=round(confidence, 4),
+        importance=_IMPORTANCE,
+        extras=extras(),
+    )
+
+
+Extras = Callable[[], tuple[tuple[str, str], ...]]
+
+
+def _read(
+    frame: _Frame, match: re.Match[str], confidence: float, extras: Extras
+) -> list[Candidate]:
+    groups = match.groupdict()
+    raw = groups.get("v") or groups.get("v2")
+    if not raw:
+        return []
+    values = _checked(frame, raw, groups)
+    made = [_fact(frame.attribute.name, v, confidence, extras) for v in values]
+    job = groups.get("job")
+    if made and job:
+        chinese = bool(_HAS_CJK.search(job))
+        checked = check_value(_JOB.checks[1 if chinese else 0], job, groups)
+        if checked is not None:
+            made.append(_fact("job", checked[0], confidence, extras))
+    return made
+
+
+def _inside(value: str, longer: str) -> bool:
+    """Whether ``value`` stands in ``longer`` as a whole (not "$1" in "$1,200")."""
+    at = longer.find(value)
+    if at < 0:
+        return False
+    after = longer[at + len(value) : at + len(value) + 1]
+    before = longer[at - 1 : at] if at else ""
+    return not (after and (after in ",." or (after.isascii() and after.isalnum()))) and not (
+        before and before.isascii() and before.isalnum()
+    )
+
+
+def frame_facts(
+    clauses: Sequence[Clause],
+    found: Sequence[Candidate],
+    extras: Extras,
+    *,
+    hedge_factor: float,
+    correcting: bool,
+) -> list[Candidate]:
+    """``found`` (the patterns' facts of one sentence cut into ``clauses``) with the
+    facts the frames read where the patterns read none of that attribute; a frame's
+    value found inside a pattern's value of the same single-valued attribute replaces
+    it ("字节跳动做产品经理" -> "字节跳动", "now 5 Elm Street" -> "5 Elm Street")."""
+    framed: list[Candidate] = []
+    for clause in clauses:
+        if clause.subject != "speaker":
+            continue
+        hedge = HEDGE.search(clause.text)
+        hypothetical = HYPOTHETICAL.search(clause.text)
+        for frame in _STATING:
+            for match in frame.pattern.finditer(clause.text):
+                if hypothetical is not None and hypothetical.start() <= match.start():
+                    continue
+                # "应该是" after 不对 corrects; it hedges nowhere else.
+                hedged = hedge is not None and hedge.end() <= match.end() and not correcting
+                confidence = _CONFIDENCE[frame.origin] * (hedge_factor if hedged else 1.0)
+                framed += _read(frame, match, confidence, extras)
+    kept = list(found)
+    stated = {c.attribute for c in found if c.kind == "fact"}
+    seen = {(c.attribute, c.value.casefold()) for c in found}
+    for candidate in framed:
+        key = (candidate.attribute, candidate.value.casefold())
+        if key in seen:
+            continue
+        longer = [
+            i
+            for i, c in enumerate(kept)
+            if c.attribute == candidate.attribute
+            and c.value != candidate.value
+            and candidate.attribute not in MULTI_VALUED
+            and _inside(candidate.value, c.value)
+        ]
+        if candidate.attribute in stated and not longer:
+            continue
+        for i in reversed(longer):
+            del kept[i]
+        seen.add(key)
+        kept.append(candidate)
+    return kept
+
+
+def frame_removals(
+    clauses: Sequence[Clause], found: Sequence[Candidate], multi_valued: frozenset[str]
+) -> list[Candidate]:
+    """The ``remove`` candidates the removal frames read in ``clauses`` (``found``: the
+    sentence's other candidates; a value it states is not removed). A removed value
+    names each of its surface forms; a food removed is removed from every food-typed
+    set attribute that frames it (allergies and avoids both read "I can eat X now")."""
+    del multi_valued  # single- and set-valued slots are both closed by the write path
+    stated = {(c.attribute, c.value.casefold()) for c in found if c.change != "remove"}
+    made: list[Candidate] = []
+    seen = set(stated) | {(c.attribute, c.value.casefold()) for c in found}
+    for clause in clauses:
+        if clause.subject != "speaker":
+            continue
+        hypothetical = HYPOTHETICAL.search(clause.text)
+        for frame in _REMOVING:
+            for match in frame.pattern.finditer(clause.text):
+                if hypothetical is not None and hypothetical.start() <= match.start():
+                    continue
+                raw = match.group("v")
+                for value in _checked(frame, raw, match.groupdict()):
+                    for form in variants(frame.attribute.value_type, value):
+                        key = (frame.attribute.name, form.casefold())
+                        if key in seen:
+                            continue
+                        seen.add(key)
+                        made.append(
+                            Candidate(
+                                subject="user",
+                                attribute=frame.attribute.name,
+                                value=form,
+                                kind="fact",
+                                confidence=_CONFIDENCE["remove"],
+                                importance=_IMPORTANCE,
+                                change="remove",
+                            )
+                        )
+    return made
+
+
+def normalized(found: Sequence[Candidate]) -> list[Candidate]:
+    """``found`` with each food-typed value read as the food ("eat pork" -> pork, 吃猪肉
+    -> 猪肉), and an ``avoids`` that names a diet (我不吃素了: 吃素) dropped: giving up a
+    diet is the diet's removal, not something avoided."""
+    out: list[Candidate] = []
+    for candidate in found:
+        if candidate.attribute == "avoids" and candidate.kind == "fact":
+            if diet_class(candidate.value) is not None:
+                continue
+            food = food_object(candidate.value)
+            if food != candidate.value:
+                candidate = replace(candidate, value=food)
+        out.append(candidate)
+    return out
