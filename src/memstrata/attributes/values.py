@@ -20,8 +20,7 @@ __all__ = ["DIET_CLASSES", "VALUE_TYPES", "food_object", "normal", "same", "vari
 _I = re.IGNORECASE
 
 VALUE_TYPES: frozenset[str] = frozenset(
-    "place address amount date person food condition diet language channel count job org "
-    "marital id text".split()
+    ["place", "address", "amount", "date", "person", "food", "condition", "diet", "language", "channel", "count", "job", "org", "marital", "id", "text"]
 )
 """Every value type an attribute may name."""
 

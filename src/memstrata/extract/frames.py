@@ -35,11 +35,11 @@ from memstrata.attributes.registry import (
     ATTRIBUTES,
     COPULA_EN,
     COPULA_ZH,
+    MULTI_VALUED,
     SET_VERB_EN,
     SET_VERB_ZH,
     WHO_EN,
     WHO_ZH,
-    MULTI_VALUED,
     Attribute,
 )
 from memstrata.attributes.values import DIET_CLASSES, diet_class, food_object, variants

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from memstrata.attributes.values import diet_class, food_object
 from memstrata.extract.lexicon import (
     BODY_PART_STATES,
     BODY_PARTS,
@@ -36,7 +37,6 @@ from memstrata.extract.lexicon import (
     NUMBER_WORDS,
     words,
 )
-from memstrata.attributes.values import diet_class, food_object
 from memstrata.extract.patterns import INTERROGATIVE_VALUE
 
 MAX_FACT_VALUE_CHARS = 120
