@@ -15,12 +15,37 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["DIET_CLASSES", "VALUE_TYPES", "food_object", "normal", "same", "variants"]
+__all__ = [
+    "DIET_CLASSES",
+    "VALUE_TYPES",
+    "diet_class",
+    "food_object",
+    "normal",
+    "same",
+    "variants",
+]
 
 _I = re.IGNORECASE
 
 VALUE_TYPES: frozenset[str] = frozenset(
-    ["place", "address", "amount", "date", "person", "food", "condition", "diet", "language", "channel", "count", "job", "org", "marital", "id", "text"]
+    [
+        "place",
+        "address",
+        "amount",
+        "date",
+        "person",
+        "food",
+        "condition",
+        "diet",
+        "language",
+        "channel",
+        "count",
+        "job",
+        "org",
+        "marital",
+        "id",
+        "text",
+    ]
 )
 """Every value type an attribute may name."""
 
