@@ -95,7 +95,8 @@ _EAT_WORDS = re.compile(
 
 # --- the words frames are composed of (read by memstrata.extract.frames) ---------------
 WHO_EN = (
-    r"(?:\b(?:my|our)\s+(?:(?:current|new|present|actual|real|correct|default)\s+)?|^(?:the\s+)?)"
+    r"(?:\b(?:my|our)\s+(?:(?:current|new|present|actual|real|correct|default)\s+)?|"
+    r"(?:^|(?<=[,;:]\s))(?:the\s+)?)"
 )
 """Who a cue belongs to in English: my / our, or nobody named at the clause start."""
 WHO_ZH = r"(?:我们的|我们家的?|我家的?|我的|我|^)(?:(?:新|现在的|目前的|真正的|正确的|默认)的?)?"

@@ -69,6 +69,10 @@ _EN_ADDRESS_END = (
     r"(?=\s*,?\s*(?:not\s+(?:my|the|to)\b|instead\b|please\b|from\s+now\s+on\b|thanks?\b|"
     r"going\s+forward\b)|\s*(?:[.;!?]|$))"
 )
+_EN_MONEY = (
+    r"(?P<v>(?:[$¥￥€£]\s*)?\d[\d,.]*\s*(?:k|K)?(?:\s*(?:dollars?|bucks|USD|usd|RMB|rmb|yuan|"
+    r"euros?|pounds?|quid))?)"
+)
 _ZH_VALUE = r"(?P<v>[^，。,.;；!！?？、\s]{1,40}?)"
 _ZH_LIST = r"(?P<v>[^，。,.;；!！?？\s]{1,40}?)"
 _DIET_VALUE = (
@@ -116,6 +120,8 @@ def _value(attribute: Attribute, chinese: bool) -> tuple[str, str]:
     kind = attribute.value_type
     if kind == "diet":
         return (_ZH_DIET_VALUE if chinese else _DIET_VALUE), ""
+    if kind == "amount" and not chinese:
+        return _EN_MONEY, r"(?![\d,])"
     if kind == "address" and not chinese:
         return _EN_ADDRESS, _EN_ADDRESS_END
     if attribute.multi_valued:
@@ -282,6 +288,11 @@ def _read(
         checked = check_value(_JOB.checks[1 if chinese else 0], job, groups)
         if checked is not None:
             made.append(_fact("job", checked[0], confidence, extras))
+    if frame.origin == "change":
+        # A change verb says the value is the new one: it replaces the slot's value
+        # even where the write path would call the two near duplicates (后端工程师 /
+        # 产品经理 embed close).
+        made = [replace(c, change="correct") for c in made]
     return made
 
 
@@ -338,7 +349,9 @@ def frame_facts(
             and candidate.attribute not in MULTI_VALUED
             and _inside(candidate.value, c.value)
         ]
-        if candidate.attribute in stated and not longer:
+        # A set takes every item a frame reads (我不能吃辣，也不喝酒); a single value
+        # is the patterns' unless the frame's is the cleaner reading of it.
+        if candidate.attribute in stated and not longer and candidate.attribute not in MULTI_VALUED:
             continue
         for i in reversed(longer):
             del kept[i]

@@ -561,7 +561,7 @@ _MONEY_TAIL = re.compile(r"(?:左右|以内|以下|上下|之内|吧|就行|就�
 
 def _money(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
     """An amount as written: digits or Chinese numerals, a unit (一万元, $5,000, 8k)."""
-    value = _MONEY_TAIL.sub("", value.strip()).strip()
+    value = _MONEY_TAIL.sub("", value.strip()).strip().rstrip(".,")
     if not value or not _MONEY.match(value) or value in ("十", "百", "千", "万"):
         return None
     return value, 1.0, None

@@ -1,0 +1,147 @@
+"""Frames (issue 32, items 1 and 2): who + the registry's cue + a copula or change verb +
+a typed value, and the removal frames, read through the real engine (the embedded
+Valkey and qdrant-edge): what each "Why" case of the issue must leave current, in
+English and Chinese."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memstrata.clock import FakeClock
+from memstrata.engine import ContextEngine
+from memstrata.memory.versioning import item_key, value_items
+
+Factory = Callable[..., ContextEngine]
+START = datetime(2025, 3, 1, 9, tzinfo=UTC)
+
+
+def _observe(engine: ContextEngine, texts: Sequence[str]) -> None:
+    clock = engine.parts.clock
+    assert isinstance(clock, FakeClock)
+    state = engine.start_session("u1", "chat", tenant="acme", session_id="s1")
+    for text in texts:
+        assert engine.observe(state.session_id, "user", text).queued
+        clock.advance(timedelta(days=2))
+    engine.flush()
+
+
+def _current(engine: ContextEngine, attribute: str) -> set[str] | None:
+    unit = engine.parts.memory.active_fact("acme", "u1", "user", attribute)
+    if unit is None:
+        return None
+    separator = engine.settings.memory.value_separator
+    return {item_key(v) for v in value_items(unit.value, separator)}
+
+
+def _history(engine: ContextEngine, attribute: str) -> list[tuple[str, bool]]:
+    return [
+        (u.value, u.active) for u in engine.parts.memory.history("acme", "u1", "user", attribute)
+    ]
+
+
+@pytest.fixture
+def engine(engine_opener: Factory) -> ContextEngine:
+    return engine_opener(clock=FakeClock(START))
+
+
+@pytest.mark.parametrize(
+    ("allergy", "now", "left"),
+    [
+        ("I'm allergic to eggs and shrimp.", "I can eat eggs now.", {"shrimp"}),
+        ("我对鸡蛋和虾过敏。", "我现在能吃鸡蛋了。", {"虾"}),
+    ],
+)
+def test_can_eat_now_takes_the_food_out_of_the_allergies(
+    engine: ContextEngine, allergy: str, now: str, left: set[str]
+) -> None:
+    _observe(engine, (allergy, now))
+    assert _current(engine, "allergies") == left
+
+
+@pytest.mark.parametrize(
+    ("diet", "retraction"),
+    [
+        ("I'm vegetarian.", "I'm not vegetarian anymore."),
+        ("我吃素。", "我现在不吃素了，开始吃肉了。"),
+    ],
+)
+def test_a_diet_given_up_is_no_longer_current_and_stays_in_history(
+    engine: ContextEngine, diet: str, retraction: str
+) -> None:
+    _observe(engine, (diet, retraction))
+    assert _current(engine, "diet") is None
+    history = _history(engine, "diet")
+    assert history and history[0][1] is False  # the old value stays, closed
+    assert _current(engine, "avoids") is None  # 不吃素 is no food avoided
+
+
+@pytest.mark.parametrize(
+    ("before", "change", "employer", "job", "old_job"),
+    [
+        (
+            "I work as a backend engineer at Alibaba.",
+            "I left Alibaba and joined ByteDance as a product manager.",
+            "bytedance",
+            "product manager",
+            "backend engineer",
+        ),
+        (
+            "我在阿里巴巴做后端工程师。",
+            "我从阿里巴巴离职了，加入字节跳动做产品经理。",
+            "字节跳动",
+            "产品经理",
+            "后端工程师",
+        ),
+    ],
+)
+def test_a_job_change_makes_the_new_employer_and_job_current(
+    engine: ContextEngine, before: str, change: str, employer: str, job: str, old_job: str
+) -> None:
+    _observe(engine, (before, change))
+    assert _current(engine, "employer") == {employer}
+    assert _current(engine, "job") == {job}
+    assert (old_job, False) in [(item_key(v), a) for v, a in _history(engine, "job")]
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute", "expected"),
+    [
+        ("我的收货地址是北京市朝阳区。", "delivery_address", {"北京市朝阳区"}),
+        (
+            "My shipping address is now 5 Elm Street, Springfield.",
+            "delivery_address",
+            {"5 elm street, springfield"},
+        ),
+        ("我家住在北京市朝阳区望京。", "address", {"北京市朝阳区望京"}),
+        ("I can't have dairy or eggs.", "avoids", {"dairy", "egg"}),
+        ("我不能吃辣，也不喝酒。", "avoids", {"辣", "酒"}),
+        ("I avoid gluten.", "avoids", {"gluten"}),
+        ("I teach chemistry at a high school these days.", "job", {"chemistry teacher"}),
+        ("我现在在一所中学教化学。", "job", {"化学老师"}),
+        ("I don't eat pork.", "avoids", {"pork"}),
+        ("我不吃猪肉。", "avoids", {"猪肉"}),
+    ],
+)
+def test_plain_statements_yield_their_fact(
+    engine: ContextEngine, text: str, attribute: str, expected: set[str]
+) -> None:
+    _observe(engine, (text,))
+    assert _current(engine, attribute) == expected
+
+
+@pytest.mark.parametrize(
+    ("first", "correction", "value"),
+    [
+        ("我的预算是8000元。", "不对，预算应该是一万元。", "一万元"),
+        ("My budget is $8,000.", "No wait, the budget should be $10,000.", "$10,000"),
+    ],
+)
+def test_a_corrected_budget_is_current(
+    engine: ContextEngine, first: str, correction: str, value: str
+) -> None:
+    _observe(engine, (first, correction))
+    assert _current(engine, "budget") == {item_key(value)}
+    assert [a for _, a in _history(engine, "budget")] == [False, True]
