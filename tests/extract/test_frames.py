@@ -12,6 +12,7 @@ import pytest
 
 from memstrata.clock import FakeClock
 from memstrata.engine import ContextEngine
+from memstrata.extract import RuleExtractor, Turn
 from memstrata.memory.versioning import item_key, value_items
 
 Factory = Callable[..., ContextEngine]
@@ -145,3 +146,41 @@ def test_a_corrected_budget_is_current(
     _observe(engine, (first, correction))
     assert _current(engine, "budget") == {item_key(value)}
     assert [a for _, a in _history(engine, "budget")] == [False, True]
+
+
+def test_the_llm_prompt_lists_the_registry_attributes() -> None:
+    from memstrata.attributes import ATTRIBUTES
+    from memstrata.extract import SYSTEM_PROMPT
+
+    for attribute in ATTRIBUTES:
+        assert f"- {attribute.name} (" in SYSTEM_PROMPT
+    assert "allergies (food, a set, one memory per item)" in SYSTEM_PROMPT
+
+
+@pytest.mark.parametrize(
+    ("text", "removed"),
+    [
+        ("I don't live in Hangzhou anymore.", [("city", "Hangzhou")]),
+        ("我不住在杭州了", [("city", "杭州")]),
+        ("I'm no longer a student.", [("job", "student")]),
+        ("我不再是老师了。", [("job", "老师")]),
+        ("I left Alibaba.", [("employer", "Alibaba")]),
+        ("我从阿里巴巴离职了。", [("employer", "阿里巴巴")]),
+        # a new value in the same sentence supersedes; nothing is removed besides
+        ("I no longer live in Berlin, I moved to Paris.", []),
+        ("I'm not a teacher.", []),
+        ("If I can eat eggs now, great.", []),
+    ],
+)
+def test_removal_frames_take_a_single_value_back(
+    make_turn: Callable[..., Turn], text: str, removed: list[tuple[str, str]]
+) -> None:
+    found = RuleExtractor().extract(make_turn(text))
+    assert [(c.attribute, c.value) for c in found if c.change == "remove"] == removed
+
+
+def test_a_removed_diet_names_each_of_its_forms(make_turn: Callable[..., Turn]) -> None:
+    found = RuleExtractor().extract(make_turn("I'm not vegetarian anymore."))
+    removed = {c.value for c in found if c.change == "remove" and c.attribute == "diet"}
+    assert {"vegetarian", "吃素", "素食主义者"} <= removed
+    assert not [c for c in found if c.change != "remove"]

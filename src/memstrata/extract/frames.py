@@ -46,8 +46,16 @@ from memstrata.attributes.values import DIET_CLASSES, diet_class, food_object, v
 from memstrata.extract.candidates import Candidate
 from memstrata.extract.clauses import Clause
 from memstrata.extract.lexicon import DIETS
-from memstrata.extract.patterns import ADV, CN_ADV, HEDGE, HYPOTHETICAL, alternation
-from memstrata.extract.values import check_value, split_items
+from memstrata.extract.patterns import (
+    ADV,
+    CN_ADV,
+    HEDGE,
+    HYPOTHETICAL,
+    LIST_END,
+    LIST_VAL,
+    alternation,
+)
+from memstrata.extract.values import check_value, is_food, split_items
 
 __all__ = ["frame_facts", "frame_removals", "normalized"]
 
@@ -63,7 +71,6 @@ _EN_END = (
 )
 _ZH_END = r"(?=(?:了|啦|呀|啊|吧|呢|哦|喔|就行|就好|左右|以内|上下)*(?:[，。,.;；!！?？、\s]|$))"
 _EN_VALUE = r"(?P<v>[^,.;:!?()\"]{1,80}?)"
-_EN_LIST = r"(?P<v>[^.;:!?()\"]{1,120}?)"
 _EN_ADDRESS = r"(?P<v>[^.;!?]{4,120}?)"
 _EN_ADDRESS_END = (
     r"(?=\s*,?\s*(?:not\s+(?:my|the|to)\b|instead\b|please\b|from\s+now\s+on\b|thanks?\b|"
@@ -125,7 +132,7 @@ def _value(attribute: Attribute, chinese: bool) -> tuple[str, str]:
     if kind == "address" and not chinese:
         return _EN_ADDRESS, _EN_ADDRESS_END
     if attribute.multi_valued:
-        return (_ZH_LIST, _ZH_END) if chinese else (_EN_LIST, _EN_END)
+        return (_ZH_LIST, _ZH_END) if chinese else (LIST_VAL, LIST_END)
     return (_ZH_VALUE, _ZH_END) if chinese else (_EN_VALUE, _EN_END)
 
 
@@ -357,7 +364,9 @@ def frame_facts(
             del kept[i]
         seen.add(key)
         kept.append(candidate)
-    return kept
+    # A district read as an address (我们家住在成都市武侯区) is no city as well.
+    addresses = {c.value for c in kept if c.attribute in ("address", "delivery_address")}
+    return [c for c in kept if not (c.attribute == "city" and c.value in addresses)]
 
 
 def frame_removals(
@@ -366,9 +375,13 @@ def frame_removals(
     """The ``remove`` candidates the removal frames read in ``clauses`` (``found``: the
     sentence's other candidates; a value it states is not removed). A removed value
     names each of its surface forms; a food removed is removed from every food-typed
-    set attribute that frames it (allergies and avoids both read "I can eat X now")."""
-    del multi_valued  # single- and set-valued slots are both closed by the write path
+    set attribute that frames it (allergies and avoids both read "I can eat X now");
+    ``multi_valued``: the set-valued attributes (a single value the sentence states
+    anew is not also removed)."""
     stated = {(c.attribute, c.value.casefold()) for c in found if c.change != "remove"}
+    # "I no longer live in Berlin, I moved to Paris": the new value supersedes the old
+    # one; a removal of a single value the sentence replaces says nothing more.
+    replaced = {a for a, _ in stated if a not in multi_valued}
     made: list[Candidate] = []
     seen = set(stated) | {(c.attribute, c.value.casefold()) for c in found}
     for clause in clauses:
@@ -376,6 +389,8 @@ def frame_removals(
             continue
         hypothetical = HYPOTHETICAL.search(clause.text)
         for frame in _REMOVING:
+            if frame.attribute.name in replaced:
+                continue
             for match in frame.pattern.finditer(clause.text):
                 if hypothetical is not None and hypothetical.start() <= match.start():
                     continue
@@ -406,11 +421,16 @@ def normalized(found: Sequence[Candidate]) -> list[Candidate]:
     diet is the diet's removal, not something avoided."""
     out: list[Candidate] = []
     for candidate in found:
-        if candidate.attribute == "avoids" and candidate.kind == "fact":
-            if diet_class(candidate.value) is not None:
-                continue
-            food = food_object(candidate.value)
-            if food != candidate.value:
-                candidate = replace(candidate, value=food)
-        out.append(candidate)
+        if candidate.attribute != "avoids" or candidate.kind != "fact":
+            out.append(candidate)
+            continue
+        if diet_class(candidate.value) is not None:
+            continue
+        food = food_object(candidate.value)
+        # "eat pork or beef", 猪肉和牛肉: one food each, when each is a food
+        items = [i for part in split_items(food) for i in _EN_MANY_SPLIT.split(part) if i]
+        if len(items) > 1 and all(is_food(i) for i in items):
+            out += [replace(candidate, value=food_object(i)) for i in items]
+        else:
+            out.append(replace(candidate, value=food))
     return out
