@@ -184,3 +184,24 @@ def test_a_removed_diet_names_each_of_its_forms(make_turn: Callable[..., Turn]) 
     removed = {c.value for c in found if c.change == "remove" and c.attribute == "diet"}
     assert {"vegetarian", "吃素", "素食主义者"} <= removed
     assert not [c for c in found if c.change != "remove"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a change verb for a city is no employer change ("as a student" is no job)
+        ("I moved to London as a student.", []),
+        ("I switched to Python as a beginner.", []),
+        # where one teaches is no subject taught
+        ("I teach at Stanford.", [("employer", "Stanford")]),
+        ("I teach yoga on weekends.", [("job", "yoga teacher")]),
+        ("我在清华教书。", [("job", "老师")]),
+        ("I teach my kids to swim.", []),
+    ],
+)
+def test_frames_do_not_misread_neighbouring_phrasings(
+    make_turn: Callable[..., Turn], text: str, expected: list[tuple[str, str]]
+) -> None:
+    found = RuleExtractor().extract(make_turn(text))
+    stated = [(c.attribute, c.value) for c in found if c.change != "remove"]
+    assert [s for s in stated if s[0] in ("employer", "job")] == expected

@@ -234,8 +234,6 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         change_verbs=(
             r"joined",
             r"started\s+(?:working\s+)?(?:at|with|for)",
-            r"moved\s+(?:over\s+)?to",
-            r"switched\s+to",
             r"went\s+to\s+work\s+(?:at|for)",
             r"加入了?",
             r"入职了?",

@@ -291,10 +291,13 @@ def _read(
     made = [_fact(frame.attribute.name, v, confidence, extras) for v in values]
     job = groups.get("job")
     if made and job:
+        # "joined X as Y" is read as a pair: without a job ("as a beginner") it is not
+        # this frame's reading at all.
         chinese = bool(_HAS_CJK.search(job))
         checked = check_value(_JOB.checks[1 if chinese else 0], job, groups)
-        if checked is not None:
-            made.append(_fact("job", checked[0], confidence, extras))
+        if checked is None:
+            return []
+        made.append(_fact("job", checked[0], confidence, extras))
     if frame.origin == "change":
         # A change verb says the value is the new one: it replaces the slot's value
         # even where the write path would call the two near duplicates (后端工程师 /

@@ -604,17 +604,26 @@ def _cn_region_address(value: str, groups: Mapping[str, str | None]) -> Checked 
     return value, 1.0, None
 
 
+_TAUGHT_CUT = re.compile(
+    r"\s+(?:on|at|in|for|with|every|online|part-time|full-time|twice|once|three|two)\b.*$", re.I
+)
+
+
 def _taught(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
     """What a teacher teaches, as the job ("I teach chemistry" -> chemistry teacher)."""
     value = _cn_clean(value.strip())
     if value.isascii():
-        value = _ARTICLE.sub("", value)
+        value = _TAUGHT_CUT.sub("", _ARTICLE.sub("", value)).strip()
         if not value or _words(value) > 3 or _REFERENCE_START.match(value):
             return None
-        if _DETERMINER_START.match(value) or re.search(r"\b(?:to|how|my|them)\b", value, re.I):
+        if _DETERMINER_START.match(value) or re.search(
+            r"\b(?:to|how|my|them)\b|^(?:at|in|for|on|with|from|part|full)\b", value, re.I
+        ):
             return None  # "I teach my kids to swim"
         return f"{value} teacher", 1.0, None
-    if not 1 <= len(value) <= 6 or value in _CN_REFERENCES or value[0] in "你我他她":
+    if value in ("书", "学", "课"):
+        return "老师", 1.0, None  # 教书: a teacher of no subject named
+    if not 2 <= len(value) <= 6 or value in _CN_REFERENCES or value[0] in "你我他她":
         return None
     return f"{value}老师", 1.0, None
 
