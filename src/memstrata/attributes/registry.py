@@ -129,6 +129,10 @@ _CAN_EAT_AGAIN = (
     r"\bI(?:'m|\s+am)\s+(?:now\s+)?(?:fine|ok|okay|able\s+to\s+eat)\s+(?:with\s+)?{v}\s+"
     r"(?:now|again)\b",
     r"我(?:现在|已经|终于|又|其实)*(?:能|可以|敢)(?:吃|喝|碰)(?:得了)?{v}了",
+    r"^{v}\s+(?:is|are)\s+(?:fine|ok|okay|safe|no\s+problem)\s+(?:for\s+me\s+)?(?:now|again)\b",
+    # 鸡蛋我现在可以吃了: the food first (the clause reads 我鸡蛋我..., its subject put back)
+    r"^我?{v}我(?:现在|已经|终于|又|其实|也)*(?:能|可以|敢)(?:吃|喝|碰)了",
+    r"我(?:现在|已经|终于|又|其实)*(?:吃|喝){v}(?:也|都)?没(?:有)?(?:问题|事)了",
 )
 _REMOVAL_ZH_FOOD = (r"把{v}(?:从[^，。,；;！!？?]*?(?:里|中|上))?(?:去掉|删掉|删除|拿掉|划掉)",)
 
@@ -231,6 +235,11 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         states=_WORK_WORDS,
         asked_with=("job",),
         cues=("employer", "company", "公司", "单位", "东家"),
+        state_frames=(
+            r"\bI(?:'ve)?\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed|found|took|accepted)\s+"
+            r"(?:a\s+|an\s+)?(?:new\s+)?(?:job|position|role|offer)\s+(?:as\s+(?:an?\s+)?"
+            r"[\w\s'-]{1,40}?\s+)?(?:at|with|from)\s+{v}",
+        ),
         change_verbs=(
             r"joined",
             r"started\s+(?:working\s+)?(?:at|with|for)",
@@ -270,6 +279,11 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         ),
         checks=("job_noun", "cn_job_noun"),
         state_frames=(
+            r"\bI(?:'ve)?\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed|found|started|took|"
+            r"accepted)\s+(?:a\s+|an\s+|my\s+)?(?:new\s+)?(?:job|position|role|gig|offer)\s+as\s+"
+            r"(?:an?\s+|the\s+)?{v}",
+            r"我(?:刚|刚刚|已经|最近|终于)*(?:找到了|找了|换了|得到了|拿到了)(?:一份|份)?{v}的(?:新)?"
+            r"(?:工作|offer|职位)",
             r"\bI\s+(?:now\s+|currently\s+|still\s+)?teach\s+{v:taught}(?=\s+(?:at|in|for|to)\b|\s+these"
             r"\s+days|\s+now|\s*[,.;!?]|$)",
             r"我(?:现在|目前)?(?:在[^，。,；;！!？?]{1,12}?)?教{v:taught}",
@@ -404,13 +418,15 @@ ATTRIBUTES: tuple[Attribute, ...] = (
             r"\bI\s+(?:can't|cannot|can\s+not|shouldn't|mustn't|am\s+not\s+allowed\s+to|"
             r"(?:don't|do\s+not|no\s+longer)\s+(?:eat|drink|have|touch))\s+(?:have|eat|drink|tolerate|"
             r"handle|digest)?\s*{v}",
-            r"我(?:现在|平时|一直)*(?:不能|不可以|不敢|不宜|吃不了|喝不了|忌口|不碰)(?:吃|喝)?{v}",
+            r"我(?:现在|平时|一直|也|还|都|已经|根本|从来)*(?:不能|不可以|不敢|不宜|吃不了|喝不了|忌口|"
+            r"不碰)(?:吃|喝)?{v}",
         ),
         removal_frames=(
             *_CAN_EAT_AGAIN,
             r"\bI(?:'ve|\s+have)?\s+(?:re)?(?:started|begun|began)\s+(?:eating|drinking)\s+{v}"
             r"(?=\s+again\b|\s*[,.;!?]|$)",
             r"\bI\s+(?:eat|drink)\s+{v}\s+again\b",
+            r"\bI(?:'m|\s+am)\s+(?:eating|drinking)\s+{v}\s+again\b",
             r"我(?:现在|已经|又|重新)*开始(?:吃|喝){v}了",
             r"我(?:现在|已经)*又(?:吃|喝|开始吃|开始喝){v}了",
             *_REMOVAL_ZH_FOOD,

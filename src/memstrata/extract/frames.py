@@ -98,6 +98,7 @@ _IMPORTANCE = 0.7
 # A template tail that may match nothing ("(?:的工作)?"): where the value ends is not
 # said, so the value type's end is added after it.
 _OPTIONAL = re.compile(r"(?:\(\?:[^()]*\)\?)*")
+_COLON = re.compile(r"[：:]")
 _TEMPLATE_SLOT = re.compile(r"\{v(?::(?P<kind>\w+))?\}")
 
 
@@ -319,6 +320,7 @@ def _inside(value: str, longer: str) -> bool:
 
 
 def frame_facts(
+    sentence: str,
     clauses: Sequence[Clause],
     found: Sequence[Candidate],
     extras: Extras,
@@ -326,12 +328,16 @@ def frame_facts(
     hedge_factor: float,
     correcting: bool,
 ) -> list[Candidate]:
-    """``found`` (the patterns' facts of one sentence cut into ``clauses``) with the
+    """``found`` (the patterns' facts of ``sentence``, cut into ``clauses``) with the
     facts the frames read where the patterns read none of that attribute; a frame's
     value found inside a pattern's value of the same single-valued attribute replaces
     it ("字节跳动做产品经理" -> "字节跳动", "now 5 Elm Street" -> "5 Elm Street")."""
     framed: list[Candidate] = []
-    for clause in clauses:
+    # 我的地址：上海市...: the clauses are cut at the colon, the cue and its value apart.
+    whole = [Clause(sentence, "speaker")] if _COLON.search(sentence) and clauses else []
+    if whole and clauses[0].subject != "speaker":
+        whole = []
+    for clause in [*clauses, *whole]:
         if clause.subject != "speaker":
             continue
         hedge = HEDGE.search(clause.text)

@@ -256,6 +256,7 @@ class RuleExtractor:
         """The patterns' ``facts`` with what the registry's frames read where the
         patterns read nothing, values normalized by their type (:mod:`.frames`)."""
         framed = frame_facts(
+            sentence,
             clauses,
             normalized(facts),
             extras,

@@ -54,7 +54,7 @@ _FILLER_TAIL = re.compile(
 _PLACE_CUT = re.compile(
     r"\s+(?:with|for|since|from|near|because|last|next|this|in|on|at|after|before|about|over|"
     r"during|earlier|around|back|by|these|those|most|all|until|till|my|our|ever|"
-    r"recently|yesterday|today|ago|two|three|a|an)\b.*$",
+    r"recently|yesterday|today|ago|two|three|a|an|as)\b.*$",
     re.IGNORECASE,
 )
 PREFERENCE_CUT = re.compile(r"\s+(?:over|rather\s+than|instead\s+of|than)\s+.*$", re.I)
