@@ -205,3 +205,17 @@ def test_frames_do_not_misread_neighbouring_phrasings(
     found = RuleExtractor().extract(make_turn(text))
     stated = [(c.attribute, c.value) for c in found if c.change != "remove"]
     assert [s for s in stated if s[0] in ("employer", "job")] == expected
+
+
+@pytest.mark.parametrize(
+    ("liked", "change", "left"),
+    [
+        ("I love coffee and jazz.", "I'm not into coffee anymore.", {"jazz"}),
+        ("我喜欢喝咖啡和看电影。", "我现在不爱喝咖啡了。", {"看电影"}),
+    ],
+)
+def test_a_preference_given_up_leaves_the_likes(
+    engine: ContextEngine, liked: str, change: str, left: set[str]
+) -> None:
+    _observe(engine, (liked, change))
+    assert _current(engine, "likes") == left

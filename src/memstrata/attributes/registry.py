@@ -134,6 +134,8 @@ _CAN_EAT_AGAIN = (
     r"^我?{v}我(?:现在|已经|终于|又|其实|也)*(?:能|可以|敢)(?:吃|喝|碰)了",
     r"我(?:现在|已经|终于|又|其实)*(?:吃|喝){v}(?:也|都)?没(?:有)?(?:问题|事)了",
 )
+# 我对篮球没兴趣了: what was liked or an interest is no more.
+_LOST_INTEREST_ZH = r"我(?:现在|已经)*对{v}(?:已经)?(?:没|没有|不)(?:什么)?(?:兴趣|感觉)了"
 _REMOVAL_ZH_FOOD = (r"把{v}(?:从[^，。,；;！!？?]*?(?:里|中|上))?(?:去掉|删掉|删除|拿掉|划掉)",)
 
 ATTRIBUTES: tuple[Attribute, ...] = (
@@ -394,6 +396,14 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         multi_valued=True,
         labels=("like", "love", "喜欢", "爱"),
         aliases=("喜欢",),
+        removal_frames=(
+            r"\bI(?:'m|\s+am)\s+(?:not|no\s+longer)\s+(?:really\s+|so\s+)?(?:into|keen\s+on|crazy\s+"
+            r"about|obsessed\s+with|hooked\s+on)\s+{v}(?=\s+any\s*more\b|\s*[,.;!?]|$)",
+            r"\bI\s+(?:don't|do\s+not|no\s+longer)\s+(?:really\s+)?(?:enjoy|love)\s+{v}\s+any\s*more\b",
+            r"\bI(?:'m|\s+am)\s+(?:over|done\s+with|kind\s+of\s+over)\s+{v}(?=\s+now\b|\s*[,.;!?]|$)",
+            r"我(?:现在|已经)*(?:不再|不|没那么)(?:爱|迷|热衷于?|沉迷于?){v}了",
+            _LOST_INTEREST_ZH,
+        ),
     ),
     Attribute(
         "dislikes",
@@ -403,7 +413,18 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         aliases=("不喜欢",),
     ),
     Attribute("prefers", "text", labels=("prefer", "更喜欢", "偏好")),
-    Attribute("interests", "text", multi_valued=True, labels=("hobby", "爱好"), aliases=("爱好",)),
+    Attribute(
+        "interests",
+        "text",
+        multi_valued=True,
+        labels=("hobby", "爱好"),
+        aliases=("爱好",),
+        removal_frames=(
+            r"\bI(?:'m|\s+am)\s+(?:not|no\s+longer)\s+(?:really\s+)?interested\s+in\s+{v}"
+            r"(?=\s+any\s*more\b|\s*[,.;!?]|$)",
+            _LOST_INTEREST_ZH,
+        ),
+    ),
     Attribute("health", "condition", multi_valued=True, labels=("health", "健康", "病")),
     Attribute(
         "avoids",

@@ -56,6 +56,7 @@ _EN_EAT = re.compile(
     _I,
 )
 _ZH_EAT = re.compile(r"^(?:吃|喝|碰|食用|饮用)(?=[\u4e00-\u9fff]{1,10}$)")
+_ZH_DOING = re.compile(r"^(?:吃|喝|玩|看|听)(?=[\u4e00-\u9fff]{1,10}$)")
 # Eating itself named by a diet word is no food (吃素 is a diet, not 素).
 _ZH_DIET_EATING = frozenset({"吃素", "吃斋", "吃全素", "吃荤"})
 
@@ -138,6 +139,8 @@ def variants(value_type: str, value: str) -> tuple[str, ...]:
         name = diet_class(value)
         if name is not None:
             found += list(DIET_CLASSES[name])
+    elif value_type == "text" and _ZH_DOING.match(value):
+        found.append(_ZH_DOING.sub("", value))  # 喝咖啡 may be held as 咖啡
     elif value_type == "food":
         obj = food_object(value)
         found.append(obj)
