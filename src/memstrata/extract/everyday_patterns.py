@@ -8,6 +8,7 @@ group of attributes, see :mod:`memstrata.extract.patterns`), so one place decide
 
 from __future__ import annotations
 
+from memstrata.extract.lexicon import LANGUAGES_CN, LANGUAGES_EN
 from memstrata.extract.patterns import (
     CN_ADV,
     CN_ME,
@@ -17,27 +18,22 @@ from memstrata.extract.patterns import (
 )
 
 # --- language and schedule ---------------------------------------------------------------
-_LANGUAGES_EN = (
-    r"English|Chinese|Mandarin|Cantonese|French|Spanish|German|Japanese|Korean|Italian|"
-    r"Portuguese|Russian|Arabic|Dutch|Hindi|Vietnamese|Thai"
-)
-_LANGUAGES_CN = r"中文|汉语|普通话|粤语|英文|英语|日语|日文|韩语|韩文|法语|德语|西班牙语|俄语"
 _REPLY_IN_EN = en(
     r"\b(?:reply|respond|answer|talk|speak|write|chat|text)\s+(?:to\s+me\s+|back\s+)?"
     r"(?:only\s+)?in\s+(?P<v>",
-    _LANGUAGES_EN,
+    LANGUAGES_EN,
     r")\b",
     r"|\bI\s+(?:prefer|'d\s+prefer|would\s+prefer|'d\s+rather|like)\s+(?:to\s+(?:chat|talk|"
     r"speak|write)\s+)?in\s+(?P<v2>",
-    _LANGUAGES_EN,
+    LANGUAGES_EN,
     r")\b",
 )
 _REPLY_IN_CN = cn(
     r"(?:用|说)(?P<v>",
-    _LANGUAGES_CN,
+    LANGUAGES_CN,
     r")(?:来)?(?:跟我|和我|给我)?(?:回答|回复|答复|聊天?|交流|沟通|说|讲|写)",
     r"|(?:跟|和)我(?:说|讲|聊)(?P<v2>",
-    _LANGUAGES_CN,
+    LANGUAGES_CN,
     r")(?:就好|就行|吧|就可以)",
 )
 _SHIFT_EN = en(

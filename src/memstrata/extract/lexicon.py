@@ -205,6 +205,17 @@ DIETS = words(
     "gluten-free|gluten free|dairy-free|dairy free|low-carb|low carb|plant-based|raw vegan|"
     "lacto-vegetarian|ovo-vegetarian|carnivore|sugar-free|sugar free|low-fat|low fat"
 )
+# Languages by name, English and Chinese (regex alternations): what the user speaks
+# (sets.py), the reply language (everyday_patterns.py) and its value check (values.py).
+LANGUAGES_EN = (
+    r"English|Chinese|Mandarin|Cantonese|French|Spanish|German|Japanese|Korean|Italian|"
+    r"Portuguese|Russian|Arabic|Dutch|Hindi|Vietnamese|Thai|Swedish|Polish|Turkish|Greek"
+)
+LANGUAGES_CN = (
+    r"中文|汉语|普通话|粤语|英文|英语|日语|日文|韩语|韩文|法语|法文|德语|德文|西班牙语|俄语|"
+    r"意大利语|葡萄牙语|阿拉伯语|泰语|越南语"
+)
+
 # Foods and drinks by kind: what "I can't have X" or 我不能吃X may name (the avoids and
 # allergies value type, food). Kinds, not dishes: a dish ends in one of the suffixes.
 FOODS = words(

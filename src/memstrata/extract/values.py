@@ -32,6 +32,8 @@ from memstrata.extract.lexicon import (
     FOODS,
     JOB_SUFFIXES,
     JOB_WORDS,
+    LANGUAGES_CN,
+    LANGUAGES_EN,
     NOT_JOBS,
     NOT_NAMES,
     NUMBER_WORDS,
@@ -288,11 +290,7 @@ def _cn_address(value: str, groups: Mapping[str, str | None]) -> Checked | None:
     return _address(value, groups)
 
 
-_LANGUAGES = words(
-    "english|chinese|mandarin|cantonese|french|spanish|german|japanese|korean|italian|"
-    "portuguese|russian|arabic|dutch|hindi|vietnamese|thai|中文|汉语|普通话|粤语|英文|英语|"
-    "日语|日文|韩语|韩文|法语|德语|西班牙语|俄语"
-)
+_LANGUAGES = words(f"{LANGUAGES_EN.lower()}|{LANGUAGES_CN}")
 
 
 def _language(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
