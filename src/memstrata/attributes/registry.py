@@ -156,6 +156,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         asked_with=("address",),
         cues=("home city", "current city", "city", "所在城市", "城市", "所在地"),
         checks=("place", "cn_place"),
+        # 我现在在深圳: only a known place (我现在在开会 is no city)
+        state_frames=(r"我(?:现在|目前|如今)(?:人)?在{v:cn_known_place}",),
         removal_frames=(
             r"\bI\s+(?:don't|do\s+not|no\s+longer)\s+live\s+in\s+{v}(?:\s+any\s*more)?\b",
             r"\bI(?:'ve|\s+have)?\s+moved\s+(?:away\s+from|out\s+of)\s+{v}\b",
@@ -181,7 +183,12 @@ ATTRIBUTES: tuple[Attribute, ...] = (
             "地址",
         ),
         checks=("address", "cn_region_address"),
-        state_frames=(r"我(?:们)?家(?:现在|目前)?(?:住在|住|在){v}",),
+        state_frames=(
+            r"我(?:们)?家(?:现在|目前)?(?:住在|住|在){v}",
+            # 我们刚搬到了上海市徐汇区漕溪北路88号 / "We just moved to 42 Elm Street"
+            r"我(?:们)?(?:刚|刚刚|已经|最近|上个月)*(?:搬到了?|搬去了?|搬进了?|住进了?){v}",
+            r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+(?:in)?to\s+{v}",
+        ),
     ),
     Attribute(
         "delivery_address",
@@ -310,6 +317,10 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         removal_verbs=("not vegetarian anymore", "no longer vegan", "不吃素了", "开始吃肉"),
         cues=("diet", "饮食", "饮食习惯"),
         checks=("diet_word", "diet_word"),
+        state_frames=(
+            r"\bI(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:doing|on|trying)\s+(?:the\s+|a\s+)?{v}",
+            r"我(?:现在|最近|一直|开始|改)*(?:在|是|成了|为)?(?:吃|搞|做|坚持)?{v}",
+        ),
         removal_frames=(
             r"\bI(?:'m|\s+am)\s+(?:not|no\s+longer)\s+(?:an?\s+)?(?:strict\s+)?{v}\b",
             r"\bI\s+(?:stopped|quit)\s+being\s+(?:an?\s+)?{v}\b",

@@ -98,6 +98,8 @@ _IMPORTANCE = 0.7
 # A template tail that may match nothing ("(?:的工作)?"): where the value ends is not
 # said, so the value type's end is added after it.
 _OPTIONAL = re.compile(r"(?:\(\?:[^()]*\)\?)*")
+# "my budget for the trip is ...": what the value is for, between the cue and the copula
+_EN_QUALIFIER = r"(?:\s+(?:for|on)\s+(?:the\s+|this\s+|my\s+|our\s+)?[\w'-]+(?:\s+[\w'-]+)?)?"
 _COLON = re.compile(r"[：:]")
 _TEMPLATE_SLOT = re.compile(r"\{v(?::(?P<kind>\w+))?\}")
 
@@ -146,7 +148,7 @@ def _cue_frames(attribute: Attribute) -> list[_Frame]:
             _Frame(
                 attribute,
                 re.compile(
-                    rf"(?:{WHO_EN}){english}(?:{COPULA_EN}){value}{end}"
+                    rf"(?:{WHO_EN}){english}{_EN_QUALIFIER}(?:{COPULA_EN}){value}{end}"
                     rf"|{SET_VERB_EN}{english}\s+to\s+{value.replace('?P<v>', '?P<v2>')}{end}",
                     _I,
                 ),
@@ -430,6 +432,11 @@ def normalized(found: Sequence[Candidate]) -> list[Candidate]:
     diet is the diet's removal, not something avoided."""
     out: list[Candidate] = []
     for candidate in found:
+        if candidate.attribute == "allergies" and candidate.kind == "fact":
+            # 我吃虾会过敏: the allergy is to shrimp, not to eating it
+            food = food_object(candidate.value)
+            out.append(replace(candidate, value=food) if food != candidate.value else candidate)
+            continue
         if candidate.attribute != "avoids" or candidate.kind != "fact":
             out.append(candidate)
             continue

@@ -279,8 +279,17 @@ def _cn_known_org(value: str, groups: Mapping[str, str | None]) -> Checked | Non
     return checked if checked is not None and _is_cn_org(checked[0]) else None
 
 
+_ADDRESS_LEAD = re.compile(
+    r"^(?:(?:my|our|the)\s+(?:office|work|workplace|home|house|place|parents'?|flat|apartment)"
+    r"\s+(?:at|in|on)\s+|[^：:\d]{1,8}[：:]\s*)",
+    re.IGNORECASE,
+)
+
+
 def _address(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
     value = _ADDRESS_TAIL.sub("", value.strip()).strip().strip(",，:：").strip()
+    # "my office at 100 Main St", 公司的：南京市...: the place named, then its address
+    value = _ADDRESS_LEAD.sub("", value)
     if not 4 <= len(value) <= MAX_FACT_VALUE_CHARS or not looks_like_address(value):
         return None
     return value, 1.0, None
@@ -455,9 +464,14 @@ def _count(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
     return (str(number), 1.0, None) if number is not None and 1 <= number <= 20 else None
 
 
+_CN_DATE = re.compile(r"[一二三四五六七八九十]{1,3}月(?:[一二三四五六七八九十]{1,3}[日号])?")
+_DATE_LEAD = re.compile(r"^(?:on|is)\s+", re.IGNORECASE)
+
+
 def _date(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
-    value = _cn_clean(value.strip())
-    return (value, 1.0, None) if any(char.isdigit() for char in value) else None
+    value = _DATE_LEAD.sub("", _cn_clean(value.strip()))
+    dated = any(char.isdigit() for char in value) or _CN_DATE.fullmatch(value) is not None
+    return (value, 1.0, None) if dated else None
 
 
 def _born(value: str, groups: Mapping[str, str | None]) -> Checked | None:
