@@ -219,3 +219,21 @@ def test_a_preference_given_up_leaves_the_likes(
 ) -> None:
     _observe(engine, (liked, change))
     assert _current(engine, "likes") == left
+
+
+@pytest.mark.parametrize(
+    ("allergies", "only", "left"),
+    [
+        (
+            "I'm allergic to peanuts, shrimp and eggs.",
+            "I'm only allergic to peanuts now.",
+            {"peanut"},
+        ),
+        ("我对花生、虾和鸡蛋过敏。", "我现在只对花生过敏了。", {"花生"}),
+    ],
+)
+def test_only_now_leaves_just_the_named_items(
+    engine: ContextEngine, allergies: str, only: str, left: set[str]
+) -> None:
+    _observe(engine, (allergies, only))
+    assert _current(engine, "allergies") == left

@@ -136,6 +136,10 @@ _CAN_EAT_AGAIN = (
 )
 # 我对篮球没兴趣了: what was liked or an interest is no more.
 _LOST_INTEREST_ZH = r"我(?:现在|已经)*对{v}(?:已经)?(?:没|没有|不)(?:什么)?(?:兴趣|感觉)了"
+_OFF_THE_LIST = (
+    r"^{v}\s+(?:is|are)\s+(?:now\s+)?off\s+(?:my|the)\s+(?:list|allergy\s+list|allergies|"
+    r"no-go\s+list)\b"
+)
 _REMOVAL_ZH_FOOD = (r"把{v}(?:从[^，。,；;！!？?]*?(?:里|中|上))?(?:去掉|删掉|删除|拿掉|划掉)",)
 
 ATTRIBUTES: tuple[Attribute, ...] = (
@@ -375,7 +379,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         states=re.compile(r"\ballerg\w*\b|过敏", _I),
         aliases=("过敏",),
         removal_verbs=("can eat now", "no longer allergic", "不再对过敏", "能吃了", "去掉"),
-        removal_frames=_CAN_EAT_AGAIN,
+        state_frames=(r"我(?:现在|目前|其实)*只对{v}过敏",),
+        removal_frames=(*_CAN_EAT_AGAIN, _OFF_THE_LIST),
     ),
     Attribute(
         "language",

@@ -57,7 +57,7 @@ from memstrata.extract.patterns import (
 )
 from memstrata.extract.values import check_value, is_food, split_items
 
-__all__ = ["frame_facts", "frame_removals", "normalized"]
+__all__ = ["frame_facts", "frame_removals", "normalized", "only_now"]
 
 _I = re.IGNORECASE
 _HAS_CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -89,8 +89,8 @@ _DIET_VALUE = (
 )
 _ZH_DIET_VALUE = (
     r"(?P<v>"
-    + alternation(tuple(f for forms in DIET_CLASSES.values() for f in forms if _HAS_CJK.search(f)))
-    + r")"
+    + alternation(tuple({*DIETS, *(f for forms in DIET_CLASSES.values() for f in forms)}))
+    + r")(?![A-Za-z-])"
 )
 _EN_MANY_SPLIT = re.compile(r"\s+(?:or|nor)\s+", _I)
 _CONFIDENCE = {"cue": 0.85, "state": 0.8, "change": 0.8, "remove": 0.9}
@@ -118,11 +118,13 @@ class _Frame:
 
 
 def _cue_alternation(cues: Sequence[str], chinese: bool) -> str:
-    chosen = tuple(c for c in cues if bool(_HAS_CJK.search(c)) == chinese)
-    if not chosen:
+    """The cues a frame of one language reads: its own first, and the other language's
+    too (我的 budget 改成8000了, "My 收货地址 is ..."), when it has any of its own."""
+    own = tuple(c for c in cues if bool(_HAS_CJK.search(c)) == chinese)
+    if not own:
         return ""
-    words = alternation(chosen)
-    return words.replace(r"\ ", r"\s+") if not chinese else words
+    words = alternation(tuple(cues))
+    return words.replace(r"\ ", r"\s+")
 
 
 def _value(attribute: Attribute, chinese: bool) -> tuple[str, str]:
@@ -163,7 +165,7 @@ def _cue_frames(attribute: Attribute) -> list[_Frame]:
             _Frame(
                 attribute,
                 re.compile(
-                    rf"(?:{WHO_ZH}){chinese}(?:{COPULA_ZH}){value}{end}"
+                    rf"(?:{WHO_ZH})\s*{chinese}\s*(?:{COPULA_ZH}){value}{end}"
                     rf"|{SET_VERB_ZH}{chinese}(?:改|换|更新|调整|调|设)(?:成|为|到)"
                     rf"{value.replace('?P<v>', '?P<v2>')}{end}"
                 ),
@@ -340,11 +342,16 @@ def frame_facts(
     if whole and clauses[0].subject != "speaker":
         whole = []
     for clause in [*clauses, *whole]:
-        if clause.subject != "speaker":
+        # "My 收货地址 is ..." reads as one of the speaker's (``mine``); a cue frame needs
+        # the cue right after my / 我的, so "my sister's address" is never read.
+        if clause.subject not in ("speaker", "mine"):
             continue
+        cue_only = clause.subject == "mine"
         hedge = HEDGE.search(clause.text)
         hypothetical = HYPOTHETICAL.search(clause.text)
         for frame in _STATING:
+            if cue_only and frame.origin != "cue":
+                continue
             for match in frame.pattern.finditer(clause.text):
                 if hypothetical is not None and hypothetical.start() <= match.start():
                     continue
@@ -424,6 +431,26 @@ def frame_removals(
                             )
                         )
     return made
+
+
+_ONLY_NOW = re.compile(
+    r"\bonly\b.*\b(?:now|anymore|any\s+more|these\s+days)\b|现在只|只.*了$|现在.*只", _I
+)
+
+
+def only_now(
+    sentence: str, found: Sequence[Candidate], multi_valued: frozenset[str]
+) -> list[Candidate]:
+    """``found`` with a set stated as "only ... now" (我现在只对花生过敏了) made a
+    correction: the set is what the sentence names, the rest goes."""
+    if not _ONLY_NOW.search(sentence.rstrip("。.!！ ")):
+        return list(found)
+    return [
+        replace(c, change="correct")
+        if c.kind == "fact" and c.change == "state" and c.attribute in multi_valued
+        else c
+        for c in found
+    ]
 
 
 def normalized(found: Sequence[Candidate]) -> list[Candidate]:

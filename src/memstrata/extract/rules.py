@@ -48,7 +48,7 @@ from memstrata.extract.corrections import (
     swapped,
 )
 from memstrata.extract.everyday_patterns import EVERYDAY_PATTERNS
-from memstrata.extract.frames import frame_facts, frame_removals, normalized
+from memstrata.extract.frames import frame_facts, frame_removals, normalized, only_now
 from memstrata.extract.home_patterns import HOME_PATTERNS
 from memstrata.extract.patterns import (
     CHANNELS,
@@ -234,6 +234,7 @@ class RuleExtractor:
         if speaks:
             facts = self._framed(sentence, clauses, facts, extras)
             facts += set_facts(sentence, facts)
+            facts = only_now(sentence, facts, self._multi_valued)
         if correcting:
             facts = corrected(facts)
         if speaks:

@@ -41,7 +41,7 @@ _CN_CANON["德文"] = "德语"
 # "I speak English and French", "I also speak a little Spanish", "I can speak ...",
 # "I'm fluent in German", "I'm a native Mandarin speaker"
 _SPEAK_EN = re.compile(
-    r"\bI\s+(?:also\s+|now\s+|still\s+|actually\s+)?(?:can\s+(?:also\s+)?)?"
+    r"\bI\s+(?:also\s+|now\s+|still\s+|actually\s+|only\s+)?(?:can\s+(?:also\s+)?)?"
     r"speak\s+(?P<v>[^.;!?]+)"
     r"|\bI(?:'m|\s+am)\s+(?:also\s+|now\s+)?(?:fluent|conversational|bilingual|native)\s+in\s+"
     r"(?P<v2>[^.;!?]+)"

@@ -50,7 +50,7 @@ _FILLER_TAIL = re.compile(
     r"\s+(?:now|anymore|any\s+more|these\s+days|nowadays|at\s+the\s+moment|right\s+now|"
     r"for\s+now|too|as\s+well|though|actually|a\s+lot|very\s+much|so\s+much|more|either|"
     r"again|currently|lately|already|instead|a\s+bit|btw|by\s+the\s+way|originally|at\s+all|"
-    r"in\s+general|sometimes|often|and|or)$",
+    r"in\s+general|sometimes|often|only|and|or)$",
     re.IGNORECASE,
 )
 _PLACE_CUT = re.compile(
