@@ -237,3 +237,19 @@ def test_only_now_leaves_just_the_named_items(
 ) -> None:
     _observe(engine, (allergies, only))
     assert _current(engine, "allergies") == left
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I can't eat anymore, I'm full.",
+        "I can't eat another bite.",
+        "I avoid conflict.",
+        "我现在在北京出差。",
+        "My birthday is coming up.",
+        "The budget is tight.",
+    ],
+)
+def test_no_fact_where_nothing_is_stated(make_turn: Callable[..., Turn], text: str) -> None:
+    found = RuleExtractor().extract(make_turn(text))
+    assert [(c.attribute, c.value) for c in found if c.kind == "fact"] == []

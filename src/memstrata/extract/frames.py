@@ -433,6 +433,12 @@ def frame_removals(
     return made
 
 
+# "I can't eat anymore, I'm full", "I can't eat another bite": eating, no food avoided.
+_NO_FOOD = re.compile(
+    r"^(?:eat|吃)$|^(?:eat|drink|have)\s+(?:another|more|much|a\s+lot|any\s+more|"
+    r"a\s+thing|a\s+bite)\b|^(?:another|more|much)\b",
+    _I,
+)
 _ONLY_NOW = re.compile(
     r"\bonly\b.*\b(?:now|anymore|any\s+more|these\s+days)\b|现在只|只.*了$|现在.*只", _I
 )
@@ -467,7 +473,7 @@ def normalized(found: Sequence[Candidate]) -> list[Candidate]:
         if candidate.attribute != "avoids" or candidate.kind != "fact":
             out.append(candidate)
             continue
-        if diet_class(candidate.value) is not None:
+        if diet_class(candidate.value) is not None or _NO_FOOD.match(candidate.value):
             continue
         food = food_object(candidate.value)
         # "eat pork or beef", 猪肉和牛肉: one food each, when each is a food
