@@ -93,7 +93,7 @@ _ZH_DIET_VALUE = (
     + r")(?![A-Za-z-])"
 )
 _EN_MANY_SPLIT = re.compile(r"\s+(?:or|nor)\s+", _I)
-_CONFIDENCE = {"cue": 0.85, "state": 0.8, "change": 0.8, "remove": 0.9}
+_CONFIDENCE = {"cue": 0.9, "state": 0.8, "change": 0.8, "remove": 0.9}
 _IMPORTANCE = 0.7
 # A template tail that may match nothing ("(?:的工作)?"): where the value ends is not
 # said, so the value type's end is added after it.

@@ -218,23 +218,11 @@ _RELOCATE_CN = cn(
     r"(?:relocate|move|moved|relocated)\s*(?:到|去)了?(?P<v>[\u4e00-\u9fffA-Za-z]{2,12}?)", CN_END
 )
 # --- addresses -----------------------------------------------------------------------------
-_MY_ADDRESS_EN = en(
-    r"\b(?:my|our)\s+(?:new\s+|current\s+)?(?:home\s+|street\s+|residential\s+)?address\s+"
-    r"(?:is|is\s+now|has\s+changed\s+to|changed\s+to)\s*:?\s*",
-    _ADDR,
-    _ADDR_END,
-)
 _LIVE_AT_EN = en(
     r"\b(?:I|we)(?:'ve|\s+have)?\s+", ADV, r"(?:live|lived|living|reside)\s+at\s+", _ADDR, _ADDR_END
 )
 _PLACE_AT_EN = en(
     r"\b(?:our|my)\s+(?:place|house|home|flat|apartment)\s+is\s+(?:at\s+)?", _ADDR, _ADDR_END
-)
-_MY_DELIVERY_EN = en(
-    r"\b(?:my|our)\s+(?:new\s+|current\s+|default\s+)?(?:shipping|delivery|mailing|postal)\s+"
-    r"address\s+(?:is|is\s+now|has\s+changed\s+to|changed\s+to)\s*:?\s*",
-    _ADDR,
-    _ADDR_END,
 )
 _UPDATE_DELIVERY_EN = en(
     r"\b(?:update|change|set|switch)\s+(?:my|our|the)\s+(?:shipping|delivery|mailing)\s+"
@@ -314,10 +302,8 @@ HOME_PATTERNS: tuple[FactPattern, ...] = (
     FactPattern(_LIVE_WHERE_CN, "city", 0.85, 0.7, "cn_place"),
     FactPattern(_BASE_CN, "city", 0.8, 0.7, "cn_place"),
     FactPattern(_RELOCATE_CN, "city", 0.8, 0.7, "cn_place"),
-    FactPattern(_MY_ADDRESS_EN, "address", 0.9, 0.7, "address"),
     FactPattern(_LIVE_AT_EN, "address", 0.85, 0.7, "address"),
     FactPattern(_PLACE_AT_EN, "address", 0.8, 0.7, "address"),
-    FactPattern(_MY_DELIVERY_EN, "delivery_address", 0.9, 0.7, "address", sentence=True),
     FactPattern(_UPDATE_DELIVERY_EN, "delivery_address", 0.9, 0.7, "address", sentence=True),
     FactPattern(_SHIP_TO_EN, "delivery_address", 0.85, 0.7, "address", sentence=True),
     FactPattern(_DELIVER_TO_EN, "delivery_address", 0.85, 0.7, "address", sentence=True),

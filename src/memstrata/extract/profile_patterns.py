@@ -68,20 +68,14 @@ _AGE_EN = en(
     r"(?=\s*(?:[,.;!?]|$)|\s+(?:and|but|now|this|next|so|not|years?)\b)"
 )
 _TURNED_EN = en(r"\bI(?:'ve)?\s+(?:just\s+|recently\s+)?turned\s+(?P<v>\d{1,3})\b")
-_MY_AGE_EN = en(r"\bmy\s+age\s+is\s+(?P<v>\d{1,3})\b")
-_BIRTHDAY_EN = en(
-    r"\bmy\s+(?:birthday|date\s+of\s+birth|dob|bday)\s+is\s+(?:actually\s+|on\s+)*", VAL, END
-)
 _BORN_EN = en(r"\bI\s+was\s+born\s+(?:on|in)\s+", VAL, END)
 _FROM_EN = en(r"\bI(?:'m|\s+am)\s+(?P<neg>not\s+)?(?:originally\s+)?from\s+", VAL, END)
 _GREW_UP_EN = en(r"\bI\s+(?:grew\s+up|was\s+raised|was\s+born\s+and\s+raised)\s+in\s+", VAL, END)
-_HOMETOWN_EN = en(r"\bmy\s+hometown\s+is\s+", VAL, END)
 _AGE_CN = cn(
     CN_ME,
     CN_ADV,
     r"(?P<neg>不是|并不是)?(?:是)?(?:今年)?(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁",
 )
-_BIRTHDAY_CN = cn(r"我(?:的)?生日(?:是|在)", CN_VAL, CN_END)
 _BORN_CN = cn(
     CN_ME,
     CN_ADV,
@@ -466,15 +460,11 @@ _BUDGET_CN_MORE = cn(
 PROFILE_PATTERNS: tuple[FactPattern, ...] = (
     FactPattern(_AGE_EN, "age", 0.85, 0.6, "age"),
     FactPattern(_TURNED_EN, "age", 0.85, 0.6, "age"),
-    FactPattern(_MY_AGE_EN, "age", 0.9, 0.6, "age"),
     FactPattern(_AGE_CN, "age", 0.85, 0.6, "age"),
-    FactPattern(_BIRTHDAY_EN, "birthday", 0.9, 0.7, "date"),
     FactPattern(_BORN_EN, "birthday", 0.85, 0.7, "born"),
-    FactPattern(_BIRTHDAY_CN, "birthday", 0.9, 0.7, "date"),
     FactPattern(_BORN_CN, "birthday", 0.85, 0.7, "date"),
     FactPattern(_FROM_EN, "hometown", 0.8, 0.6, "place"),
     FactPattern(_GREW_UP_EN, "hometown", 0.85, 0.6, "place"),
-    FactPattern(_HOMETOWN_EN, "hometown", 0.9, 0.6, "place"),
     FactPattern(_HOMETOWN_CN, "hometown", 0.85, 0.6, "cn_hometown"),
     FactPattern(_ALLERGIC_EN, "allergies", 0.9, 0.9, "allergen", many=True),
     FactPattern(_ALLERGY_EN, "allergies", 0.9, 0.9, "allergen", many=True),
