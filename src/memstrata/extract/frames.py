@@ -29,7 +29,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
 
 from memstrata.attributes.registry import (
     ATTRIBUTES,
@@ -61,7 +60,6 @@ __all__ = ["frame_facts", "frame_removals", "normalized", "only_now"]
 
 _I = re.IGNORECASE
 _HAS_CJK = re.compile(r"[\u4e00-\u9fff]")
-_Change = Literal["state", "remove"]
 
 # Where a value ends: a clause boundary, or a word that starts the next part.
 _EN_END = (
@@ -82,16 +80,10 @@ _EN_MONEY = (
 )
 _ZH_VALUE = r"(?P<v>[^，。,.;；!！?？、\s]{1,40}?)"
 _ZH_LIST = r"(?P<v>[^，。,.;；!！?？\s]{1,40}?)"
-_DIET_VALUE = (
-    r"(?P<v>"
-    + alternation(tuple({*DIETS, *(f for forms in DIET_CLASSES.values() for f in forms)}))
-    + r")(?![\w-])"
-)
-_ZH_DIET_VALUE = (
-    r"(?P<v>"
-    + alternation(tuple({*DIETS, *(f for forms in DIET_CLASSES.values() for f in forms)}))
-    + r")(?![A-Za-z-])"
-)
+_DIETS = alternation(tuple({*DIETS, *(f for forms in DIET_CLASSES.values() for f in forms)}))
+# A diet is a closed list of words, in either language (我不再是vegetarian了).
+_DIET_VALUE = rf"(?P<v>{_DIETS})(?![\w-])"
+_ZH_DIET_VALUE = rf"(?P<v>{_DIETS})(?![A-Za-z-])"
 _EN_MANY_SPLIT = re.compile(r"\s+(?:or|nor)\s+", _I)
 _CONFIDENCE = {"cue": 0.9, "state": 0.8, "change": 0.8, "remove": 0.9}
 _IMPORTANCE = 0.7
@@ -110,16 +102,17 @@ class _Frame:
 
     attribute: Attribute
     pattern: re.Pattern[str]
-    change: _Change
     origin: str
+    """cue, state, change or remove: how the frame was composed."""
     check: str | None = None
     """A check kind overriding the attribute's (a template's ``{v:kind}``)."""
     many: bool = False
 
 
 def _cue_alternation(cues: Sequence[str], chinese: bool) -> str:
-    """The cues a frame of one language reads: its own first, and the other language's
-    too (我的 budget 改成8000了, "My 收货地址 is ..."), when it has any of its own."""
+    """The cues a frame of one language reads: every cue of the attribute, the other
+    language's too (我的 budget 改成8000了, "My 收货地址 is ..."), when the attribute has
+    a cue in the frame's language."""
     own = tuple(c for c in cues if bool(_HAS_CJK.search(c)) == chinese)
     if not own:
         return ""
@@ -154,7 +147,6 @@ def _cue_frames(attribute: Attribute) -> list[_Frame]:
                     rf"|{SET_VERB_EN}{english}\s+to\s+{value.replace('?P<v>', '?P<v2>')}{end}",
                     _I,
                 ),
-                "state",
                 "cue",
             )
         )
@@ -169,16 +161,13 @@ def _cue_frames(attribute: Attribute) -> list[_Frame]:
                     rf"|{SET_VERB_ZH}{chinese}(?:改|换|更新|调整|调|设)(?:成|为|到)"
                     rf"{value.replace('?P<v>', '?P<v2>')}{end}"
                 ),
-                "state",
                 "cue",
             )
         )
     return made
 
 
-def _template_frames(
-    attribute: Attribute, templates: Sequence[str], change: _Change, origin: str
-) -> list[_Frame]:
+def _template_frames(attribute: Attribute, templates: Sequence[str], origin: str) -> list[_Frame]:
     made: list[_Frame] = []
     for template in templates:
         chinese = bool(_HAS_CJK.search(template))
@@ -194,7 +183,6 @@ def _template_frames(
             _Frame(
                 attribute,
                 re.compile(pattern, _I),
-                change,
                 origin,
                 check=slot.group("kind"),
                 many=attribute.multi_valued,
@@ -204,7 +192,7 @@ def _template_frames(
 
 
 def _change_frames(attribute: Attribute) -> list[_Frame]:
-    """ "I joined X as a Y" / 我加入X做Y: the change verb's value, and the job with it."""
+    """'I joined X as a Y' / 我加入X做Y: the change verb's value, and the job with it."""
     english = [v for v in attribute.change_verbs if not _HAS_CJK.search(v)]
     chinese = [v for v in attribute.change_verbs if _HAS_CJK.search(v)]
     made: list[_Frame] = []
@@ -218,7 +206,6 @@ def _change_frames(attribute: Attribute) -> list[_Frame]:
                     rf"(?P<job>[^,.;:!?()\"]{{1,60}}?){_EN_END}",
                     _I,
                 ),
-                "state",
                 "change",
             )
         )
@@ -231,7 +218,6 @@ def _change_frames(attribute: Attribute) -> list[_Frame]:
                     r"(?P<v>[^，。,.;；!！?？、\s]{1,20}?)(?:做|当|担任|任)(?:一名|一个|个)?"
                     rf"(?P<job>[^，。,.;；!！?？、\s]{{1,12}}?){_ZH_END}"
                 ),
-                "state",
                 "change",
             )
         )
@@ -244,8 +230,8 @@ def _compile() -> tuple[tuple[_Frame, ...], tuple[_Frame, ...]]:
     for attribute in ATTRIBUTES:
         stating += _change_frames(attribute)
         stating += _cue_frames(attribute)
-        stating += _template_frames(attribute, attribute.state_frames, "state", "state")
-        removing += _template_frames(attribute, attribute.removal_frames, "remove", "remove")
+        stating += _template_frames(attribute, attribute.state_frames, "state")
+        removing += _template_frames(attribute, attribute.removal_frames, "remove")
     return tuple(stating), tuple(removing)
 
 
