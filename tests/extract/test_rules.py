@@ -128,7 +128,9 @@ TABLE: list[tuple[str, list[Row]]] = [
 @pytest.mark.parametrize(("text", "expected"), TABLE, ids=[row[0][:40] for row in TABLE])
 def test_rule_table(make_turn: MakeTurn, text: str, expected: list[Row]) -> None:
     found = RuleExtractor().extract(make_turn(text))
-    assert [(c.subject, c.attribute, c.value, c.kind) for c in found] == expected
+    # What a sentence states; what it takes back is tested in test_frames.py.
+    stated = [c for c in found if c.change != "remove"]
+    assert [(c.subject, c.attribute, c.value, c.kind) for c in stated] == expected
 
 
 def test_table_is_large_and_bilingual() -> None:
@@ -348,7 +350,8 @@ def test_any_text_gives_valid_candidates(text: str) -> None:
 
 
 def _facts(make_turn: MakeTurn, text: str) -> list[tuple[str, str]]:
-    return [(c.attribute, c.value) for c in RuleExtractor().extract(make_turn(text))]
+    found = RuleExtractor().extract(make_turn(text))
+    return [(c.attribute, c.value) for c in found if c.change != "remove"]
 
 
 def test_a_recognized_fact_does_not_hide_the_rest_of_the_sentence(make_turn: MakeTurn) -> None:
@@ -410,9 +413,10 @@ def test_chinese_moves_phrased_differently_supersede_the_old_city(
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("I no longer eat meat.", [("avoids", "eat meat")]),
+        # an avoided food is the food (issue 32): "eat meat" is meat
+        ("I no longer eat meat.", [("avoids", "meat")]),
         ("I quit smoking two years ago.", [("avoids", "smoking")]),
-        ("我不再喝咖啡了。", [("avoids", "喝咖啡")]),
+        ("我不再喝咖啡了。", [("avoids", "咖啡")]),
         ("我戒烟两年了。", [("avoids", "烟")]),
         # a retracted preference is a dislike, as before
         ("我不再喜欢喝咖啡了。", [("dislikes", "喝咖啡")]),

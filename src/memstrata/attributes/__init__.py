@@ -9,6 +9,17 @@ from memstrata.attributes.registry import (
     asked,
     by_name,
     needed,
+    normal_value,
 )
 
-__all__ = ["ATTRIBUTES", "MULTI_VALUED", "NEEDS", "Attribute", "Need", "asked", "by_name", "needed"]
+__all__ = [
+    "ATTRIBUTES",
+    "MULTI_VALUED",
+    "NEEDS",
+    "Attribute",
+    "Need",
+    "asked",
+    "by_name",
+    "needed",
+    "normal_value",
+]

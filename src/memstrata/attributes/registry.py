@@ -20,6 +20,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from memstrata.attributes.values import normal
+
 __all__ = [
     "ATTRIBUTES",
     "MULTI_VALUED",
@@ -29,6 +31,7 @@ __all__ = [
     "asked",
     "by_name",
     "needed",
+    "normal_value",
 ]
 
 _I = re.IGNORECASE
@@ -59,6 +62,22 @@ class Attribute:
     asked_with: tuple[str, ...] = ()
     """Attributes a question asking this one asks too ("where do I live" asks the
     city and the street address; "where do I work" the employer and the job)."""
+    cues: tuple[str, ...] = ()
+    """The attribute's nouns as a statement names it before its value, both languages
+    ("shipping address", 收货地址): the frame "my <cue> is / 改成 / 应该是 <value>"
+    reads them (:mod:`memstrata.extract.frames`)."""
+    checks: tuple[str, str] = ("object", "cn_object")
+    """The value checks (by name, :mod:`memstrata.extract.values`) a value captured
+    after a cue must pass, for English and for Chinese text."""
+    removal_frames: tuple[str, ...] = ()
+    """Regex templates of sentences that take a value out ("I can eat {v} now",
+    我现在能吃{v}了); ``{v}`` is where the value stands, read by the value type."""
+    state_frames: tuple[str, ...] = ()
+    """Regex templates of sentences that state a value without naming the attribute
+    ("I avoid {v}", 我家住在{v}); the value passes ``checks``."""
+    change_verbs: tuple[str, ...] = ()
+    """Verbs that make a value the new current one ("joined", 跳槽到); a change frame
+    reads "I <verb> <value>" and what comes with it ("as a product manager")."""
 
 
 _HOME_WORDS = re.compile(
@@ -73,6 +92,55 @@ _EAT_WORDS = re.compile(
     r"\b(?:vegan|vegetarian|diet|eat\w*|ate|keto|halal|meat|food|dairy|gluten)\b|吃|饮食|素|荤",
     _I,
 )
+
+# --- the words frames are composed of (read by memstrata.extract.frames) ---------------
+WHO_EN = (
+    r"(?:\b(?:my|our)\s+(?:(?:current|new|present|actual|real|correct|default)\s+)?|"
+    r"(?:^|(?<=[,;:]\s))(?:the\s+)?)"
+)
+"""Who a cue belongs to in English: my / our, or nobody named at the clause start."""
+WHO_ZH = r"(?:我们的|我们家的?|我家的?|我的|我|^)(?:(?:新|现在的|目前的|真正的|正确的|默认)的?)?"
+"""Who a cue belongs to in Chinese: 我 / 我的 / 我家 / 我们, or the clause start."""
+COPULA_EN = (
+    r"(?:\s+(?:is|are)\s+(?:now\s+|actually\s+|still\s+|officially\s+)*|'s\s+|\s+should\s+"
+    r"(?:be|have\s+been)\s+|\s+(?:has|have)\s+(?:been\s+)?(?:changed|updated|moved|gone\s+up|"
+    r"gone\s+down|risen|dropped)\s+to\s+|\s+(?:changed|moved|went\s+up|went\s+down)\s+to\s+|"
+    r"\s+is\s+(?:changing|going)\s+to\s+|\s+will\s+be\s+|\s+became\s+|\s*:\s*|\s+now\s+"
+    r"(?:is\s+)?)(?:now\s+)?(?:about\s+|around\s+|roughly\s+|approximately\s+)?"
+)
+"""Copulas and change verbs between an English cue and its value (is, 's, changed to,
+should be, now)."""
+COPULA_ZH = (
+    r"(?:现在|目前|如今|已经|其实|实际上|应该|应当|最新的?|也就|大概|大约|差不多|就)*"
+    r"(?:是|为|在|：|:|改成了?|改为|改到|换成了?|换到|变成了?|变为|调整为|调整到|调到|更新为|更新成|"
+    r"设为|设成|定为|定在|写成)(?:了)?\s*"
+)
+"""Copulas and change verbs between a Chinese cue and its value (是, 为, ：, 应该是,
+改成, 换成, 现在是)."""
+SET_VERB_EN = r"\b(?:change|update|set|switch|make)\s+my\s+"
+"""An English imperative naming the new value of a cue ("change my budget to ...")."""
+SET_VERB_ZH = r"把(?:我的?|我们的?)?"
+"""A Chinese 把-frame naming the new value of a cue (把预算改成...)."""
+
+# "I can eat eggs now", 我现在能吃鸡蛋了: what could not be eaten can be.
+_CAN_EAT_AGAIN = (
+    r"\bI\s+can\s+(?:now\s+|finally\s+|actually\s+)?(?:eat|have|drink|tolerate)\s+{v}"
+    r"\s+(?:now|again|these\s+days)\b",
+    r"\bI(?:'m|\s+am)\s+(?:now\s+)?(?:fine|ok|okay|able\s+to\s+eat)\s+(?:with\s+)?{v}\s+"
+    r"(?:now|again)\b",
+    r"我(?:现在|已经|终于|又|其实)*(?:能|可以|敢)(?:吃|喝|碰)(?:得了)?{v}了",
+    r"^{v}\s+(?:is|are)\s+(?:fine|ok|okay|safe|no\s+problem)\s+(?:for\s+me\s+)?(?:now|again)\b",
+    # 鸡蛋我现在可以吃了: the food first (the clause reads 我鸡蛋我..., its subject put back)
+    r"^我?{v}我(?:现在|已经|终于|又|其实|也)*(?:能|可以|敢)(?:吃|喝|碰)了",
+    r"我(?:现在|已经|终于|又|其实)*(?:吃|喝){v}(?:也|都)?没(?:有)?(?:问题|事)了",
+)
+# 我对篮球没兴趣了: what was liked or an interest is no more.
+_LOST_INTEREST_ZH = r"我(?:现在|已经)*对{v}(?:已经)?(?:没|没有|不)(?:什么)?(?:兴趣|感觉)了"
+_OFF_THE_LIST = (
+    r"^{v}\s+(?:is|are)\s+(?:now\s+)?off\s+(?:my|the)\s+(?:list|allergy\s+list|allergies|"
+    r"no-go\s+list)\b"
+)
+_REMOVAL_ZH_FOOD = (r"把{v}(?:从[^，。,；;！!？?]*?(?:里|中|上))?(?:去掉|删掉|删除|拿掉|划掉)",)
 
 ATTRIBUTES: tuple[Attribute, ...] = (
     Attribute(
@@ -90,6 +158,16 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         ),
         states=_HOME_WORDS,
         asked_with=("address",),
+        cues=("home city", "current city", "city", "所在城市", "城市", "所在地"),
+        checks=("place", "cn_place"),
+        # 我现在在深圳: only a known place (我现在在开会 is no city)
+        state_frames=(r"我(?:现在|目前|如今)(?:人)?在{v:cn_known_place}",),
+        removal_frames=(
+            r"\bI\s+(?:don't|do\s+not|no\s+longer)\s+live\s+in\s+{v}(?:\s+any\s*more)?\b",
+            r"\bI(?:'ve|\s+have)?\s+moved\s+(?:away\s+from|out\s+of)\s+{v}\b",
+            r"我(?:现在|已经|早就)*(?:不再|不)(?:住|生活)在{v}了",
+            r"我(?:现在|已经|早就)*搬离了?{v}",
+        ),
     ),
     Attribute(
         "address",
@@ -98,6 +176,24 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         asks=re.compile(r"\bmy\s+(?:home\s+)?address\b|家庭?地址|住址", _I),
         states=re.compile(
             _HOME_WORDS.pattern + r"|\b(?:home\s+)?address\b(?<!delivery address)|家庭地址|住址", _I
+        ),
+        cues=(
+            "home address",
+            "street address",
+            "address",
+            "家庭地址",
+            "家庭住址",
+            "家的地址",
+            "家地址",
+            "住址",
+            "地址",
+        ),
+        checks=("address", "cn_region_address"),
+        state_frames=(
+            r"我(?:们)?家(?:现在|目前)?(?:住在|住|在){v}",
+            # 我们刚搬到了上海市徐汇区漕溪北路88号 / "We just moved to 42 Elm Street"
+            r"我(?:们)?(?:刚|刚刚|已经|最近|上个月)*(?:搬到了?|搬去了?|搬进了?|住进了?){v}",
+            r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+)?(?:moved|relocated)\s+(?:in)?to\s+{v}",
         ),
     ),
     Attribute(
@@ -109,14 +205,35 @@ ATTRIBUTES: tuple[Attribute, ...] = (
             _I,
         ),
         states=re.compile(r"\b(?:ship|deliver|send|address)\w*\b|收货|送货|寄|快递|外卖|地址", _I),
+        cues=(
+            "shipping address",
+            "delivery address",
+            "mailing address",
+            "postal address",
+            "收货地址",
+            "送货地址",
+            "快递地址",
+            "收件地址",
+            "配送地址",
+            "邮寄地址",
+        ),
+        checks=("address", "cn_region_address"),
     ),
-    Attribute("hometown", "place", labels=("hometown", "老家", "家乡")),
+    Attribute(
+        "hometown",
+        "place",
+        labels=("hometown", "老家", "家乡"),
+        cues=("hometown", "home town", "老家", "家乡"),
+        checks=("place", "cn_place"),
+    ),
     Attribute(
         "budget",
         "amount",
         labels=("budget", "预算"),
         asks=re.compile(r"\bbudget\b|\bafford\b|\bhow\s+much\s+can\s+I\s+spend\b|预算", _I),
         states=re.compile(r"\b(?:budget|spend|afford|under|up\s+to)\b|预算|花|以内|不超过", _I),
+        cues=("total budget", "budget", "预算上限", "总预算", "预算"),
+        checks=("money", "money"),
     ),
     Attribute(
         "employer",
@@ -132,8 +249,67 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         ),
         states=_WORK_WORDS,
         asked_with=("job",),
+        cues=("employer", "company", "公司", "单位", "东家"),
+        state_frames=(
+            r"\bI(?:'ve)?\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed|found|took|accepted)\s+"
+            r"(?:a\s+|an\s+)?(?:new\s+)?(?:job|position|role|offer)\s+(?:as\s+(?:an?\s+)?"
+            r"[\w\s'-]{1,40}?\s+)?(?:at|with|from)\s+{v}",
+        ),
+        change_verbs=(
+            r"joined",
+            r"started\s+(?:working\s+)?(?:at|with|for)",
+            r"went\s+to\s+work\s+(?:at|for)",
+            r"加入了?",
+            r"入职了?",
+            r"跳槽(?:到|去)了?",
+            r"换到了?",
+            r"去了",
+        ),
+        checks=("org_proper", "cn_org"),
+        removal_frames=(
+            r"\bI(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:left|quit)\s+"
+            r"(?:my\s+job\s+at\s+)?{v}(?=\s+(?:and|to|for|last|this|in|after|a)\b|\s*[,.;!?]|$)",
+            r"\bI\s+(?:no\s+longer|don't|do\s+not)\s+work\s+(?:at|for)\s+{v}(?:\s+any\s*more)?\b",
+            r"我(?:已经|刚|刚刚|上个月|去年)*从{v}(?:离职|辞职|出来|跳槽)",
+            r"我(?:已经|刚|刚刚|上个月|去年)*(?:离开了|辞掉了){v}(?:的工作)?",
+            r"我(?:已经|现在)*不(?:再)?在{v}(?:工作|上班)了",
+        ),
     ),
-    Attribute("job", "job", labels=("job", "occupation", "工作", "职业"), states=_WORK_WORDS),
+    Attribute(
+        "job",
+        "job",
+        labels=("job", "occupation", "工作", "职业"),
+        states=_WORK_WORDS,
+        cues=(
+            "job title",
+            "job",
+            "occupation",
+            "profession",
+            "role",
+            "position",
+            "职业",
+            "职位",
+            "岗位",
+            "工作",
+        ),
+        checks=("job_noun", "cn_job_noun"),
+        state_frames=(
+            r"\bI(?:'ve)?\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed|found|started|took|"
+            r"accepted)\s+(?:a\s+|an\s+|my\s+)?(?:new\s+)?(?:job|position|role|gig|offer)\s+as\s+"
+            r"(?:an?\s+|the\s+)?{v}",
+            r"我(?:刚|刚刚|已经|最近|终于)*(?:找到了|找了|换了|得到了|拿到了)(?:一份|份)?{v}的(?:新)?"
+            r"(?:工作|offer|职位)",
+            r"\bI\s+(?:now\s+|currently\s+|still\s+)?teach\s+{v:taught}(?=\s+(?:at|in|for|to)\b|\s+these"
+            r"\s+days|\s+now|\s*[,.;!?]|$)",
+            r"我(?:现在|目前)?(?:在[^，。,；;！!？?]{1,12}?)?教{v:taught}",
+        ),
+        removal_frames=(
+            r"\bI(?:'m|\s+am)\s+(?:not|no\s+longer)\s+(?:an?\s+)?{v}\s+any\s*more\b",
+            r"\bI(?:'m|\s+am)\s+no\s+longer\s+(?:an?\s+)?{v}\b",
+            r"\bI\s+(?:stopped|quit)\s+(?:working\s+as|being)\s+(?:an?\s+)?{v}\b",
+            r"我(?:现在|已经)*(?:不再|不)(?:是|当|做)(?:一名|一个|个)?{v}了",
+        ),
+    ),
     Attribute(
         "diet",
         "diet",
@@ -145,6 +321,23 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         ),
         states=_EAT_WORDS,
         removal_verbs=("not vegetarian anymore", "no longer vegan", "不吃素了", "开始吃肉"),
+        cues=("diet", "饮食", "饮食习惯"),
+        checks=("diet_word", "diet_word"),
+        state_frames=(
+            r"\bI(?:'m|\s+am)\s+(?:now\s+|currently\s+)?(?:doing|on|trying)\s+(?:the\s+|a\s+)?{v}",
+            r"我(?:现在|最近|一直|开始|改)*(?:在|是|成了|为)?(?:吃|搞|做|坚持)?{v}",
+        ),
+        removal_frames=(
+            r"\bI(?:'m|\s+am)\s+(?:not|no\s+longer)\s+(?:an?\s+)?(?:strict\s+)?{v}\b",
+            r"\bI\s+(?:stopped|quit)\s+being\s+(?:an?\s+)?{v}\b",
+            r"\bI(?:'ve|\s+have)?\s+(?:stopped|quit|given\s+up|gave\s+up)\s+(?:being\s+|my\s+|the\s+)?"
+            r"{v}(?:\s+diet)?\b",
+            r"\bI\s+(?:don't|do\s+not|no\s+longer)\s+(?:eat\s+|follow\s+(?:an?\s+)?|keep\s+)?{v}"
+            r"(?:\s+diet)?\s+any\s*more\b",
+            r"\bI\s+no\s+longer\s+(?:eat\s+|follow\s+(?:an?\s+)?|keep\s+)?{v}(?:\s+diet)?\b",
+            r"我(?:现在|已经|早就|也)*(?:不再|不)(?:是)?(?:一个|一名|个)?{v}了",
+            r"我(?:现在|已经|早就|也)*不再(?:是)?(?:一个|一名|个)?{v}",
+        ),
     ),
     Attribute(
         "contact_channel",
@@ -172,6 +365,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
             _I,
         ),
         states=re.compile(r"\b(?:birthday|born|bday)\b|生日|出生", _I),
+        cues=("date of birth", "birthday", "bday", "出生日期", "生日"),
+        checks=("date", "date"),
     ),
     Attribute(
         "allergies",
@@ -186,6 +381,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         states=re.compile(r"\ballerg\w*\b|过敏", _I),
         aliases=("过敏",),
         removal_verbs=("can eat now", "no longer allergic", "不再对过敏", "能吃了", "去掉"),
+        state_frames=(r"我(?:现在|目前|其实)*只对{v}过敏",),
+        removal_frames=(*_CAN_EAT_AGAIN, _OFF_THE_LIST),
     ),
     Attribute(
         "language",
@@ -196,8 +393,16 @@ ATTRIBUTES: tuple[Attribute, ...] = (
             r"\b(?:english|chinese|french|spanish|language|reply|answer)\b|中文|英文|英语", _I
         ),
     ),
-    Attribute("name", "person", labels=("name", "名字")),
-    Attribute("age", "count", labels=("age", "年龄", "岁")),
+    Attribute(
+        "name",
+        "person",
+        labels=("name", "名字"),
+        cues=("full name", "first name", "name", "名字", "姓名"),
+        checks=("name", "cn_name"),
+    ),
+    Attribute(
+        "age", "count", labels=("age", "年龄", "岁"), cues=("age", "年龄"), checks=("age", "age")
+    ),
     Attribute("spouse", "person", labels=("spouse", "wife", "husband", "老婆", "老公", "爱人")),
     Attribute("marital_status", "marital", labels=("married", "婚")),
     Attribute("children", "person", multi_valued=True, labels=("child", "kid", "孩子")),
@@ -209,6 +414,14 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         multi_valued=True,
         labels=("like", "love", "喜欢", "爱"),
         aliases=("喜欢",),
+        removal_frames=(
+            r"\bI(?:'m|\s+am)\s+(?:not|no\s+longer)\s+(?:really\s+|so\s+)?(?:into|keen\s+on|crazy\s+"
+            r"about|obsessed\s+with|hooked\s+on)\s+{v}(?=\s+any\s*more\b|\s*[,.;!?]|$)",
+            r"\bI\s+(?:don't|do\s+not|no\s+longer)\s+(?:really\s+)?(?:enjoy|love)\s+{v}\s+any\s*more\b",
+            r"\bI(?:'m|\s+am)\s+(?:over|done\s+with|kind\s+of\s+over)\s+{v}(?=\s+now\b|\s*[,.;!?]|$)",
+            r"我(?:现在|已经)*(?:不再|不|没那么)(?:爱|迷|热衷于?|沉迷于?){v}了",
+            _LOST_INTEREST_ZH,
+        ),
     ),
     Attribute(
         "dislikes",
@@ -218,7 +431,18 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         aliases=("不喜欢",),
     ),
     Attribute("prefers", "text", labels=("prefer", "更喜欢", "偏好")),
-    Attribute("interests", "text", multi_valued=True, labels=("hobby", "爱好"), aliases=("爱好",)),
+    Attribute(
+        "interests",
+        "text",
+        multi_valued=True,
+        labels=("hobby", "爱好"),
+        aliases=("爱好",),
+        removal_frames=(
+            r"\bI(?:'m|\s+am)\s+(?:not|no\s+longer)\s+(?:really\s+)?interested\s+in\s+{v}"
+            r"(?=\s+any\s*more\b|\s*[,.;!?]|$)",
+            _LOST_INTEREST_ZH,
+        ),
+    ),
     Attribute("health", "condition", multi_valued=True, labels=("health", "健康", "病")),
     Attribute(
         "avoids",
@@ -226,6 +450,26 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         multi_valued=True,
         labels=("avoid", "don't eat", "不吃", "忌口"),
         states=_EAT_WORDS,
+        checks=("food", "food"),
+        state_frames=(
+            r"\bI\s+(?:try\s+to\s+|always\s+|generally\s+|strictly\s+)?(?:avoid|stay\s+away\s+from|"
+            r"steer\s+clear\s+of|keep\s+away\s+from)\s+{v}",
+            r"\bI\s+(?:can't|cannot|can\s+not|shouldn't|mustn't|am\s+not\s+allowed\s+to|"
+            r"(?:don't|do\s+not|no\s+longer)\s+(?:eat|drink|have|touch))\s+(?:have|eat|drink|tolerate|"
+            r"handle|digest)?\s*{v}",
+            r"我(?:现在|平时|一直|也|还|都|已经|根本|从来)*(?:不能|不可以|不敢|不宜|吃不了|喝不了|忌口|"
+            r"不碰)(?:吃|喝)?{v}",
+        ),
+        removal_frames=(
+            *_CAN_EAT_AGAIN,
+            r"\bI(?:'ve|\s+have)?\s+(?:re)?(?:started|begun|began)\s+(?:eating|drinking)\s+{v}"
+            r"(?=\s+again\b|\s*[,.;!?]|$)",
+            r"\bI\s+(?:eat|drink)\s+{v}\s+again\b",
+            r"\bI(?:'m|\s+am)\s+(?:eating|drinking)\s+{v}\s+again\b",
+            r"我(?:现在|已经|又|重新)*开始(?:吃|喝){v}了",
+            r"我(?:现在|已经)*又(?:吃|喝|开始吃|开始喝){v}了",
+            *_REMOVAL_ZH_FOOD,
+        ),
     ),
     Attribute("languages_spoken", "language", multi_valued=True, labels=("speak", "会说")),
     Attribute("contact_channels", "channel", multi_valued=True, labels=("contact", "联系")),
@@ -313,6 +557,13 @@ def needed(question: str) -> tuple[str, ...]:
         if need.cues.search(question):
             found.extend(a for a in need.attributes if a not in found)
     return tuple(found)
+
+
+def normal_value(attribute: str, value: str) -> str:
+    """``value`` in the normal form of ``attribute``'s value type ("eat pork" and
+    "pork" are one avoided food; an attribute not in the registry compares as text)."""
+    found = by_name(attribute)
+    return normal(found.value_type if found is not None else "text", value)
 
 
 def names(attributes: Iterable[Attribute] = ATTRIBUTES) -> tuple[str, ...]:

@@ -55,7 +55,8 @@ A predicted item and a labeled one match when all of these hold:
 * facts: the values have the same :func:`value_key` (NFKC, casefold, one leading
   English article "a" / "an" / "the" dropped, every punctuation character -- Unicode
   category P -- and all whitespace removed; currency symbols are kept, so ``$300``
-  is not ``300``);
+  is not ``300``), taken of the registry's normal form for the attribute's value type
+  (:func:`fact_key`: the avoided food "eat pork" is "pork");
 * events: the predicted value describes the whole event (its sentence or clause), so
   the labeled key phrase's :func:`value_key` must occur inside the predicted value's.
 
@@ -75,7 +76,7 @@ any other is replaced by the later value; as in the write path, an explicit corr
 replaces a set, a removal ("not peanuts", 我不再对花生过敏) takes its value out and a
 ``dislikes`` value leaves ``likes``; events are ignored -- and a sequence is
 correct when the slot ends holding exactly the labeled value(s) (compared by
-:func:`value_key`).
+:func:`fact_key`).
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ from typing import Any, Literal, cast
 from rich.console import Console
 from rich.table import Table
 
+from memstrata.attributes import normal_value
 from memstrata.config import DEFAULT_MULTI_VALUED
 from memstrata.errors import (
     DatasetError,
@@ -435,6 +437,12 @@ def value_key(value: str) -> str:
     )
 
 
+def fact_key(attribute: str, value: str) -> str:
+    """How a fact's value is compared: :func:`value_key` of the registry's normal form
+    for the attribute's value type ("eat pork" and "pork" are one avoided food)."""
+    return value_key(normal_value(attribute, value))
+
+
 def _name(text: str) -> str:
     return text.strip().casefold()
 
@@ -449,7 +457,7 @@ def items_match(predicted: Item, gold: Item) -> bool:
         return False
     if gold.kind == "event":
         return value_key(gold.value) in value_key(predicted.value)
-    return value_key(predicted.value) == value_key(gold.value)
+    return fact_key(gold.attribute, predicted.value) == fact_key(gold.attribute, gold.value)
 
 
 def match_items(gold: Sequence[Item], predicted: Sequence[Item]) -> tuple[tuple[int, int], ...]:
@@ -620,7 +628,9 @@ def sequence_correct(
     held = apply_sequence(steps, multi_valued).get((_name(final.subject), _name(final.attribute)))
     if held is None:
         return False
-    return {value_key(v) for v in held} == {value_key(v) for v in final.values}
+    return {fact_key(final.attribute, v) for v in held} == {
+        fact_key(final.attribute, v) for v in final.values
+    }
 
 
 def score_sequences(

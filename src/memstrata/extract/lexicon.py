@@ -207,6 +207,63 @@ DIETS = words(
     "gluten-free|gluten free|dairy-free|dairy free|low-carb|low carb|plant-based|raw vegan|"
     "lacto-vegetarian|ovo-vegetarian|carnivore|sugar-free|sugar free|low-fat|low fat"
 )
+# Languages by name, English and Chinese (regex alternations): what the user speaks
+# (sets.py), the reply language (everyday_patterns.py) and its value check (values.py).
+LANGUAGES_EN = (
+    r"English|Chinese|Mandarin|Cantonese|French|Spanish|German|Japanese|Korean|Italian|"
+    r"Portuguese|Russian|Arabic|Dutch|Hindi|Vietnamese|Thai|Swedish|Polish|Turkish|Greek"
+)
+LANGUAGES_CN = (
+    r"中文|汉语|普通话|粤语|英文|英语|日语|日文|韩语|韩文|法语|法文|德语|德文|西班牙语|俄语|"
+    r"意大利语|葡萄牙语|阿拉伯语|泰语|越南语"
+)
+
+# Foods and drinks by kind: what "I can't have X" or 我不能吃X may name (the avoids and
+# allergies value type, food). Kinds, not dishes: a dish ends in one of the suffixes.
+FOODS = words(
+    "dairy|milk|cheese|butter|cream|yogurt|yoghurt|lactose|egg|eggs|gluten|wheat|bread|pasta|"
+    "nut|nuts|peanut|peanuts|tree nuts|almond|almonds|walnut|walnuts|cashew|cashews|soy|soya|"
+    "tofu|shellfish|shrimp|prawn|prawns|crab|lobster|seafood|fish|salmon|tuna|meat|red meat|"
+    "pork|beef|lamb|mutton|chicken|turkey|bacon|ham|sugar|sweets|candy|chocolate|alcohol|"
+    "beer|wine|liquor|coffee|caffeine|tea|soda|spicy food|spicy foods|garlic|onion|onions|"
+    "mushroom|mushrooms|sesame|corn|rice|carbs|fried food|junk food|fast food|msg|mango|"
+    "mangoes|strawberries|kiwi|citrus|tomato|tomatoes|celery|mustard|sulfites|caffeinated drinks|"
+    "raw fish|sushi|cilantro|coriander|pineapple|avocado|oats|barley|rye|honey|gelatin"
+)
+CN_FOOD_SUFFIXES = (
+    "肉",
+    "菜",
+    "奶",
+    "蛋",
+    "虾",
+    "鱼",
+    "蟹",
+    "糖",
+    "酒",
+    "茶",
+    "咖啡",
+    "面",
+    "米",
+    "果",
+    "豆",
+    "辣",
+    "椒",
+    "姜",
+    "葱",
+    "蒜",
+    "海鲜",
+    "制品",
+    "食品",
+    "食物",
+    "饮料",
+    "奶茶",
+    "甜食",
+    "坚果",
+    "麸质",
+    "花生",
+    "芒果",
+)
+
 # Chinese conditions that stand as a predicate on their own (我经常偏头痛, 我怀孕了);
 # the rest are found by their endings (糖尿病, 高血压, 鼻炎, 胃癌 ...).
 CN_CONDITION_STATES = words(

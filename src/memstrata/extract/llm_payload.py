@@ -15,10 +15,22 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from memstrata.attributes import ATTRIBUTES
 from memstrata.errors import ValidationError
 from memstrata.extract.candidates import Candidate, Turn, UnitKind
 
-SYSTEM_PROMPT = """\
+
+def _attribute_list() -> str:
+    """The registry's attributes as the prompt names them: name, set or single, labels."""
+    lines = []
+    for attribute in ATTRIBUTES:
+        kind = "a set, one memory per item" if attribute.multi_valued else "one value"
+        labels = " / ".join(attribute.labels[:4])
+        lines.append(f"- {attribute.name} ({attribute.value_type}, {kind}): {labels}")
+    return "\n".join(lines)
+
+
+_PROMPT_HEAD = """\
 You extract long-term memories from one message of a conversation between a user and an \
 assistant. Return only information worth remembering across sessions: stable facts about \
 the user (name, city, job, contact channel, preferences such as likes / dislikes / \
@@ -40,6 +52,13 @@ the user wants replies in); when the user names several ways to be reached, each
 "contact_channels" memory. Write values in the \
 language of the message. Reply with JSON only: {"memories": [...]}; an empty list when \
 nothing is worth remembering."""
+SYSTEM_PROMPT = (
+    _PROMPT_HEAD
+    + "\n\nThe user's attributes (use these names; a removal or retraction is no memory):\n"
+    + _attribute_list()
+)
+"""The extraction instructions; the attribute list is read from the registry
+(:mod:`memstrata.attributes`), so a new attribute reaches the prompt with its entry."""
 
 _EXTRA_SCHEMA: dict[str, Any] = {
     "type": "object",

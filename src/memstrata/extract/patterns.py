@@ -6,7 +6,11 @@ storing it as a positive fact. Values are captured as ``v`` and end at a clause
 boundary, so one sentence can hold several facts ("I live in Hangzhou and I work as...");
 a pattern with ``many=True`` captures a list ("peanuts, shellfish and eggs", 花生和虾)
 that the rules split into one fact per item. The building blocks here are shared with
-:mod:`memstrata.extract.profile_patterns` (age, health, family, work, budget).
+the other pattern modules, one per group of attributes so one place decides each:
+this one reads ``name``, ``contact_channel`` and the preferences; :mod:`.home_patterns`
+the city and addresses, :mod:`.work_patterns` the job and employer,
+:mod:`.profile_patterns` age, birthday, hometown, health, diet, family and budget, and
+:mod:`.everyday_patterns` the reply language and schedule.
 
 Every pattern is a bounded alternation or a lazy run with a bounded length, so matching
 stays linear in the sentence length.
@@ -64,6 +68,8 @@ CN_END = (
     r"(?=(?:了|啦|呀|啊|吧|呢|哦|喔)*(?:[，。,.;；!！?？、\s]|$)|但|可是|不过|而且|因为|所以|"
     r"并且|然后|和我|工作|生活|上班|附近|这边|那边|一带|住|定居|安家|发展|去(?:了|啦)?(?:[，。,.!！]|$))"
 )
+# A Chinese clause ends here (particles, then punctuation or the end).
+CN_CLAUSE_END = r"(?=(?:了|啦|呀|啊|吧|呢)*(?:[，。,.;；!！?？、\s]|$))"
 CN_VAL = r"(?P<v>[^，。,.;；!！?？、\s]{1,30}?)"
 CN_LIST_VAL = r"(?P<v>[^，。,.;；!！?？\s]{1,40}?)"
 CN_CHANNEL = (
@@ -150,78 +156,6 @@ _CALL_ME_CN = cn(
     r"(?:大家|别人|朋友们|朋友|他们|你|您)?(?:都|可以|就|也)?(?P<neg>别)?叫我",
     r"(?P<v>[\u4e00-\u9fffA-Za-z·]{1,6}?)",
     CN_NAME_END,
-)
-_LIVE_EN = en(
-    r"\b(?:I|we)(?:'ve|\s+have)?\s+",
-    ADV,
-    NEG,
-    ADV,
-    r"(?:been\s+)?(?:live|lived|living|reside|resided|residing)s?\s+in\s+",
-    VAL,
-    END,
-)
-_BASED_EN = en(*IM_ADV_NEG, r"(?:living|based|located|settled)\s+in\s+", VAL, END)
-_MOVED_EN = en(
-    r"\b(?:I|we)(?:'ve|\s+have)?\s+",
-    ADV,
-    NEG,
-    ADV,
-    r"(?:moved|relocated)\s+(?:back\s+)?to\s+",
-    VAL,
-    END,
-)
-_MOVED_INTO_EN = en(
-    r"\b(?:I|we)(?:'ve|\s+have)?\s+",
-    ADV,
-    r"(?:moved|relocated)\s+into\s+(?:a|an|our|my|the)\s+[\w\s-]{1,40}?\s+in\s+",
-    VAL,
-    END,
-)
-_LIVE_CN = cn(
-    r"(?:",
-    CN_WE,
-    r"|",
-    CN_ME,
-    r")",
-    CN_ADV,
-    CN_NEG,
-    CN_ADV,
-    r"(?:居住在|定居在|住在|定居|搬家到了|搬家到|搬家去了|搬家去|搬到了|搬到|搬去了|搬去|"
-    r"搬回了|搬回|移居到了|移居到|移居|迁居到|迁到了|迁到|住)",
-    CN_VAL,
-    CN_END,
-)
-_RETURN_CN = cn(
-    CN_ME,
-    CN_ADV,
-    r"回(?:到)?了?(?:老家)?(?P<v>[^，。,.;；!！?？、\s]{1,12}?)(?:定居|生活|住|安家|发展)",
-)
-_LIVE_IN_CN = cn(
-    CN_ME, CN_ADV, CN_NEG, CN_ADV, r"在(?P<v>[^，。,.;；!！?？、\s]{1,20}?)(?:生活|定居|安家)"
-)
-_WORK_AS_EN = en(*I_ADV_NEG, r"work(?:s|ing)?\s+as\s+(?:an?\s+|the\s+)?", VAL, END)
-_MY_JOB_EN = en(r"\bmy\s+(?:job|profession|occupation)\s+is\s+(?:an?\s+)?(?!to\b)", VAL, END)
-_I_AM_A_EN = en(
-    r"\bI(?:'m|\s+am)\s+(?P<neg>not\s+|no\s+longer\s+)?(?:now\s+|currently\s+|also\s+|"
-    r"actually\s+)?(?:an?|the)\s+",
-    VAL,
-    END,
-)
-_JOB_CN = cn(
-    CN_ME,
-    CN_ADV,
-    r"(?P<neg>不|并不|不再)?",
-    CN_ADV,
-    r"是(?:一名|一位|一个|一|个|名|位)?",
-    CN_VAL,
-    CN_END,
-)
-_MY_JOB_CN = cn(r"我的(?:工作|职业)(?P<neg>不)?是", CN_VAL, CN_END)
-_JOB_AT_CN = cn(
-    CN_ME,
-    CN_ADV,
-    r"在[^，。,.;；!！?？、\s]{1,20}?(?:做|当|担任)(?P<v>[^，。,.;；!！?？、\s]{1,12}?)",
-    CN_END,
 )
 
 # --- contact channels -------------------------------------------------------------------
@@ -357,26 +291,51 @@ _INTERESTED_CN = cn(
 )
 _HOBBIES_CN = cn(r"我的(?:爱好|兴趣爱好|兴趣)(?:是|有|包括)", CN_LIST_VAL, CN_END)
 
+# "The name's Bond": a name in an everyday phrasing.
+_NAMES_EN = en(r"(?:^|(?<=[,!]\s))(?:the\s+)?name's\s+", NAME, END)
+# --- contact channels, in everyday phrasings -----------------------------------------------
+_SHOOT_ME_EN = en(
+    r"\b(?:shoot|drop|send|fire\s+off)\s+me\s+(?:an?\s+|a\s+quick\s+)?",
+    r"(?P<ch>e-?mail|text|message|line|dm)\b",
+    r"(?!\s+(?:on|via|over)\b)",
+    r"|\b(?:shoot|drop|send)\s+me\s+(?:an?\s+)?(?:message|note|line|dm)\s+(?:on|via|over)\s+",
+    CHANNEL_EN.replace("?P<ch>", "?P<ch2>"),
+)
+_EASIEST_EN = en(
+    r"\bI(?:'m|\s+am)\s+(?:easiest|easier|best|quickest|fastest)\s+(?:to\s+)?(?:reach|contact|"
+    r"get\s+hold\s+of)(?:ed)?\s+(?:on|via|by|through|over)\s+",
+    CHANNEL_EN,
+    r"\b",
+)
+_WORKS_BETTER_EN = en(
+    r"(?:^|(?<=[,;:]\s)|\ba\s+)", CHANNEL_EN, r"\s+(?:works|is)\s+(?:best|better)\b"
+)
+_RATHER_CHANNEL_CN = cn(
+    r"(?:还是|就|改|换成?|直接|最好)(?:用|发|打|走)", CN_CHANNEL, r"(?:吧|好了|比较好|联系|方便)"
+)
+# --- preferences, in everyday phrasings ----------------------------------------------------
+_MY_THING_EN = en(
+    r"^(?P<v>[^,.;:!?]{1,40}?)\s+(?:is|are)\s+(?:totally\s+|really\s+|kind\s+of\s+)?my\s+"
+    r"(?:thing|jam|jam|favourite\s+thing|favorite\s+thing)\b"
+)
+_TOPIC_DISLIKE_CN = cn(
+    r"^我?(?P<v>[\u4e00-\u9fff]{1,6}?)我(?:是)?(?:真的|实在|真|最|特别|完全)*(?:受不了|讨厌|"
+    r"接受不了)"
+)
+_MOST_LOVE_CN = cn(
+    CN_ME, CN_ADV, r"(?:平时|平常)?(?:最爱|最喜欢)(?P<v>[^，。,.;；!！?？\s]{1,20}?)", CN_END
+)
+_FAVOURITE_MIXED = cn(
+    r"我(?:最)?(?:喜欢|爱)的[\u4e00-\u9fffA-Za-z ]{1,12}?是\s*(?P<v>[^，。,.;；!！?？]{1,30}?)",
+    CN_END,
+)
+
 FACT_PATTERNS: tuple[FactPattern, ...] = (
     FactPattern(_NAME_EN, "name", 0.95, 0.8, "name"),
     FactPattern(_CALL_ME, "name", 0.85, 0.8, "name"),
     FactPattern(_IM_NAME, "name", 0.75, 0.8, "name"),
     FactPattern(_NAME_CN, "name", 0.95, 0.8, "cn_name"),
     FactPattern(_CALL_ME_CN, "name", 0.85, 0.8, "cn_name"),
-    # A move writes the same attribute as "I live in", so it supersedes the old city.
-    FactPattern(_LIVE_EN, "city", 0.9, 0.7, "place"),
-    FactPattern(_BASED_EN, "city", 0.9, 0.7, "place"),
-    FactPattern(_MOVED_EN, "city", 0.9, 0.7, "place"),
-    FactPattern(_MOVED_INTO_EN, "city", 0.8, 0.7, "place"),
-    FactPattern(_LIVE_CN, "city", 0.9, 0.7, "cn_place"),
-    FactPattern(_RETURN_CN, "city", 0.85, 0.7, "cn_place"),
-    FactPattern(_LIVE_IN_CN, "city", 0.85, 0.7, "cn_place"),
-    FactPattern(_WORK_AS_EN, "job", 0.9, 0.6, "job"),
-    FactPattern(_MY_JOB_EN, "job", 0.85, 0.6, "job"),
-    FactPattern(_I_AM_A_EN, "job", 0.7, 0.6, "job_noun"),
-    FactPattern(_JOB_CN, "job", 0.85, 0.6, "cn_job"),
-    FactPattern(_MY_JOB_CN, "job", 0.9, 0.6, "cn_object"),
-    FactPattern(_JOB_AT_CN, "job", 0.85, 0.6, "cn_job"),
     FactPattern(_CONTACT_EN, "contact_channel", 0.9, 0.7, "channel"),
     FactPattern(_USE_TO_CONTACT_EN, "contact_channel", 0.9, 0.7, "channel"),
     FactPattern(_PREFER_CONTACT_EN, "contact_channel", 0.9, 0.7, "channel"),
@@ -405,6 +364,15 @@ FACT_PATTERNS: tuple[FactPattern, ...] = (
     FactPattern(_FAN_CN, "likes", 0.8, 0.5, "cn_object"),
     FactPattern(_INTERESTED_CN, "interests", 0.8, 0.5, "cn_object", many=True),
     FactPattern(_HOBBIES_CN, "interests", 0.85, 0.5, "cn_object", many=True),
+    FactPattern(_NAMES_EN, "name", 0.85, 0.8, "name"),
+    FactPattern(_SHOOT_ME_EN, "contact_channel", 0.85, 0.7, "channel"),
+    FactPattern(_EASIEST_EN, "contact_channel", 0.85, 0.7, "channel"),
+    FactPattern(_WORKS_BETTER_EN, "contact_channel", 0.8, 0.7, "channel"),
+    FactPattern(_RATHER_CHANNEL_CN, "contact_channel", 0.8, 0.7, "channel"),
+    FactPattern(_MY_THING_EN, "likes", 0.75, 0.5, "preference"),
+    FactPattern(_TOPIC_DISLIKE_CN, "dislikes", 0.8, 0.5, "cn_object"),
+    FactPattern(_MOST_LOVE_CN, "likes", 0.8, 0.5, "cn_object"),
+    FactPattern(_FAVOURITE_MIXED, "likes", 0.8, 0.5, "cn_object"),
 )
 PREFERENCE_ATTRIBUTES = frozenset({"likes", "dislikes", "prefers", "interests"})
 """Attributes a more specific pattern over the same words overrides ("I prefer to be

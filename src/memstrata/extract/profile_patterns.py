@@ -1,5 +1,6 @@
-"""Patterns for the rest of a user's profile: age, birthday, hometown, employer, health
-(allergies, conditions, diet, things given up), family and budget.
+"""Patterns for the rest of a user's profile: age, birthday, hometown, health
+(allergies, conditions, diet, things given up), family and budget, in the plain forms
+and the everyday phrasings ("I follow a paleo diet", 我一吃芒果就过敏, 我们准备了两万块).
 
 Built from the blocks of :mod:`memstrata.extract.patterns`; the value checks that
 decide what a capture is (a condition or a pet, a city or an employer) live in
@@ -7,10 +8,11 @@ decide what a capture is (a condition or a pet, a city or an employer) live in
 ``children``, ``pets`` accumulate as sets downstream; the others supersede):
 
 * ``age`` / ``children_count``: digits; ``birthday``: the date as written;
-* ``hometown``, ``employer``, ``budget``, ``spouse``, ``diet``, ``marital_status``;
-* ``avoids``: what the user no longer or never does ("I no longer eat meat" -> "eat
-  meat", 我戒烟了 -> 烟): a retraction is its own fact, so it survives next to the
-  older habit instead of silently deleting it.
+* ``hometown``, ``budget``, ``spouse``, ``diet``, ``marital_status``;
+* ``avoids``: what the user no longer or never does ("I no longer eat meat" -> meat,
+  我戒烟了 -> 烟; a food is read as the food by :mod:`memstrata.extract.frames`): a
+  retraction is its own fact, so it survives next to the older habit instead of
+  silently deleting it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from memstrata.extract.lexicon import (
 from memstrata.extract.patterns import (
     ADV,
     CN_ADV,
+    CN_CLAUSE_END,
     CN_END,
     CN_ME,
     CN_NAME_END,
@@ -65,33 +68,26 @@ _AGE_EN = en(
     r"(?=\s*(?:[,.;!?]|$)|\s+(?:and|but|now|this|next|so|not|years?)\b)"
 )
 _TURNED_EN = en(r"\bI(?:'ve)?\s+(?:just\s+|recently\s+)?turned\s+(?P<v>\d{1,3})\b")
-_MY_AGE_EN = en(r"\bmy\s+age\s+is\s+(?P<v>\d{1,3})\b")
-_BIRTHDAY_EN = en(
-    r"\bmy\s+(?:birthday|date\s+of\s+birth|dob|bday)\s+is\s+(?:actually\s+|on\s+)*", VAL, END
-)
 _BORN_EN = en(r"\bI\s+was\s+born\s+(?:on|in)\s+", VAL, END)
 _FROM_EN = en(r"\bI(?:'m|\s+am)\s+(?P<neg>not\s+)?(?:originally\s+)?from\s+", VAL, END)
 _GREW_UP_EN = en(r"\bI\s+(?:grew\s+up|was\s+raised|was\s+born\s+and\s+raised)\s+in\s+", VAL, END)
-_HOMETOWN_EN = en(r"\bmy\s+hometown\s+is\s+", VAL, END)
 _AGE_CN = cn(
     CN_ME,
     CN_ADV,
     r"(?P<neg>不是|并不是)?(?:是)?(?:今年)?(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁",
 )
-_BIRTHDAY_CN = cn(r"我(?:的)?生日(?:是|在)", CN_VAL, CN_END)
 _BORN_CN = cn(
     CN_ME,
     CN_ADV,
     r"(?:是)?(?P<v>\d{4}年(?:\d{1,2}月(?:\d{1,2}[日号])?)?|\d{1,2}月\d{1,2}[日号])(?:出生|生)",
     r"|我(?:出生于|生于)(?P<v2>\d{4}年(?:\d{1,2}月(?:\d{1,2}[日号])?)?)",
 )
-_CN_CLAUSE_END = r"(?=(?:了|啦|呀|啊|吧|呢)*(?:[，。,.;；!！?？、\s]|$))"
 _HOMETOWN_CN = cn(
     CN_ME,
     CN_ADV,
     r"(?P<neg>不)?是(?P<v>[\u4e00-\u9fff]{2,6}?)人(?=[，。,.!！；;]|$|了|啊|呢)",
     r"|我(?:的)?老家(?:是|在)(?P<v2>[^，。,.;；!！?？、\s的]{2,10}?)(?:的)?",
-    _CN_CLAUSE_END,
+    CN_CLAUSE_END,
     r"|",
     CN_ME,
     CN_ADV,
@@ -102,65 +98,6 @@ _HOMETOWN_CN = cn(
     CN_END,
 )
 
-# --- work -------------------------------------------------------------------------------
-_ORG = r"(?P<v>(?:[^,.;:!?()\"]|\.(?=\s?\w)){1,80}?)"
-_WORK_AT_EN = en(
-    *I_ADV_NEG,
-    r"(?:work|teach|intern)(?:s|ed|ing)?\b(?:\s+(?:as|in|on)\s+[\w\s'-]{1,40}?)?"
-    r"\s+(?:at|for)\s+",
-    _ORG,
-    END,
-)
-_JOB_AT_EN = en(
-    r"\bI(?:'m|\s+am)\s+(?:now\s+|currently\s+|also\s+|actually\s+)?(?:an?|the)\s+"
-    r"[\w\s'-]{1,40}?\s+(?:at|for|with)\s+",
-    _ORG,
-    END,
-)
-_EMPLOYED_EN = en(
-    r"\bI(?:'m|\s+am|\s+was|'ve\s+been|\s+have\s+been)\s+(?:now\s+)?(?:employed|hired)\s+(?:by|at)\s+",
-    _ORG,
-    END,
-)
-_BEEN_AT_EN = en(
-    r"\bI(?:'ve|\s+have)\s+been\s+(?:working\s+)?(?:at|with|for)\s+",
-    _ORG,
-    r"(?=\s+(?:for|since)\b)",
-)
-_JOINED_EN = en(
-    r"\bI(?:'ve|\s+have)?\s+",
-    ADV,
-    r"(?:joined|started\s+(?:working\s+|a\s+new\s+job\s+|work\s+)?(?:at|with|for)|"
-    r"started\s+at|got\s+a\s+job\s+(?:at|with)|moved\s+to\s+a\s+new\s+job\s+at)\s+",
-    _ORG,
-    END,
-)
-_WORKPLACE_CN = cn(
-    CN_ME,
-    CN_ADV,
-    r"(?P<neg>不再|已经不|以前|曾经|没有|没|不)?在(?P<v>[^，。,.;；!！?？、\s]{1,20}?)",
-    r"(?:工作|上班|做事|任职|实习|干活|干了|打工|供职|做|当|担任)",
-)
-_AT_ORG_CN = cn(CN_ME, CN_ADV, r"在", CN_VAL, _CN_CLAUSE_END)
-_JOINED_CN = cn(
-    CN_ME,
-    CN_ADV,
-    r"(?:加入了|加入|入职了|入职|跳槽到了|跳槽到|跳槽去了|跳槽去|换到了|换到)",
-    CN_VAL,
-    CN_END,
-)
-_COMPANY_CALLED_CN = cn(
-    CN_ME,
-    CN_ADV,
-    r"在一家(?:叫|名叫|叫做)(?P<v>[^，。,.;；!！?？、\s的]{1,12})的[\u4e00-\u9fff]{0,8}?",
-    r"(?:公司|企业|工作室|机构|银行|医院|学校|店)",
-)
-_ORG_OF_CN = cn(
-    CN_ME,
-    CN_ADV,
-    r"是(?P<v>[^，。,.;；!！?？、\s的]{2,12})的[^，。,.;；!！?？、\s]{0,6}?",
-    r"(?:学生|研究生|博士生|员工|老师|教授|医生|护士|工程师|程序员|经理|实习生|职员)",
-)
 
 # --- health -----------------------------------------------------------------------------
 _ALLERGIC_EN = en(
@@ -407,29 +344,128 @@ _SPEND_CN = cn(
     r"(?:以内|之内|以下)",
 )
 
+# --- everyday phrasings: budget, diet, health, family, age ---------------------------------
+_CN_NUM = r"(?:\d[\d,.]*|[一二两三四五六七八九十百千万]+)(?:\s*(?:万|千|百|k|K))?"
+_CN_MONEY = (
+    rf"(?P<v>{AMOUNT_PATTERN}|{_CN_NUM}(?:块钱?|元|美元|刀|欧元|英镑|港币|日元)?)"
+    r"(?=左右|以内|以下|上下|之内|吧|就行|就好|$|[，。,.!！])"
+)
+_DIET_EN_MORE = en(
+    r"\bI\s+",
+    ADV,
+    r"(?:follow|do|eat|keep)\s+(?:a\s+|an\s+)?(?:strict\s+)?(?P<v>[\w-]+(?:\s+[\w-]+)?)\s+diet\b",
+    r"|\bI\s+",
+    ADV,
+    r"(?:only\s+)?eat\s+(?:only\s+)?(?P<v2>halal|kosher|vegan|vegetarian|organic|plant-based)\b",
+    r"|\bI(?:'ve|\s+have)?\s+(?:gone|went|turned|become|switched\s+to)\s+(?:fully\s+|completely\s+|"
+    r"totally\s+|strictly\s+|100%\s+)?(?P<v3>",
+    alternation(DIETS),
+    r")(?![\w-])",
+)
+_DIET_CN_MORE = cn(
+    CN_ME,
+    CN_ADV,
+    r"(?:是)?(?:一直|只)?(?P<v>吃素|吃斋|吃全素)的",
+    r"|我",
+    CN_ADV,
+    r"(?:只|只能)吃(?P<v2>清真|素|素食)(?:的|食品|菜)?(?=$|[，。,.!！])",
+    r"|我",
+    CN_ADV,
+    r"(?:在|开始|改成了?|改为|换成了?|坚持|执行|采用)?(?:吃|搞|做)?",
+    r"(?P<v3>[\u4e00-\u9fff]{2,6}饮食)",
+    r"|我(?:是|是个|是一个)\s*(?P<v4>",
+    alternation(DIETS),
+    r")",
+)
+_ALLERGY_ADJ_EN = en(
+    r"\bI(?:'ve|\s+have)?\s+(?:got\s+|have\s+)?(?:an?\s+)?(?:(?:pretty|really|very|quite|"
+    r"super|bad|severe|serious|terrible|awful|nasty|mild|slight|strong|major|minor|"
+    r"life-threatening)\s+){1,3}allerg(?:y|ies)\s+to\s+",
+    LIST_VAL,
+    LIST_END,
+)
+_NO_GO_EN = en(
+    r"^(?P<v>[\w\s-]{1,30}?)\s+(?:are|is)\s+(?:a\s+)?(?:no-go|off-limits|off\s+limits|"
+    r"a\s+no\s+go)\b[^.]*?\bI(?:'m|\s+am)\s+allergic\b(?!\s+to)"
+)
+_ALLERGY_TRIGGER_CN = cn(
+    CN_ME,
+    r"(?:一|只要)(?:吃|喝|碰|闻到?|接触|用)(?P<v>[\u4e00-\u9fff]{1,8}?)就(?:会)?(?:过敏|起疹子)",
+)
+_GOT_CONDITION_EN = en(r"\bI(?:'ve|\s+have)\s+got\s+(?P<how>)", VAL, END)
+_BODY_CN = cn(
+    r"我(?:的)?(?P<v>(?:腰椎间盘|颈椎间盘|腰椎|颈椎|腰|膝盖|半月板|韧带|肩周|胃|肝|肾|心脏)",
+    r"(?:突出|劳损|炎|受过伤|不好|有问题|骨折|撕裂))",
+)
+_MARRIED_EN = en(
+    r"\b(?:I|we|and\s+I)(?:'ve|\s+have)\s+been\s+(?P<v>married)\b",
+)
+_MARRIED_CN = cn(
+    r"我(?:和|跟)(?:我的?)?(?:老公|老婆|丈夫|妻子|爱人|先生|太太|媳妇)?",
+    r"(?P<v>结婚)(?:[\d一二两三四五六七八九十几多]+年|好多年|很多年|了)",
+    r"|我(?P<v2>结婚)(?:[\d一二两三四五六七八九十几多]+年)",
+)
+_KIDS_GOT_EN = en(
+    r"\b(?:I|we)(?:'ve|\s+have)?\s+got\s+", _COUNT, r"\s+(?:kids|children|sons|daughters)\b"
+)
+_CHILD_LITTLE_EN = en(
+    r"\bmy\s+(?:little|baby|eldest|oldest|youngest|older|younger|big|teenage|teenaged)\s+"
+    r"(?:son|daughter|boy|girl)\s+(?-i:(?P<v>[A-Z][a-z]+))\b(?!')"
+)
+_CHILDREN_NAMED_EN = en(
+    r"\b(?:I|we)\s+(?:have|'ve\s+got|have\s+got)\s+(?:twin|two|three|identical\s+twin)\s+"
+    r"(?:daughters|sons|kids|boys|girls|children),?\s+(?:named\s+|called\s+)?",
+    r"(?-i:(?P<v>[A-Z][a-z]+(?:\s*(?:,|and)\s*[A-Z][a-z]+)+))",
+)
+_PET_GOT_EN = en(
+    r"\b(?:I|we)(?:'ve|\s+have)?\s+got\s+an?\s+(?:[\w-]+\s+){0,2}?(?:cat|dog|puppy|kitten|beagle|"
+    r"corgi|poodle|terrier|retriever|labrador|husky|parrot|rabbit|hamster|pug|spaniel|collie)"
+    r"\s+(?:named|called)\s+",
+    NAME,
+    END,
+)
+_TURNED_CN = cn(
+    CN_ME, CN_ADV, r"(?:刚|已经)?满(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁"
+)
+_STAY_UNDER_EN = en(
+    r"\b(?:stay|keep\s+(?:it|things|costs|the\s+cost|the\s+price)|be)\s+(?:well\s+)?(?:under|below|"
+    r"within)\s+(?P<v>",
+    AMOUNT_PATTERN,
+    r")",
+    r"|\bnothing\s+(?:over|above|more\s+than)\s+(?P<v2>",
+    AMOUNT_PATTERN,
+    r")",
+    r"|\b(?:I|we)\s+can\s+(?:go|spend|do|afford)\s+(?:up\s+to|at\s+most|about|around)\s+(?P<v3>",
+    AMOUNT_PATTERN,
+    r")",
+    r"|\b(?:I|we)(?:'ve|\s+have)?\s+(?:set\s+aside|put\s+aside|saved\s+up|earmarked)\s+(?P<v4>",
+    AMOUNT_PATTERN,
+    r")",
+    r"|\b(?:raise|increase|bump|up|lower|cut|reduce|drop)\s+(?:the|my|our)\s+budget\s+to\s+(?P<v5>",
+    AMOUNT_PATTERN,
+    r")",
+)
+_BUDGET_CN_MORE = cn(
+    r"(?:预算|budget)(?:是|有|在|大概|大约|差不多|只有|为|改成|改为|调到|提高到|加到|降到|一共|总共|最多|"
+    r"不超过|不能超过|别超过|控制在|就|\s)*",
+    _CN_MONEY,
+    r"|(?:我们|我)(?:这次|一共)?(?:准备|预留|留|拿出|存)了(?P<v2>",
+    _CN_NUM,
+    r"(?:块钱?|元)?)(?=左右|$|[，。,.!！])",
+    r"|^(?:[\u4e00-\u9fff]{1,6}的话[，,]\s*)?(?P<v3>",
+    _CN_NUM,
+    r"(?:块钱?|元))(?:左右|以内|上下)",
+)
+
 PROFILE_PATTERNS: tuple[FactPattern, ...] = (
     FactPattern(_AGE_EN, "age", 0.85, 0.6, "age"),
     FactPattern(_TURNED_EN, "age", 0.85, 0.6, "age"),
-    FactPattern(_MY_AGE_EN, "age", 0.9, 0.6, "age"),
     FactPattern(_AGE_CN, "age", 0.85, 0.6, "age"),
-    FactPattern(_BIRTHDAY_EN, "birthday", 0.9, 0.7, "date"),
     FactPattern(_BORN_EN, "birthday", 0.85, 0.7, "born"),
-    FactPattern(_BIRTHDAY_CN, "birthday", 0.9, 0.7, "date"),
     FactPattern(_BORN_CN, "birthday", 0.85, 0.7, "date"),
     FactPattern(_FROM_EN, "hometown", 0.8, 0.6, "place"),
     FactPattern(_GREW_UP_EN, "hometown", 0.85, 0.6, "place"),
-    FactPattern(_HOMETOWN_EN, "hometown", 0.9, 0.6, "place"),
     FactPattern(_HOMETOWN_CN, "hometown", 0.85, 0.6, "cn_hometown"),
-    FactPattern(_WORK_AT_EN, "employer", 0.85, 0.6, "org"),
-    FactPattern(_JOB_AT_EN, "employer", 0.8, 0.6, "org_proper"),
-    FactPattern(_EMPLOYED_EN, "employer", 0.9, 0.6, "org"),
-    FactPattern(_BEEN_AT_EN, "employer", 0.8, 0.6, "org_proper"),
-    FactPattern(_JOINED_EN, "employer", 0.8, 0.6, "org_proper"),
-    FactPattern(_WORKPLACE_CN, "employer", 0.8, 0.6, "cn_workplace"),
-    FactPattern(_AT_ORG_CN, "employer", 0.75, 0.6, "cn_known_org"),
-    FactPattern(_JOINED_CN, "employer", 0.8, 0.6, "cn_org"),
-    FactPattern(_COMPANY_CALLED_CN, "employer", 0.85, 0.6, "cn_object"),
-    FactPattern(_ORG_OF_CN, "employer", 0.75, 0.6, "cn_org"),
     FactPattern(_ALLERGIC_EN, "allergies", 0.9, 0.9, "allergen", many=True),
     FactPattern(_ALLERGY_EN, "allergies", 0.9, 0.9, "allergen", many=True),
     FactPattern(_MY_ALLERGY_EN, "allergies", 0.9, 0.9, "allergen", many=True),
@@ -470,4 +506,20 @@ PROFILE_PATTERNS: tuple[FactPattern, ...] = (
     FactPattern(_SPEND_EN, "budget", 0.8, 0.7, "amount"),
     FactPattern(_BUDGET_CN, "budget", 0.85, 0.7, "amount"),
     FactPattern(_SPEND_CN, "budget", 0.8, 0.7, "amount"),
+    FactPattern(_DIET_EN_MORE, "diet", 0.85, 0.7, "diet"),
+    FactPattern(_DIET_CN_MORE, "diet", 0.85, 0.7, "cn_object"),
+    FactPattern(_ALLERGY_ADJ_EN, "allergies", 0.9, 0.9, "allergen", many=True),
+    FactPattern(_NO_GO_EN, "allergies", 0.8, 0.9, "allergen"),
+    FactPattern(_ALLERGY_TRIGGER_CN, "allergies", 0.85, 0.9, "cn_allergen"),
+    FactPattern(_GOT_CONDITION_EN, "health", 0.8, 0.85, "condition"),
+    FactPattern(_BODY_CN, "health", 0.8, 0.85, "cn_object"),
+    FactPattern(_MARRIED_EN, "marital_status", 0.85, 0.6, "marital"),
+    FactPattern(_MARRIED_CN, "marital_status", 0.85, 0.6, "marital"),
+    FactPattern(_KIDS_GOT_EN, "children_count", 0.85, 0.6, "count"),
+    FactPattern(_CHILD_LITTLE_EN, "children", 0.8, 0.7, "name"),
+    FactPattern(_CHILDREN_NAMED_EN, "children", 0.85, 0.7, "name", many=True),
+    FactPattern(_PET_GOT_EN, "pets", 0.85, 0.5, "name"),
+    FactPattern(_TURNED_CN, "age", 0.85, 0.6, "age"),
+    FactPattern(_STAY_UNDER_EN, "budget", 0.8, 0.7, "amount"),
+    FactPattern(_BUDGET_CN_MORE, "budget", 0.8, 0.7, "amount"),
 )

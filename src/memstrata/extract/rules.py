@@ -3,14 +3,16 @@
 It reads one sentence at a time, cut into clauses by :func:`split_clauses` (which puts
 back the subject a Chinese clause or an English "and ..." leaves out), and finds:
 
-* facts about the user (role ``user`` only; patterns in :mod:`.patterns` and
-  :mod:`.profile_patterns`): ``name``, ``age``, ``birthday``, ``hometown``, ``city``
+* facts about the user (role ``user`` only; patterns in :mod:`.patterns`,
+  :mod:`.home_patterns`, :mod:`.work_patterns`, :mod:`.profile_patterns` and
+  :mod:`.everyday_patterns`, then the registry's frames in :mod:`.frames`):
+  ``name``, ``age``, ``birthday``, ``hometown``, ``city``
   (a move writes the same attribute, so it supersedes the old city), ``job``,
   ``employer``, ``contact_channel``, preferences (``likes`` / ``dislikes`` /
   ``prefers`` / ``interests``), health (``allergies``, ``health``, ``diet``,
   ``avoids``), family (``spouse``, ``marital_status``, ``children``,
   ``children_count``, ``pets``) and ``budget``; in everyday phrasings too
-  (:mod:`.everyday_patterns`: "Home is Leeds these days", 目前人在广州), with the
+  ("Home is Leeds these days", 目前人在广州), with the
   home and delivery ``address`` / ``delivery_address`` (收货地址), ``language`` and
   ``schedule``. A list ("peanuts and shellfish", 花生和虾) gives one fact per item;
 * events: ``decision`` and ``commitment`` (subject ``user`` or ``assistant`` by role),
@@ -19,9 +21,11 @@ back the subject a Chinese clause or an English "and ..." leaves out), and finds
 
 Negations and retractions: "I don't like X (anymore)" / 我不再喜欢X了 becomes a
 ``dislikes`` fact; "I no longer eat meat", "I quit smoking", 我不再喝咖啡了, 我戒烟了
-become ``avoids`` facts (what is no longer done, as written); "I don't live in X
-anymore", "I'm no longer a teacher", "I used to ..." say nothing about today and give
-nothing (the new value, when stated, supersedes the old one). Hedged facts ("I think I
+become ``avoids`` facts (the food: meat, 咖啡; the habit as written: smoking); "I don't
+live in X anymore", "I'm no longer a teacher", "I'm not vegetarian anymore", 我现在能吃
+鸡蛋了 state nothing and take the value back (``remove`` candidates of the removal
+frames: the write path closes the slot, the old value stays in history); "I used to
+..." gives nothing (the new value, when stated, supersedes the old one). Hedged facts ("I think I
 like X") get a lower confidence; questions, hypotheticals and sentences laughed off
 ("I'm allergic to Mondays, haha", 哈哈) give nothing. Every
 candidate of a sentence carries the verbatim ids, amounts and dates of that sentence.
@@ -44,6 +48,8 @@ from memstrata.extract.corrections import (
     swapped,
 )
 from memstrata.extract.everyday_patterns import EVERYDAY_PATTERNS
+from memstrata.extract.frames import frame_facts, frame_removals, normalized, only_now
+from memstrata.extract.home_patterns import HOME_PATTERNS
 from memstrata.extract.patterns import (
     CHANNELS,
     CN_QUESTION_END,
@@ -73,10 +79,15 @@ from memstrata.extract.values import (
     strip_tail,
 )
 from memstrata.extract.verbatim import find_extras, resolve_date
+from memstrata.extract.work_patterns import WORK_PATTERNS
 
 __all__ = ["HEDGE_FACTOR", "MAX_EVENT_SENTENCE_CHARS", "MAX_FACT_VALUE_CHARS", "RuleExtractor"]
 
-ALL_FACT_PATTERNS: tuple[FactPattern, ...] = FACT_PATTERNS + PROFILE_PATTERNS + EVERYDAY_PATTERNS
+# One module per group of attributes, so one place decides each (see patterns.py); the
+# frames (frames.py) read the registry's cues where none of these found the attribute.
+ALL_FACT_PATTERNS: tuple[FactPattern, ...] = (
+    FACT_PATTERNS + HOME_PATTERNS + WORK_PATTERNS + PROFILE_PATTERNS + EVERYDAY_PATTERNS
+)
 # "I'm allergic to Mondays, haha", 我对上班过敏，哈哈: a sentence laughed off states no fact.
 _JOKING = re.compile(
     r"\b(?:haha+|hahaha+|lol|lmao|rofl|jk|just\s+kidding|kidding)\b|哈哈|开玩笑|开个玩笑|逗你",
@@ -234,17 +245,39 @@ class RuleExtractor:
         speaks = turn.role == "user" and not _JOKING.search(sentence)
         facts = self._facts(sentence, clauses, extras) if speaks else []
         if speaks:
+            facts = self._framed(sentence, clauses, facts, extras)
             facts += set_facts(sentence, facts)
+            facts = only_now(sentence, facts, self._multi_valued)
         if correcting:
             facts = corrected(facts)
         if speaks:
             facts += removals(sentence, facts, self._multi_valued)
+            facts += frame_removals(clauses, facts, self._multi_valued)
             facts = swapped(facts, self._multi_valued)
         events = self._events(sentence, clauses, turn, extras)
         # "My budget is 500 yuan" states a limit, not a payment.
         if not events and all(fact.attribute != "budget" for fact in facts):
             events = self._transactions(sentence, turn, extras)
         return facts + events
+
+    def _framed(
+        self,
+        sentence: str,
+        clauses: tuple[Clause, ...],
+        facts: list[Candidate],
+        extras: _Extras,
+    ) -> list[Candidate]:
+        """The patterns' ``facts`` with what the registry's frames read where the
+        patterns read nothing, values normalized by their type (:mod:`.frames`)."""
+        framed = frame_facts(
+            sentence,
+            clauses,
+            normalized(facts),
+            extras,
+            hedge_factor=self._hedge_factor,
+            correcting=correction_at(sentence),
+        )
+        return normalized(framed)
 
     def _confidence(self, scope: _Scope, end: int, base: float) -> float:
         """``base``, lowered when a hedge ("I think", 可能) occurs before ``end``."""

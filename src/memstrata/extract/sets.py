@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 
 from memstrata.extract.candidates import Candidate
+from memstrata.extract.lexicon import LANGUAGES_CN, LANGUAGES_EN
 from memstrata.extract.patterns import CHANNELS, HYPOTHETICAL
 
 __all__ = ["CONTACT_CHANNELS", "LANGUAGES_SPOKEN", "set_facts"]
@@ -30,14 +31,8 @@ LANGUAGES_SPOKEN = "languages_spoken"
 CONTACT_CHANNELS = "contact_channels"
 
 _I = re.IGNORECASE
-_LANG_EN = (
-    r"English|Chinese|Mandarin|Cantonese|French|Spanish|German|Japanese|Korean|Italian|"
-    r"Portuguese|Russian|Arabic|Dutch|Hindi|Vietnamese|Thai|Swedish|Polish|Turkish|Greek"
-)
-_LANG_CN = (
-    r"中文|汉语|普通话|粤语|英文|英语|日语|日文|韩语|韩文|法语|法文|德语|德文|西班牙语|俄语|"
-    r"意大利语|葡萄牙语|阿拉伯语|泰语|越南语"
-)
+_LANG_EN = LANGUAGES_EN
+_LANG_CN = LANGUAGES_CN
 _LANG_EN_RE = re.compile(rf"\b(?:{_LANG_EN})\b", _I)
 _LANG_CN_RE = re.compile(_LANG_CN)
 _CN_CANON = {"汉语": "中文", "英文": "英语", "日文": "日语", "韩文": "韩语", "法文": "法语"}
@@ -46,7 +41,7 @@ _CN_CANON["德文"] = "德语"
 # "I speak English and French", "I also speak a little Spanish", "I can speak ...",
 # "I'm fluent in German", "I'm a native Mandarin speaker"
 _SPEAK_EN = re.compile(
-    r"\bI\s+(?:also\s+|now\s+|still\s+|actually\s+)?(?:can\s+(?:also\s+)?)?"
+    r"\bI\s+(?:also\s+|now\s+|still\s+|actually\s+|only\s+)?(?:can\s+(?:also\s+)?)?"
     r"speak\s+(?P<v>[^.;!?]+)"
     r"|\bI(?:'m|\s+am)\s+(?:also\s+|now\s+)?(?:fluent|conversational|bilingual|native)\s+in\s+"
     r"(?P<v2>[^.;!?]+)"

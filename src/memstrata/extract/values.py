@@ -13,10 +13,12 @@ import re
 from collections.abc import Callable, Mapping
 
 from memstrata.attributes.numbers import zh_number
+from memstrata.attributes.values import diet_class, food_object
 from memstrata.extract.lexicon import (
     BODY_PART_STATES,
     BODY_PARTS,
     CN_CONDITION_SUFFIXES,
+    CN_FOOD_SUFFIXES,
     CN_JOB_SUFFIXES,
     CN_NOT_JOBS,
     CN_NOT_NAMES,
@@ -28,8 +30,11 @@ from memstrata.extract.lexicon import (
     CN_SURNAMES,
     CONDITION_SUFFIXES,
     CONDITIONS,
+    FOODS,
     JOB_SUFFIXES,
     JOB_WORDS,
+    LANGUAGES_CN,
+    LANGUAGES_EN,
     NOT_JOBS,
     NOT_NAMES,
     NUMBER_WORDS,
@@ -46,13 +51,13 @@ _FILLER_TAIL = re.compile(
     r"\s+(?:now|anymore|any\s+more|these\s+days|nowadays|at\s+the\s+moment|right\s+now|"
     r"for\s+now|too|as\s+well|though|actually|a\s+lot|very\s+much|so\s+much|more|either|"
     r"again|currently|lately|already|instead|a\s+bit|btw|by\s+the\s+way|originally|at\s+all|"
-    r"in\s+general|sometimes|often|and|or)$",
+    r"in\s+general|sometimes|often|only|and|or)$",
     re.IGNORECASE,
 )
 _PLACE_CUT = re.compile(
     r"\s+(?:with|for|since|from|near|because|last|next|this|in|on|at|after|before|about|over|"
     r"during|earlier|around|back|by|these|those|most|all|until|till|my|our|ever|"
-    r"recently|yesterday|today|ago|two|three|a|an)\b.*$",
+    r"recently|yesterday|today|ago|two|three|a|an|as)\b.*$",
     re.IGNORECASE,
 )
 PREFERENCE_CUT = re.compile(r"\s+(?:over|rather\s+than|instead\s+of|than)\s+.*$", re.I)
@@ -260,8 +265,17 @@ def _cn_known_org(value: str, groups: Mapping[str, str | None]) -> Checked | Non
     return checked if checked is not None and _is_cn_org(checked[0]) else None
 
 
+_ADDRESS_LEAD = re.compile(
+    r"^(?:(?:my|our|the)\s+(?:office|work|workplace|home|house|place|parents'?|flat|apartment)"
+    r"\s+(?:at|in|on)\s+|[^：:\d]{1,8}[：:]\s*)",
+    re.IGNORECASE,
+)
+
+
 def _address(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
     value = _ADDRESS_TAIL.sub("", value.strip()).strip().strip(",，:：").strip()
+    # "my office at 100 Main St", 公司的：南京市...: the place named, then its address
+    value = _ADDRESS_LEAD.sub("", value)
     if not 4 <= len(value) <= MAX_FACT_VALUE_CHARS or not looks_like_address(value):
         return None
     return value, 1.0, None
@@ -271,11 +285,7 @@ def _cn_address(value: str, groups: Mapping[str, str | None]) -> Checked | None:
     return _address(value, groups)
 
 
-_LANGUAGES = words(
-    "english|chinese|mandarin|cantonese|french|spanish|german|japanese|korean|italian|"
-    "portuguese|russian|arabic|dutch|hindi|vietnamese|thai|中文|汉语|普通话|粤语|英文|英语|"
-    "日语|日文|韩语|韩文|法语|德语|西班牙语|俄语"
-)
+_LANGUAGES = words(f"{LANGUAGES_EN.lower()}|{LANGUAGES_CN}")
 
 
 def _language(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
@@ -440,9 +450,14 @@ def _count(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
     return (str(number), 1.0, None) if number is not None and 1 <= number <= 20 else None
 
 
+_CN_DATE = re.compile(r"[一二三四五六七八九十]{1,3}月(?:[一二三四五六七八九十]{1,3}[日号])?")
+_DATE_LEAD = re.compile(r"^(?:on|is)\s+", re.IGNORECASE)
+
+
 def _date(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
-    value = _cn_clean(value.strip())
-    return (value, 1.0, None) if any(char.isdigit() for char in value) else None
+    value = _DATE_LEAD.sub("", _cn_clean(value.strip()))
+    dated = any(char.isdigit() for char in value) or _CN_DATE.fullmatch(value) is not None
+    return (value, 1.0, None) if dated else None
 
 
 def _born(value: str, groups: Mapping[str, str | None]) -> Checked | None:
@@ -534,6 +549,83 @@ def _amount(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
     return (value, 1.0, None) if value else None
 
 
+_MONEY = re.compile(
+    r"^(?:[$¥￥€£]\s*)?(?:\d[\d,.]*|[零一二两三四五六七八九十百千万]+)(?:\s*(?:万|千|百|k|K|w|W))?"
+    r"[一二三四五六七八九]?\s*(?:块钱?|元|美元|刀|欧元|英镑|港币|日元|dollars?|bucks|usd|USD|rmb|RMB|"
+    r"yuan|euros?|pounds?|quid)?$"
+)
+_MONEY_TAIL = re.compile(r"(?:左右|以内|以下|上下|之内|吧|就行|就好|了)+$|\s+(?:max|tops|or\s+so)$")
+
+
+def _money(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
+    """An amount as written: digits or Chinese numerals, a unit (一万元, $5,000, 8k)."""
+    value = _MONEY_TAIL.sub("", value.strip()).strip().rstrip(".,")
+    if not value or not _MONEY.match(value) or value in ("十", "百", "千", "万"):
+        return None
+    return value, 1.0, None
+
+
+def _diet_word(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
+    value = _cn_clean(value.strip())
+    return (value, 1.0, None) if diet_class(value) is not None else None
+
+
+def is_food(value: str) -> bool:
+    """Whether ``value`` names a food or drink by its kind (dairy, 鸡蛋, 海鲜)."""
+    text = _ARTICLE.sub("", food_object(value).strip()).casefold()
+    if not text:
+        return False
+    if text.isascii():
+        return text in FOODS or text.split()[-1] in FOODS
+    return len(text) <= 8 and text.endswith(CN_FOOD_SUFFIXES)
+
+
+def _food(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
+    """A food the user avoids, as the food (not "eat pork": pork)."""
+    value = strip_tail(_cn_clean(value.strip()))
+    obj = _ARTICLE.sub("", food_object(value)).strip()
+    return (obj, 1.0, None) if obj and is_food(obj) else None
+
+
+_CN_REGION = re.compile(r"省|市|区|县|镇|乡|街道|路|街|村|小区|号|栋|弄|巷|大厦|花园|苑")
+
+
+def _cn_region_address(value: str, groups: Mapping[str, str | None]) -> Checked | None:
+    """A Chinese address, a street one or down to the district (北京市朝阳区望京): a
+    value after an address cue or 我家住在 may stop at the district."""
+    street = _address(value, groups)
+    if street is not None:
+        return street
+    value = _ADDRESS_TAIL.sub("", _cn_clean(value.strip())).strip("，,:： ")
+    if not 4 <= len(value) <= 60 or value.isascii() or len(_CN_REGION.findall(value)) < 2:
+        return None
+    return value, 1.0, None
+
+
+_TAUGHT_CUT = re.compile(
+    r"\s+(?:on|at|in|for|with|every|online|part-time|full-time|twice|once|three|two)\b.*$", re.I
+)
+
+
+def _taught(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
+    """What a teacher teaches, as the job ("I teach chemistry" -> chemistry teacher)."""
+    value = _cn_clean(value.strip())
+    if value.isascii():
+        value = _TAUGHT_CUT.sub("", _ARTICLE.sub("", value)).strip()
+        if not value or _words(value) > 3 or _REFERENCE_START.match(value):
+            return None
+        if _DETERMINER_START.match(value) or re.search(
+            r"\b(?:to|how|my|them)\b|^(?:at|in|for|on|with|from|part|full)\b", value, re.I
+        ):
+            return None  # "I teach my kids to swim"
+        return f"{value} teacher", 1.0, None
+    if value in ("书", "学", "课"):
+        return "老师", 1.0, None  # 教书: a teacher of no subject named
+    if not 2 <= len(value) <= 6 or value in _CN_REFERENCES or value[0] in "你我他她":
+        return None
+    return f"{value}老师", 1.0, None
+
+
 _CHECKS: dict[str, Callable[[str, Mapping[str, str | None]], Checked | None]] = {
     "object": _object,
     "preference": _preference,
@@ -571,6 +663,11 @@ _CHECKS: dict[str, Callable[[str, Mapping[str, str | None]], Checked | None]] = 
     "cn_allergen": _cn_allergen,
     "cn_condition": _cn_condition,
     "cn_spouse": _cn_spouse,
+    "money": _money,
+    "diet_word": _diet_word,
+    "food": _food,
+    "cn_region_address": _cn_region_address,
+    "taught": _taught,
 }
 CHECK_KINDS = frozenset(_CHECKS)
 
