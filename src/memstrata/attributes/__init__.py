@@ -9,6 +9,7 @@ from memstrata.attributes.registry import (
     asked,
     by_name,
     needed,
+    plans,
 )
 
-__all__ = ["ATTRIBUTES", "MULTI_VALUED", "NEEDS", "Attribute", "Need", "asked", "by_name", "needed"]
+__all__ = ["ATTRIBUTES", "MULTI_VALUED", "NEEDS", "Attribute", "Need", "asked", "by_name", "needed", "plans"]

@@ -63,7 +63,7 @@ from memstrata.longterm.points import (
 )
 from memstrata.memo import remember
 from memstrata.memory.versioning import valid_at
-from memstrata.retrieval.confidence import skips_l3
+from memstrata.retrieval.confidence import grade, question_signals, skips_graded
 from memstrata.retrieval.currency import current_first
 from memstrata.retrieval.fallback import ReadFallback, bm25_only, query_key
 from memstrata.retrieval.guard import (
@@ -105,6 +105,7 @@ from memstrata.retrieval.scoring import (
     type_factor,
 )
 from memstrata.retrieval.search import HybridSearch, Keep
+from memstrata.retrieval.standing import with_standing
 from memstrata.retrieval.timeexpr import TimeWindow
 from memstrata.retrieval.timesteer import (
     first_session_lookup,
@@ -415,7 +416,8 @@ class Retriever:
             return RetrievalResult(
                 tuple(bm25_only(top)), (), False, window, routes, dense_skip_reason=dense_skip
             )
-        if skips_l3((_best_cosine(item) for item in top), self._longterm):
+        top = self._graded(query, named, window, top)
+        if skips_graded(top, self._longterm):
             return RetrievalResult(
                 (), tuple(top), True, window, routes, l3_skip_reason=BELOW_THRESHOLD
             )
@@ -423,6 +425,28 @@ class Retriever:
             key = query_key(query.collection, query.text, query.types)
             self._needs.keep(query.tenant, query.user, query.collection, key, top, query.now)
         return RetrievalResult(tuple(top), (), False, window, routes)
+
+    def _graded(
+        self,
+        query: RetrievalQuery,
+        named: Sequence[str],
+        window: TimeWindow | None,
+        items: Sequence[RetrievedItem],
+    ) -> list[RetrievedItem]:
+        """``items`` with their calibrated confidence (:mod:`memstrata.retrieval.confidence`)."""
+        encode = self._store.document_terms
+
+        def terms(text: str) -> frozenset[int]:
+            return frozenset(encode(text).indices)
+
+        question = question_signals(
+            query.text,
+            self._store.encode_query(query.text).indices,
+            named,
+            window,
+            query.now,
+        )
+        return grade(question, items, terms, self._longterm)
 
     def _gather(
         self,
@@ -614,6 +638,18 @@ class Retriever:
         grouped.sort(key=lambda item: -item.score)
         # A question about a current value: its episode first, older values' marked past.
         grouped = current_first(self._store, query, query_vector, grouped, floor, read)
+        # A plan's standing constraints (allergies for a meal) come first.
+        grouped = with_standing(
+            self._store,
+            query,
+            grouped,
+            read
+            or (
+                lambda ids: self._store.read_scored(
+                    MEMORIES, ids, query_vector, tenant=query.tenant
+                )
+            ),
+        )
         return grouped[: query.k]
 
     def _space_vectors(
@@ -1005,10 +1041,6 @@ def _linked_fact(
         observed_at=None if observed is None else datetime.fromtimestamp(observed, tz=UTC),
         in_time_window=None,
     )
-
-
-def _best_cosine(item: RetrievedItem) -> float:
-    return max([item.cosine, *(fact.cosine for fact in item.facts)])
 
 
 def _observed_seconds(payload: Mapping[str, Any]) -> float | None:
