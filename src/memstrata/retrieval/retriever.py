@@ -434,19 +434,8 @@ class Retriever:
         items: Sequence[RetrievedItem],
     ) -> list[RetrievedItem]:
         """``items`` with their calibrated confidence (:mod:`memstrata.retrieval.confidence`)."""
-        encode = self._store.document_terms
-
-        def terms(text: str) -> frozenset[int]:
-            return frozenset(encode(text).indices)
-
-        question = question_signals(
-            query.text,
-            self._store.encode_query(query.text).indices,
-            named,
-            window,
-            query.now,
-        )
-        return grade(question, items, terms, self._longterm)
+        question = question_signals(query.text, named, window, query.now)
+        return grade(question, items, settings=self._longterm)
 
     def _gather(
         self,

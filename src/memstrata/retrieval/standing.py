@@ -7,9 +7,10 @@ avoids, city; travel -> budget, city, schedule). When the question asks for a pl
 or a recommendation (:func:`memstrata.attributes.plans`), :func:`with_standing`
 reads the asking user's active fact of each such attribute (one exact engine call
 per attribute, no vector search) and puts the episode it was said in first, in the
-needs' order, carrying the fact: what the user must not be offered comes before what
-merely sounds like the question. Their confidence then carries the asked-attribute
-signal (:mod:`memstrata.retrieval.confidence`).
+needs' order, carrying the fact (route ``standing_fact``): what the user must not be
+offered comes before what merely sounds like the question. Such an episode is as
+confident as the best item of the read (:func:`memstrata.retrieval.confidence.grade`),
+as an episode lifted for a current value is (:mod:`memstrata.retrieval.currency`).
 
 A question about what was said ("what did I eat on Tuesday?") is left alone: its
 answer is the episode it names, not the standing constraints.
@@ -99,7 +100,8 @@ def with_standing(
                 continue
             head = _item(next(iter(found.values())), top)
         carried = (fact, *(f for f in head.facts if f.id != fact.id))
-        head = replace(head, score=top, facts=carried, superseded_by=None)
+        routes = head.routes if ROUTE in head.routes else (*head.routes, ROUTE)
+        head = replace(head, score=top, facts=carried, superseded_by=None, routes=routes)
         items = [item for item in items if item.id != head.id]
         firsts = [item for item in firsts if item.id != head.id] + [head]
     return firsts + items
