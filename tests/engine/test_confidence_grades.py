@@ -6,8 +6,9 @@ and the multilingual route):
   the window come back, L3 is not skipped, and the memory block is not empty;
 - after "We relocated to Vancouver back in March.", "where do I live?" ranks it first,
   unflagged, and ``decide`` answers instead of asking;
-- ``route()`` serves and flags exactly what ``retrieve()`` does (a cat's name asked in
-  one language over a statement in the other);
+- ``route()`` serves and flags what ``retrieve()`` returns, by the same confidence,
+  and reports what every signal calls unrelated (a cat's name asked in one language
+  over a statement in the other);
 - the README's example: "Where should I eat tonight?" after a home, an allergy, a
   budget and a move brings the allergy and the new city into the block, not marked
   low confidence, the allergy above the budget.
@@ -133,15 +134,22 @@ def test_route_serves_and_flags_what_retrieve_does(
     engine = engine_factory(clock=clock)
     _said(engine, clock, texts, timedelta(days=1))
 
+    floor = engine.settings.longterm.skip_below_cosine
     result = engine.retrieve(question, tenant="acme", user="u1", k=8)
-    retrieved = []
+    retrieved, unrelated = [], set()
     for item in result.items:
-        retrieved.extend((fact.id, fact.low_confidence) for fact in item.facts)
-        retrieved.append((item.id, item.low_confidence))
+        for found in (*item.facts, item):
+            assert found.confidence is not None
+            if found.confidence < floor:  # every signal calls it unrelated
+                unrelated.add(found.id)
+            else:
+                retrieved.append((found.id, found.low_confidence))
     bundle = engine.route("s1", "respond", question)
     assert _l3(bundle) == list(dict.fromkeys(retrieved))
+    assert unrelated == {m.ref for m in bundle.missing if m.layer == "L3"}
     cat = next(i for i in bundle.layer("L3") if name in str(i.content))
     assert not cat.provenance.low_confidence
+    assert any(name in item.text and not item.low_confidence for item in result.items)
 
 
 README = [

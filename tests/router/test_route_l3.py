@@ -16,7 +16,7 @@ from memstrata.router import ContextBundle, IntentSpec, L3Need
 
 QUESTION = "how often do I recalibrate the vibration sensor"
 CLOSE = "I recalibrate the vibration sensor every month."  # cosine to QUESTION ~0.86
-NEAR = "My vibration sensor on D123 needs care."  # ~0.51: served, low confidence
+NEAR = "My vibration sensor on D123 needs care."  # cosine ~0.51: served
 UNRELATED = (
     "Quarterly revenue of the Lyon bakery rose by four percent.",  # ~0.03
     "I like green tea.",  # ~0.02
@@ -122,9 +122,7 @@ def test_per_user_needs_read_the_sessions_user_and_shared_ones_the_tenant(stage:
     assert "Miso" in team and "Pepper" in team
 
 
-def test_items_below_the_floor_beside_a_confident_one_are_served_flagged(stage: Stage) -> None:
-    # Confidence grades, it does not withhold (issue 32): route() serves what
-    # retrieve() serves, the unrelated memories flagged, the close one confident.
+def test_items_below_the_skip_floor_are_reported_and_never_served(stage: Stage) -> None:
     name = stage.intent("floor")
     stage.engine.register_intent(IntentSpec(name, l3=(L3Need("memories", k=8),)))
     ids = dict(zip((CLOSE, *UNRELATED), _remember(stage, CLOSE, *UNRELATED), strict=True))
@@ -132,12 +130,13 @@ def test_items_below_the_floor_beside_a_confident_one_are_served_flagged(stage: 
 
     bundle = stage.engine.route(state, name, QUESTION)
 
-    assert _texts(bundle)[0] == CLOSE and not bundle.l3_skipped
-    flags = {i.provenance.ref: i.provenance.low_confidence for i in bundle.layer("L3")}
-    assert flags[ids[CLOSE]] is False
+    assert _texts(bundle) == [CLOSE] and not bundle.l3_skipped
+    below = {m.ref: m for m in bundle.missing if m.layer == "L3"}
     for text in UNRELATED:
-        assert flags.get(ids[text]) is True
-    assert not [m for m in bundle.missing if m.layer == "L3"]
+        assert ids[text] in below
+        assert below[ids[text]].reason.startswith("confidence ")
+        assert f"below {SKIP_BELOW}" in below[ids[text]].reason
+    assert all(item.provenance.relevance >= SKIP_BELOW for item in bundle.layer("L3"))
 
 
 def test_l3_is_skipped_when_every_candidate_is_below_the_floor(stage: Stage) -> None:
@@ -173,16 +172,15 @@ def test_l3_is_skipped_when_every_candidate_is_below_the_floor(stage: Stage) -> 
 def test_low_confidence_flags_items_below_the_threshold_only(stage: Stage) -> None:
     name = stage.intent("conf")
     stage.engine.register_intent(IntentSpec(name, l3=(L3Need("memories", k=2, label="m"),)))
-    far = UNRELATED[0]
-    _remember(stage, CLOSE, far)
+    _remember(stage, CLOSE, NEAR)
     state = stage.session()
 
     bundle = stage.engine.route(state, name, QUESTION)
 
     flags = {str(i.content["text"]): i.provenance for i in bundle.layer("L3")}
-    assert set(flags) == {CLOSE, far}
-    assert flags[far].relevance < LOW_CONFIDENCE <= flags[CLOSE].relevance
-    assert flags[far].low_confidence and not flags[CLOSE].low_confidence
+    assert set(flags) == {CLOSE, NEAR}
+    assert LOW_CONFIDENCE <= flags[NEAR].relevance < flags[CLOSE].relevance
+    assert not flags[CLOSE].low_confidence
     assert [i.name for i in bundle.layer("L3")] == ["m_0", "m_1"]
     assert bundle.item("m_0").content["text"] == CLOSE  # the better one first
 

@@ -7,11 +7,10 @@ made by the caller already - ``build_context`` reads memories once - or here), s
 ``route`` serves and flags exactly what ``retrieve`` does; other needs search their
 query (episode links followed). Confidence follows the reader's rules
 (:mod:`memstrata.retrieval.confidence`): an item whose calibrated confidence (its
-cosine, where it was not graded) is below ``low_confidence_cosine`` is flagged; when
-every L3 candidate of the step is below ``skip_below_cosine``, L3 is skipped (the
-bundle says so) and they are reported in ``missing``. Otherwise a graded item is
-served, flagged, as ``retrieve`` serves it; an item judged by its cosine alone (a
-search need's) below the floor is reported in ``missing``, never served. An item's
+cosine, where it was not graded) is below ``low_confidence_cosine`` is flagged; one
+below ``skip_below_cosine`` (every signal calls it unrelated) is reported in
+``missing``, never served, and when every L3 candidate of the step is below it, L3
+is skipped (the bundle says so). An item's
 relevance in the bundle is that confidence: ``decide`` reads it.
 
 Off the happy path (docs/service.md, "When L3 is slow or down"): each need's read has
@@ -384,10 +383,8 @@ class ContextRouter:
         items = []
         counters: dict[str, int] = {}
         for need, entry, judged, cached in found:
-            # A graded item (from a retrieval) is served flagged, as retrieve() serves
-            # it, unless the whole read is below the floor; an item judged by its
-            # cosine alone is reported below the floor, never served.
-            if judged and under(entry) and (below or entry.confidence is None):
+            if judged and under(entry):
+                # Below the floor on every signal an item is reported, never served.
                 said = "cosine" if entry.confidence is None else "confidence"
                 value = entry.cosine if entry.confidence is None else entry.confidence
                 reason = f"{said} {value:.3f} below {floor}" + (": L3 skipped" if below else "")
