@@ -199,3 +199,36 @@ def test_a_meal_brings_the_allergy_and_the_city_first_and_confident(
         assert "LOW CONFIDENCE" not in label, label
     first_allergy = block.index(allergy)
     assert budget not in block or first_allergy < block.index(budget)
+
+
+TRAVEL = [
+    (
+        ("I love cats.", "My travel budget is 5000 dollars.", "I live in Denver.", "I like jazz."),
+        "Can you book me a flight for next week?",
+        ("5000", "Denver"),
+    ),
+    (
+        ("我喜欢猫。", "我的出行预算是五千元。", "我住在成都。", "我喜欢爵士乐。"),
+        "帮我订机票",
+        ("五千", "成都"),
+    ),
+]
+
+
+@pytest.mark.parametrize(("texts", "question", "words"), TRAVEL)
+def test_a_trip_brings_the_budget_and_the_city_first_and_confident(
+    engine_factory: Factory, texts: tuple[str, ...], question: str, words: tuple[str, ...]
+) -> None:
+    clock = FakeClock(START)
+    engine = engine_factory(clock=clock)
+    _said(engine, clock, texts, timedelta(days=1))
+
+    result = engine.retrieve(question, tenant="acme", user="u1")
+    firsts = result.items[: len(words)]
+    for word in words:
+        assert any(word in item.text and not item.low_confidence for item in firsts), [
+            (item.text, item.confidence) for item in result.items
+        ]
+    block = _memory_block(engine, question)
+    for word in words:
+        assert word in block

@@ -320,8 +320,9 @@ def names(attributes: Iterable[Attribute] = ATTRIBUTES) -> tuple[str, ...]:
 
 
 _PLANS = re.compile(
-    r"\b(?:should\s+I|shall\s+(?:I|we)|can\s+I|could\s+I|where\s+(?:to|can|could)|recommend\w*|"
-    r"suggest\w*|help\s+me|plan\w*|book|find\s+me|any\s+ideas?|what's\s+good)\b|"
+    r"\b(?:should\s+(?:I|we)|shall\s+(?:I|we)|can\s+I|could\s+I|where\s+(?:to|can|could)|"
+    r"recommend\w*|suggest\w*|help\s+me|plan\s+(?:my|our|a)|book\s+(?:me|a|us)|find\s+me|"
+    r"any\s+ideas?|what's\s+good)\b|"
     r"帮我|给我|推荐|建议|去哪|哪里好|哪儿好|怎么安排|安排一下|订|吃什么好|吃点什么|该|可以去",
     _I,
 )

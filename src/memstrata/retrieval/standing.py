@@ -18,6 +18,7 @@ answer is the episode it names, not the standing constraints.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -37,10 +38,18 @@ ROUTE = "standing_fact"
 ScoredRead = Callable[[Sequence[str]], dict[str, ScoredPoint]]
 
 
+# Someone named in the question ("Where should Melanie eat?") is whose needs it asks.
+_FIRST_PERSON = re.compile(r"\b(?:I|me|my|we|us|our)\b|我", re.IGNORECASE)
+_NAMED = re.compile(r"(?<=[\w,;:]\s)[A-Z][a-z]+")
+
+
 def standing_attributes(question: str) -> tuple[str, ...]:
     """The standing attributes ``question`` brings first: those it implies when it
-    asks for a plan and asks no attribute by name (none otherwise)."""
+    asks the user's plan or a recommendation and asks no attribute by name (none
+    otherwise)."""
     if not plans(question) or asked(question):
+        return ()
+    if not _FIRST_PERSON.search(question) and _NAMED.search(question):
         return ()
     return needed(question)
 
