@@ -210,12 +210,12 @@ def relevance_below(confidence: float | None, cosine: float, floor: float) -> bo
 
 _NAMES = (
     "cosine",
-    "matching words",
+    "words matched",
     "asked attribute",
     "named entity",
     "inside the time window",
-    "outside the time window",
-    "recent",
+    "said outside the time window",
+    "recency",
 )
 
 
@@ -226,9 +226,10 @@ def reason(item: RetrievedItem, model: Model = MODEL) -> str | None:
         return None
     parts = []
     for name, weight, value in zip(_NAMES, model.weights, item.signals, strict=True):
-        if weight > 0 and value < 0.5:
-            parts.append(f"weak {name} ({value:.2f})")
-        elif weight < 0 and value >= 0.5:
+        # Only the signals that weigh (|weight| >= 0.5) and went against it.
+        if weight >= 0.5 and value < 0.5:
+            parts.append(f"{name} {value:.2f}")
+        elif weight <= -0.5 and value >= 0.5:
             parts.append(name)
     return f"confidence {item.confidence:.2f}: " + (", ".join(parts) or "every signal weak")
 
