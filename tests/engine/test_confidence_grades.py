@@ -30,9 +30,7 @@ START = datetime(2025, 3, 1, 9, tzinfo=UTC)
 SYSTEM = "You are a helpful assistant."
 
 
-def _said(
-    engine: ContextEngine, clock: FakeClock, texts: tuple[str, ...], step: timedelta
-) -> None:
+def _said(engine: ContextEngine, clock: FakeClock, texts: tuple[str, ...], step: timedelta) -> None:
     engine.start_session("u1", "chat", tenant="acme", session_id="s1")
     for text in texts:
         assert engine.observe("s1", "user", text).queued

@@ -12,4 +12,14 @@ from memstrata.attributes.registry import (
     plans,
 )
 
-__all__ = ["ATTRIBUTES", "MULTI_VALUED", "NEEDS", "Attribute", "Need", "asked", "by_name", "needed", "plans"]
+__all__ = [
+    "ATTRIBUTES",
+    "MULTI_VALUED",
+    "NEEDS",
+    "Attribute",
+    "Need",
+    "asked",
+    "by_name",
+    "needed",
+    "plans",
+]

@@ -95,9 +95,11 @@ class QuestionSignals(NamedTuple):
 # Words every question and most turns share (我, 什么, "tell"): BM25's IDF discounts
 # them in a search; coverage has no IDF, so they are not counted at all.
 _QUESTION_WORDS = frozenset(
-    "我 你 什么 哪 哪里 哪儿 哪个 哪些 哪天 怎么 怎样 什么样 吗 几 多少 来着 有 呢 一下 时候 "
-    "记得 告诉 说 过 给 让 吧 还 跟 最近 平时 一般 现在 tell remind know rememb say said told "
-    "ask".split()
+    (  # noqa: SIM905
+        "我 你 什么 哪 哪里 哪儿 哪个 哪些 哪天 怎么 怎样 什么样 吗 几 多少 来着 有 呢 一下 "
+        "时候 记得 告诉 说 过 给 让 吧 还 跟 最近 平时 一般 现在 tell remind know rememb say "
+        "said told ask"
+    ).split()
 )
 
 
@@ -163,9 +165,7 @@ def grade(
         own = [(fact, signals(question, fact, terms)) for fact in item.facts]
         found = signals(question, item, terms)
         value = combined(model, found, [s for _, s in own], settings.skip_below_cosine)
-        facts = tuple(
-            _graded(fact, max(value, model.confidence(s)), s, bar) for fact, s in own
-        )
+        facts = tuple(_graded(fact, max(value, model.confidence(s)), s, bar) for fact, s in own)
         out.append(replace(_graded(item, value, found, bar), facts=facts))
     # A standing fact the question implies (retrieval/standing.py) is as sure as the
     # read's best item: the registry, not the wording, says the question needs it.
@@ -179,9 +179,7 @@ def _lifted(item: RetrievedItem, best: float, bar: float) -> RetrievedItem:
     return replace(item, confidence=value, low_confidence=value < bar, facts=facts)
 
 
-def combined(
-    model: Model, own: Signals, facts: Sequence[Signals], floor: float
-) -> float:
+def combined(model: Model, own: Signals, facts: Sequence[Signals], floor: float) -> float:
     """An item's confidence: the better of its own and its facts' (an episode is as
     sure as what was read from it; a fact as the episode it was said in), and at least
     ``floor`` when it was said inside the time window the question names (served,
@@ -199,7 +197,9 @@ def skips_graded(items: Sequence[RetrievedItem], settings: LongTermSettings) -> 
     ``skip_below_cosine`` on the confidence scale, and none was said inside the time
     window the question names (:func:`grade` keeps those at the floor at least)."""
     floor = settings.skip_below_cosine
-    return bool(items) and all(relevance_below(item.confidence, item.cosine, floor) for item in items)
+    return bool(items) and all(
+        relevance_below(item.confidence, item.cosine, floor) for item in items
+    )
 
 
 def relevance_below(confidence: float | None, cosine: float, floor: float) -> bool:
