@@ -20,8 +20,10 @@ retrieval agents get. For one :class:`RetrievalQuery`:
    time window (observed inside it -> boost, or filter), informativeness, entity
    match on ``entity_fields``, time decay, importance and memory type, and small
    talk lowered (unless the question asks about it);
-4. an optional reranker blended in; confidence flags; L3 skipped when every item
-   is below the skip threshold.
+4. an optional reranker blended in; after the links, a plan's standing facts first
+   (:mod:`memstrata.retrieval.standing`); one calibrated confidence per item
+   (:mod:`memstrata.retrieval.confidence`); L3 skipped only when every item is below
+   the skip floor (nothing said inside a window the question names ever is).
 
 Every read has a deadline and a breaker (:mod:`memstrata.retrieval.guard`): the
 query's embedding, and the L3 part (its engine calls and the scoring between them),
