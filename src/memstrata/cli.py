@@ -446,7 +446,9 @@ def search(
             "text": item.text,
             "score": round(item.score, 6),
             "cosine": round(item.cosine, 4),
+            "confidence": None if item.confidence is None else round(item.confidence, 4),
             "low_confidence": item.low_confidence,
+            "confidence_reason": item.confidence_reason,
             "superseded_by": item.superseded_by,
             "facts": [{"id": f.id, "text": f.text} for f in item.facts],
             "observed_at": None if item.observed_at is None else item.observed_at.isoformat(),
@@ -478,7 +480,7 @@ def search(
         out.print(f"nothing came back for {escape(user)}: {escape(said)}")
         return
     table = Table(title=escape(title), caption=None if note is None else escape(note))
-    for column in ("#", "kind", "text", "score", "cosine"):
+    for column in ("#", "kind", "text", "score", "cosine", "confidence"):
         table.add_column(column, overflow="fold")
     for i, row in enumerate(rows, 1):
         text = str(row["text"])
@@ -486,12 +488,11 @@ def search(
             text += "  [past]"
         for fact in row["facts"]:
             text += f"\n  -> {fact['text']}"
+        sure = "-" if row["confidence"] is None else f"{row['confidence']:.2f}"
+        if row["low_confidence"]:
+            sure += f" (low: {row['confidence_reason'] or 'cosine'})"
         table.add_row(
-            str(i),
-            str(row["kind"]),
-            text,
-            f"{row['score']:.4f}",
-            f"{row['cosine']:.3f}" + (" (low)" if row["low_confidence"] else ""),
+            str(i), str(row["kind"]), text, f"{row['score']:.4f}", f"{row['cosine']:.3f}", sure
         )
     out.print(table)
 

@@ -106,11 +106,12 @@ class LongTermSettings:
     # all-MiniLM-L6-v2 by `memstrata eval locomo` (docs/benchmarks.md, "How the
     # defaults were chosen").
     low_confidence_cosine: float = 0.36
-    """An L3 item whose cosine to the query is below this is flagged low-confidence
-    (the prompt says so)."""
+    """An L3 item whose calibrated confidence (:mod:`memstrata.retrieval.confidence`;
+    its cosine where it is not graded) is below this is flagged low-confidence (the
+    prompt says so)."""
     skip_below_cosine: float = 0.27
-    """An L3 item below this is reported, never served; when every item of a read is
-    below it, L3 is skipped for that read."""
+    """An L3 item below this (every signal calls it unrelated) is reported, never
+    served; when every item of a read is below it, L3 is skipped for that read."""
     adjacent_blend: float = 0.1
     """Weight of the adjacent turns' vectors in a conversation turn's dense vector
     (:mod:`memstrata.longterm.adjacent`; 0 turns it off): a short reply is found by

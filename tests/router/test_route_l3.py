@@ -16,7 +16,7 @@ from memstrata.router import ContextBundle, IntentSpec, L3Need
 
 QUESTION = "how often do I recalibrate the vibration sensor"
 CLOSE = "I recalibrate the vibration sensor every month."  # cosine to QUESTION ~0.86
-NEAR = "My vibration sensor on D123 needs care."  # ~0.51: served, low confidence
+NEAR = "My vibration sensor on D123 needs care."  # cosine ~0.51: served
 UNRELATED = (
     "Quarterly revenue of the Lyon bakery rose by four percent.",  # ~0.03
     "I like green tea.",  # ~0.02
@@ -134,7 +134,7 @@ def test_items_below_the_skip_floor_are_reported_and_never_served(stage: Stage) 
     below = {m.ref: m for m in bundle.missing if m.layer == "L3"}
     for text in UNRELATED:
         assert ids[text] in below
-        assert below[ids[text]].reason.startswith("cosine ")
+        assert below[ids[text]].reason.startswith("confidence ")
         assert f"below {SKIP_BELOW}" in below[ids[text]].reason
     assert all(item.provenance.relevance >= SKIP_BELOW for item in bundle.layer("L3"))
 
@@ -179,8 +179,8 @@ def test_low_confidence_flags_items_below_the_threshold_only(stage: Stage) -> No
 
     flags = {str(i.content["text"]): i.provenance for i in bundle.layer("L3")}
     assert set(flags) == {CLOSE, NEAR}
-    assert flags[NEAR].relevance < LOW_CONFIDENCE <= flags[CLOSE].relevance
-    assert flags[NEAR].low_confidence and not flags[CLOSE].low_confidence
+    assert LOW_CONFIDENCE <= flags[NEAR].relevance < flags[CLOSE].relevance
+    assert not flags[CLOSE].low_confidence
     assert [i.name for i in bundle.layer("L3")] == ["m_0", "m_1"]
     assert bundle.item("m_0").content["text"] == CLOSE  # the better one first
 
@@ -215,8 +215,17 @@ def test_l3_provenance_names_the_point_its_source_cosine_and_age(stage: Stage) -
     assert memory.provenance.ref == episode.id
     assert memory.provenance.source == "remember"
     assert memory.provenance.level == "medium"
-    cosine = float(np.dot(question, stage.engine.embed_query(CLOSE)))
-    assert memory.provenance.relevance == pytest.approx(cosine, abs=1e-3)
+    # A memory's relevance is the reader's calibrated confidence (retrieve()'s own),
+    # a knowledge item's (a search need, not graded) its cosine.
+    (retrieved,) = [
+        i
+        for i in stage.engine.retrieve(QUESTION, tenant=stage.tenant, user=stage.user).items
+        if i.id == episode.id
+    ]
+    assert retrieved.confidence is not None
+    assert memory.provenance.relevance == pytest.approx(retrieved.confidence, abs=1e-6)
+    cosine = float(np.dot(question, stage.engine.embed_query(manual)))
+    assert bundle.item("manual_0").provenance.relevance == pytest.approx(cosine, abs=1e-3)
     assert memory.provenance.freshness_hours == pytest.approx(5.0, abs=1e-6)  # since said
     knowledge = bundle.item("manual_0")
     assert knowledge.provenance.ref == knowledge_id

@@ -79,7 +79,7 @@ def test_the_readme_main_job_runs_a_step_over_rest_and_mcp(tmp_path: Path) -> No
     # city never poses as current (shown only as the past, if at all).
     block = ran.stdout.split("memory block:", 1)[1].split("MCP:", 1)[0]
     items = block.split("\n[")
-    (city,) = [item for item in items if "user city: Chengdu" in item]
+    (city,) = [item for item in items if "current fact" in item and "user city: Chengdu" in item]
     assert "LOW CONFIDENCE" not in city
     assert "user city: Hangzhou" not in block
     assert all("PAST" in item for item in items if "I live in Hangzhou." in item)

@@ -10,6 +10,7 @@ from memstrata.attributes.registry import (
     by_name,
     needed,
     normal_value,
+    plans,
 )
 
 __all__ = [
@@ -22,4 +23,5 @@ __all__ = [
     "by_name",
     "needed",
     "normal_value",
+    "plans",
 ]

@@ -32,6 +32,7 @@ __all__ = [
     "by_name",
     "needed",
     "normal_value",
+    "plans",
 ]
 
 _I = re.IGNORECASE
@@ -569,3 +570,19 @@ def normal_value(attribute: str, value: str) -> str:
 def names(attributes: Iterable[Attribute] = ATTRIBUTES) -> tuple[str, ...]:
     """The attributes' names (for prompts and docs)."""
     return tuple(a.name for a in attributes)
+
+
+_PLANS = re.compile(
+    r"\b(?:should\s+(?:I|we)|shall\s+(?:I|we)|can\s+I|could\s+I|where\s+(?:to|can|could)|"
+    r"recommend\w*|suggest\w*|help\s+me|plan\s+(?:my|our|a)|book\s+(?:me|a|us)|find\s+me|"
+    r"any\s+ideas?|what's\s+good)\b|"
+    r"帮我|给我|推荐|建议|去哪|哪里好|哪儿好|怎么安排|安排一下|订|吃什么好|吃点什么|该|可以去",
+    _I,
+)
+
+
+def plans(question: str) -> bool:
+    """Whether ``question`` asks for a plan or a recommendation ("Where should I eat
+    tonight?", 帮我订机票) rather than what was said: the standing facts it
+    :func:`needed` come first in its context."""
+    return bool(_PLANS.search(question))

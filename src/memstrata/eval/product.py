@@ -20,7 +20,7 @@ from memstrata.errors import BackendError
 from memstrata.eval.datasets import Turn
 from memstrata.eval.systems import Retrieved
 from memstrata.extract.candidates import ROLES
-from memstrata.retrieval.results import RetrievedItem
+from memstrata.retrieval.results import RetrievalResult, RetrievedItem
 
 EVAL_USER = "eval-user"
 """Each conversation (tenant) is one user's memory."""
@@ -91,6 +91,15 @@ class EngineSystem:
                 seen.add(turn)
                 found.append(Retrieved(turn, item.cosine, skipped or item.low_confidence))
         return found
+
+    def retrieve(self, tenant: str, query: str, at: datetime, k: int) -> RetrievalResult:
+        """``engine.retrieve`` at ``at`` as :meth:`search` makes it (the whole result)."""
+        self._clock.set(at)
+        return self._engine.retrieve(query, tenant=tenant, user=EVAL_USER, k=k, now=at)
+
+    def turn_of(self, item: RetrievedItem) -> str | None:
+        """The data set's turn ``item`` was said in (None: not one of its turns)."""
+        return self._turn(item)
 
     def _turn(self, item: RetrievedItem) -> str | None:
         if item.kind == "episode":

@@ -137,6 +137,9 @@ class LinkedHit(NamedTuple):
     """The retrieval's own flag when the hit comes from one (a memory the ranking lifted
     for the attribute the question asks is confident whatever its cosine); ``None``:
     judge by ``cosine``."""
+    confidence: float | None = None
+    """The retrieval's calibrated confidence (:mod:`memstrata.retrieval.confidence`);
+    ``None``: not graded, ``cosine`` is the relevance."""
 
 
 def fold_hits(
@@ -203,10 +206,26 @@ def flatten(items: Sequence[RetrievedItem]) -> list[LinkedHit]:
                 replaced_by = fact.text
             if fact.id not in emitted:
                 emitted.add(fact.id)
-                out.append(LinkedHit(fact.id, fact.cosine, fact.payload, None, fact.low_confidence))
+                out.append(
+                    LinkedHit(
+                        fact.id,
+                        fact.cosine,
+                        fact.payload,
+                        None,
+                        fact.low_confidence,
+                        fact.confidence,
+                    )
+                )
         if item.id not in emitted:
             emitted.add(item.id)
             out.append(
-                LinkedHit(item.id, item.cosine, item.payload, replaced_by, item.low_confidence)
+                LinkedHit(
+                    item.id,
+                    item.cosine,
+                    item.payload,
+                    replaced_by,
+                    item.low_confidence,
+                    item.confidence,
+                )
             )
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from memstrata.errors import ValidationError
 from memstrata.longterm.points import COLLECTIONS
@@ -64,6 +64,26 @@ class RetrievalQuery:
             raise ValidationError("as_of", "must be a timezone-aware datetime")
 
 
+class Signals(NamedTuple):
+    """What an item's confidence is computed from, each in [0, 1]
+    (:mod:`memstrata.retrieval.confidence`)."""
+
+    cosine: float
+    """The dense cosine to the question, by its language's route (MiniLM's scale)."""
+    coverage: float
+    """The share of the question's BM25 terms the item (with its facts) holds."""
+    attribute: float
+    """1: the item holds an attribute the question asks or implies."""
+    entity: float
+    """1: the item holds a name or number the question names."""
+    in_window: float
+    """1: said inside the time window the question names."""
+    outside_window: float
+    """1: the question names a time window and the item was said outside it."""
+    recency: float
+    """1 / (1 + age in days / 30): 1 today, 0.5 a month ago."""
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class RetrievedItem:
     """One retrieved memory with the evidence for its rank.
@@ -93,6 +113,17 @@ class RetrievedItem:
     cosine_route: str = "dense"
     """The named dense vector ``cosine`` was measured with: ``dense`` (MiniLM) or
     ``multilingual`` (mapped onto MiniLM's scale, :mod:`memstrata.retrieval.languages`)."""
+    confidence: float | None = None
+    """The calibrated confidence in [0, 1] (:mod:`memstrata.retrieval.confidence`),
+    which ``low_confidence`` reads; None: not graded (an L2 cached read, a read
+    ranked by BM25 alone), then ``cosine`` is all there is."""
+    signals: Signals | None = None
+    """What ``confidence`` was computed from (None: not graded)."""
+
+    @property
+    def relevance(self) -> float:
+        """The confidence when graded, else the cosine."""
+        return self.cosine if self.confidence is None else self.confidence
 
     @property
     def text(self) -> str:

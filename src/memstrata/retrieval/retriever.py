@@ -20,8 +20,10 @@ retrieval agents get. For one :class:`RetrievalQuery`:
    time window (observed inside it -> boost, or filter), informativeness, entity
    match on ``entity_fields``, time decay, importance and memory type, and small
    talk lowered (unless the question asks about it);
-4. an optional reranker blended in; confidence flags; L3 skipped when every item
-   is below the skip threshold.
+4. an optional reranker blended in; after the links, a plan's standing facts first
+   (:mod:`memstrata.retrieval.standing`); one calibrated confidence per item
+   (:mod:`memstrata.retrieval.confidence`); L3 skipped only when every item is below
+   the skip floor (nothing said inside a window the question names ever is).
 
 Every read has a deadline and a breaker (:mod:`memstrata.retrieval.guard`): the
 query's embedding, and the L3 part (its engine calls and the scoring between them),
@@ -63,7 +65,7 @@ from memstrata.longterm.points import (
 )
 from memstrata.memo import remember
 from memstrata.memory.versioning import valid_at
-from memstrata.retrieval.confidence import skips_l3
+from memstrata.retrieval.confidence import grade, question_signals, skips_graded
 from memstrata.retrieval.currency import current_first
 from memstrata.retrieval.fallback import ReadFallback, bm25_only, query_key
 from memstrata.retrieval.guard import (
@@ -105,6 +107,7 @@ from memstrata.retrieval.scoring import (
     type_factor,
 )
 from memstrata.retrieval.search import HybridSearch, Keep
+from memstrata.retrieval.standing import with_standing
 from memstrata.retrieval.timeexpr import TimeWindow
 from memstrata.retrieval.timesteer import (
     first_session_lookup,
@@ -415,7 +418,8 @@ class Retriever:
             return RetrievalResult(
                 tuple(bm25_only(top)), (), False, window, routes, dense_skip_reason=dense_skip
             )
-        if skips_l3((_best_cosine(item) for item in top), self._longterm):
+        top = self._graded(query, named, window, top)
+        if skips_graded(top, self._longterm):
             return RetrievalResult(
                 (), tuple(top), True, window, routes, l3_skip_reason=BELOW_THRESHOLD
             )
@@ -423,6 +427,17 @@ class Retriever:
             key = query_key(query.collection, query.text, query.types)
             self._needs.keep(query.tenant, query.user, query.collection, key, top, query.now)
         return RetrievalResult(tuple(top), (), False, window, routes)
+
+    def _graded(
+        self,
+        query: RetrievalQuery,
+        named: Sequence[str],
+        window: TimeWindow | None,
+        items: Sequence[RetrievedItem],
+    ) -> list[RetrievedItem]:
+        """``items`` with their calibrated confidence (:mod:`memstrata.retrieval.confidence`)."""
+        question = question_signals(query.text, named, window, query.now)
+        return grade(question, items, settings=self._longterm)
 
     def _gather(
         self,
@@ -614,6 +629,18 @@ class Retriever:
         grouped.sort(key=lambda item: -item.score)
         # A question about a current value: its episode first, older values' marked past.
         grouped = current_first(self._store, query, query_vector, grouped, floor, read)
+        # A plan's standing constraints (allergies for a meal) come first.
+        grouped = with_standing(
+            self._store,
+            query,
+            grouped,
+            read
+            or (
+                lambda ids: self._store.read_scored(
+                    MEMORIES, ids, query_vector, tenant=query.tenant
+                )
+            ),
+        )
         return grouped[: query.k]
 
     def _space_vectors(
@@ -1005,10 +1032,6 @@ def _linked_fact(
         observed_at=None if observed is None else datetime.fromtimestamp(observed, tz=UTC),
         in_time_window=None,
     )
-
-
-def _best_cosine(item: RetrievedItem) -> float:
-    return max([item.cosine, *(fact.cosine for fact in item.facts)])
 
 
 def _observed_seconds(payload: Mapping[str, Any]) -> float | None:

@@ -1,12 +1,17 @@
 """route(): load what a step intent needs from L1, L2 and L3, with provenance.
 
 The router reads only; it never writes. Its L3 needs are read through the reader
-(:class:`~memstrata.retrieval.Retriever`: a need's query searched, episode links
-followed), or taken from a retrieval the caller already made (``build_context``
-reads memories once). Confidence follows the reader's rules
-(:mod:`memstrata.retrieval.confidence`): an item below ``low_confidence_cosine`` is
-flagged; one below ``skip_below_cosine`` is reported in ``missing``, never served,
-and when every L3 candidate of the step is below it, L3 is skipped (the bundle says so).
+(:class:`~memstrata.retrieval.Retriever`). An intent's ``memories`` need without a
+fixed query takes the user's memories from the reader's own retrieval (``retrieve``:
+made by the caller already - ``build_context`` reads memories once - or here), so
+``route`` serves and flags exactly what ``retrieve`` does; other needs search their
+query (episode links followed). Confidence follows the reader's rules
+(:mod:`memstrata.retrieval.confidence`): an item whose calibrated confidence (its
+cosine, where it was not graded) is below ``low_confidence_cosine`` is flagged; one
+below ``skip_below_cosine`` (every signal calls it unrelated) is reported in
+``missing``, never served, and when every L3 candidate of the step is below it, L3
+is skipped (the bundle says so). An item's
+relevance in the bundle is that confidence: ``decide`` reads it.
 
 Off the happy path (docs/service.md, "When L3 is slow or down"): each need's read has
 a deadline and goes through L3's breaker (:mod:`memstrata.retrieval.guard`). When L3
@@ -31,11 +36,11 @@ from memstrata.config import LongTermSettings
 from memstrata.errors import ContextMissError, ValidationError
 from memstrata.longterm.points import MEMORIES
 from memstrata.permissions import level_of_payload
-from memstrata.retrieval.confidence import below_floor, is_low_confidence, skips_l3
+from memstrata.retrieval.confidence import is_low_confidence, relevance_below
 from memstrata.retrieval.fallback import CACHED_ROUTE
 from memstrata.retrieval.guard import BELOW_THRESHOLD, OUTAGE_REASONS
 from memstrata.retrieval.links import EPISODE, LinkedHit, flatten
-from memstrata.retrieval.results import RetrievalResult
+from memstrata.retrieval.results import RetrievalQuery, RetrievalResult
 from memstrata.retrieval.retriever import Retriever
 from memstrata.router.bundle import ContextBundle, ContextItem, MissingContext, Provenance
 from memstrata.router.intents import (
@@ -322,11 +327,27 @@ class ContextRouter:
             if not text or not text.strip():
                 missing.append(MissingContext(need.item_prefix, "L3", need.collection, "no query"))
                 continue
-            if memories is not None and need.collection == MEMORIES and not need.query:
-                entries = _taken(memories, need)
-                from_l2 = memories.l3_skip_reason in OUTAGE_REASONS
-                judged = not from_l2 and memories.dense_skip_reason is None
-                dense_skip = dense_skip or memories.dense_skip_reason
+            if need.collection == MEMORIES and not need.query:
+                # The user's memories for the step's query: the reader's own retrieval
+                # (made by the caller already, or here), so route() serves and flags
+                # exactly what retrieve() does, by the same confidence.
+                retrieved = memories
+                if retrieved is None or (outage is not None and not need.per_user):
+                    retrieved = self._reader.retrieve(
+                        RetrievalQuery(
+                            text=text,
+                            tenant=session.tenant,
+                            user=session.user_id if need.per_user else None,
+                            k=need.k,
+                            now=now,
+                            types=need.types,
+                        )
+                    )
+                entries = _taken(retrieved, need)
+                from_l2 = retrieved.l3_skip_reason in OUTAGE_REASONS
+                outage = outage or (retrieved.l3_skip_reason if from_l2 else None)
+                judged = not from_l2 and retrieved.dense_skip_reason is None
+                dense_skip = dense_skip or retrieved.dense_skip_reason
             else:
                 if outage is None and text not in vectors:
                     got = self._reader.embed_guarded(partial(self._embed_query, text))
@@ -352,17 +373,21 @@ class ContextRouter:
                 missing.append(MissingContext(need.item_prefix, "L3", need.collection, reason_text))
             found.extend(_Found(need, entry, judged, from_l2) for entry in entries)
         unjudged = any(not f.judged for f in found)
-        below = not unjudged and skips_l3((f.entry.cosine for f in found), self._settings)
-        skip_reason = outage or (BELOW_THRESHOLD if below else None)
         floor = self._settings.skip_below_cosine
+
+        def under(entry: LinkedHit) -> bool:
+            return relevance_below(entry.confidence, entry.cosine, floor)
+
+        below = not unjudged and bool(found) and all(under(f.entry) for f in found)
+        skip_reason = outage or (BELOW_THRESHOLD if below else None)
         items = []
         counters: dict[str, int] = {}
         for need, entry, judged, cached in found:
-            if judged and below_floor(entry.cosine, self._settings):
-                # Below the floor an item is reported, never served.
-                reason = f"cosine {entry.cosine:.3f} below {floor}" + (
-                    ": L3 skipped" if below else ""
-                )
+            if judged and under(entry):
+                # Below the floor on every signal an item is reported, never served.
+                said = "cosine" if entry.confidence is None else "confidence"
+                value = entry.cosine if entry.confidence is None else entry.confidence
+                reason = f"{said} {value:.3f} below {floor}" + (": L3 skipped" if below else "")
                 missing.append(MissingContext(need.item_prefix, "L3", entry.id, reason))
                 continue
             rank = counters.get(need.item_prefix, 0)
@@ -400,7 +425,7 @@ class ContextRouter:
                 "L3",
                 found.id,
                 CACHED_ROUTE if cached else str(payload.get("source") or need.collection),
-                found.cosine,
+                found.cosine if found.confidence is None else found.confidence,
                 freshness,
                 low_confidence=is_low_confidence(found.cosine, self._settings)
                 if found.low_confidence is None

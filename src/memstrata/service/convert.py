@@ -41,6 +41,7 @@ from memstrata.knowledge.ingest import IngestReport
 from memstrata.memory.episodes import Episode
 from memstrata.memory.units import MemoryUnit
 from memstrata.retrieval import RetrievalResult
+from memstrata.retrieval.confidence import reason
 from memstrata.retrieval.results import RetrievedItem
 from memstrata.router import ContextBundle
 from memstrata.router.bundle import ContextItem
@@ -154,6 +155,8 @@ def retrieved_out(item: RetrievedItem) -> m.RetrievedOut:
         facts=[retrieved_out(f) for f in item.facts],
         metadata={k: json_value(v) for k, v in item.payload.items() if k not in _HIDDEN_PAYLOAD},
         cosine_route=item.cosine_route,
+        confidence=item.confidence,
+        confidence_reason=reason(item),
     )
 
 

@@ -84,6 +84,11 @@ class RetrievedOut(Wire):
     cosine_route: str = "dense"
     """The dense vector ``cosine`` was measured with: ``dense`` (MiniLM) or
     ``multilingual`` (mapped onto MiniLM's scale; docs/architecture.md, "Languages")."""
+    confidence: float | None = None
+    """The calibrated confidence ``low_confidence`` reads (docs/architecture.md,
+    "Confidence"); None: not graded (a cached read, BM25 alone)."""
+    confidence_reason: str | None = None
+    """Why the item is flagged low-confidence: its confidence and its weak signals."""
 
 
 # Explicit: a context item flattened with its provenance, its content as JSON.
