@@ -15,6 +15,7 @@ import pytest
 from memstrata.clock import FakeClock
 from memstrata.engine import ContextEngine
 from memstrata.memory.store import MemoryStore
+from memstrata.retrieval.confidence import reason
 
 Factory = Callable[..., ContextEngine]
 START = datetime(2025, 3, 1, 9, tzinfo=UTC)
@@ -87,6 +88,12 @@ def test_a_change_without_a_value_disputes_the_older_fact(
     assert any(r.startswith("disputed:") and changed in r for r in decision.reasons)
     card = engine.trace_card(decision.card_id, tenant=tenant)
     assert any("disputed:" in r and "2025-03-05" in r for r in card.reasons)
+
+    # retrieve reads the same doubt: the fact comes back flagged, its reason says why.
+    found = engine.retrieve(question, tenant=tenant, user=USER)
+    facts = [f for item in found.items for f in (item, *item.facts) if f.id == fact.id]
+    assert facts and all(f.low_confidence for f in facts)
+    assert all("disputed" in (reason(f) or "") for f in facts)
 
 
 def test_a_new_value_supersedes_a_disputed_fact_and_the_same_value_confirms_it(

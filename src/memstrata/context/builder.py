@@ -189,8 +189,14 @@ def _confident(item: MemoryItem) -> bool:
     return item.layer == "L3" and not item.low_confidence
 
 
+def _withheld(item: MemoryItem) -> bool:
+    """Flagged low-confidence for being unrelated, not for being in doubt: a disputed
+    fact is related (a newer turn says it changed) and is shown, labelled DISPUTED."""
+    return item.low_confidence and not item.disputed
+
+
 def _render_group(item: MemoryItem) -> int:
-    if item.low_confidence:
+    if _withheld(item):
         return LOW_CONFIDENCE_GROUP
     return 0 if item.layer in LIVE_LAYERS else 1 if item.kind == "fact" else 2
 
@@ -212,7 +218,7 @@ def _memory_pack(items: Sequence[MemoryItem], budget: int, counter: TokenCounter
             for item in items
         ]
         for item in items:
-            if item.low_confidence:
+            if _withheld(item):
                 line = memory_line(item)
                 withheld.append(
                     DroppedItem(
@@ -225,7 +231,7 @@ def _memory_pack(items: Sequence[MemoryItem], budget: int, counter: TokenCounter
                         item.origin,
                     )
                 )
-        items = [item for item in items if not item.low_confidence]
+        items = [item for item in items if not _withheld(item)]
     entries = [
         # Live data first in the block, then current facts, then the rest (what was
         # said, knowledge), each group best first; low-confidence items last.

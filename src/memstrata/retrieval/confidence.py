@@ -47,6 +47,7 @@ __all__ = [
     "below_floor",
     "combined",
     "content_terms",
+    "is_disputed",
     "grade",
     "is_low_confidence",
     "question_signals",
@@ -175,7 +176,12 @@ def grade(
 
 def _lifted(item: RetrievedItem, best: float, bar: float) -> RetrievedItem:
     value = max(item.confidence or 0.0, best)
-    facts = tuple(replace(f, confidence=value, low_confidence=value < bar) for f in item.facts)
+    facts = tuple(
+        f if is_disputed(f) else replace(f, confidence=value, low_confidence=value < bar)
+        for f in item.facts
+    )
+    if is_disputed(item):
+        return replace(item, facts=facts)
     return replace(item, confidence=value, low_confidence=value < bar, facts=facts)
 
 
@@ -188,7 +194,20 @@ def combined(model: Model, own: Signals, facts: Sequence[Signals], floor: float)
     return max(value, floor) if own.in_window else value
 
 
+DISPUTED_FACTOR = 0.5
+"""A disputed fact's confidence is halved (a newer turn said it changed, and no rule
+read the new value): it is never served as plainly current."""
+
+
+def is_disputed(item: RetrievedItem) -> bool:
+    """Whether ``item`` is a fact a newer turn put in doubt (``write/disputes.py``)."""
+    return bool(item.payload.get("disputed"))
+
+
 def _graded(item: RetrievedItem, value: float, found: Signals, bar: float) -> RetrievedItem:
+    if is_disputed(item):
+        value *= DISPUTED_FACTOR
+        return replace(item, confidence=value, signals=found, low_confidence=True)
     return replace(item, confidence=value, signals=found, low_confidence=value < bar)
 
 
@@ -224,6 +243,8 @@ def reason(item: RetrievedItem, model: Model = MODEL) -> str | None:
     pulled it down most (None when it is not flagged or was not graded)."""
     if not item.low_confidence or item.signals is None or item.confidence is None:
         return None
+    if is_disputed(item):
+        return f"confidence {item.confidence:.2f}: disputed by a newer turn"
     parts = []
     for name, weight, value in zip(_NAMES, model.weights, item.signals, strict=True):
         # Only the signals that weigh (|weight| >= 0.5) and went against it.
