@@ -1337,7 +1337,8 @@ def eval_extraction(
         str,
         typer.Option(
             "--split",
-            help="Rows to score: dev | test | heldback | blind | all. Only dev is tuned on; "
+            help="Rows to score: dev | dev2 | test | heldback | blind | all. Only dev and dev2 "
+            "are tuned on; "
             "test, heldback and blind (written before the rules were changed for them; blind by "
             "someone who had read neither the rules nor the set) never are, and each split is "
             "reported apart. blind's update sequences also run through engine.observe.",
@@ -1456,9 +1457,9 @@ def eval_replycheck(
         str,
         typer.Option(
             "--split",
-            help="Pairs: dev | test | blind | all. The test half was written before the rules "
-            "were tuned and is never tuned on; blind was written by someone who had read "
-            "neither the rules nor the set.",
+            help="Pairs: dev | dev2 | test | blind | all. The test half was written before the "
+            "rules were tuned and is never tuned on; dev2 and blind were written by people who "
+            "had read neither the rules nor the set (blind is never tuned on).",
         ),
     ] = "test",
     data: Annotated[
@@ -1486,8 +1487,8 @@ def eval_scenarios(
         str,
         typer.Option(
             "--split",
-            help="blind: conversations written by someone who read neither the rules nor the "
-            "other sets; never tuned on.",
+            help="dev | blind: conversations written by someone who read neither the rules "
+            "nor the other sets; only dev is tuned on.",
         ),
     ] = "blind",
     data: Annotated[

@@ -56,11 +56,13 @@ def test_the_packaged_set_prints_one_json_document() -> None:
     result = runner.invoke(app, ["eval", "extraction", "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)  # the whole stdout is one document
-    assert report["data"]["source"] == "statements.jsonl + heldback.jsonl"
-    assert report["data"]["tuned_on"] == ["dev"]
+    assert report["data"]["source"] == "statements.jsonl + heldback.jsonl + blind.jsonl"
+    assert report["data"]["tuned_on"] == ["dev", "dev2"]
     assert report["scored"] == "facts and events"
     rules = report["results"]["rules"]
-    assert set(rules) == {"dev", "test", "heldback", "all"}  # each split apart
+    assert set(rules) == {"dev", "dev2", "test", "heldback", "blind", "all"}  # each apart
+    # Every split's update sequences also went through the product's write path.
+    assert set(report["updates"]) == {"dev", "dev2", "test", "heldback", "blind"}
     assert "llm" not in report["results"]  # no endpoint, no LLM run
     for split in ("dev", "test"):
         assert rules[split]["precision"] >= 0.95 and rules[split]["recall"] >= 0.85
@@ -84,7 +86,7 @@ def test_a_split_and_a_data_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--split", "train"], "split: must be one of dev, test, heldback, all"),
+        (["--split", "train"], "split: must be one of dev, dev2, test, heldback, blind, all"),
         (["--llm-base-url", "http://127.0.0.1:9"], "llm_model:"),
     ],
 )

@@ -8,13 +8,14 @@ currencies), dates, ids, negated facts and contradicted facts; and hard non-conf
 the same value written another way, numbers unrelated to the held ones, a number the
 memories do not mention, and paraphrases that agree. It is split ``dev`` / ``test``;
 the test half was written and committed before the rules were tuned, and the rules are
-tuned on ``dev`` only. The ``blind`` split (``eval/data/replycheck_blind.jsonl``) was
-written for issue 32 by someone who had read neither the rules nor this set, and
-committed before the rules were changed for it; it is scored apart, never tuned on. A
-conflict is the positive class: precision is the share of flagged replies that do
-conflict, recall the share of conflicts flagged. Each memory becomes the L3 item the
-engine would hand the check: a fact when it reads ``subject attribute: value``, an
-episode otherwise.
+tuned on ``dev`` and ``dev2`` only (``dev2``: pairs written for issue 32 by someone who
+had read neither the rules nor the set, ids ``rd-``). The ``blind`` split
+(``eval/data/replycheck_blind.jsonl``) was written for issue 32 by someone who had read
+neither the rules nor this set, and committed before the rules were changed for it; it
+is scored apart, never tuned on. A conflict is the positive class: precision is the
+share of flagged replies that do conflict, recall the share of conflicts flagged. Each
+memory becomes the L3 item the engine would hand the check: a fact when it reads
+``subject attribute: value``, an episode otherwise.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from memstrata.errors import ValidationError
 from memstrata.eval.labeled import read_labeled
 from memstrata.router.bundle import ContextItem, Provenance
 
-SPLITS = ("dev", "test", "blind", "all")
+SPLITS = ("dev", "dev2", "test", "blind", "all")
 BLIND = "data/replycheck_blind.jsonl"
 _FIELDS = {"id": str, "split": str, "lang": str, "kind": str, "reply": str, "conflict": bool}
 
