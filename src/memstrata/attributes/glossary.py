@@ -281,12 +281,25 @@ _TOPICS = (
     _t("visa", "topic", "", "签证"),
     _t("passport", "topic", "", "护照"),
     _t("expiry", "topic", "expire|expires|expiring|expired|expiration", "到期|过期"),
-    _t("due date", "topic", "", "截止日期|截止"),
+    _t("due date", "topic", "deadline", "截止日期|截止"),
     _t("exam", "topic", "", "考试"),
     _t("vacation", "topic", "holiday", "度假|假期"),
     _t("trip", "topic", "", "旅行|旅游|出行"),
     _t("concert", "topic", "", "演唱会|音乐会"),
     _t("party", "topic", "", "派对|聚会"),
+    # What an amount is set aside for: a ceiling or a fund is the budget said otherwise.
+    _t("budget", "topic", "ceiling|spending limit|spending cap|fund|funds", "预算|预算上限"),
+    _t("daughter", "topic", "", "女儿"),
+    _t("son", "topic", "", "儿子"),
+    _t("birthday", "topic", "", "生日|大寿|寿辰"),
+    _t("phone", "topic", "phone number|mobile|cell", "手机号|手机号码|电话|电话号码"),
+    _t("membership card", "topic", "member card", "会员卡"),
+    _t("parent-teacher meeting", "topic", "parent-teacher conference", "家长会"),
+    _t("tax filing", "topic", "tax return|taxes", "报税"),
+    _t("ielts", "topic", "", "雅思"),
+    _t("renovation", "topic", "remodel|remodeling", "装修"),
+    _t("insurance", "topic", "premium", "保险|保费"),
+    _t("pet", "topic", "", "宠物"),
 )
 # Verbs a denied statement turns on (read only to match a statement across languages).
 _VERBS = (

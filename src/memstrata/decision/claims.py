@@ -91,13 +91,19 @@ _ID = re.compile(
     r"|(?!USD|CNY|RMB|EUR|GBP|JPY|HKD|AUD|CAD|SGD|CHF|KRW|INR)[A-Z]{2,3} \d{3,6}(?![\d.,])"
     r"|[A-Z0-9]+(?:-[A-Z0-9]+)*)(?![A-Za-z0-9-])"
 )
+# A number said in groups (a phone 138 0013 4572, a card 8806 4412, 021-6473 9920):
+# seven digits or more, an id rather than amounts (checked in ``_scan``).
+_DIGIT_GROUPS = re.compile(r"(?<![\w$¥￥.,#-])\d{2,4}(?:[ -]\d{3,8}){1,3}(?![\w-]|[.,]\d)")
+_AFTER_AMOUNT = re.compile(
+    r"\s?(?:元|块|美元|人民币|万|千|%|yuan|dollars?|usd|cny|rmb|bucks)", re.I
+)
 _QUANTITY = re.compile(
     rf"(?<![A-Za-z0-9.,#_-])(?<!{ZH_NUMERAL})(?<!第)"
     r"(?P<pre>US\$|\$|¥|￥|USD\s?|CNY\s?|RMB\s?)?"
     rf"(?P<num>{AMOUNT_NUMBER})"
     r"\s?(?P<unit>元人民币|块钱|元|块|人民币|美元|yuan(?![A-Za-z])|CNY|RMB|USD|US dollars?|dollars?"
     r"|bucks|kilomet(?:er|re)s?|km(?![A-Za-z])|公里|千米|kilograms?|kgs?(?![A-Za-z])|公斤|千克"
-    r"|%|percent|per cent)?"
+    r"|%|percent|per cent|guests?(?![A-Za-z])|steps?(?![A-Za-z])|步(?!行)|位客人|位宾客)?"
     r"(?![A-Za-z0-9_])",
     re.I,
 )
@@ -137,9 +143,19 @@ _UNIT_CLASS = {
     "%": "%",
     "percent": "%",
     "per cent": "%",
+    "guest": "guest",
+    "guests": "guest",
+    "位客人": "guest",
+    "位宾客": "guest",
+    "step": "step",
+    "steps": "step",
+    "步": "step",
 }
+# Units that name what is counted (120 guests, 五千步): two counts of one such unit
+# are about the same thing whatever the words around them.
+COUNTED = frozenset({"guest", "step"})
 MONEY = frozenset({"CNY", "USD"})
-_SCALED = re.compile(r"[万千亿]|\dk|thousand|million", re.I)
+_SCALED = re.compile(r"[百万千亿]|\dk|thousand|million", re.I)
 _CJK_NUMERAL_START = re.compile(r"[一二两三四五六七八九十]")
 # "More than" after a number: 一万多, 8000多元, 两千出头, 5k+.
 _AT_LEAST = re.compile(r"\s?(?:多|余|出头|\+)")
@@ -315,12 +331,19 @@ def _scan(sentence: str) -> _Scan:
         found.ids.append(m[1])
         return _spaces(m)
 
+    def digit_id(m: re.Match[str]) -> str:
+        digits = re.sub(r"\D", "", m[0])
+        if len(digits) < 7 or _AFTER_AMOUNT.match(sentence, m.end()):
+            return m[0]
+        found.ids.append(digits)
+        return _spaces(m)
+
     def amount(m: re.Match[str]) -> str:
         number = m["num"]
         marks = [x.strip().lower() for x in (m["pre"], m["unit"]) if x]
         unit = next((_UNIT_CLASS[x] for x in marks if x in _UNIT_CLASS), "")
-        if _CJK_NUMERAL_START.match(number) and not unit and not re.search("[千万亿]", number):
-            return m[0]  # 一起, 十分, 三个: a Chinese numeral is an amount with a unit or 千/万
+        if _CJK_NUMERAL_START.match(number) and not unit and not re.search("[百千万亿]", number):
+            return m[0]  # 一起, 十分, 三个: a Chinese numeral is an amount with a unit or 百/千/万
         # 两万一个月: the 一 counts the month, not a thousand.
         after = sentence[m.end() : m.end() + 1]
         tail = not (has_tail(number) and not unit and re.match(rf"[{_CJK}]", after))
@@ -337,6 +360,9 @@ def _scan(sentence: str) -> _Scan:
     for pattern in _DATES:
         blank = pattern.sub(date, blank)
     blank = _SLASH_DATE.sub(slash_date, blank)
+    # 浙A·8K2Q7: a middle dot inside an id joins its parts.
+    blank = re.sub(r"(?<=[A-Za-z0-9])[·・](?=[A-Za-z0-9])", "-", blank)
+    blank = _DIGIT_GROUPS.sub(digit_id, blank)
     blank = _QUANTITY.sub(amount, _ID.sub(ident, blank))
     found.topics = _Topics(blank)
     found.alone = not re.search(r"\w", _ALONE_FILLER.sub(" ", blank))
@@ -433,6 +459,8 @@ def _is_id(token: str) -> bool:
     bare = token.lstrip("#").replace(" ", "")
     if len(bare.replace("-", "")) < 4 or not re.search(r"\d", bare):
         return False
+    if re.fullmatch(r"\d+(?:-\d+)*", bare) and len(bare.replace("-", "")) >= 7:
+        return True  # a phone, card or order number: long enough not to be an amount
     return token.startswith("#") or bool(re.search(r"[A-Z]", bare))
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import memstrata.cer as cer
 from memstrata.decision.claims import (
+    COUNTED,
     MONEY,
     Amount,
     Date,
@@ -219,6 +220,10 @@ def _one_off(held: str, said: str) -> bool:
     (X9000 beside order A1234)."""
     if id_shape(held) != id_shape(said):
         return False
+    if held.isdigit():
+        # A long number (phone, card) with a digit or two wrong or swapped; another
+        # number of its length is another thing.
+        return sum(a != b for a, b in zip(held, said, strict=True)) <= 2
     letters = [re.sub(r"\d", "", t) for t in (held, said)]
     digits = [re.sub(r"\D", "", t) for t in (held, said)]
     return letters[0] == letters[1] or digits[0] == digits[1]
@@ -230,7 +235,7 @@ def _comparable(said: Amount, held: Amount) -> bool:
     no unit (8k, 五千) about held money; or a said amount that is all its sentence says
     ("九千元。", an answer to whatever was asked) against held ones of its unit."""
     if held.unit and held.unit == said.unit:
-        return said.alone or same_topic(said.topic, held.topic)
+        return said.alone or held.unit in COUNTED or same_topic(said.topic, held.topic)
     if not held.unit:
         return covers(held.topic, said.topic)
     if not said.unit and said.scaled and held.unit in MONEY:

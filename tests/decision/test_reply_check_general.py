@@ -1,0 +1,93 @@
+"""The reply check's rules in general form (issue 32, round 2): numbers said in groups
+(phones, cards, orders), counted nouns as units, Chinese amounts in 百, and topics named
+by synonyms or across languages. Each case pairs a conflicting reply with one that
+agrees, so that a rule that fires on everything fails too."""
+
+from __future__ import annotations
+
+import pytest
+
+from memstrata.decision.consistency import text_conflicts
+
+CASES = [
+    # Numbers said in groups: a digit swapped is another number.
+    (
+        "My mobile is 13912345678.",
+        "I'll call you at 139 1234 5687.",
+        "I'll call you at 139 1234 5678.",
+    ),
+    ("客服电话是010-82345671。", "I rang them at 010-8234 5617.", "I rang them at 010 8234 5671."),
+    (
+        "user card_number: 66201937",
+        "你的卡号 6620 1973 已经登记。",
+        "你的卡号 6620 1937 已经登记。",
+    ),
+    (
+        "user order: 305-1188274-9910",
+        "Order 305-1188247-9910 ships Friday.",
+        "Order 305-1188274-9910 ships Friday.",
+    ),
+    # An id written with a middle dot (a plate) is one id.
+    ("user license_plate: 沪B5X3K9", "你的车牌沪B·5X3K8已登记。", "你的车牌沪B·5X3K9已登记。"),
+    # Counted nouns name what they count.
+    (
+        "We expect 60 guests at the party.",
+        "For 90 guests you need a bigger hall.",
+        "For 60 guests this hall works.",
+    ),
+    ("教练让我每天跑一万步。", "你每天跑六千步就够了。", "你每天跑一万步，坚持住。"),
+    # Chinese amounts in 百, against held money.
+    (
+        "user phone_bill: 150 yuan per month",
+        "你的phone bill每月是一百九，我记下了。",
+        "你的phone bill每月是一百五，我记下了。",
+    ),
+    # A budget said as a ceiling or a fund; topics across languages.
+    (
+        "user budget: 2500 dollars",
+        "Your ceiling for the laptop is $1,800.",
+        "Your ceiling for the laptop is $2,500.",
+    ),
+    (
+        "user budget: 30000 yuan",
+        "Your holiday fund is 18,000 yuan.",
+        "Your holiday fund is 30,000 yuan.",
+    ),
+    (
+        "My son's tuition is 15,000 RMB a year.",
+        "你儿子的学费一年一万八。",
+        "你儿子的学费一年一万五。",
+    ),
+    ("user renovation_budget: 60000元", "按你五万的装修预算来。", "按你六万的装修预算来。"),
+    ("The parent-teacher meeting is on 3/18.", "家长会是三月十五号。", "家长会是三月十八号。"),
+    (
+        "报税截止日期是7月15号。",
+        "Your tax filing deadline is July 5.",
+        "Your tax filing deadline is July 15.",
+    ),
+    ("user grandma_birthday: October 3", "Grandma的大寿是10月13号。", "Grandma的大寿是10月3号。"),
+]
+
+
+@pytest.mark.parametrize(("memory", "wrong", "right"), CASES)
+def test_conflict_found_and_agreeing_reply_passes(memory: str, wrong: str, right: str) -> None:
+    assert text_conflicts(wrong, [memory]), wrong
+    assert not text_conflicts(right, [memory]), right
+
+
+@pytest.mark.parametrize(
+    ("memory", "reply"),
+    [
+        # A capacity beside the guest count is not the guest count.
+        (
+            "We expect 60 guests at the party.",
+            "The hall holds 200 people, enough for your 60 guests.",
+        ),
+        # Another long number (not a digit or two off) is another thing.
+        ("My mobile is 13912345678.", "The hotel's number is 021 6688 7799."),
+        # A long amount of money is an amount, not an id.
+        ("user savings: 1500000 yuan", "You've saved 1500000 yuan so far."),
+    ],
+)
+def test_no_false_alarm(memory: str, reply: str) -> None:
+    assert not text_conflicts(reply, [memory])
