@@ -91,3 +91,38 @@ def test_conflict_found_and_agreeing_reply_passes(memory: str, wrong: str, right
 )
 def test_no_false_alarm(memory: str, reply: str) -> None:
     assert not text_conflicts(reply, [memory])
+
+
+@pytest.mark.parametrize(
+    ("memory", "wrong", "right"),
+    [
+        # An allergy denied with the negator before 对.
+        ("user allergies: peanuts", "你不对花生过敏，这道菜可以点。", "你对花生过敏，这道菜别点。"),
+        # What the user keeps away from, treated as fine.
+        (
+            "I don't eat beef.",
+            "Since you eat beef, the steakhouse works.",
+            "Since you don't eat beef, I picked seafood.",
+        ),
+        (
+            "user diet: dairy-free",
+            "You're fine with cheese, so fondue works.",
+            "The salad bar has dairy-free options.",
+        ),
+        (
+            "I'm lactose intolerant.",
+            "You handle milk fine, so a latte is OK.",
+            "You handle spicy food fine, so curry is OK.",
+        ),
+        ("我一点酒都不能喝。", "你能喝酒，那我们去酒吧。", "你不能喝酒，我们去喝茶。"),
+        # An allergen the reply says the user is fine with.
+        (
+            "I'm allergic to shrimp.",
+            "You're fine with shrimp, so the paella works.",
+            "You're fine with chicken, so the paella works.",
+        ),
+    ],
+)
+def test_avoided_things_said_to_be_fine(memory: str, wrong: str, right: str) -> None:
+    assert text_conflicts(wrong, [memory]), wrong
+    assert not text_conflicts(right, [memory]), right

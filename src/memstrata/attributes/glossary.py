@@ -102,7 +102,8 @@ _FOODS = (
     _t("yogurt", "food", "yoghurt", "酸奶"),
     _t("cream", "food", "", "奶油"),
     _t("ice cream", "food", "", "冰淇淋|雪糕"),
-    _t("lactose", "food", "", "乳糖"),
+    # Lactose intolerance rules out the dairy foods.
+    _t("lactose", "food", "", "乳糖", "dairy|milk|cheese|butter|yogurt|cream|ice cream"),
     _t("gluten", "food", "", "麸质|谷蛋白|面筋", "wheat|bread|pasta|flour"),
     _t("gluten-free", "diet", "gluten free", "无麸质"),
     _t("wheat", "food", "", "小麦"),

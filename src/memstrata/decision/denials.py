@@ -74,6 +74,7 @@ _SKIP_EN = re.compile(
 _SKIP_ZH = re.compile("^(?:用|需要|必|要|会|能|可以|知道|担心|清楚|确定|告诉|说|提到|提过)")
 _FOODS = frozenset({"food", "diet"})
 _VERB = frozenset({"verb"})
+_ZH_AVOID_FILLER = re.compile("^(?:我|一点|一口|任何)+")
 _ZH_FILLER_CHARS = re.compile("[在了的是有再任何什么一个种些]")
 
 _ALLERGY_MEMORY = (
@@ -99,6 +100,37 @@ _ALLERGY_DENIAL_OF = (
     ),
     re.compile(r"\byou\s+aren't\s+allergic" + rf"(?:\s+to\s+(?P<x>[\w' -]+?))?{_END}", re.I),
     re.compile(rf"对(?P<x>{_H}{{1,8}}?)(?:并|也)?(?:不|没有|不会)过敏"),
+    re.compile(rf"(?:并|也)?(?:不|没有|不会)对(?P<x>{_H}{{1,8}}?)过敏"),
+)
+# What the user keeps away from besides allergens: "I don't drink alcohol", a diet
+# free of it (gluten-free), an intolerance, 一点辣都不能吃, 我不吃猪肉.
+_AVOIDED_MEMORY = (
+    re.compile(
+        r"\bI\s+(?:don't|do\s+not|never|can't|cannot|can\s+not)\s+(?:eat|drink|have|take|touch)"
+        rf"\s+(?:any\s+)?(?P<x>[\w' -]+?)(?:\s+at\s+all)?{_END}",
+        re.I,
+    ),
+    re.compile(r"\b(?P<x>[A-Za-z]+)[- ]free\b", re.I),
+    re.compile(r"\b(?P<x>[A-Za-z]+)\s+intoleran(?:t|ce)\b", re.I),
+    re.compile(rf"(?:一点|一口)?(?P<x>{_H}{{1,4}}?)(?:都|也)(?:不能|不敢|不)(?:吃|喝|碰)"),
+    re.compile(rf"我(?:从来)?(?:不能|不敢|不)(?:吃|喝|碰)(?P<x>{_H}{{1,6}})"),
+)
+# A reply treating what is avoided as fine: "you're fine with gluten", "you handle
+# dairy fine", "since you drink alcohol".
+_FINE_WITH = (
+    re.compile(
+        r"\byou(?:'re|\s+are)\s+(?:totally\s+|perfectly\s+)?(?:fine|ok|okay|good)\s+with\s+"
+        rf"(?P<x>[\w' -]+?){_END}",
+        re.I,
+    ),
+    re.compile(
+        r"\byou\s+(?:handle|tolerate|digest)\s+(?P<x>[\w' -]+?)\s+(?:fine|well|ok|okay)\b", re.I
+    ),
+    re.compile(
+        r"\b(?:since|as|because)\s+you\s+(?:eat|drink|like|love|enjoy)\s+"
+        rf"(?P<x>[\w' -]+?){_END}",
+        re.I,
+    ),
 )
 _SAFE = (
     re.compile(
@@ -196,6 +228,8 @@ class Held:
     likes: tuple[str, ...]
     dislikes: tuple[str, ...]
     residences: tuple[str, ...]
+    avoided: tuple[str, ...] = ()
+    """What the user keeps away from besides allergens (alcohol, gluten, 辣)."""
 
 
 def read_held(memories: Iterable[str]) -> Held:
@@ -211,6 +245,7 @@ def read_held(memories: Iterable[str]) -> Held:
         likes=_objects(texts, _LIKE["like"]),
         dislikes=_objects(texts, _LIKE["dislike"]),
         residences=_objects(texts, _RESIDENCE_MEMORY),
+        avoided=tuple(_ZH_AVOID_FILLER.sub("", x) or x for x in _objects(texts, _AVOIDED_MEMORY)),
     )
 
 
@@ -250,6 +285,18 @@ def _in_clause(clause: str, held: Held) -> Iterator[str]:
                     allergen = _matching(_cut(m["x"]), held.allergies)
                     if allergen:
                         yield f"says {clause!r}; the memories hold an allergy to {allergen!r}"
+    if held.avoided and not _negated(re.sub("没问题|没事", "", clause)):
+        for pattern in (*_SAFE, *_FINE_WITH):
+            for m in pattern.finditer(clause):
+                avoided = _matching(_cut(m["x"]), held.avoided)
+                if avoided:
+                    yield f"says {clause!r}; the memories say the user avoids {avoided!r}"
+    if held.allergies and not _negated(clause):
+        for pattern in _FINE_WITH:
+            for m in pattern.finditer(clause):
+                allergen = _matching(_cut(m["x"]), held.allergies)
+                if allergen:
+                    yield f"says {clause!r}; the memories hold an allergy to {allergen!r}"
     for phrase in _denied(clause):
         statement = _affirmed(phrase, held.statements)
         if statement:
