@@ -126,3 +126,41 @@ def test_no_false_alarm(memory: str, reply: str) -> None:
 def test_avoided_things_said_to_be_fine(memory: str, wrong: str, right: str) -> None:
     assert text_conflicts(wrong, [memory]), wrong
     assert not text_conflicts(right, [memory]), right
+
+
+@pytest.mark.parametrize(
+    ("memory", "wrong", "right"),
+    [
+        ("I work at Alibaba.", "你在百度工作，年假应该不少。", "你在阿里巴巴工作，年假应该不少。"),
+        (
+            "user employer: PwC",
+            "Since you work at KPMG, busy season is close.",
+            "Since you work at PwC, busy season is close.",
+        ),
+        (
+            "我老家在沈阳。",
+            "Your hometown is Harbin, so pack a coat.",
+            "Your hometown is Shenyang, so pack a coat.",
+        ),
+        ("My car is a Toyota Corolla.", "你开的是宝马，保养贵一些。", "你开的是丰田，保养便宜。"),
+        ("我是B型血。", "Your blood type is AB, noted.", "Your blood type is B, noted."),
+    ],
+)
+def test_single_valued_fact_given_another_value(memory: str, wrong: str, right: str) -> None:
+    assert text_conflicts(wrong, [memory]), wrong
+    assert not text_conflicts(right, [memory]), right
+
+
+@pytest.mark.parametrize(
+    ("memory", "reply"),
+    [
+        # A place is not an employer; an unknown name across scripts is not judged.
+        ("我在腾讯工作。", "你在深圳工作，通勤方便。"),
+        ("user employer: Deloitte", "你在德勤的同事也会来吗？"),
+        ("I work at Zentrix Labs.", "你在星辰科技工作的话，可以走内推。"),
+        # Working from home names no employer.
+        ("I work at Deloitte.", "Since you work from home, a desk lamp helps."),
+    ],
+)
+def test_single_valued_fact_no_false_alarm(memory: str, reply: str) -> None:
+    assert not text_conflicts(reply, [memory])

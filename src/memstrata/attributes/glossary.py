@@ -186,6 +186,13 @@ _CITIES = tuple(
         ("kunming", "昆明"),
         ("dalian", "大连"),
         ("harbin", "哈尔滨"),
+        ("changchun", "长春"),
+        ("shijiazhuang", "石家庄"),
+        ("taiyuan", "太原"),
+        ("nanchang", "南昌"),
+        ("guiyang", "贵阳"),
+        ("lanzhou", "兰州"),
+        ("urumqi", "乌鲁木齐"),
         ("shenyang", "沈阳"),
         ("zhengzhou", "郑州"),
         ("hefei", "合肥"),
@@ -322,6 +329,38 @@ def _attribute_terms() -> Iterator[Term]:
             yield Term(en[0], "attribute", en, zh)
 
 
+# Employers and makes facts name (an employer, a car), read across languages.
+_ORGS = tuple(
+    _t(en.split("|")[0], "org", "|".join(en.split("|")[1:]), zh)
+    for en, zh in (
+        ("tencent", "腾讯"),
+        ("netease", "网易"),
+        ("alibaba|alibaba group", "阿里巴巴|阿里"),
+        ("baidu", "百度"),
+        ("bytedance", "字节跳动|字节"),
+        ("huawei", "华为"),
+        ("xiaomi", "小米"),
+        ("meituan", "美团"),
+        ("jd|jd.com", "京东"),
+        ("microsoft", "微软"),
+        ("google", "谷歌"),
+        ("amazon", "亚马逊"),
+        ("deloitte", "德勤"),
+        ("kpmg", "毕马威"),
+        ("pwc|pricewaterhousecoopers", "普华永道"),
+        ("ey|ernst & young", "安永"),
+        ("tesla", "特斯拉"),
+        ("byd", "比亚迪"),
+        ("toyota", "丰田"),
+        ("honda", "本田"),
+        ("volkswagen|vw", "大众"),
+        ("bmw", "宝马"),
+        ("mercedes|mercedes-benz|benz", "奔驰"),
+        ("audi", "奥迪"),
+        ("nio", "蔚来"),
+    )
+)
+
 TERMS: tuple[Term, ...] = (
     *_FOODS,
     *_DIETS,
@@ -329,6 +368,7 @@ TERMS: tuple[Term, ...] = (
     *_LANGUAGES,
     *_TOPICS,
     *_VERBS,
+    *_ORGS,
     *_attribute_terms(),
 )
 

@@ -37,6 +37,7 @@ from memstrata.decision.claims import (
     same_topic,
 )
 from memstrata.decision.denials import contradictions, read_held
+from memstrata.decision.slots import held_slots, slot_conflicts
 from memstrata.feedback.events import MEMORY_TYPES
 from memstrata.frozen import thaw
 from memstrata.router.bundle import ContextBundle, ContextItem
@@ -196,6 +197,7 @@ def text_conflicts(reply: str, memories: Sequence[str]) -> tuple[str, ...]:
         if like:
             found.append(f"gives {token!r}; the memories hold {like[0]!r}")
     found.extend(contradictions(reply, read_held(memories)))
+    found.extend(slot_conflicts(reply, held_slots(memories)))
     return tuple(dict.fromkeys(found))
 
 
