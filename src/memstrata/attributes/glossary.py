@@ -187,7 +187,6 @@ _CITIES = tuple(
         ("dalian", "大连"),
         ("harbin", "哈尔滨"),
         ("changchun", "长春"),
-        ("shijiazhuang", "石家庄"),
         ("taiyuan", "太原"),
         ("nanchang", "南昌"),
         ("guiyang", "贵阳"),
