@@ -164,3 +164,33 @@ def test_single_valued_fact_given_another_value(memory: str, wrong: str, right: 
 )
 def test_single_valued_fact_no_false_alarm(memory: str, reply: str) -> None:
     assert not text_conflicts(reply, [memory])
+
+
+@pytest.mark.parametrize(
+    ("memory", "wrong", "right"),
+    [
+        (
+            "I go swimming every Monday morning.",
+            "Your swimming is on Fridays, so Monday is free.",
+            "Your swimming is on Mondays, so Friday is free.",
+        ),
+        (
+            "我每周三晚上上钢琴课。",
+            "你的钢琴课在周四，我记下了。",
+            "你的钢琴课在星期三，我记下了。",
+        ),
+        (
+            "The dentist appointment is on the 9th, a Tuesday.",
+            "Your dentist appointment is Thursday.",
+            "Your dentist appointment is Tuesday.",
+        ),
+    ],
+)
+def test_weekday_given_another_day(memory: str, wrong: str, right: str) -> None:
+    assert text_conflicts(wrong, [memory]), wrong
+    assert not text_conflicts(right, [memory]), right
+
+
+def test_weekday_of_another_topic_is_not_judged() -> None:
+    memory = "I go to yoga every Tuesday evening."
+    assert not text_conflicts("Since yoga is on Tuesday, I booked dinner on Wednesday.", [memory])

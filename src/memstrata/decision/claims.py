@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memstrata.attributes import glossary
 from memstrata.attributes.numbers import (
@@ -79,6 +79,14 @@ _DATES = (
         rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon>{_MONTH})\b(?:,?\s+(?P<y>\d{{4}})\b)?",
         re.I,
     ),
+)
+# A day of the week (weekly plans: "yoga on Tuesdays", 每周二, 下周四).
+_WEEKDAYS_EN = ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")
+_WEEKDAYS_ZH = "一二三四五六日"
+_WEEKDAY = re.compile(
+    r"\b(?P<en>mon|tues|wednes|thurs|fri|satur|sun)day(?:s)?\b"
+    r"|(?:星期|礼拜|周)(?P<zh>[一二三四五六日天])",
+    re.I,
 )
 # 3/5: day and month in either order (read both ways; a held date said either way agrees).
 _SLASH_DATE = re.compile(
@@ -184,7 +192,7 @@ _TOPIC_STOP = frozenset(
     over under until due will should get got please sure still all any much many more
     less month monthly year yearly day daily week weekly night nightly morning evening
     time times user usual usually here there around a an one two three booked booking
-    scheduled planned set fixed""".split()  # noqa: SIM905
+    scheduled planned set fixed go goes going went""".split()  # noqa: SIM905
 )
 _ZH_STOP_WORDS = re.compile(
     "每个月|每月|每天|每年|每晚|每周|一般|已经|大约|大概|一共|总共|可以|应该|到时候"
@@ -257,12 +265,23 @@ class Date:
 
 
 @dataclass(frozen=True, slots=True)
+class Weekday:
+    """A day of the week as stated (0 Monday .. 6 Sunday) and its topic."""
+
+    day: int
+    text: str
+    topic: frozenset[str]
+    clause: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Claims:
     """The amounts, dates and ids one text states."""
 
     amounts: tuple[Amount, ...]
     dates: tuple[Date, ...]
     ids: tuple[str, ...]
+    weekdays: tuple[Weekday, ...] = ()
 
 
 def sentences(text: str) -> list[str]:
@@ -275,6 +294,7 @@ def read_claims(text: str) -> Claims:
     amounts: list[Amount] = []
     dates: list[Date] = []
     ids: list[str] = []
+    weekdays: list[Weekday] = []
     offset = 0
     for sentence in sentences(text):
         found = _scan(sentence)
@@ -289,9 +309,12 @@ def read_claims(text: str) -> Claims:
             amounts.append(
                 Amount(value, unit, said, topic, offset + at, scaled, found.alone, at_least)
             )
+        for start, day, said in found.weekdays:
+            topic, at = found.topics.at(start)
+            weekdays.append(Weekday(day, said, topic, offset + at))
         ids.extend(found.ids)
         offset += found.topics.count
-    return Claims(tuple(amounts), tuple(dates), tuple(dict.fromkeys(ids)))
+    return Claims(tuple(amounts), tuple(dates), tuple(dict.fromkeys(ids)), tuple(weekdays))
 
 
 @dataclass(slots=True)
@@ -300,6 +323,7 @@ class _Scan:
     ids: list[str]
     amounts: list[tuple[int, float, str, str, bool]]
     topics: _Topics
+    weekdays: list[tuple[int, int, str]] = field(default_factory=list)
     alone: bool = False
     """The sentence states its amounts and nothing else ("九千元。", "About 8k.")."""
 
@@ -331,6 +355,14 @@ def _scan(sentence: str) -> _Scan:
         found.ids.append(m[1])
         return _spaces(m)
 
+    def weekday(m: re.Match[str]) -> str:
+        if m["en"]:
+            day = _WEEKDAYS_EN.index(m["en"].lower())
+        else:
+            day = 6 if m["zh"] in "日天" else _WEEKDAYS_ZH.index(m["zh"])
+        found.weekdays.append((m.start(), day, m[0]))
+        return _spaces(m)
+
     def digit_id(m: re.Match[str]) -> str:
         digits = re.sub(r"\D", "", m[0])
         if len(digits) < 7 or _AFTER_AMOUNT.match(sentence, m.end()):
@@ -360,6 +392,7 @@ def _scan(sentence: str) -> _Scan:
     for pattern in _DATES:
         blank = pattern.sub(date, blank)
     blank = _SLASH_DATE.sub(slash_date, blank)
+    blank = _WEEKDAY.sub(weekday, blank)
     # 浙A·8K2Q7: a middle dot inside an id joins its parts.
     blank = re.sub(r"(?<=[A-Za-z0-9])[·・](?=[A-Za-z0-9])", "-", blank)
     blank = _DIGIT_GROUPS.sub(digit_id, blank)

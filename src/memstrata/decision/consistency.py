@@ -186,6 +186,16 @@ def text_conflicts(reply: str, memories: Sequence[str]) -> tuple[str, ...]:
         near_days = days[date.clause]
         if same_dates and not any(_said_on(d, near_days) for d in same_dates):
             found.append(f"gives {date.text!r}; the memories hold {same_dates[0].text!r}")
+    # A weekly day (yoga on Tuesdays) said as another day for the same topic; a
+    # clause naming the held day beside others agrees.
+    weekdays = [w for c in held for w in c.weekdays]
+    stated_days: dict[int, set[int]] = {}
+    for said_day in said.weekdays:
+        stated_days.setdefault(said_day.clause, set()).add(said_day.day)
+    for said_day in said.weekdays:
+        same_days = [w for w in weekdays if same_topic(said_day.topic, w.topic)]
+        if same_days and not any(w.day in stated_days[said_day.clause] for w in same_days):
+            found.append(f"gives {said_day.text!r}; the memories hold {same_days[0].text!r}")
     ids = {bare_id(i) for c in held for i in c.ids}
     # A reply that gives the held id may name others of its shape (a connecting flight).
     given = {id_shape(i) for i in said.ids if bare_id(i) in ids}
