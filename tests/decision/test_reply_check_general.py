@@ -194,3 +194,28 @@ def test_weekday_given_another_day(memory: str, wrong: str, right: str) -> None:
 def test_weekday_of_another_topic_is_not_judged() -> None:
     memory = "I go to yoga every Tuesday evening."
     assert not text_conflicts("Since yoga is on Tuesday, I booked dinner on Wednesday.", [memory])
+
+
+@pytest.mark.parametrize(
+    ("memory", "wrong", "right"),
+    [
+        (
+            "我女儿叫Lily，今年五岁。",
+            "Your daughter Emma will love the zoo.",
+            "Your daughter Lily will love the zoo.",
+        ),
+        (
+            "My husband is called David.",
+            "你老公叫Tom的话，礼物上写他的名字。",
+            "你老公David应该会喜欢这个礼物。",
+        ),
+    ],
+)
+def test_family_member_given_another_name(memory: str, wrong: str, right: str) -> None:
+    assert text_conflicts(wrong, [memory]), wrong
+    assert not text_conflicts(right, [memory]), right
+
+
+def test_family_name_across_scripts_is_not_judged() -> None:
+    # Tingting and 婷婷 may be one person: a name in another script is not judged.
+    assert not text_conflicts("Your wife Tingting will like the scarf.", ["我老婆叫婷婷。"])

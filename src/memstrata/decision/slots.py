@@ -27,6 +27,15 @@ _FACT = re.compile(r"^(?P<subject>\S+) (?P<attribute>[^:]+): (?P<value>.+)$", re
 _NAME_EN = r"(?P<x>[A-Z][\w&.-]*(?:\s(?:&\s)?[A-Z][\w&.-]*){0,3})"
 _NAME_MIXED = rf"(?P<x>[A-Za-z][\w&.-]*|{_H}{{2,6}}?)"
 _BLOOD = r"(?P<x>AB|A|B|O)"
+# A person's given name; the next word must not start a sentence of its own.
+_PERSON = r"(?P<x>[A-Z][a-z]+)(?!\s+[a-z]+'s\b)\b"
+# Family members whose names facts hold (English, Chinese forms).
+_RELATIONS = (
+    ("son", "儿子"),
+    ("daughter", "女儿"),
+    ("wife", "老婆|妻子|太太|爱人"),
+    ("husband", "老公|丈夫|先生|爱人"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +111,29 @@ SLOTS = (
         frozenset(),
         ("blood_type", "blood type"),
     ),
+    *(
+        Slot(
+            f"{relation[0]}'s name",
+            (
+                re.compile(
+                    rf"\b[Mm]y\s+{relation[0]}(?:'s\s+name\s+is|\s+is\s+called|\s+is\s+named|,)?\s+"
+                    + _PERSON
+                ),
+                re.compile(
+                    rf"我(?:的)?(?:{relation[1]})(?:叫|名叫|的名字是)(?P<x>[A-Z][a-z]+|{_H}{{2,3}})"
+                ),
+            ),
+            (
+                re.compile(
+                    rf"\b[Yy]our\s+{relation[0]}(?:'s\s+name\s+is|\s+is\s+called|,)?\s+" + _PERSON
+                ),
+                re.compile(rf"你(?:的)?(?:{relation[1]})(?:叫|名叫)(?P<x>{_H}{{2,3}})"),
+                re.compile(rf"你(?:的)?(?:{relation[1]})(?:叫)?\s?(?P<x>[A-Z][a-z]+)"),
+            ),
+            frozenset(),
+        )
+        for relation in _RELATIONS
+    ),
 )
 
 
@@ -139,7 +171,9 @@ def _differs(said: str, held: str, kinds: frozenset[str]) -> bool | None:
     scripts; None when it cannot be told (a name the glossary does not know, or a
     city where an employer was expected)."""
     if not kinds:
-        return said.casefold() != held.casefold()  # a closed set (blood types): exact
+        # A closed set (blood types) or a person's name: exact, in one script
+        # (Tingting and 婷婷 may be one person).
+        return None if _cjk(said) != _cjk(held) else said.casefold() != held.casefold()
     a_terms = {t.key for _, _, t in glossary.find(said, kinds)} if kinds else set()
     b_terms = {t.key for _, _, t in glossary.find(held, kinds)} if kinds else set()
     if a_terms and b_terms:
