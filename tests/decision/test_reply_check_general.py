@@ -219,3 +219,31 @@ def test_family_member_given_another_name(memory: str, wrong: str, right: str) -
 def test_family_name_across_scripts_is_not_judged() -> None:
     # Tingting and 婷婷 may be one person: a name in another script is not judged.
     assert not text_conflicts("Your wife Tingting will like the scarf.", ["我老婆叫婷婷。"])
+
+
+@pytest.mark.parametrize(
+    ("memory", "wrong", "right"),
+    [
+        ("user diet: keto", "你是素食者，这家沙拉店不错。", "你是生酮饮食，这家烤肉店不错。"),
+        (
+            "I'm vegetarian.",
+            "You're on a keto diet, so the steak works.",
+            "You're vegetarian, so the salad works.",
+        ),
+    ],
+)
+def test_diet_given_an_exclusive_other(memory: str, wrong: str, right: str) -> None:
+    assert text_conflicts(wrong, [memory]), wrong
+    assert not text_conflicts(right, [memory]), right
+
+
+@pytest.mark.parametrize(
+    ("memory", "reply"),
+    [
+        ("user diet: gluten-free", "You're keto these days, so bread is out anyway."),
+        ("I'm vegan.", "You're vegetarian, so the salad works."),
+        ("user diet: keto", "You're not vegan, so the cheese board works."),
+    ],
+)
+def test_diet_that_can_be_kept_together_is_not_judged(memory: str, reply: str) -> None:
+    assert not text_conflicts(reply, [memory])

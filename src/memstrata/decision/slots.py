@@ -29,6 +29,10 @@ _NAME_MIXED = rf"(?P<x>[A-Za-z][\w&.-]*|{_H}{{2,6}}?)"
 _BLOOD = r"(?P<x>AB|A|B|O)"
 # A person's given name; the next word must not start a sentence of its own.
 _PERSON = r"(?P<x>[A-Z][a-z]+)(?!\s+[a-z]+'s\b)\b"
+_DIET_WORD = r"(?P<x>[A-Za-z-]+)"
+# Diets one cannot keep together (vegan and keto); vegan is kept by a vegetarian too.
+_EXCLUSIVE_DIETS = frozenset({"vegetarian", "vegan", "pescatarian", "keto"})
+_COMPATIBLE_DIETS = (frozenset({"vegetarian", "vegan"}), frozenset({"vegetarian", "pescatarian"}))
 # Family members whose names facts hold (English, Chinese forms).
 _RELATIONS = (
     ("son", "儿子"),
@@ -111,6 +115,21 @@ SLOTS = (
         frozenset(),
         ("blood_type", "blood type"),
     ),
+    Slot(
+        "diet",
+        (
+            re.compile(r"\bI(?:'m|\s+am)\s+(?:a\s+|on\s+(?:a\s+)?|strictly\s+)?" + _DIET_WORD),
+            re.compile(rf"我(?:是|吃)(?P<x>{_H}{{1,6}}?|[A-Za-z-]+)(?=饮食|者|主义|[，。,.！!]|$)"),
+        ),
+        (
+            re.compile(
+                r"\b[Yy]ou(?:'re|\s+are)\s+(?:a\s+|on\s+(?:a\s+)?|strictly\s+)?" + _DIET_WORD
+            ),
+            re.compile(rf"你(?:是|吃)(?P<x>{_H}{{1,6}}?|[A-Za-z-]+)(?=饮食|者|主义|[，。,.！!]|$)"),
+        ),
+        frozenset({"diet"}),
+        ("diet",),
+    ),
     *(
         Slot(
             f"{relation[0]}'s name",
@@ -174,8 +193,15 @@ def _differs(said: str, held: str, kinds: frozenset[str]) -> bool | None:
         # A closed set (blood types) or a person's name: exact, in one script
         # (Tingting and 婷婷 may be one person).
         return None if _cjk(said) != _cjk(held) else said.casefold() != held.casefold()
-    a_terms = {t.key for _, _, t in glossary.find(said, kinds)} if kinds else set()
-    b_terms = {t.key for _, _, t in glossary.find(held, kinds)} if kinds else set()
+    a_terms = {t.key for _, _, t in glossary.find(said, kinds)}
+    b_terms = {t.key for _, _, t in glossary.find(held, kinds)}
+    if kinds == {"diet"}:
+        # Only diets that exclude each other are judged (vegan and gluten-free agree).
+        a_terms, b_terms = a_terms & _EXCLUSIVE_DIETS, b_terms & _EXCLUSIVE_DIETS
+        if not a_terms or not b_terms:
+            return None
+        pairs = {frozenset({a, b}) for a in a_terms for b in b_terms}
+        return all(len(p) == 2 and p not in _COMPATIBLE_DIETS for p in pairs)
     if a_terms and b_terms:
         return not (a_terms & b_terms)
     if _cjk(said) != _cjk(held):
