@@ -247,3 +247,9 @@ def test_diet_given_an_exclusive_other(memory: str, wrong: str, right: str) -> N
 )
 def test_diet_that_can_be_kept_together_is_not_judged(memory: str, reply: str) -> None:
     assert not text_conflicts(reply, [memory])
+
+
+def test_job_start_date_across_languages() -> None:
+    memory = "I start my new job on June 2."
+    assert text_conflicts("你六月十二号入职，记得带证件。", [memory])
+    assert not text_conflicts("你六月二号入职，记得带证件。", [memory])

@@ -288,6 +288,7 @@ _TOPICS = (
     _t("visa", "topic", "", "签证"),
     _t("passport", "topic", "", "护照"),
     _t("expiry", "topic", "expire|expires|expiring|expired|expiration", "到期|过期"),
+    _t("job start", "topic", "new job|start date|first day at work", "入职"),
     _t("due date", "topic", "deadline", "截止日期|截止"),
     _t("exam", "topic", "", "考试"),
     _t("vacation", "topic", "holiday", "度假|假期"),
