@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memstrata.attributes.values import CHANNEL_WORDS
+
 _I = re.IGNORECASE
 
 # --- English building blocks ----------------------------------------------------------
@@ -397,22 +399,8 @@ FLIPPING_NEGATIONS = phrases(
     "don't|do not|dont|no longer|never|not|不|不再|不太|不怎么|没那么|并不|从不|从来不"
 )
 
-_CHANNEL_WORDS = {
-    "email": "email|e-mail|emails|e-mails|mail|邮件|电子邮件|邮箱|电邮",
-    "phone": "phone|phone call|phone calls|telephone|call|calls|ring|电话|手机",
-    "sms": "text|texts|text message|text messages|sms|短信",
-    "wechat": "wechat|微信",
-    "dingtalk": "钉钉",
-    "feishu": "飞书",
-    "qq": "qq",
-    "whatsapp": "whatsapp",
-    "telegram": "telegram",
-    "slack": "slack",
-    "signal": "signal",
-}
-CHANNELS: dict[str, str] = {
-    word: channel for channel, words in _CHANNEL_WORDS.items() for word in words.split("|")
-}
+# The channel words live with the value type (one normal form per channel).
+CHANNELS = CHANNEL_WORDS
 
 
 @dataclass(frozen=True, slots=True)
