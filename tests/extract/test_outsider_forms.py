@@ -1,5 +1,6 @@
 """Phrasings an outsider's dev set (dev2) showed the rules missing, by class (our own
-sentences, not the set's): a dropped English subject, ..."""
+sentences, not the set's): a dropped English subject, how long ago or why a value
+is said, and English values inside Chinese sentences."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from memstrata.extract import RuleExtractor, Turn
+from memstrata.extract.values import strip_tail
 
 MakeTurn = Callable[..., Turn]
 
@@ -44,3 +46,40 @@ def test_a_dropped_subject_is_put_back(
 )
 def test_a_sentence_about_something_else_gets_no_subject(make_turn: MakeTurn, text: str) -> None:
     assert _facts(make_turn, text) == set()
+
+
+# How long ago, for how long and why a value is said are no part of it.
+ADJUNCTS = [
+    ("I joined Spotify three months ago.", ("employer", "Spotify")),
+    ("I stopped eating sugar about two years ago.", ("avoids", "sugar")),
+    ("I live at 9 Marsh Lane now in case you need it.", ("address", "9 Marsh Lane")),
+]
+
+
+@pytest.mark.parametrize(("text", "fact"), ADJUNCTS)
+def test_a_time_or_purpose_adjunct_is_cut_from_the_value(
+    make_turn: MakeTurn, text: str, fact: tuple[str, str]
+) -> None:
+    assert fact in _facts(make_turn, text)
+
+
+def test_a_monthly_amount_keeps_its_period() -> None:
+    assert strip_tail("2,400 a month") == "2,400 a month"
+    assert strip_tail("Acme for about a year") == "Acme"
+
+
+# Code-switched Chinese: the English value keeps its spaces and passes the English check.
+CODE_SWITCHED = [
+    ("我跳槽到Goldman Sachs了。", ("employer", "Goldman Sachs")),
+    ("我老家是San Jose。", ("hometown", "San Jose")),
+    ("我最近得了eczema。", ("health", "eczema")),
+    ("我不吃beef。", ("avoids", "beef")),
+]
+
+
+@pytest.mark.parametrize(("text", "fact"), CODE_SWITCHED)
+def test_an_english_value_in_a_chinese_sentence(
+    make_turn: MakeTurn, text: str, fact: tuple[str, str]
+) -> None:
+    found = _facts(make_turn, text)
+    assert any(a == fact[0] and v.removeprefix("吃") == fact[1] for a, v in found), found

@@ -56,8 +56,10 @@ _EN_EAT = re.compile(
     r"(?!(?:out|in|much|less|more|well|healthy|late|early|anything|something|it|that|this)\b)",
     _I,
 )
-_ZH_EAT = re.compile(r"^(?:吃|喝|碰|食用|饮用)(?=[\u4e00-\u9fff]{1,10}$)")
-_ZH_DOING = re.compile(r"^(?:吃|喝|玩|看|听)(?=[\u4e00-\u9fff]{1,10}$)")
+# The object may be code-switched English (吃pork, 喝alcohol).
+_ZH_OBJECT = r"(?=(?:[\u4e00-\u9fff]{1,10}|[A-Za-z][A-Za-z ]{0,30})$)"
+_ZH_EAT = re.compile(rf"^(?:吃|喝|碰|食用|饮用){_ZH_OBJECT}")
+_ZH_DOING = re.compile(rf"^(?:吃|喝|玩|看|听){_ZH_OBJECT}")
 # Eating itself named by a diet word is no food (吃素 is a diet, not 素).
 _ZH_DIET_EATING = frozenset({"吃素", "吃斋", "吃全素", "吃荤"})
 

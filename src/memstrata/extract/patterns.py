@@ -67,13 +67,15 @@ CN_ADV = (
 )
 CN_NEG = r"(?P<neg>从来不|从不|并不|不再|不太|不怎么|没那么|已经不|以前|曾经|没有|没|不)?"
 CN_END = (
-    r"(?=(?:了|啦|呀|啊|吧|呢|哦|喔)*(?:[，。,.;；!！?？、\s]|$)|但|可是|不过|而且|因为|所以|"
+    r"(?=(?:了|啦|呀|啊|吧|呢|哦|喔)*(?:[，。,.;；!！?？、]|\s(?![A-Za-z])|$)|但|可是|不过|而且|因为|所以|"
     r"并且|然后|和我|工作|生活|上班|附近|这边|那边|一带|住|定居|安家|发展|去(?:了|啦)?(?:[，。,.!！]|$))"
 )
 # A Chinese clause ends here (particles, then punctuation or the end).
-CN_CLAUSE_END = r"(?=(?:了|啦|呀|啊|吧|呢)*(?:[，。,.;；!！?？、\s]|$))"
-CN_VAL = r"(?P<v>[^，。,.;；!！?？、\s]{1,30}?)"
-CN_LIST_VAL = r"(?P<v>[^，。,.;；!！?？\s]{1,40}?)"
+CN_CLAUSE_END = r"(?=(?:了|啦|呀|啊|吧|呢)*(?:[，。,.;；!！?？、]|\s(?![A-Za-z])|$))"
+# A space between two Latin words is inside a code-switched value (我是data analyst).
+LATIN_SPACE = r"(?<=[A-Za-z])\s(?=[A-Za-z])"
+CN_VAL = rf"(?P<v>(?:[^，。,.;；!！?？、\s]|{LATIN_SPACE}){{1,30}}?)"
+CN_LIST_VAL = rf"(?P<v>(?:[^，。,.;；!！?？\s]|{LATIN_SPACE}){{1,40}}?)"
 CN_CHANNEL = (
     r"(?P<ch>微信|电子邮件|邮件|邮箱|电邮|电话|短信|手机|钉钉|飞书|QQ|qq|(?i:e-?mail|"
     r"telegram|whatsapp|slack|signal|wechat))"
