@@ -83,3 +83,42 @@ def test_an_english_value_in_a_chinese_sentence(
 ) -> None:
     found = _facts(make_turn, text)
     assert any(a == fact[0] and v.removeprefix("吃") == fact[1] for a, v in found), found
+
+
+# The reply language: a request is no question, the reply may be named as a noun, and a
+# spoken list ends where the sentence turns to the reply.
+REPLY_LANGUAGE = [
+    ("Would you reply in German from here on?", ("language", "German")),
+    ("Please keep your answers in French.", ("language", "French")),
+    ("以后回答我都用英文吧。", ("language", "英文")),
+    ("answer我的时候用Japanese就行。", ("language", "Japanese")),
+]
+
+
+@pytest.mark.parametrize(("text", "fact"), REPLY_LANGUAGE)
+def test_the_reply_language_is_read(make_turn: MakeTurn, text: str, fact: tuple[str, str]) -> None:
+    assert fact in _facts(make_turn, text)
+
+
+def test_a_question_about_a_fact_stays_a_question(make_turn: MakeTurn) -> None:
+    assert _facts(make_turn, "Could you tell me if I live in Paris?") == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken", "reply"),
+    [
+        ("I speak Dutch and Italian, but please write in English.", {"Dutch", "Italian"}, "English"),
+        ("我会说日语和韩语，不过回复用中文就好。", {"日语", "韩语"}, "中文"),
+    ],
+)
+def test_the_reply_language_is_not_a_spoken_one(
+    make_turn: MakeTurn, text: str, spoken: set[str], reply: str
+) -> None:
+    found = _facts(make_turn, text)
+    assert {v for a, v in found if a == "languages_spoken"} == spoken
+    assert ("language", reply) in found
+
+
+def test_english_language_names_inside_chinese(make_turn: MakeTurn) -> None:
+    found = _facts(make_turn, "我会讲Korean、Spanish还有一点Thai。")
+    assert {v for a, v in found if a == "languages_spoken"} == {"Korean", "Spanish", "Thai"}

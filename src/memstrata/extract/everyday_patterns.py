@@ -19,8 +19,10 @@ from memstrata.extract.patterns import (
 
 # --- language and schedule ---------------------------------------------------------------
 _REPLY_IN_EN = en(
-    r"\b(?:reply|respond|answer|talk|speak|write|chat|text)\s+(?:to\s+me\s+|back\s+)?"
-    r"(?:only\s+)?in\s+(?P<v>",
+    r"\b(?:(?:reply|respond|answer|talk|speak|write|chat|text)\s+(?:to\s+me\s+|back\s+)?|"
+    r"(?:keep|make|write|give\s+me|send)\s+(?:your\s+|the\s+|all\s+)?(?:replies|answers|"
+    r"responses|messages)\s+|(?:replies|answers|responses)\s+(?:should\s+be\s+)?)"
+    r"(?:only\s+|all\s+)?in\s+(?P<v>",
     LANGUAGES_EN,
     r")\b",
     r"|\bI\s+(?:prefer|'d\s+prefer|would\s+prefer|'d\s+rather|like)\s+(?:to\s+(?:chat|talk|"
@@ -35,6 +37,14 @@ _REPLY_IN_CN = cn(
     r"|(?:跟|和)我(?:说|讲|聊)(?P<v2>",
     LANGUAGES_CN,
     r")(?:就好|就行|吧|就可以)",
+    # The reply named first, then its language, which may be English (回复用中文就好,
+    # reply我的时候用English吧).
+    r"|(?:回复|回答|答复|(?i:reply|answer))(?:我)?(?:的时候)?(?:都|就|请|一律|全部|最好)?(?:用|说|讲)"
+    r"(?P<v3>",
+    LANGUAGES_CN,
+    "|(?i:",
+    LANGUAGES_EN,
+    r"))",
 )
 _SHIFT_EN = en(
     r"\bI(?:'m|\s+am)?\s+(?:work|working|on|do|doing|pull)\s+(?:the\s+)?(?P<v>(?:night|day|early|"
