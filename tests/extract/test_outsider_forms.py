@@ -122,3 +122,22 @@ def test_the_reply_language_is_not_a_spoken_one(
 def test_english_language_names_inside_chinese(make_turn: MakeTurn) -> None:
     found = _facts(make_turn, "我会讲Korean、Spanish还有一点Thai。")
     assert {v for a, v in found if a == "languages_spoken"} == {"Korean", "Spanish", "Thai"}
+
+
+# Pets: counted ("two rabbits"), kept by the household (家里养了...), after a clause whose
+# subject goes on, or named in English inside Chinese.
+PETS = [
+    ("We've got three rabbits.", ("pets", "rabbits")),
+    ("家里养了一只仓鼠。", ("pets", "仓鼠")),
+    ("我今年30，单身，养了两条金鱼。", ("pets", "金鱼")),
+    ("我家有个hamster。", ("pets", "hamster")),
+]
+
+
+@pytest.mark.parametrize(("text", "fact"), PETS)
+def test_a_pet_is_read(make_turn: MakeTurn, text: str, fact: tuple[str, str]) -> None:
+    assert fact in _facts(make_turn, text)
+
+
+def test_a_named_pet_keeps_the_name(make_turn: MakeTurn) -> None:
+    assert ("pets", "豆豆") in _facts(make_turn, "我养了一只柯基，叫豆豆。")
