@@ -141,3 +141,25 @@ def test_a_pet_is_read(make_turn: MakeTurn, text: str, fact: tuple[str, str]) ->
 
 def test_a_named_pet_keeps_the_name(make_turn: MakeTurn) -> None:
     assert ("pets", "豆豆") in _facts(make_turn, "我养了一只柯基，叫豆豆。")
+
+
+# A schedule is a time of the week or day however it is composed: day ranges, parts of
+# the day, clock ranges, in either language or both.
+SCHEDULES = [
+    ("I work Monday through Thursday, 8 to 4.", "Monday through Thursday, 8 to 4"),
+    ("I'm usually free weekend mornings before 11.", "weekend mornings before 11"),
+    ("I only have time on Friday evenings.", "Friday evenings"),
+    ("我通常周六下午才有空。", "周六下午"),
+    ("我每天晚上九点到十点健身。", "每天晚上九点到十点"),
+    ("我weekends 10点到4点上班。", "weekends 10点到4点"),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), SCHEDULES)
+def test_a_schedule_is_read(make_turn: MakeTurn, text: str, value: str) -> None:
+    assert ("schedule", value) in _facts(make_turn, text)
+
+
+@pytest.mark.parametrize("text", ["I work at Initech.", "我在上海上班。", "I'm free to talk."])
+def test_no_schedule_without_a_time(make_turn: MakeTurn, text: str) -> None:
+    assert not any(a == "schedule" for a, _v in _facts(make_turn, text))
