@@ -163,3 +163,21 @@ def test_a_schedule_is_read(make_turn: MakeTurn, text: str, value: str) -> None:
 @pytest.mark.parametrize("text", ["I work at Initech.", "我在上海上班。", "I'm free to talk."])
 def test_no_schedule_without_a_time(make_turn: MakeTurn, text: str) -> None:
     assert not any(a == "schedule" for a, _v in _facts(make_turn, text))
+
+
+# An employer named by the move made for it, by the work done for it, or as where a job
+# change from another one ended.
+EMPLOYERS = [
+    ("We relocated to Austin for a job at Dell.", ("employer", "Dell")),
+    ("I've been nursing for Kaiser since 2019.", ("employer", "Kaiser")),
+    ("我从百度跳槽到美团了。", ("employer", "美团")),
+]
+
+
+@pytest.mark.parametrize(("text", "fact"), EMPLOYERS)
+def test_an_employer_is_read(make_turn: MakeTurn, text: str, fact: tuple[str, str]) -> None:
+    assert fact in _facts(make_turn, text)
+
+
+def test_waiting_for_a_company_is_no_job(make_turn: MakeTurn) -> None:
+    assert not any(a == "employer" for a, _v in _facts(make_turn, "I've been waiting for Amazon."))
