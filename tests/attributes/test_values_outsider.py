@@ -11,7 +11,13 @@ from memstrata.attributes.registry import normal_value
 
 @pytest.mark.parametrize(
     ("said", "canonical"),
-    [("微信", "wechat"), ("电话", "phone"), ("邮件", "email"), ("短信", "sms"), ("E-mail", "email")],
+    [
+        ("微信", "wechat"),
+        ("电话", "phone"),
+        ("邮件", "email"),
+        ("短信", "sms"),
+        ("E-mail", "email"),
+    ],
 )
 def test_a_channel_is_one_value_in_both_languages(said: str, canonical: str) -> None:
     assert normal_value("contact_channel", said) == normal_value("contact_channel", canonical)

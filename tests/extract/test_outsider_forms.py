@@ -107,7 +107,11 @@ def test_a_question_about_a_fact_stays_a_question(make_turn: MakeTurn) -> None:
 @pytest.mark.parametrize(
     ("text", "spoken", "reply"),
     [
-        ("I speak Dutch and Italian, but please write in English.", {"Dutch", "Italian"}, "English"),
+        (
+            "I speak Dutch and Italian, but please write in English.",
+            {"Dutch", "Italian"},
+            "English",
+        ),
         ("我会说日语和韩语，不过回复用中文就好。", {"日语", "韩语"}, "中文"),
     ],
 )

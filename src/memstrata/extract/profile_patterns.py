@@ -55,9 +55,7 @@ _ANIMAL = alternation(ANIMALS)
 # A code-switched pet is named in English (养了一只cat, 有个golden retriever).
 _CN_ANIMAL = f"(?:{alternation(CN_ANIMALS)}|(?i:(?:[a-z]+ )?(?:{alternation(ANIMALS)})))"
 # How many: "a", "two", "a couple of" (a count is no part of the animal).
-_PET_COUNT = (
-    r"(?:an?|one|two|three|four|five|a\s+couple\s+of|a\s+few|some|several|\d+)"
-)
+_PET_COUNT = r"(?:an?|one|two|three|four|five|a\s+couple\s+of|a\s+few|some|several|\d+)"
 # Who keeps it in Chinese: the speaker, the household (家里养了...), or nobody named at a
 # clause start (the sentence's speaker goes on: 我今年45，离婚了，养了两条狗).
 _CN_KEEPER = r"(?:(?:我们|我)(?:家里?)?|(?:^|(?<=[，,]))(?:家里|家中)?)"
