@@ -185,3 +185,20 @@ def test_an_employer_is_read(make_turn: MakeTurn, text: str, fact: tuple[str, st
 
 def test_waiting_for_a_company_is_no_job(make_turn: MakeTurn) -> None:
     assert not any(a == "employer" for a, _v in _facts(make_turn, "I've been waiting for Amazon."))
+
+
+# A preference is the thing or quality preferred, not the having of it; taking a pastime
+# up (迷上了, 爱上了) makes it an interest.
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("I'd rather have something light than something cheap.", ("prefers", "light")),
+        ("I'd rather have juice than soda.", ("prefers", "juice")),
+        ("我最近迷上了攀岩。", ("interests", "攀岩")),
+        ("今年爱上了滑雪。", ("interests", "滑雪")),
+    ],
+)
+def test_preferences_and_interests(make_turn: MakeTurn, text: str, fact: tuple[str, str]) -> None:
+    found = _facts(make_turn, text)
+    assert fact in found
+    assert not any(v.startswith("上了") for _a, v in found)

@@ -444,6 +444,10 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         multi_valued=True,
         labels=("hobby", "爱好"),
         aliases=("爱好",),
+        # Taking up a pastime (迷上了钓鱼) makes it an interest.
+        state_frames=(
+            r"我(?:最近|现在|今年|开始|也)*(?:迷上了|爱上了|沉迷于|痴迷于|热衷于)(?:玩|打|学)?{v}",
+        ),
         removal_frames=(
             r"\bI(?:'m|\s+am)\s+(?:not|no\s+longer)\s+(?:really\s+)?interested\s+in\s+{v}"
             r"(?=\s+any\s*more\b|\s*[,.;!?]|$)",

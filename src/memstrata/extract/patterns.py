@@ -283,7 +283,8 @@ _PREFERENCE_CN = cn(
     CN_ADV,
     CN_NEG,
     CN_ADV,
-    r"(?P<verb>更喜欢|更爱|比较喜欢|最喜欢|喜欢|热爱|爱|讨厌|厌恶|受不了|偏好|偏爱)",
+    # 爱上了 is taking something up (an interest, read by the registry's frame).
+    r"(?P<verb>更喜欢|更爱|比较喜欢|最喜欢|喜欢|热爱|爱(?!上了)|讨厌|厌恶|受不了|偏好|偏爱)",
     CN_LIST_VAL,
     CN_END,
 )
@@ -354,7 +355,7 @@ FACT_PATTERNS: tuple[FactPattern, ...] = (
     FactPattern(_CHANNEL_ME_CN, "contact_channel", 0.85, 0.7, "channel"),
     FactPattern(_CHANNEL_IS_BEST_CN, "contact_channel", 0.85, 0.7, "channel"),
     FactPattern(_PREFERENCE_EN, "likes", 0.8, 0.5, "preference", many=True),
-    FactPattern(_RATHER_EN, "prefers", 0.7, 0.5),
+    FactPattern(_RATHER_EN, "prefers", 0.7, 0.5, "preference"),
     FactPattern(_WOULD_PREFER_EN, "prefers", 0.75, 0.5, "preference", many=True),
     FactPattern(_KEEN_EN, "likes", 0.75, 0.5, "preference", negated="dislikes", many=True),
     FactPattern(_FAN_EN, "likes", 0.8, 0.5, "preference", negated="dislikes"),

@@ -491,10 +491,20 @@ def _object(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
     return value, 1.0, None
 
 
+_PREFERENCE_LEAD = re.compile(
+    r"^(?:(?:have|get)\s+(?!to\b)|(?:go\s+with|take|pick|choose|use)\s+(?=(?:something|anything)\s))"
+    r"|^(?:something|anything)\s+(?=[a-z]+$)",
+    re.IGNORECASE,
+)
+
+
 def _preference(value: str, groups: Mapping[str, str | None]) -> Checked | None:
     value = _PREFERENCE_ADJUNCT.sub("", value).strip()
     if value.casefold().startswith("to "):
         value = value[3:].strip()  # "I love to cook": what is loved is cooking
+    # "I'd rather have something quiet": what is preferred is the quality, not the having.
+    for _ in range(2):  # "have something quiet": the verb, then the "something"
+        value = _PREFERENCE_LEAD.sub("", value).strip() or value
     return _object(value, groups) if value else None
 
 
