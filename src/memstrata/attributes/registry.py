@@ -255,6 +255,12 @@ ATTRIBUTES: tuple[Attribute, ...] = (
             r"\bI(?:'ve)?\s+(?:just\s+|finally\s+|recently\s+)?(?:got|landed|found|took|accepted)\s+"
             r"(?:a\s+|an\s+)?(?:new\s+)?(?:job|position|role|offer)\s+(?:as\s+(?:an?\s+)?"
             r"[\w\s'-]{1,40}?\s+)?(?:at|with|from)\s+{v}",
+            # A move or a start made for a job names its employer ("moved to Denver for a
+            # job at X"); so does the work itself done for one ("been driving for X").
+            r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+)?(?:moved|relocated|came)\b[^,.;!?]{0,40}?"
+            r"\bfor\s+(?:a|the|my)\s+(?:new\s+)?(?:job|position|role)\s+(?:at|with)\s+{v}",
+            r"\bI(?:'ve|\s+have)?\s+been\s+(?:working|driving|delivering|nursing|teaching|coding|"
+            r"consulting|contracting|writing|designing|engineering|cooking|flying)\s+for\s+{v}",
         ),
         change_verbs=(
             r"joined",
@@ -438,6 +444,10 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         multi_valued=True,
         labels=("hobby", "爱好"),
         aliases=("爱好",),
+        # Taking up a pastime (迷上了钓鱼) makes it an interest.
+        state_frames=(
+            r"我(?:最近|现在|今年|开始|也)*(?:迷上了|爱上了|沉迷于|痴迷于|热衷于)(?:玩|打|学)?{v}",
+        ),
         removal_frames=(
             r"\bI(?:'m|\s+am)\s+(?:not|no\s+longer)\s+(?:really\s+)?interested\s+in\s+{v}"
             r"(?=\s+any\s*more\b|\s*[,.;!?]|$)",

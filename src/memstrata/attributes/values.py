@@ -16,6 +16,7 @@ import re
 import unicodedata
 
 __all__ = [
+    "CHANNEL_WORDS",
     "DIET_CLASSES",
     "VALUE_TYPES",
     "diet_class",
@@ -55,10 +56,32 @@ _EN_EAT = re.compile(
     r"(?!(?:out|in|much|less|more|well|healthy|late|early|anything|something|it|that|this)\b)",
     _I,
 )
-_ZH_EAT = re.compile(r"^(?:吃|喝|碰|食用|饮用)(?=[\u4e00-\u9fff]{1,10}$)")
-_ZH_DOING = re.compile(r"^(?:吃|喝|玩|看|听)(?=[\u4e00-\u9fff]{1,10}$)")
+# The object may be code-switched English (吃pork, 喝alcohol).
+_ZH_OBJECT = r"(?=(?:[\u4e00-\u9fff]{1,10}|[A-Za-z][A-Za-z ]{0,30})$)"
+_ZH_EAT = re.compile(rf"^(?:吃|喝|碰|食用|饮用){_ZH_OBJECT}")
+_ZH_DOING = re.compile(rf"^(?:吃|喝|玩|看|听){_ZH_OBJECT}")
 # Eating itself named by a diet word is no food (吃素 is a diet, not 素).
 _ZH_DIET_EATING = frozenset({"吃素", "吃斋", "吃全素", "吃荤"})
+
+_CHANNEL_WORDS = {
+    "email": "email|e-mail|emails|e-mails|mail|邮件|电子邮件|邮箱|电邮",
+    "phone": "phone|phone call|phone calls|telephone|call|calls|ring|电话|手机",
+    "sms": "text|texts|text message|text messages|sms|短信",
+    "wechat": "wechat|微信",
+    "dingtalk": "钉钉",
+    "feishu": "飞书",
+    "qq": "qq",
+    "whatsapp": "whatsapp",
+    "telegram": "telegram",
+    "slack": "slack",
+    "signal": "signal",
+}
+CHANNEL_WORDS: dict[str, str] = {
+    word: channel for channel, words in _CHANNEL_WORDS.items() for word in words.split("|")
+}
+"""Every word naming a contact channel, English and Chinese, to its canonical name
+(微信 -> "wechat", 短信 -> "sms")."""
+
 
 DIET_CLASSES: dict[str, tuple[str, ...]] = {
     "vegetarian": (
@@ -68,6 +91,7 @@ DIET_CLASSES: dict[str, tuple[str, ...]] = {
         "吃素",
         "吃斋",
         "素食",
+        "素",
         "素食者",
         "素食主义",
         "素食主义者",
@@ -123,6 +147,10 @@ def normal(value_type: str, value: str) -> str:
         return _key(food_object(value))
     if value_type == "diet":
         return diet_class(value) or _key(value)
+    if value_type == "channel":
+        return CHANNEL_WORDS.get(_key(value), _key(value))  # 微信 is wechat
+    if value_type == "text" and _ZH_DOING.match(value.strip()):
+        return _key(_ZH_DOING.sub("", value.strip()))  # 喜欢吃辣 likes 辣
     return _key(value)
 
 

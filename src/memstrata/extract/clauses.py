@@ -64,10 +64,48 @@ _EN_CARRY = re.compile(
 )
 
 
+# Notes and chat drop the English subject too ("Started at Stripe two weeks ago",
+# "Vegetarian, allergic to peanuts", "born and raised in Cork"): a sentence or a
+# continuation that starts with a word only a self-description starts with gets its
+# subject back, in the form the word needs (I / I'm / I've / I was).
+_EN_DROPPED = (
+    r"(?P<i>started|joined|moved|relocated|switched|grew\s+up|gave\s+up|adopted|quit|"
+    r"work(?=\s+(?:at|for|as|in)\b)|live(?=\s+in\b))"
+    r"|(?P<im>allergic|(?:vegetarian|vegan|pescatarian|single|married|divorced|widowed)"
+    r"(?=\s*[,.;!]|\s+(?:with|to|and|now|since|for)\b|\s*$)|based\s+in|"
+    r"originally(?=\s+from\b)|lactose|gluten\s+intolerant)"
+    r"|(?P<ive>been(?=\s+\w+ing\b))|(?P<was>born)"
+)
+_EN_DROPPED_START = re.compile(
+    r"^(?P<lead>(?:(?:well|oh|so|also|btw|hi|hey|honestly|ok|okay|yeah|and|just),?\s+)*)"
+    rf"(?=(?:{_EN_DROPPED})\b)",
+    re.IGNORECASE,
+)
+_EN_DROPPED_NEXT = re.compile(
+    r"(?P<lead>(?:,|\band)\s+(?:and\s+)?)" rf"(?=(?:{_EN_DROPPED})\b)", re.IGNORECASE
+)
+_SUBJECT_FOR = {"i": "I ", "im": "I'm ", "ive": "I've ", "was": "I was "}
+
+
+def _subject(match: re.Match[str]) -> str:
+    """The subject the dropped-subject word at ``match``'s end needs."""
+    rest = match.string[match.end() :]
+    word = re.match(_EN_DROPPED, rest, re.IGNORECASE)
+    kind = next(k for k, v in word.groupdict().items() if v) if word else "i"
+    return match.group("lead") + _SUBJECT_FOR[kind]
+
+
 def _english(sentence: str) -> tuple[Clause, ...]:
     text = sentence
-    if _EN_SPEAKER.match(sentence):
-        text = _EN_CARRY.sub(lambda m: f"{m.group(1)}{m.group(2) or ''}I ", sentence)
+    start = _EN_DROPPED_START.match(sentence)
+    dropped = start is not None
+    if start is not None:
+        # The word was capitalized as the sentence's first ("Vegan, ..."), not as a name.
+        rest = sentence[start.end() :]
+        text = _subject(start) + rest[:1].lower() + rest[1:]
+    if dropped or _EN_SPEAKER.match(sentence):
+        text = _EN_CARRY.sub(lambda m: f"{m.group(1)}{m.group(2) or ''}I ", text)
+        text = _EN_DROPPED_NEXT.sub(_subject, text)
     return (Clause(text, "speaker"),)
 
 

@@ -50,6 +50,7 @@ from memstrata.extract.patterns import (
     CN_ADV,
     HEDGE,
     HYPOTHETICAL,
+    LATIN_SPACE,
     LIST_END,
     LIST_VAL,
     alternation,
@@ -67,7 +68,10 @@ _EN_END = (
     r"while|which|who|where|now|these\s+days|nowadays|anymore|any\s+more|instead|please|"
     r"from\s+now\s+on|going\s+forward|for\s+(?:now|the\s+trip|this|that)|max|tops)\b)"
 )
-_ZH_END = r"(?=(?:了|啦|呀|啊|吧|呢|哦|喔|就行|就好|左右|以内|上下)*(?:[，。,.;；!！?？、\s]|$))"
+_ZH_END = (
+    r"(?=(?:了|啦|呀|啊|吧|呢|哦|喔|就行|就好|左右|以内|上下)*"
+    r"(?:[，。,.;；!！?？、]|\s(?![A-Za-z])|$))"
+)
 _EN_VALUE = r"(?P<v>[^,.;:!?()\"]{1,80}?)"
 _EN_ADDRESS = r"(?P<v>[^.;!?]{4,120}?)"
 _EN_ADDRESS_END = (
@@ -78,8 +82,8 @@ _EN_MONEY = (
     r"(?P<v>(?:[$¥￥€£]\s*)?\d[\d,.]*\s*(?:k|K)?(?:\s*(?:dollars?|bucks|USD|usd|RMB|rmb|yuan|"
     r"euros?|pounds?|quid))?)"
 )
-_ZH_VALUE = r"(?P<v>[^，。,.;；!！?？、\s]{1,40}?)"
-_ZH_LIST = r"(?P<v>[^，。,.;；!！?？\s]{1,40}?)"
+_ZH_VALUE = rf"(?P<v>(?:[^，。,.;；!！?？、\s]|{LATIN_SPACE}){{1,40}}?)"
+_ZH_LIST = rf"(?P<v>(?:[^，。,.;；!！?？\s]|{LATIN_SPACE}){{1,40}}?)"
 _DIETS = alternation(tuple({*DIETS, *(f for forms in DIET_CLASSES.values() for f in forms)}))
 # A diet is a closed list of words, in either language (我不再是vegetarian了).
 _DIET_VALUE = rf"(?P<v>{_DIETS})(?![\w-])"

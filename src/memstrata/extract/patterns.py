@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memstrata.attributes.values import CHANNEL_WORDS
+
 _I = re.IGNORECASE
 
 # --- English building blocks ----------------------------------------------------------
@@ -65,13 +67,15 @@ CN_ADV = (
 )
 CN_NEG = r"(?P<neg>从来不|从不|并不|不再|不太|不怎么|没那么|已经不|以前|曾经|没有|没|不)?"
 CN_END = (
-    r"(?=(?:了|啦|呀|啊|吧|呢|哦|喔)*(?:[，。,.;；!！?？、\s]|$)|但|可是|不过|而且|因为|所以|"
+    r"(?=(?:了|啦|呀|啊|吧|呢|哦|喔)*(?:[，。,.;；!！?？、]|\s(?![A-Za-z])|$)|但|可是|不过|而且|因为|所以|"
     r"并且|然后|和我|工作|生活|上班|附近|这边|那边|一带|住|定居|安家|发展|去(?:了|啦)?(?:[，。,.!！]|$))"
 )
 # A Chinese clause ends here (particles, then punctuation or the end).
-CN_CLAUSE_END = r"(?=(?:了|啦|呀|啊|吧|呢)*(?:[，。,.;；!！?？、\s]|$))"
-CN_VAL = r"(?P<v>[^，。,.;；!！?？、\s]{1,30}?)"
-CN_LIST_VAL = r"(?P<v>[^，。,.;；!！?？\s]{1,40}?)"
+CN_CLAUSE_END = r"(?=(?:了|啦|呀|啊|吧|呢)*(?:[，。,.;；!！?？、]|\s(?![A-Za-z])|$))"
+# A space between two Latin words is inside a code-switched value (我是data analyst).
+LATIN_SPACE = r"(?<=[A-Za-z])\s(?=[A-Za-z])"
+CN_VAL = rf"(?P<v>(?:[^，。,.;；!！?？、\s]|{LATIN_SPACE}){{1,30}}?)"
+CN_LIST_VAL = rf"(?P<v>(?:[^，。,.;；!！?？\s]|{LATIN_SPACE}){{1,40}}?)"
 CN_CHANNEL = (
     r"(?P<ch>微信|电子邮件|邮件|邮箱|电邮|电话|短信|手机|钉钉|飞书|QQ|qq|(?i:e-?mail|"
     r"telegram|whatsapp|slack|signal|wechat))"
@@ -279,7 +283,8 @@ _PREFERENCE_CN = cn(
     CN_ADV,
     CN_NEG,
     CN_ADV,
-    r"(?P<verb>更喜欢|更爱|比较喜欢|最喜欢|喜欢|热爱|爱|讨厌|厌恶|受不了|偏好|偏爱)",
+    # 爱上了 is taking something up (an interest, read by the registry's frame).
+    r"(?P<verb>更喜欢|更爱|比较喜欢|最喜欢|喜欢|热爱|爱(?!上了)|讨厌|厌恶|受不了|偏好|偏爱)",
     CN_LIST_VAL,
     CN_END,
 )
@@ -350,7 +355,7 @@ FACT_PATTERNS: tuple[FactPattern, ...] = (
     FactPattern(_CHANNEL_ME_CN, "contact_channel", 0.85, 0.7, "channel"),
     FactPattern(_CHANNEL_IS_BEST_CN, "contact_channel", 0.85, 0.7, "channel"),
     FactPattern(_PREFERENCE_EN, "likes", 0.8, 0.5, "preference", many=True),
-    FactPattern(_RATHER_EN, "prefers", 0.7, 0.5),
+    FactPattern(_RATHER_EN, "prefers", 0.7, 0.5, "preference"),
     FactPattern(_WOULD_PREFER_EN, "prefers", 0.75, 0.5, "preference", many=True),
     FactPattern(_KEEN_EN, "likes", 0.75, 0.5, "preference", negated="dislikes", many=True),
     FactPattern(_FAN_EN, "likes", 0.8, 0.5, "preference", negated="dislikes"),
@@ -397,22 +402,8 @@ FLIPPING_NEGATIONS = phrases(
     "don't|do not|dont|no longer|never|not|不|不再|不太|不怎么|没那么|并不|从不|从来不"
 )
 
-_CHANNEL_WORDS = {
-    "email": "email|e-mail|emails|e-mails|mail|邮件|电子邮件|邮箱|电邮",
-    "phone": "phone|phone call|phone calls|telephone|call|calls|ring|电话|手机",
-    "sms": "text|texts|text message|text messages|sms|短信",
-    "wechat": "wechat|微信",
-    "dingtalk": "钉钉",
-    "feishu": "飞书",
-    "qq": "qq",
-    "whatsapp": "whatsapp",
-    "telegram": "telegram",
-    "slack": "slack",
-    "signal": "signal",
-}
-CHANNELS: dict[str, str] = {
-    word: channel for channel, words in _CHANNEL_WORDS.items() for word in words.split("|")
-}
+# The channel words live with the value type (one normal form per channel).
+CHANNELS = CHANNEL_WORDS
 
 
 @dataclass(frozen=True, slots=True)

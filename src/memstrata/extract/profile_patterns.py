@@ -52,7 +52,13 @@ _CN_AMOUNT = rf"(?P<v>{AMOUNT_PATTERN}|(?:{_CN_NUMBER})(?=左右|以内|以下|�
 _COUNT = r"(?P<v>\d{1,2}|two|three|four|five|six|seven|eight|nine|ten)"
 _CN_COUNT = r"(?P<v>\d{1,2}|[两二三四五六七八九十])"
 _ANIMAL = alternation(ANIMALS)
-_CN_ANIMAL = alternation(CN_ANIMALS)
+# A code-switched pet is named in English (养了一只cat, 有个golden retriever).
+_CN_ANIMAL = f"(?:{alternation(CN_ANIMALS)}|(?i:(?:[a-z]+ )?(?:{alternation(ANIMALS)})))"
+# How many: "a", "two", "a couple of" (a count is no part of the animal).
+_PET_COUNT = r"(?:an?|one|two|three|four|five|a\s+couple\s+of|a\s+few|some|several|\d+)"
+# Who keeps it in Chinese: the speaker, the household (家里养了...), or nobody named at a
+# clause start (the sentence's speaker goes on: 我今年45，离婚了，养了两条狗).
+_CN_KEEPER = r"(?:(?:我们|我)(?:家里?)?|(?:^|(?<=[，,]))(?:家里|家中)?)"
 _DIET = alternation(DIETS)
 _HEALTH_STATE = alternation(HEALTH_STATES)
 _NOT_NAMED = r"(?!\s+(?:named|called)\b)"
@@ -245,11 +251,13 @@ _CHILD_COUNT_EN = en(
     r"\s+(?:kids|children|sons|daughters|boys|girls)\b",
 )
 _PET_EN = en(
-    r"\b(?:I|we)\s+",
+    r"\b(?:I|we)(?:'ve)?\s+",
     ADV,
-    r"(?:have|'ve\s+got|have\s+got|own|got|adopted)\s+(?:an?|one)\s+(?P<v>(?:[\w-]+\s+){0,2}?",
+    r"(?:have|'ve\s+got|have\s+got|own|got|adopted)\s+",
+    _PET_COUNT,
+    r"\s+(?P<v>(?:[\w-]+\s+){0,2}?(?:",
     _ANIMAL,
-    r")(?![\w-])",
+    r")(?:e?s)?)(?![\w-])",
     _NOT_NAMED,
     r"(?!\s+(?:allerg|hair|food|bed|toy|sitter|person)\w*)",
 )
@@ -291,9 +299,9 @@ _CHILD_COUNT_CN = cn(
     r"(?:我们|", CN_ME, r")", CN_ADV, r"有", _CN_COUNT, r"个(?:孩子|小孩|娃|儿子|女儿)"
 )
 _PET_CN = cn(
-    r"(?:我们|我)(?:家)?",
+    _CN_KEEPER,
     CN_ADV,
-    r"(?:养了|养着|养|有)(?:一|两|几)?(?:只|条|个)?(?P<v>",
+    r"(?:养了|养着|养|有)(?:一|两|三|几)?(?:只|条|个)?(?P<v>",
     _CN_ANIMAL,
     r")(?![，,]?(?:它|他|她)?(?:叫|名叫|名字叫))",
 )

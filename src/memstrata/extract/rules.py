@@ -168,8 +168,21 @@ class _Found:
     candidate: Candidate
 
 
+# "Could you answer in Spanish from now on?" asks for something the user wants kept: a
+# request, read like a statement (the language, channel or address it names).
+_REQUEST = re.compile(
+    r"^\s*(?:(?:could|can|would|will)\s+you\s+(?:please\s+)?(?:answer|reply|respond|write|"
+    r"talk|speak|text|e-?mail|call|contact|message|send|ship|deliver|keep)\b|"
+    r"(?:你|您)?(?:可以|能|能不能|可不可以|麻烦)(?:你|您)?(?:以后|之后|今后)?(?:都|就)?(?:用|给我发|"
+    r"发到|寄到|送到))",
+    re.IGNORECASE,
+)
+
+
 def _is_question(sentence: str) -> bool:
     stripped = sentence.rstrip()
+    if _REQUEST.match(stripped):
+        return False
     return bool(
         (QUESTION_START.match(stripped) and stripped.endswith(("?", "？")))
         or (CN_QUESTION_END.search(stripped) and not stripped.isascii())

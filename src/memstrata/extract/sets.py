@@ -33,7 +33,8 @@ CONTACT_CHANNELS = "contact_channels"
 _I = re.IGNORECASE
 _LANG_EN = LANGUAGES_EN
 _LANG_CN = LANGUAGES_CN
-_LANG_EN_RE = re.compile(rf"\b(?:{_LANG_EN})\b", _I)
+# Latin-letter bounds, not \b: a CJK character is a word character (讲Mandarin还有).
+_LANG_EN_RE = re.compile(rf"(?<![A-Za-z])(?:{_LANG_EN})(?![A-Za-z])", _I)
 _LANG_CN_RE = re.compile(_LANG_CN)
 _CN_CANON = {"汉语": "中文", "英文": "英语", "日文": "日语", "韩文": "韩语", "法文": "法语"}
 _CN_CANON["德文"] = "德语"
@@ -179,6 +180,20 @@ def _cut_negated(text: str) -> str:
     return re.split(r"[,，]\s*(?:but\s+|and\s+|而)?(?:not\b|不是)", text, maxsplit=1, flags=_I)[0]
 
 
+# A spoken list ends where the sentence turns to something else ("..., and please keep
+# replies in English", 不过回复用中文就好): the reply language is no spoken one.
+_LIST_TURN = re.compile(
+    r"(?:[,，;；]\s*|\s+)(?:and\s+|but\s+)?(?:please|but|so|though|however)\b|"
+    r"[,，;；]?\s*(?:不过|但是|但|可是|所以|而且)|[,，]\s*(?:请|以后|回复|回答)",
+    _I,
+)
+
+
+def _spoken_list(text: str) -> str:
+    """The languages part of a spoken list: up to a ", not" tail or a turn."""
+    return _LIST_TURN.split(_cut_negated(text), maxsplit=1)[0]
+
+
 def set_facts(sentence: str, facts: Sequence[Candidate]) -> list[Candidate]:
     """The ``languages_spoken`` and ``contact_channels`` facts and removals ``sentence``
     (the user's own, not a question) states; ``facts``: what other patterns found in it."""
@@ -198,7 +213,7 @@ def set_facts(sentence: str, facts: Sequence[Candidate]) -> list[Candidate]:
     for pattern in (_SPEAK_EN, _SPEAK_CN):
         for match in pattern.finditer(own):
             raw = next(v for v in match.groupdict().values() if v)
-            for lang in _languages(_cut_negated(raw)):
+            for lang in _languages(_spoken_list(raw)):
                 if lang.casefold() not in removed_languages:
                     made.append(_fact(LANGUAGES_SPOKEN, lang))
     removed_channels: list[str] = []

@@ -51,7 +51,7 @@ _FILLER_TAIL = re.compile(
     r"\s+(?:now|anymore|any\s+more|these\s+days|nowadays|at\s+the\s+moment|right\s+now|"
     r"for\s+now|too|as\s+well|though|actually|a\s+lot|very\s+much|so\s+much|more|either|"
     r"again|currently|lately|already|instead|a\s+bit|btw|by\s+the\s+way|originally|at\s+all|"
-    r"in\s+general|sometimes|often|only|and|or)$",
+    r"in\s+general|sometimes|often|only|and|or|about|around|roughly|almost|nearly)$",
     re.IGNORECASE,
 )
 _PLACE_CUT = re.compile(
@@ -137,9 +137,24 @@ _MARITAL = {
 }
 
 
+# How long ago or for how long, and why or for whom it is said, are no part of a value
+# ("Stripe two weeks ago", "alcohol about six months", "X now if you need it for forms").
+_SPAN = (
+    r"(?:a|an|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\d+|a\s+few|"
+    r"a\s+couple\s+of|several|many)\s+(?:days?|weeks?|months?|years?|decades?)"
+)
+_ADJUNCT_TAIL = re.compile(
+    rf"\s+(?:(?:for\s+|since\s+)?(?:about|around|roughly|almost|nearly|over|some)\s+{_SPAN}"
+    rf"|(?:for\s+)?{_SPAN}\s+(?:ago|now|already)|(?:for|in)\s+the\s+(?:last|past)\s+{_SPAN}"
+    r"|(?:if|in\s+case|so\s+that)\s+(?:you|I|it|we|anyone)\b)\b.*$",
+    re.IGNORECASE,
+)
+
+
 def strip_tail(value: str) -> str:
     """``value`` without quotes and trailing fillers ("coffee anymore" -> "coffee")."""
     value = value.strip().strip("\"'")
+    value = _ADJUNCT_TAIL.sub("", value).strip() or value
     while True:
         trimmed = _FILLER_TAIL.sub("", value).strip()
         if trimmed == value:
@@ -476,10 +491,20 @@ def _object(value: str, _groups: Mapping[str, str | None]) -> Checked | None:
     return value, 1.0, None
 
 
+_PREFERENCE_LEAD = re.compile(
+    r"^(?:(?:have|get)\s+(?!to\b)|(?:go\s+with|take|pick|choose|use)\s+(?=(?:something|anything)\s))"
+    r"|^(?:something|anything)\s+(?=[a-z]+$)",
+    re.IGNORECASE,
+)
+
+
 def _preference(value: str, groups: Mapping[str, str | None]) -> Checked | None:
     value = _PREFERENCE_ADJUNCT.sub("", value).strip()
     if value.casefold().startswith("to "):
         value = value[3:].strip()  # "I love to cook": what is loved is cooking
+    # "I'd rather have something quiet": what is preferred is the quality, not the having.
+    for _ in range(2):  # "have something quiet": the verb, then the "something"
+        value = _PREFERENCE_LEAD.sub("", value).strip() or value
     return _object(value, groups) if value else None
 
 
@@ -671,6 +696,24 @@ _CHECKS: dict[str, Callable[[str, Mapping[str, str | None]], Checked | None]] = 
 }
 CHECK_KINDS = frozenset(_CHECKS)
 
+# Code-switched speech names an English value inside a Chinese frame (我是一名data
+# analyst, 我比较喜欢window seat): a Chinese check that refuses a Latin value hands it
+# to its English counterpart.
+_ENGLISH_CHECK = {
+    "cn_object": "object",
+    "cn_name": "name",
+    "cn_place": "place",
+    "cn_known_place": "place",
+    "cn_org": "org_proper",
+    "cn_known_org": "org_proper",
+    "cn_workplace": "org_proper",
+    "cn_hometown": "place",
+    "cn_allergen": "allergen",
+    "cn_condition": "condition",
+    "cn_spouse": "name",
+}
+_LATIN_VALUE = re.compile(r"^[A-Za-z][A-Za-z0-9 .'&/-]*$")
+
 
 def check_value(kind: str, raw: str, groups: Mapping[str, str | None]) -> Checked | None:
     """The cleaned value of ``raw`` for a pattern of check ``kind``, or None.
@@ -681,4 +724,8 @@ def check_value(kind: str, raw: str, groups: Mapping[str, str | None]) -> Checke
     value = strip_tail(raw)
     if not value or len(value) > MAX_FACT_VALUE_CHARS or INTERROGATIVE_VALUE.search(value):
         return None
-    return _CHECKS[kind](value, groups)
+    checked = _CHECKS[kind](value, groups)
+    english = _ENGLISH_CHECK.get(kind)
+    if checked is None and english is not None and _LATIN_VALUE.match(value):
+        return _CHECKS[english](value, groups)
+    return checked

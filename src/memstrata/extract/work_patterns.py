@@ -98,6 +98,8 @@ _AT_ORG_CN = cn(CN_ME, CN_ADV, r"在", CN_VAL, CN_CLAUSE_END)
 _JOINED_CN = cn(
     CN_ME,
     CN_ADV,
+    # 从X跳槽到Y: where the move started is no part of where it ended.
+    r"(?:从[^，。,.;；!！?？、]{1,20}?)?",
     r"(?:加入了|加入|入职了|入职|跳槽到了|跳槽到|跳槽去了|跳槽去|换到了|换到)",
     CN_VAL,
     CN_END,
