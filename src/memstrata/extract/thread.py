@@ -342,7 +342,9 @@ def in_thread(
     gone = ended(turn)
     over = {(c.attribute, c.value.casefold()) for c in gone}
     # A value named as over is not stated again by the same turn ("生酮停了").
-    made = [c for c in found if (c.attribute, c.value.casefold()) not in over or c.change == "remove"]
+    made = [
+        c for c in found if c.change == "remove" or (c.attribute, c.value.casefold()) not in over
+    ]
     # A removal the rules read says what it means too; one of a value ended does not
     # say what replaces it ("Sorry, I meant Nestlé - Unilever was my last job").
     stated = any(c.kind == "fact" for c in made)
