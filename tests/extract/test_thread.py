@@ -143,6 +143,33 @@ def test_a_held_value_said_to_be_over_is_removed(
     assert not [c for c in found if c.value in gone and c.change != "remove"]
 
 
+@pytest.mark.parametrize(
+    ("before", "text", "expected"),
+    [
+        (
+            ("I follow a paleo diet.",),
+            "Dropped paleo. Going pescatarian now.",
+            [("diet", "paleo", "remove"), ("diet", "pescatarian", "correct")],
+        ),
+        (
+            ("我在做生酮。",),
+            "生酮我放弃了，改成地中海饮食。",  # the rules read the new value themselves
+            [("diet", "地中海饮食", "state"), ("diet", "生酮", "remove")],
+        ),
+        (("我的预算是两万。",), "家里商量了，降到一万二。", [("budget", "一万二", "correct")]),
+        # Not done; and "going" with nothing ended says nothing of a slot.
+        (("I follow a paleo diet.",), "I might switch to keto.", []),
+        (("I follow a paleo diet.",), "I'm going shopping now.", []),
+    ],
+)
+def test_a_change_verb_gives_the_held_slot_its_new_value(
+    before: tuple[str, ...], text: str, expected: list[tuple[str, str, str]]
+) -> None:
+    found = RULES.extract(turn(text, *(said(b) for b in before)))
+    slots = {e[0] for e in expected} or {"diet"}
+    assert [read(c) for c in found if c.kind == "fact" and c.attribute in slots] == expected
+
+
 def test_a_correction_naming_its_attribute_is_read_alone() -> None:
     found = RULES.extract(turn("不对，预算应该是一万元。"))
     assert [read(c) for c in found] == [("budget", "一万元", "correct")]

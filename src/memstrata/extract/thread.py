@@ -16,7 +16,10 @@ passed by the write path) :func:`in_thread` reads:
   keto", 胃炎治好了, 鸡蛋现在可以吃了, 兔子送给朋友了, Sushi去年走了, 生酮停了): the
   user's fact of the thread holding that value loses it (:func:`ended`); an item
   named with a cue of eating it again (开始吃羊肉了, "X is fine now") leaves only
-  what is kept away from (allergies, avoids, dislikes).
+  what is kept away from (allergies, avoids, dislikes);
+* a change verb with the new value (改成轻断食, 降到十五万, "switched to decaf", and
+  "going X now" after a value the turn ended): the held single-valued slot the value
+  fits takes it (:func:`_switched`).
 
 Whatever the thread, :func:`disputes` finds the change cues of a sentence that no rule
 turned into a value ("我搬家了", "I changed jobs"): the attributes of that topic (the
@@ -153,6 +156,55 @@ _TAKEN_AGAIN = re.compile(
 )
 _KEPT_AWAY = frozenset({"allergies", "avoids", "dislikes"})
 _ENDED_NEGATED = re.compile(r"\b(?:not|never|haven'?t|didn'?t|won'?t)\b|没有?(?!了)|还没", _I)
+
+
+# What the slot holds now, after a change verb: 改成轻断食, 降到十五万, "switched to
+# decaf". "going X" / "now X" need a value the same turn ended ("Quit keto. Going
+# Mediterranean now."): alone they say nothing of a slot.
+_SWITCH = re.compile(
+    r"(?:改成|换成|改为|换为|转成|转为|变成|换到|降到|涨到|加到|提到|提高到|降低到|减到|减少到)"
+    r"(?P<v>[^，。,;；！!？?]+)"
+    r"|\b(?:switch(?:ed|ing)?\s+(?:over\s+)?to|changed?\s+(?:it\s+)?to|bump(?:ed)?\s+(?:it\s+)?"
+    r"(?:up\s+)?to|(?:cut|dropped|lowered|raised)\s+(?:it\s+)?to)\s+(?P<v2>[^,.;!?，。；！？]+)",
+    _I,
+)
+_AFTER_END = re.compile(
+    r"\b(?:going|gone|went|doing|trying|now\s+(?:doing|on|eating|going))\s+"
+    r"(?P<v>[^,.;!?，。；！？]+)|(?:现在|改|转)(?:是|做|吃|在做|在吃)(?P<v2>[^，。,;；！!？?]+)",
+    _I,
+)
+_NOW = re.compile(r"\s+(?:now|instead|then|from\s+now\s+on)\s*$|^(?:a|an|the)\s+", _I)
+
+
+def _switched(turn: Turn, found: Sequence[Candidate], gone: Sequence[Candidate]) -> list[Candidate]:
+    """The new value a change verb gives the slot the thread holds (module docstring):
+    the slot whose value the turn ended, or else the last single-valued one stated
+    whose value type the new value fits; none when the rules read that slot."""
+    ended_slots = [c.attribute for c in gone if (a := by_name(c.attribute)) and not a.multi_valued]
+    held = [f.attribute for f in just_stated(turn)]
+    covered = {c.attribute for c in found if c.kind == "fact" and c.change != "remove"}
+    for sentence in split_sentences(fold_quotes(turn.text)):
+        if _is_question(sentence) or HYPOTHETICAL.search(sentence):
+            continue
+        if _THIRD_PERSON.search(sentence):
+            continue
+        matches = list(_SWITCH.finditer(sentence))
+        if ended_slots:
+            matches += list(_AFTER_END.finditer(sentence))
+        for match in matches:
+            if _NOT_DONE.search(sentence[: match.start()]):
+                continue  # "I might switch to decaf", 我想改成...
+            raw = match.group("v") or match.group("v2") or ""
+            value = _NOW.sub("", _bare_value(raw)).strip()
+            if not value:
+                continue
+            for name in [*ended_slots, *held]:
+                known = by_name(name)
+                if known is None or known.multi_valued or name in covered:
+                    continue
+                if fits(known.value_type, value):
+                    return [_made(name, value, "correct", BARE_CONFIDENCE)]
+    return []
 
 
 def _names(clause: str, value: str) -> bool:
@@ -348,7 +400,7 @@ def in_thread(
     # A removal the rules read says what it means too; one of a value ended does not
     # say what replaces it ("Sorry, I meant Nestlé - Unilever was my last job").
     stated = any(c.kind == "fact" for c in made)
-    made += gone
+    made += gone + _switched(turn, made, gone)
     last = next(just_stated(turn), None)
     for sentence in split_sentences(fold_quotes(turn.text)):
         if _is_question(sentence) or HYPOTHETICAL.search(sentence):
