@@ -157,6 +157,21 @@ def test_a_held_value_said_to_be_over_is_removed(
             [("diet", "地中海饮食", "state"), ("diet", "生酮", "remove")],
         ),
         (("我的预算是两万。",), "家里商量了，降到一万二。", [("budget", "一万二", "correct")]),
+        (("I'm vegan.",), "Update: I'm back to vegetarian.", [("diet", "vegetarian", "correct")]),
+        # A change of work said, then its value.
+        (
+            ("I'm a nurse.",),
+            "Got promoted, I'm head nurse now!",
+            [("job", "head nurse", "correct")],
+        ),
+        (
+            ("我在腾讯上班。",),
+            "我从腾讯离职了，去了京东。",
+            [("employer", "腾讯", "remove"), ("employer", "京东", "correct")],
+        ),
+        # No change said: "I'm X now", 去了 say nothing of the slot.
+        (("I'm a nurse.",), "I'm tired now.", []),
+        (("我在腾讯上班。",), "我去了趟超市。", []),
         # Not done; and "going" with nothing ended says nothing of a slot.
         (("I follow a paleo diet.",), "I might switch to keto.", []),
         (("I follow a paleo diet.",), "I'm going shopping now.", []),
@@ -166,7 +181,7 @@ def test_a_change_verb_gives_the_held_slot_its_new_value(
     before: tuple[str, ...], text: str, expected: list[tuple[str, str, str]]
 ) -> None:
     found = RULES.extract(turn(text, *(said(b) for b in before)))
-    slots = {e[0] for e in expected} or {"diet"}
+    slots = {e[0] for e in expected} or {"diet", "job", "employer"}
     assert [read(c) for c in found if c.kind == "fact" and c.attribute in slots] == expected
 
 

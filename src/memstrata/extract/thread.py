@@ -67,7 +67,7 @@ _LEAD = re.compile(
     r"typo|autocorrect(?:ed)?|"
     r"不对|不是|等等|等一下|抱歉|对不起|不好意思|口误|笔误|哦|噢|啊|嗯|我|记错了|说错了|搞错了|弄错了|打错了|"
     r"写错了|"
-    r"其实|实际上|准确地?说|应该说|应该|是|为|才对|的)[\s,:：，]*)+",
+    r"其实|实际上|准确地?说|应该说|应该|算是|算|是|为|才对|的)[\s,:：，]*)+",
     _I,
 )
 _TRAIL = re.compile(
@@ -164,15 +164,26 @@ _ENDED_NEGATED = re.compile(r"\b(?:not|never|haven'?t|didn'?t|won'?t)\b|没有?(
 _SWITCH = re.compile(
     r"(?:改成|换成|改为|换为|转成|转为|变成|换到|降到|涨到|加到|提到|提高到|降低到|减到|减少到)"
     r"(?P<v>[^，。,;；！!？?]+)"
-    r"|\b(?:switch(?:ed|ing)?\s+(?:over\s+)?to|changed?\s+(?:it\s+)?to|bump(?:ed)?\s+(?:it\s+)?"
+    r"|\b(?:switch(?:ed|ing)?\s+(?:over\s+)?to|changed?\s+(?:it\s+)?to|(?:I'?m|I\s+am)\s+back\s+to|"
+    r"bump(?:ed)?\s+(?:it\s+)?"
     r"(?:up\s+)?to|(?:cut|dropped|lowered|raised)\s+(?:it\s+)?to)\s+(?P<v2>[^,.;!?，。；！？]+)",
     _I,
 )
 _AFTER_END = re.compile(
-    r"\b(?:going|gone|went|doing|trying|now\s+(?:doing|on|eating|going))\s+"
-    r"(?P<v>[^,.;!?，。；！？]+)|(?:现在|改|转)(?:是|做|吃|在做|在吃)(?P<v2>[^，。,;；！!？?]+)",
+    r"\b(?:going|gone|went|doing|trying|now\s+(?:doing|on|eating|going)|now\s+(?:I'?m|I\s+am)"
+    r"(?:\s+an?)?|(?:I'?m|I\s+am)(?:\s+an?)?(?=\s+[^,.;!?]+\s+now\b))\s+(?P<v>[^,.;!?，。；！？]+)"
+    r"|(?:现在|改|转)(?:是|做|吃|在做|在吃)(?P<v2>[^，。,;；！!？?]+)"
+    r"|(?:去了|跳槽到|跳槽去|加入了?)(?P<v3>[^，。,;；！!？?]+)",
     _I,
 )
+# A change of work said without its value; the value may follow ("Got promoted, I'm
+# shift manager now", 我转行了，现在做医药代表).
+_WORK_CHANGE = re.compile(
+    r"\bgot\s+(?:promoted|laid\s+off|fired|let\s+go)|\bwas\s+(?:promoted|laid\s+off)|"
+    r"\bchanged\s+careers?|转行|调岗|升职|升了|被裁|离职|辞职|跳槽",
+    _I,
+)
+_WORK_SLOTS = ("job", "employer")
 _NOW = re.compile(r"\s+(?:now|instead|then|from\s+now\s+on)\s*$|^(?:a|an|the)\s+", _I)
 
 
@@ -180,9 +191,15 @@ def _switched(turn: Turn, found: Sequence[Candidate], gone: Sequence[Candidate])
     """The new value a change verb gives the slot the thread holds (module docstring):
     the slot whose value the turn ended, or else the last single-valued one stated
     whose value type the new value fits; none when the rules read that slot."""
-    ended_slots = [c.attribute for c in gone if (a := by_name(c.attribute)) and not a.multi_valued]
+    removed = [*gone, *(c for c in found if c.change == "remove")]
+    ended_slots = [
+        c.attribute for c in removed if (a := by_name(c.attribute)) and not a.multi_valued
+    ]
+    if _WORK_CHANGE.search(turn.text):
+        ended_slots += [name for name in _WORK_SLOTS if name not in ended_slots]
     held = [f.attribute for f in just_stated(turn)]
     covered = {c.attribute for c in found if c.kind == "fact" and c.change != "remove"}
+    placed = {c.value.casefold() for c in found if c.kind == "fact"}
     for sentence in split_sentences(fold_quotes(turn.text)):
         if _is_question(sentence) or HYPOTHETICAL.search(sentence):
             continue
@@ -194,10 +211,10 @@ def _switched(turn: Turn, found: Sequence[Candidate], gone: Sequence[Candidate])
         for match in matches:
             if _NOT_DONE.search(sentence[: match.start()]):
                 continue  # "I might switch to decaf", 我想改成...
-            raw = match.group("v") or match.group("v2") or ""
+            raw = next((g for g in match.groups() if g), "")
             value = _NOW.sub("", _bare_value(raw)).strip()
-            if not value:
-                continue
+            if not value or value.casefold() in placed:
+                continue  # the rules gave it a slot already
             for name in [*ended_slots, *held]:
                 known = by_name(name)
                 if known is None or known.multi_valued or name in covered:
