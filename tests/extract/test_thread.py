@@ -81,8 +81,28 @@ def read(c: Candidate) -> tuple[str, str, str]:
         (("My budget is 8000 yuan.",), "Sorry, what was it?", []),
         # The same value said again is not a correction.
         (("I live in Hangzhou.",), "No, Hangzhou.", []),
-        # A set takes items: a bare value does not say which one it replaces.
-        (("I'm allergic to peanuts.",), "Sorry, I meant shellfish.", []),
+        # A set takes items: a bare value does not say which one it replaces...
+        (("I'm allergic to peanuts and shellfish.",), "Sorry, I meant sesame.", []),
+        # ...unless the turn before gave just one: that item is swapped.
+        (
+            ("I'm allergic to peanuts.",),
+            "Sorry, I meant shellfish.",
+            [("allergies", "peanuts", "remove"), ("allergies", "shellfish", "state")],
+        ),
+        (
+            ("我对花生过敏。",),
+            "口误，是芝麻。",
+            [("allergies", "花生", "remove"), ("allergies", "芝麻", "state")],
+        ),
+        # A slip named (口误, typo) and a spelling note ("with a y", 玛雅的雅) are cues
+        # and no value; a dash ends a clause.
+        (("我在腾讯上班。",), "口误，是字节。", [("employer", "字节", "correct")]),
+        (("My budget is 8000 yuan.",), "Typo - 9000.", [("budget", "9000", "correct")]),
+        (
+            ("I work at Siemens.",),
+            "Sorry, I meant Bosch - Siemens was my last job.",
+            [("employer", "Siemens", "remove"), ("employer", "Bosch", "correct")],
+        ),
     ],
 )
 def test_a_turn_is_read_with_the_turns_before_it(
@@ -90,6 +110,79 @@ def test_a_turn_is_read_with_the_turns_before_it(
 ) -> None:
     found = RULES.extract(turn(text, *(said(b) for b in before)))
     assert [read(c) for c in found if c.kind == "fact"] == expected
+
+
+@pytest.mark.parametrize(
+    ("before", "text", "expected"),
+    [
+        (("I like hiking, chess and jazz.",), "My back is bad so hiking is out now.", ["hiking"]),
+        (("I speak German and Spanish.",), "Sadly my German is gone.", ["German"]),
+        (("I follow a paleo diet.",), "Quit paleo, too much meat.", ["paleo"]),
+        (("我对花生和牛奶过敏。",), "牛奶现在可以喝了。", ["牛奶"]),
+        (("我会说日语和法语。",), "法语早就忘光了。", ["法语"]),
+        (("我不吃猪肉和羊肉。",), "最近又吃羊肉了。", ["羊肉"]),
+        (("我有胃炎。",), "胃炎治好了。", ["胃炎"]),
+        # The end is in the clause after the one naming the value.
+        (("我喜欢下棋。",), "下棋太费脑子了，已经不下了。", ["下棋"]),
+        # Not done, asked, someone else's, or a value the thread does not hold.
+        (("I follow a paleo diet.",), "I haven't quit paleo.", []),
+        (("I like hiking, chess and jazz.",), "Is hiking out for me with a bad knee?", []),
+        (("I follow a paleo diet.",), "My brother quit paleo.", []),
+        (("I like chess.",), "Hiking is out now.", []),
+        # Eating it again ends only what is kept away from.
+        (("我喜欢吃羊肉。",), "最近又吃羊肉了。", []),
+    ],
+)
+def test_a_held_value_said_to_be_over_is_removed(
+    before: tuple[str, ...], text: str, expected: list[str]
+) -> None:
+    found = RULES.extract(turn(text, *(said(b) for b in before)))
+    assert [c.value for c in found if c.change == "remove"] == expected
+    # What the turn ends it does not state again.
+    gone = {c.value for c in found if c.change == "remove"}
+    assert not [c for c in found if c.value in gone and c.change != "remove"]
+
+
+@pytest.mark.parametrize(
+    ("before", "text", "expected"),
+    [
+        (
+            ("I follow a paleo diet.",),
+            "Dropped paleo. Going pescatarian now.",
+            [("diet", "paleo", "remove"), ("diet", "pescatarian", "correct")],
+        ),
+        (
+            ("我在做生酮。",),
+            "生酮我放弃了，改成地中海饮食。",  # the rules read the new value themselves
+            [("diet", "地中海饮食", "state"), ("diet", "生酮", "remove")],
+        ),
+        (("我的预算是两万。",), "家里商量了，降到一万二。", [("budget", "一万二", "correct")]),
+        (("I'm vegan.",), "Update: I'm back to vegetarian.", [("diet", "vegetarian", "correct")]),
+        # A change of work said, then its value.
+        (
+            ("I'm a nurse.",),
+            "Got promoted, I'm head nurse now!",
+            [("job", "head nurse", "correct")],
+        ),
+        (
+            ("我在腾讯上班。",),
+            "我从腾讯离职了，去了京东。",
+            [("employer", "腾讯", "remove"), ("employer", "京东", "correct")],
+        ),
+        # No change said: "I'm X now", 去了 say nothing of the slot.
+        (("I'm a nurse.",), "I'm tired now.", []),
+        (("我在腾讯上班。",), "我去了趟超市。", []),
+        # Not done; and "going" with nothing ended says nothing of a slot.
+        (("I follow a paleo diet.",), "I might switch to keto.", []),
+        (("I follow a paleo diet.",), "I'm going shopping now.", []),
+    ],
+)
+def test_a_change_verb_gives_the_held_slot_its_new_value(
+    before: tuple[str, ...], text: str, expected: list[tuple[str, str, str]]
+) -> None:
+    found = RULES.extract(turn(text, *(said(b) for b in before)))
+    slots = {e[0] for e in expected} or {"diet", "job", "employer"}
+    assert [read(c) for c in found if c.kind == "fact" and c.attribute in slots] == expected
 
 
 def test_a_correction_naming_its_attribute_is_read_alone() -> None:

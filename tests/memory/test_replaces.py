@@ -31,14 +31,32 @@ def _unit(attribute: str, value: str, at: datetime, turn: str) -> MemoryUnit:
 
 
 def test_a_correction_supersedes_a_near_duplicate() -> None:
-    old = _unit("birthday", "May 3", T0, "1")
-    new = _unit("birthday", "June 3", T0 + timedelta(days=1), "2")
-    # Cosine above the near-duplicate threshold: a plain statement only refreshes.
+    old = _unit("reply_style", "short and concise answers", T0, "1")
+    new = _unit("reply_style", "short, concise answers", T0 + timedelta(days=1), "2")
+    # Cosine above the near-duplicate threshold: a plain rephrasing only refreshes.
     plain = decide(new, old, cosine=0.99, merge=False, settings=SETTINGS)
     assert plain.action == "deduplicated"
     fixed = decide(new, old, cosine=0.99, merge=False, settings=SETTINGS, replaces=True)
     assert fixed.action == "superseded" and fixed.final is not None
-    assert fixed.final.value == "June 3" and fixed.becomes_active
+    assert fixed.final.value == "short, concise answers" and fixed.becomes_active
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("May 3", "June 3"),  # other words
+        ("柜员", "客户经理"),  # a short CJK value: the embedding is mostly the template
+        ("重庆", "贵阳"),
+        ("海淀区学院路30号", "海淀区学院路32号"),  # another number
+        ("$800", "$1,800"),
+    ],
+)
+def test_a_different_value_above_the_cosine_is_a_change(old: str, new: str) -> None:
+    held = _unit("job", old, T0, "1")
+    later = _unit("job", new, T0 + timedelta(days=1), "2")
+    decision = decide(later, held, cosine=0.99, merge=False, settings=SETTINGS)
+    assert decision.action == "superseded" and decision.final is not None
+    assert decision.final.value == new
 
 
 def test_a_correction_replaces_a_set_and_its_own_turn_adds() -> None:

@@ -11,7 +11,15 @@ passed by the write path) :func:`in_thread` reads:
 * "me too" (我也是, same here): what the other speaker's last turn said of themselves
   holds for the user too;
 * "not anymore" (现在不是了, no longer): a retraction of the value just stated;
-* "that changed" (变了, that's not right anymore): the value just stated is in doubt.
+* "that changed" (变了, that's not right anymore): the value just stated is in doubt;
+* a held value said to have ended ("running is out now", "my Dutch is gone", "Quit
+  keto", 胃炎治好了, 鸡蛋现在可以吃了, 兔子送给朋友了, Sushi去年走了, 生酮停了): the
+  user's fact of the thread holding that value loses it (:func:`ended`); an item
+  named with a cue of eating it again (开始吃羊肉了, "X is fine now") leaves only
+  what is kept away from (allergies, avoids, dislikes);
+* a change verb with the new value (改成轻断食, 降到十五万, "switched to decaf", and
+  "going X now" after a value the turn ended): the held single-valued slot the value
+  fits takes it (:func:`_switched`).
 
 Whatever the thread, :func:`disputes` finds the change cues of a sentence that no rule
 turned into a value ("我搬家了", "I changed jobs"): the attributes of that topic (the
@@ -45,8 +53,8 @@ _IMPORTANCE = 0.7
 # :func:`~memstrata.extract.corrections.correction_at` they mark a bare correction.
 _BARE_CUE = re.compile(
     r"^\s*(?:no\s+wait|wait|oops|sorry|no|nope|actually|I\s+mean|rather|make\s+that|"
-    r"correction|er+m?|um+)\b|\bI\s+mean\b|\bmake\s+that\b"
-    r"|^\s*(?:哦|噢|啊)?(?:不是|等等|等一下|抱歉|对不起|其实|准确地说|应该说)"
+    r"correction|typo|autocorrect(?:ed)?|er+m?|um+)\b|\bI\s+mean\b|\bmake\s+that\b"
+    r"|^\s*(?:哦|噢|啊)?(?:不是|等等|等一下|抱歉|对不起|不好意思|口误|笔误|其实|准确地说|应该说)"
     r"|应该是|其实是|实际上是|准确(?:地)?说是",
     _I,
 )
@@ -56,8 +64,10 @@ _LEAD = re.compile(
     r"I\s+(?:meant|mean)|make\s+that|I\s+(?:got|had)\s+(?:that|it)\s+wrong|my\s+(?:bad|mistake)|"
     r"it'?s|it\s+is|it\s+was|that'?s|that\s+is|that\s+was|the\s+right\s+one\s+is|is|was|"
     r"should\s+be|must\s+be|=|"
-    r"不对|不是|等等|等一下|抱歉|对不起|哦|噢|啊|嗯|我|记错了|说错了|搞错了|弄错了|打错了|写错了|"
-    r"其实|实际上|准确地?说|应该说|应该|是|为|才对|的)[\s,:：，]*)+",
+    r"typo|autocorrect(?:ed)?|"
+    r"不对|不是|等等|等一下|抱歉|对不起|不好意思|口误|笔误|哦|噢|啊|嗯|我|记错了|说错了|搞错了|弄错了|打错了|"
+    r"写错了|"
+    r"其实|实际上|准确地?说|应该说|应该|算是|算|是|为|才对|的)[\s,:：，]*)+",
     _I,
 )
 _TRAIL = re.compile(
@@ -65,13 +75,15 @@ _TRAIL = re.compile(
     _I,
 )
 # Clauses of a sentence; "10,000" keeps its comma.
-_CLAUSE = re.compile(r"[，。！!;；:：]|,(?!\d{3})|\.(?!\d)")
+_CLAUSE = re.compile(r"[，。！!;；:：—–]|,(?!\d{3})|\.(?!\d)|\s-\s")
 # A clause that answers or waves off rather than giving a value.
 _REPLY = re.compile(
     r"算了|没事|谢谢|随便|不知道|不用了|再说|想想|\bnever\s*mind\b|\bthanks?\b|\bwhatever\b|"
     r"\blet\s+me\s+(?:think|check|see)\b|\bnot\s+sure\b|\bforget\s+it\b",
     _I,
 )
+# A clause spelling the value out ("with an h", 诗歌的诗): no value of its own.
+_SPELLING = re.compile(r"^\s*(?:with\s+an?\s+\w|spel(?:led|t)\b)|^\s*(\w)\w*的\1\s*$", _I)
 _NEGATED_CLAUSE = re.compile(r"^\s*(?:not|isn'?t|wasn'?t|不是|而不是)\b", _I)
 
 _ME_TOO = re.compile(
@@ -124,6 +136,134 @@ _THIRD_PERSON = re.compile(
     _I,
 )
 
+# A clause saying that what it names is over: given up, gone, healed, forgotten,
+# given away, died. Read only in a clause that names a value the thread holds.
+_ENDED = re.compile(
+    r"\b(?:is|are|'s|'re|was|were)\s+(?:out|gone|over|done|history)\b"
+    r"|\b(?:cleared\s+up|went\s+away|no\s+longer|not\s+any\s*more|gave\s+up|gave\s+away|"
+    r"quit|dropped|stopped|ditched|lost|passed\s+away|died|outgrew|grew\s+out\s+of|"
+    r"forgot(?:ten)?|was\s+my\s+(?:last|old|previous|former))\b"
+    r"|不\S{0,2}?了|不再|没有了|没了|(?:治|已经|早就|都)好了|痊愈|康复|忘光|忘了|忘得|"
+    r"走了|去世|死了|送(?:给|人|走)|卖了|停了|放弃|戒了|退了|断了",
+    _I,
+)
+# A clause saying that what is kept away from is taken again ("eggs are fine now",
+# 鸡蛋现在可以吃了, 开始吃羊肉了, milk现在OK了).
+_TAKEN_AGAIN = re.compile(
+    r"\b(?:is|are|'s|'re)\s+(?:fine|ok(?:ay)?|no\s+problem)\b|\bcan\s+(?:eat|have)\b"
+    r"|(?:可以|能|开始|又)(?:吃|喝)|(?:OK|ok|没事|没问题)了",
+    _I,
+)
+_KEPT_AWAY = frozenset({"allergies", "avoids", "dislikes"})
+_ENDED_NEGATED = re.compile(r"\b(?:not|never|haven'?t|didn'?t|won'?t)\b|没有?(?!了)|还没", _I)
+
+
+# What the slot holds now, after a change verb: 改成轻断食, 降到十五万, "switched to
+# decaf". "going X" / "now X" need a value the same turn ended ("Quit keto. Going
+# Mediterranean now."): alone they say nothing of a slot.
+_SWITCH = re.compile(
+    r"(?:改成|换成|改为|换为|转成|转为|变成|换到|降到|涨到|加到|提到|提高到|降低到|减到|减少到)"
+    r"(?P<v>[^，。,;；！!？?]+)"
+    r"|\b(?:switch(?:ed|ing)?\s+(?:over\s+)?to|changed?\s+(?:it\s+)?to|(?:I'?m|I\s+am)\s+back\s+to|"
+    r"bump(?:ed)?\s+(?:it\s+)?"
+    r"(?:up\s+)?to|(?:cut|dropped|lowered|raised)\s+(?:it\s+)?to)\s+(?P<v2>[^,.;!?，。；！？]+)",
+    _I,
+)
+_AFTER_END = re.compile(
+    r"\b(?:going|gone|went|doing|trying|now\s+(?:doing|on|eating|going)|now\s+(?:I'?m|I\s+am)"
+    r"(?:\s+an?)?|(?:I'?m|I\s+am)(?:\s+an?)?(?=\s+[^,.;!?]+\s+now\b))\s+(?P<v>[^,.;!?，。；！？]+)"
+    r"|(?:现在|改|转)(?:是|做|吃|在做|在吃)(?P<v2>[^，。,;；！!？?]+)"
+    r"|(?:去了|跳槽到|跳槽去|加入了?)(?P<v3>[^，。,;；！!？?]+)",
+    _I,
+)
+# A change of work said without its value; the value may follow ("Got promoted, I'm
+# shift manager now", 我转行了，现在做医药代表).
+_WORK_CHANGE = re.compile(
+    r"\bgot\s+(?:promoted|laid\s+off|fired|let\s+go)|\bwas\s+(?:promoted|laid\s+off)|"
+    r"\bchanged\s+careers?|转行|调岗|升职|升了|被裁|离职|辞职|跳槽",
+    _I,
+)
+_WORK_SLOTS = ("job", "employer")
+_NOW = re.compile(r"\s+(?:now|instead|then|from\s+now\s+on)\s*$|^(?:a|an|the)\s+", _I)
+
+
+def _switched(turn: Turn, found: Sequence[Candidate], gone: Sequence[Candidate]) -> list[Candidate]:
+    """The new value a change verb gives the slot the thread holds (module docstring):
+    the slot whose value the turn ended, or else the last single-valued one stated
+    whose value type the new value fits; none when the rules read that slot."""
+    removed = [*gone, *(c for c in found if c.change == "remove")]
+    ended_slots = [
+        c.attribute for c in removed if (a := by_name(c.attribute)) and not a.multi_valued
+    ]
+    if _WORK_CHANGE.search(turn.text):
+        ended_slots += [name for name in _WORK_SLOTS if name not in ended_slots]
+    held = [f.attribute for f in just_stated(turn)]
+    covered = {c.attribute for c in found if c.kind == "fact" and c.change != "remove"}
+    placed = {c.value.casefold() for c in found if c.kind == "fact"}
+    for sentence in split_sentences(fold_quotes(turn.text)):
+        if _is_question(sentence) or HYPOTHETICAL.search(sentence):
+            continue
+        if _THIRD_PERSON.search(sentence):
+            continue
+        matches = list(_SWITCH.finditer(sentence))
+        if ended_slots:
+            matches += list(_AFTER_END.finditer(sentence))
+        for match in matches:
+            if _NOT_DONE.search(sentence[: match.start()]):
+                continue  # "I might switch to decaf", 我想改成...
+            raw = next((g for g in match.groups() if g), "")
+            value = _NOW.sub("", _bare_value(raw)).strip()
+            if not value or value.casefold() in placed:
+                continue  # the rules gave it a slot already
+            for name in [*ended_slots, *held]:
+                known = by_name(name)
+                if known is None or known.multi_valued or name in covered:
+                    continue
+                if fits(known.value_type, value):
+                    return [_made(name, value, "correct", BARE_CONFIDENCE)]
+    return []
+
+
+def _names(clause: str, value: str) -> bool:
+    folded = value.casefold().strip()
+    if len(folded) < 2 and folded.isascii():
+        return False
+    if folded.isascii():
+        return re.search(rf"(?<!\w){re.escape(folded)}s?(?!\w)", clause.casefold()) is not None
+    return folded in clause.casefold()
+
+
+def ended(turn: Turn) -> list[Candidate]:
+    """``remove`` candidates for the values the thread holds that ``turn`` says are
+    over (module docstring): the value is named in a clause (or the clause before) that
+    holds an end cue; a clause negating the end ("I haven't quit keto") gives none."""
+    held = list(just_stated(turn))
+    if not held:
+        return []
+    made: list[Candidate] = []
+    for sentence in split_sentences(fold_quotes(turn.text)):
+        if _is_question(sentence) or HYPOTHETICAL.search(sentence):
+            continue
+        if _THIRD_PERSON.search(sentence):
+            continue
+        clauses = [c for c in re.split(r"[，。！!;；,]|\s[—–-]\s|—", sentence) if c.strip()]
+        for n, clause in enumerate(clauses):
+            for fact in held:
+                if not _names(clause, fact.value):
+                    continue
+                near = " ".join(clauses[n : n + 2])
+                cue = _ENDED.search(clause) or (
+                    _ENDED.search(clauses[n + 1]) if n + 1 < len(clauses) else None
+                )
+                again = fact.attribute in _KEPT_AWAY and _TAKEN_AGAIN.search(near) is not None
+                if cue is not None and _ENDED_NEGATED.search(near[: near.find(cue.group(0))]):
+                    cue = None  # "I haven't quit keto"
+                if cue is None and not again:
+                    continue
+                made.append(_made(fact.attribute, fact.value, "remove", BARE_CONFIDENCE))
+    return made
+
+
 Reread = Callable[[str], Sequence[Candidate]]
 """Reads a text as the user's own statement (the rules, for "me too")."""
 
@@ -173,15 +313,37 @@ def _named(clause: str) -> tuple[Attribute, str] | None:
     return None
 
 
-def _correction(sentence: str, turn: Turn) -> Candidate | None:
-    """The value a bare correction gives, and the attribute it corrects."""
+def _lone_items(turn: Turn) -> set[str]:
+    """The set-valued attributes whose latest user turn in the thread gave one item:
+    a bare correction right after it swaps that item ("I'm allergic to walnuts." -
+    "Pecans, I mean.")."""
+    seen: set[str] = set()
+    lone: set[str] = set()
+    for prior in reversed(turn.previous):
+        if prior.role != "user":
+            continue
+        counts: dict[str, int] = {}
+        for fact in prior.facts:
+            if fact.subject == "user":
+                counts[fact.attribute] = counts.get(fact.attribute, 0) + 1
+        for attribute, count in counts.items():
+            if attribute not in seen:
+                seen.add(attribute)
+                if count == 1:
+                    lone.add(attribute)
+    return lone
+
+
+def _correction(sentence: str, turn: Turn) -> list[Candidate] | None:
+    """The value a bare correction gives, and the attribute it corrects (for a set,
+    the item it swaps: a removal and the new item)."""
     if not (correction_at(sentence) or _BARE_CUE.search(sentence)):
         return None
     stated = list(just_stated(turn))
     clauses = [c for c in _CLAUSE.split(sentence) if c.strip()]
     for clause in reversed(clauses):
-        if _NEGATED_CLAUSE.match(clause):
-            continue  # "..., not May 3" names the wrong value
+        if _NEGATED_CLAUSE.match(clause) or _SPELLING.search(clause):
+            continue  # "..., not May 3" names the wrong value; "with an h" spells it
         if _REPLY.search(clause):
             return None
         named = _named(clause)
@@ -192,17 +354,24 @@ def _correction(sentence: str, turn: Turn) -> Candidate | None:
             # attribute the thread just stated; a date or an amount is one anyway.
             said = attribute.name in {f.attribute for f in stated} or shape(value) != "words"
             if value and said and fits(attribute.value_type, value):
-                return _made(attribute.name, value, "correct", BARE_CONFIDENCE)
+                return [_made(attribute.name, value, "correct", BARE_CONFIDENCE)]
             continue
         value = _bare_value(clause)
         if not value:
             continue
+        lone = _lone_items(turn)
         for fact in stated:
             known = by_name(fact.attribute)
-            if known is None or known.multi_valued:
+            if known is None or (known.multi_valued and fact.attribute not in lone):
                 continue  # a set takes items; a bare value does not say which it replaces
             if fact.value.casefold() != value.casefold() and fits(known.value_type, value):
-                return _made(fact.attribute, value, "correct", BARE_CONFIDENCE)
+                if known.multi_valued:
+                    # The one item its turn gave is swapped; the rest of the set stays.
+                    return [
+                        _made(fact.attribute, fact.value, "remove", BARE_CONFIDENCE),
+                        _made(fact.attribute, value, "state", BARE_CONFIDENCE),
+                    ]
+                return [_made(fact.attribute, value, "correct", BARE_CONFIDENCE)]
         return None  # the value fits nothing just stated: no guess
     return None
 
@@ -239,8 +408,16 @@ def in_thread(
     (module docstring). A turn that is not the user's is returned as it is."""
     if turn.role != "user":
         return tuple(found)
-    made = list(found)
-    stated = any(c.kind == "fact" for c in found)  # a removal says what it means too
+    gone = ended(turn)
+    over = {(c.attribute, c.value.casefold()) for c in gone}
+    # A value named as over is not stated again by the same turn ("生酮停了").
+    made = [
+        c for c in found if c.change == "remove" or (c.attribute, c.value.casefold()) not in over
+    ]
+    # A removal the rules read says what it means too; one of a value ended does not
+    # say what replaces it ("Sorry, I meant Nestlé - Unilever was my last job").
+    stated = any(c.kind == "fact" for c in made)
+    made += gone + _switched(turn, made, gone)
     last = next(just_stated(turn), None)
     for sentence in split_sentences(fold_quotes(turn.text)):
         if _is_question(sentence) or HYPOTHETICAL.search(sentence):
@@ -260,7 +437,7 @@ def in_thread(
         # 一万元。"); a bare one corrects what the thread stated last.
         correction = _correction(sentence, turn)
         if correction is not None:
-            made.append(correction)
+            made += correction
     return _unique(made)
 
 

@@ -146,6 +146,33 @@ def item_key(value: str) -> str:
     return key
 
 
+_NOT_ALNUM = re.compile(r"[\W_]+")
+_DIGITS = re.compile(r"\d+")
+_SAME_TEXT = 0.5
+"""Character-bigram Dice overlap below which two values are different words."""
+
+
+def _grams(text: str) -> set[str]:
+    if len(text) < 2:
+        return {text} if text else set()
+    return {text[i : i + 2] for i in range(len(text) - 1)}
+
+
+def lexically_distinct(old: str, new: str) -> bool:
+    """Whether two values of a slot are different values whatever their cosine: they
+    hold different numbers ("30号" / "32号", "$800" / "$1,800"), or share under half
+    their character bigrams (spacing, case and punctuation aside: "e-mail" / "email"
+    and "short, concise" / "short and concise" stay rephrasings)."""
+    a = _NOT_ALNUM.sub("", old.casefold())
+    b = _NOT_ALNUM.sub("", new.casefold())
+    if _DIGITS.findall(a) != _DIGITS.findall(b):
+        return True
+    grams_a, grams_b = _grams(a), _grams(b)
+    if not grams_a or not grams_b:
+        return grams_a != grams_b
+    return 2 * len(grams_a & grams_b) / (len(grams_a) + len(grams_b)) < _SAME_TEXT
+
+
 def merged_value(old: str, new: str, separator: str) -> str | None:
     """Union of the two values' items, old first; ``None`` when ``new`` adds nothing."""
     old_items = value_items(old, separator)
@@ -174,7 +201,10 @@ def decide(
        together form the set (a second unit from the active version's own turn adds);
     3. a multi-valued attribute (or ``merge=True``) -> the union of both values
        becomes the new active version (deduplicated when nothing is new);
-    4. dense cosine to the active version >= ``near_duplicate_cosine`` -> deduplicated;
+    4. dense cosine to the active version >= ``near_duplicate_cosine`` -> deduplicated,
+       unless the two values are :func:`lexically_distinct` (a short value's embedding is
+       mostly the slot's template, so "柜员" / "客户经理" or "重庆" / "贵阳" sit above
+       the threshold while being a real change);
     5. observed validity older than the active version's -> kept as history only;
     6. otherwise the new value supersedes (or is inserted when the slot is empty).
     """
@@ -207,7 +237,8 @@ def decide(
             valid_to=None,
         )
         return Decision("merged", final, True)
-    if cosine is not None and cosine >= settings.near_duplicate_cosine:
+    near = cosine is not None and cosine >= settings.near_duplicate_cosine
+    if near and not lexically_distinct(active.value, unit.value):
         return Decision("deduplicated", None, False)
     if unit.valid_from < active.valid_from:
         return Decision("ignored_older", replace(unit, active=False, valid_to=None), False)
