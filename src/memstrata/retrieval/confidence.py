@@ -35,6 +35,7 @@ from typing import NamedTuple
 from memstrata.attributes import asked, needed, plans
 from memstrata.config import LongTermSettings
 from memstrata.longterm.sparse import tokenize
+from memstrata.retrieval.followups import ROUTE as FOLLOWUP
 from memstrata.retrieval.results import RetrievedItem, Signals
 from memstrata.retrieval.standing import ROUTE as STANDING
 from memstrata.retrieval.timeexpr import TimeWindow
@@ -171,7 +172,17 @@ def grade(
     # A standing fact the question implies (retrieval/standing.py) is as sure as the
     # read's best item: the registry, not the wording, says the question needs it.
     best = max((item.confidence or 0.0 for item in out), default=0.0)
-    return [_lifted(item, best, bar) if STANDING in item.routes else item for item in out]
+    # A turn that corrects or changes a ranked one (retrieval/followups.py) is as sure
+    # as the statement it replaces: it is the current version of that statement.
+    replaced = {item.superseded_by: item.confidence or 0.0 for item in out if item.superseded_by}
+    return [
+        _lifted(item, best, bar)
+        if STANDING in item.routes
+        else _lifted(item, replaced.get(item.id, 0.0), bar)
+        if FOLLOWUP in item.routes
+        else item
+        for item in out
+    ]
 
 
 def _lifted(item: RetrievedItem, best: float, bar: float) -> RetrievedItem:
