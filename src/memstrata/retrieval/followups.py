@@ -156,8 +156,9 @@ def with_followups(
         )
         doubted = tuple(_doubted(fact, follow) for fact in head.facts)
         past = replace(head, superseded_by=follow.id, facts=(follow, *doubted))
+        # Where the first of the two stood (the follow-up may have ranked above it).
+        at = min(i for i, item in enumerate(items) if item.id in (head.id, follow.id))
         items = [item for item in items if item.id not in (head.id, follow.id)]
-        at = min(at, len(items))
         items[at:at] = [follow, past]
     return items
 
