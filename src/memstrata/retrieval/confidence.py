@@ -171,7 +171,9 @@ def grade(
         out.append(replace(_graded(item, value, found, bar), facts=facts))
     # A standing fact the question implies (retrieval/standing.py) is as sure as the
     # read's best item: the registry, not the wording, says the question needs it.
-    best = max((item.confidence or 0.0 for item in out), default=0.0)
+    # It is served as confident even when every other item is weak ("Suggest a walking
+    # tour" shares no word with "I live in Lisbon").
+    best = max([bar, *(item.confidence or 0.0 for item in out)])
     # A turn that corrects or changes a ranked one (retrieval/followups.py) is as sure
     # as the statement it replaces: it is the current version of that statement.
     replaced = {item.superseded_by: item.confidence or 0.0 for item in out if item.superseded_by}
