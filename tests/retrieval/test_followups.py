@@ -138,3 +138,21 @@ def test_an_unrelated_later_change_replaces_nothing(engine_opener: Factory) -> N
 def test_cues(text: str, correction: bool, change: bool) -> None:
     assert corrects(text) is correction
     assert changes(text) is change
+
+
+def test_a_bare_correction_corrects_only_what_came_just_before(engine_opener: Factory) -> None:
+    """ "Sorry, I meant the 9th." right after a date corrects it; the same words
+    after something else was said in between do not reach back past it."""
+    clock = FakeClock(START)
+    engine = engine_opener(clock=clock)
+    stated = "The plumber comes on the 4th."
+    _said(
+        engine,
+        clock,
+        "followup-between",
+        [stated, "I watched a documentary about whales.", "Sorry, I meant the 9th."],
+        0.5,
+    )
+    found = engine.retrieve("When does the plumber come?", tenant="followup-between", user=USER)
+    plumber = next(item for item in found.items if item.text == stated)
+    assert plumber.superseded_by is None

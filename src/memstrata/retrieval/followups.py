@@ -8,8 +8,9 @@ question's words, so no fact versions it and it ranks far below the stale statem
 the links and the current value are read, :func:`with_followups` pairs each ranked episode
 with a later episode of the same user that follows it up:
 
-* a *correction* (actually, sorry, I meant, make that, 不对, 说错了, 其实是 ...) said
-  within :data:`CORRECTION_DAYS` of it, or sharing a content word with it;
+* a *correction* (actually, sorry, I meant, make that, 不对, 说错了, 其实是 ...) sharing
+  a content word with it, or the user's next statement after it, within
+  :data:`CORRECTION_DAYS`;
 * a *change* (changed, switched, now, moved, no longer, 改成, 换了, 推迟, 现在 ...) that
   shares a content word with it or with the question.
 
@@ -35,7 +36,7 @@ __all__ = ["CORRECTION_DAYS", "ROUTE", "changes", "corrects", "with_followups"]
 ROUTE = "followup"
 """The route of an episode that corrects or changes an earlier ranked one."""
 
-CORRECTION_DAYS = 2.0
+CORRECTION_DAYS = 3.0
 """How soon after a statement a bare correction ("Sorry, I meant 10,000.") still
 refers to it without repeating any of its words."""
 
@@ -82,12 +83,31 @@ def changes(text: str) -> bool:
 Terms = Callable[[str], frozenset[str]]
 
 
+def _shares(a: str, b: str, terms: Terms) -> bool:
+    """Whether two texts share a content word; a Chinese word of one found inside the
+    other counts (jieba cuts 朗逸卖了 as one word, 我的车是大众朗逸 as 朗逸)."""
+    mine, theirs = terms(a), terms(b)
+    if mine & theirs:
+        return True
+    return any(
+        len(word) >= 2 and _CJK.fullmatch(word) is not None and word in other
+        for words, other in ((mine, b), (theirs, a))
+        for word in words
+    )
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]+")
+
+
 def _follows(
     earlier: RetrievedItem,
     later: RetrievedItem,
     question: frozenset[str],
     terms: Terms,
+    between: bool,
 ) -> bool:
+    """Whether ``later`` corrects or changes ``earlier`` (``between``: the user said
+    something else in between)."""
     if earlier.observed_at is None or later.observed_at is None:
         return False
     if later.observed_at <= earlier.observed_at:
@@ -98,11 +118,25 @@ def _follows(
     others = _whose(earlier.text)
     if others and not (others & _whose(text) or _THIRD_PERSON.search(text)):
         return False
-    shared = bool(terms(text) & terms(earlier.text))
+    shared = _shares(text, earlier.text, terms)
     if corrects(text):
+        # A bare correction ("Sorry, I meant 10,000.") corrects what came just before.
         soon = later.observed_at - earlier.observed_at <= timedelta(days=CORRECTION_DAYS)
-        return soon or shared
+        return shared or (soon and not between)
     return changes(text) and (shared or bool(terms(text) & question))
+
+
+def _between(items: Sequence[RetrievedItem], earlier: RetrievedItem, later: RetrievedItem) -> bool:
+    """Whether the user said something else (in ``items``) between the two."""
+    if earlier.observed_at is None or later.observed_at is None:
+        return False
+    return any(
+        item.kind == "episode"
+        and item.observed_at is not None
+        and earlier.observed_at < item.observed_at < later.observed_at
+        and _same_user(earlier, item)
+        for item in items
+    )
 
 
 def _same_user(a: RetrievedItem, b: RetrievedItem) -> bool:
@@ -141,7 +175,7 @@ def with_followups(
             and item.id not in used
             and item.kind == "episode"
             and _same_user(item, head)
-            and _follows(head, item, question, terms)
+            and _follows(head, item, question, terms, _between(items, head, item))
         ]
         if not later:
             continue
