@@ -244,7 +244,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
             r"\bwhere\s+do\s+I\s+work\b|\bmy\s+(?:job|employer|company|profession)\b|"
             r"\bwhat\s+do\s+I\s+do\s+for\s+(?:a\s+)?(?:living|work)\b|\bwho\s+do\s+I\s+work\b|"
             r"\b(?:current|new|present)\s+(?:job|role|position|employer|occupation)\b|"
-            r"在哪(?:里|儿|家公司)?(?:工作|上班)|做什么工作|什么工作|"
+            r"\bwhich\s+(?:company|firm|employer)\b|"
+            r"在哪(?:里|儿|家\s*(?:公司|company|单位))?\s*(?:工作|上班)|做什么工作|什么工作|"
             r"(?:我的(?:工作|职业)|职业)(?!规划|生涯|发展|培训|技能|压力)",
             _I,
         ),
@@ -450,6 +451,13 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         "food",
         multi_valued=True,
         labels=("avoid", "don't eat", "不吃", "忌口"),
+        asks=re.compile(
+            r"\b(?:do|should|must)\s+I\s+(?:need\s+to\s+|have\s+to\s+)?(?:avoid|stay\s+away)\b|"
+            r"\bI\s+(?:need|have)\s+to\s+avoid\b|\bwhat\s+can't\s+I\s+eat\b|"
+            r"我不能吃什么|我(?:有)?什么忌口|我忌口|我不吃什么",
+            _I,
+        ),
+        asked_with=("allergies",),
         states=_EAT_WORDS,
         checks=("food", "food"),
         state_frames=(
