@@ -127,6 +127,8 @@ def test_an_unrelated_later_change_replaces_nothing(engine_opener: Factory) -> N
         ("Sorry, I meant 10,000.", True, False),
         ("Wait, make that the 19th.", True, False),
         ("不对，是6月3号。", True, False),
+        ("On second thought, let's say 40 guests.", True, False),
+        ("想了想还是定在周五吧。", True, False),
         ("Oops，我说错了，是3月15号。", True, False),
         ("Airline changed it, I'm on MU5139 now.", False, True),
         ("出差推迟了，改到下下周二。", False, True),

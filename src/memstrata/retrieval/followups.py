@@ -44,7 +44,9 @@ _I = re.IGNORECASE
 _CORRECTION = re.compile(
     r"\b(?:actually|sorry|oops|I\s+meant|I\s+mean|wait|correction|scratch\s+that|"
     r"make\s+(?:it|that)|not\s+\w+,\s+(?:it's|its)|instead|my\s+mistake|I\s+misspoke|"
-    r"typo|swapped)\b|不对|说错|搞错|记错|写错|更正|纠正|其实是|应该是|不是\S{0,8}[，,]\s*是",
+    r"typo|swapped|on\s+second\s+thought|come\s+to\s+think\s+of\s+it|changed\s+my\s+mind)\b|"
+    r"不对|说错|搞错|记错|写错|更正|纠正|其实是|应该是|不是\S{0,8}[，,]\s*是|想了想|"
+    r"再想想|改主意|还是\S{0,16}吧",
     _I,
 )
 _CHANGE = re.compile(
