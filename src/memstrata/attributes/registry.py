@@ -244,7 +244,8 @@ ATTRIBUTES: tuple[Attribute, ...] = (
             r"\bwhere\s+do\s+I\s+work\b|\bmy\s+(?:job|employer|company|profession)\b|"
             r"\bwhat\s+do\s+I\s+do\s+for\s+(?:a\s+)?(?:living|work)\b|\bwho\s+do\s+I\s+work\b|"
             r"\b(?:current|new|present)\s+(?:job|role|position|employer|occupation)\b|"
-            r"在哪(?:里|儿|家公司)?(?:工作|上班)|做什么工作|什么工作|"
+            r"\bwhich\s+(?:company|firm|employer)\b|"
+            r"在哪(?:里|儿|家\s*(?:公司|company|单位))?\s*(?:工作|上班)|做什么工作|什么工作|"
             r"(?:我的(?:工作|职业)|职业)(?!规划|生涯|发展|培训|技能|压力)",
             _I,
         ),
@@ -460,6 +461,13 @@ ATTRIBUTES: tuple[Attribute, ...] = (
         "food",
         multi_valued=True,
         labels=("avoid", "don't eat", "不吃", "忌口"),
+        asks=re.compile(
+            r"\b(?:do|should|must)\s+I\s+(?:need\s+to\s+|have\s+to\s+)?(?:avoid|stay\s+away)\b|"
+            r"\bI\s+(?:need|have)\s+to\s+avoid\b|\bwhat\s+can't\s+I\s+eat\b|"
+            r"我不能吃什么|我(?:有)?什么忌口|我忌口|我不吃什么",
+            _I,
+        ),
+        asked_with=("allergies",),
         states=_EAT_WORDS,
         checks=("food", "food"),
         state_frames=(
@@ -535,19 +543,50 @@ NEEDS: tuple[Need, ...] = (
         re.compile(
             r"\b(?:eat|eating|dinner|lunch|breakfast|brunch|meal|restaurant|food|snack\w*|"
             r"recipe|cook\w*|takeout|take-out|order\s+in|dish(?:es)?|menu|grocer\w*|bake|"
-            r"baking)\b|吃|餐厅|饭|菜|外卖|零食|食谱|做饭|点餐|馆子|早餐|午餐|晚餐|夜宵|聚餐",
+            r"baking|potluck)\b|吃|餐厅|饭|菜|外卖|零食|食谱|做饭|点餐|馆子|早餐|午餐|晚餐|夜宵|聚餐|"
+            r"三餐|饮食|甜品|餐",
             _I,
         ),
-        ("allergies", "diet", "avoids", "city"),
+        ("allergies", "diet", "avoids", "health", "city"),
     ),
     Need(
         "travel",
         re.compile(
-            r"\b(?:trip|travel\w*|flight|fly|flying|hotel|vacation|holiday|book(?:ing)?\s+a|"
-            r"itinerary|ticket)\b|出行|旅行|旅游|机票|航班|酒店|出差|订票|行程|度假|高铁",
+            r"\b(?:trip|travel\w*|flights?|fly|flying|hotels?|vacation|holiday|book(?:ing)?\s+a|"
+            r"itinerary|ticket|airport|commute|getaway|get\s+to)\b|"
+            r"出行|旅行|旅游|机票|航班|酒店|出差|订票|行程|度假|高铁|机场|通勤|打车",
             _I,
         ),
         ("budget", "city", "schedule"),
+    ),
+    # Going out where the user lives: what their body allows and who comes along.
+    Need(
+        "outing",
+        re.compile(
+            r"\b(?:tour|outing|day\s+out|things\s+to\s+do|go\s+out|weekend|hike|hiking|"
+            r"near\s+me|nearby|around\s+here)\b|"
+            r"去哪玩|出去玩|哪里玩|带家人|带孩子|周末|逛|附近|爬山",
+            _I,
+        ),
+        ("health", "allergies", "children_count", "children", "city"),
+    ),
+    # Exercise fits the user's body and hours (a night shift, a bad knee).
+    Need(
+        "fitness",
+        re.compile(
+            r"\b(?:gym|workout|fitness|yoga|pilates|exercise|training)\b|健身|锻炼|瑜伽|运动", _I
+        ),
+        ("health", "job", "schedule", "city"),
+    ),
+    # A home to rent or buy: what it may cost, where the user lives and works.
+    Need(
+        "housing",
+        re.compile(
+            r"\b(?:rent(?:al)?|apartment|flat\s+to|house\s+hunting|place\s+to\s+live|"
+            r"move\s+house|lease)\b|租房|房子|租个|找房|公寓|搬家",
+            _I,
+        ),
+        ("budget", "city", "employer"),
     ),
     Need(
         "shopping",

@@ -19,6 +19,7 @@ from memstrata.decision.judgment import Judgment
 from memstrata.decision.policy import RiskThresholds, StepPolicy
 from memstrata.decision.tools import Risk
 from memstrata.memory.codec import dispute_note
+from memstrata.retrieval.followups import ROUTE as FOLLOWUP
 from memstrata.router.bundle import ContextBundle
 
 Route = Literal["answer", "tool", "ask"]
@@ -157,12 +158,22 @@ def disputed(bundle: ContextBundle, threshold: float) -> tuple[tuple[str, str], 
     doubt: ``(attribute, reason)`` each, the reason quoting the fact, when it was
     stated, and when and by what it was doubted."""
     found: list[tuple[str, str]] = []
+    # A fact doubted by a later turn that corrected it (retrieval/followups.py) is
+    # settled when that turn is itself served as confident: the answer rests on it.
+    served = {
+        item.provenance.ref
+        for item in bundle.layer("L3")
+        if not item.provenance.low_confidence and item.provenance.relevance >= threshold
+    }
     for item in bundle.layer("L3"):
         content = item.content
         if not hasattr(content, "get") or content.get("type") not in MEMORY_TYPES:
             continue
         note = dispute_note(content)
         if note is None or item.provenance.relevance < threshold:
+            continue
+        doubt = content.get("disputed")
+        if doubt.get("by") == FOLLOWUP and doubt.get("episode") in served:
             continue
         attribute = str(content.get("attribute") or "details")
         found.append((attribute, f"disputed: {content.get('text', '')} ({note})"))

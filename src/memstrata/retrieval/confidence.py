@@ -35,6 +35,7 @@ from typing import NamedTuple
 from memstrata.attributes import asked, needed, plans
 from memstrata.config import LongTermSettings
 from memstrata.longterm.sparse import tokenize
+from memstrata.retrieval.followups import ROUTE as FOLLOWUP
 from memstrata.retrieval.results import RetrievedItem, Signals
 from memstrata.retrieval.standing import ROUTE as STANDING
 from memstrata.retrieval.timeexpr import TimeWindow
@@ -91,6 +92,9 @@ class QuestionSignals(NamedTuple):
     named: tuple[str, ...]
     window: TimeWindow | None
     now: datetime | None
+    recall_only: bool = False
+    """The question asks only what was said inside its window ("What did I tell you
+    yesterday?", 前天我跟你说了什么): the window is all its evidence."""
 
 
 # Words every question and most turns share (我, 什么, "tell"): BM25's IDF discounts
@@ -119,8 +123,23 @@ def question_signals(
     count for or against a memory."""
     attributes = frozenset((*asked(text), *needed(text)))
     said_in = None if plans(text) else window
-    return QuestionSignals(content_terms(text), attributes, tuple(named), said_in, now)
+    terms = content_terms(text)
+    recall_only = said_in is not None and not (
+        terms - content_terms(said_in.phrase) - _SAYING - _TIME_WORDS
+    )
+    return QuestionSignals(terms, attributes, tuple(named), said_in, now, recall_only)
 
+
+# What a question about what was said uses besides its time phrase (stems, as
+# content_terms reads them).
+_SAYING = content_terms(
+    "mention mentioned say said tell told talk talked chat chatted share shared bring "
+    "brought up discuss discussed 说 说过 聊 聊过 聊了 提 提过 提到 讲 讲过 跟 和 您"
+)
+_TIME_WORDS = content_terms(
+    "morning afternoon evening tonight night today yesterday ago day days week weeks "
+    "month months about around roughly 早上 上午 下午 晚上 今天 昨天 前天 天 周 上周 月"
+)
 
 _SPACES = re.compile(r"\s+")
 
@@ -166,12 +185,27 @@ def grade(
         own = [(fact, signals(question, fact, terms)) for fact in item.facts]
         found = signals(question, item, terms)
         value = combined(model, found, [s for _, s in own], settings.skip_below_cosine)
+        if question.recall_only and found.in_window:
+            # What was said then is the answer, whatever its words.
+            value = max(value, bar)
         facts = tuple(_graded(fact, max(value, model.confidence(s)), s, bar) for fact, s in own)
         out.append(replace(_graded(item, value, found, bar), facts=facts))
     # A standing fact the question implies (retrieval/standing.py) is as sure as the
     # read's best item: the registry, not the wording, says the question needs it.
-    best = max((item.confidence or 0.0 for item in out), default=0.0)
-    return [_lifted(item, best, bar) if STANDING in item.routes else item for item in out]
+    # It is served as confident even when every other item is weak ("Suggest a walking
+    # tour" shares no word with "I live in Lisbon").
+    best = max([bar, *(item.confidence or 0.0 for item in out)])
+    # A turn that corrects or changes a ranked one (retrieval/followups.py) is as sure
+    # as the statement it replaces: it is the current version of that statement.
+    replaced = {item.superseded_by: item.confidence or 0.0 for item in out if item.superseded_by}
+    return [
+        _lifted(item, best, bar)
+        if STANDING in item.routes
+        else _lifted(item, replaced.get(item.id, 0.0), bar)
+        if FOLLOWUP in item.routes
+        else item
+        for item in out
+    ]
 
 
 def _lifted(item: RetrievedItem, best: float, bar: float) -> RetrievedItem:

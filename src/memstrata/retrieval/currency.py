@@ -67,7 +67,7 @@ ROUTE = "current_fact"
 _I = re.IGNORECASE
 
 
-_MULTI_VALUED_GUARD = frozenset({"likes", "dislikes", "interests", "health"})
+_MULTI_VALUED_GUARD = frozenset({"likes", "dislikes", "interests", "health", "avoids"})
 _SETS = frozenset({"allergies"})
 """Set-valued attributes asked here: they count only once a value was taken out of the
 set (a correction, "not peanuts", 我不再对花生过敏); a set that only grew is left alone."""

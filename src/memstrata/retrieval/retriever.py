@@ -65,9 +65,15 @@ from memstrata.longterm.points import (
 )
 from memstrata.memo import remember
 from memstrata.memory.versioning import valid_at
-from memstrata.retrieval.confidence import grade, question_signals, skips_graded
+from memstrata.retrieval.confidence import (
+    content_terms,
+    grade,
+    question_signals,
+    skips_graded,
+)
 from memstrata.retrieval.currency import current_first
 from memstrata.retrieval.fallback import ReadFallback, bm25_only, query_key
+from memstrata.retrieval.followups import with_followups
 from memstrata.retrieval.guard import (
     BELOW_THRESHOLD,
     Guarded,
@@ -641,6 +647,8 @@ class Retriever:
                 )
             ),
         )
+        # A later turn that corrects or changes a ranked one goes before it.
+        grouped = with_followups(query, grouped, content_terms)
         return grouped[: query.k]
 
     def _space_vectors(
