@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from memstrata.extract.patterns import CN_OTHERS
+from memstrata.attributes.words import CN_OTHERS
 
 Subject = Literal["speaker", "mine", "other", "pronoun"]
 """Who a clause is about: the speaker, one of the speaker's people (我女儿...), someone

@@ -21,13 +21,13 @@ like a street address (a number and a street word, 路 / 号 / 栋 ...). The fra
 
 from __future__ import annotations
 
+from memstrata.attributes.words import CN_OTHERS
 from memstrata.extract.patterns import (
     ADV,
     CN_ADV,
     CN_END,
     CN_ME,
     CN_NEG,
-    CN_OTHERS,
     CN_VAL,
     CN_WE,
     END,

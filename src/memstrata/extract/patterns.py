@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from memstrata.attributes.values import CHANNEL_WORDS
+from memstrata.attributes.words import CN_OTHERS
 
 _I = re.IGNORECASE
 
@@ -81,11 +82,6 @@ CN_CHANNEL = (
     r"telegram|whatsapp|slack|signal|wechat))"
 )
 # Who else a Chinese clause may be about: 我朋友对花生过敏 is not the user's allergy.
-CN_OTHERS = (
-    r"(?:朋友|同事|妈妈|妈|爸爸|爸|父母|老婆|老公|妻子|丈夫|先生|太太|爱人|媳妇|儿子|女儿|"
-    r"孩子|闺女|宝宝|哥哥|哥|姐姐|姐|弟弟|弟|妹妹|妹|爷爷|奶奶|外公|外婆|男朋友|女朋友|对象|"
-    r"室友|邻居|老板|领导|同学|家人|亲戚|舅舅|叔叔|阿姨|闺蜜)"
-)
 CN_ME = rf"我(?!们|的?{CN_OTHERS})"
 CN_WE = rf"(?:我们|我(?:跟|和|与)(?:我的?)?{CN_OTHERS}(?:一起)?)"
 

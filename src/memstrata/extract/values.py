@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 
 from memstrata.attributes.numbers import zh_number
 from memstrata.attributes.values import diet_class, food_object
+from memstrata.attributes.words import CN_PLACES
 from memstrata.extract.lexicon import (
     BODY_PART_STATES,
     BODY_PARTS,
@@ -26,7 +27,6 @@ from memstrata.extract.lexicon import (
     CN_ORG_SUFFIXES,
     CN_ORGS,
     CN_PLACE_SUFFIXES,
-    CN_PLACES,
     CN_SURNAMES,
     CONDITION_SUFFIXES,
     CONDITIONS,

@@ -51,8 +51,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from memstrata.attributes import asked, by_name
-from memstrata.extract.lexicon import CN_PLACES
-from memstrata.extract.patterns import CN_OTHERS
+from memstrata.attributes.words import CN_OTHERS, CN_PLACES
 from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.points import MEMORIES, Filter, ScoredPoint
 from memstrata.memory.codec import slot_string

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
 
-from memstrata.extract.patterns import CN_OTHERS
+from memstrata.attributes.words import CN_OTHERS
 from memstrata.retrieval.results import RetrievalQuery, RetrievedItem
 
 __all__ = ["CORRECTION_DAYS", "ROUTE", "changes", "corrects", "with_followups"]
