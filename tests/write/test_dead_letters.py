@@ -26,7 +26,10 @@ from memstrata.service.inprocess import ServiceTransport
 from memstrata.service.local import local_caller, local_service
 
 runner = CliRunner()
-FAST = PipelineSettings(block_ms=50, claim_idle_ms=200, max_deliveries=2)
+# A reclaim every second: short enough for a quick test, long enough that a busy
+# host's embedder call (hundreds of ms) is not taken for a lost consumer, which would
+# give the entry up as ConsumerLost instead of for what it raised.
+FAST = PipelineSettings(block_ms=50, claim_idle_ms=1_000, max_deliveries=2)
 
 
 class PoisonedEmbedder:

@@ -213,6 +213,23 @@ def test_entry_whose_consumers_kept_dying_is_dead_lettered(
     assert pending(queue_client, queue) == 0
 
 
+def test_an_entry_two_consumers_give_up_on_is_dead_lettered_once(
+    make_queue: QueueFactory, queue_client: redis.Redis
+) -> None:
+    # One consumer stalled past claim_idle_ms while another reclaimed the entry: both
+    # give up on it (RuntimeError on its last delivery, ConsumerLost past the limit).
+    queue = make_queue()
+    entry_id = queue.enqueue("observe", {"slow": "entry"})
+    [(read_id, fields)] = queue.read_new("stalled", 10, None)
+    queue.claim_idle("other", 0, "0-0", 10)
+    assert read_id == entry_id
+    assert queue.dead_letter(entry_id, fields, "ConsumerLost", 3, "handed out 3 times")
+    assert not queue.dead_letter(entry_id, fields, "RuntimeError", 2, "raised twice")
+    [dead] = queue.dead_letters()
+    assert (dead.error, dead.deliveries) == ("ConsumerLost", 3)
+    assert queue.stats().dead_lettered == 1 and pending(queue_client, queue) == 0
+
+
 def test_malformed_entry_is_dead_lettered(
     make_queue: QueueFactory, queue_client: redis.Redis
 ) -> None:

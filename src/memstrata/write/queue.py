@@ -84,6 +84,17 @@ def _is_nogroup(exc: rexc.ResponseError) -> bool:
     return str(exc).startswith("NOGROUP")
 
 
+DEAD_LETTER_ONCE = """
+if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then
+  return 0
+end
+redis.call('XADD', KEYS[2], '*', unpack(ARGV, 3))
+return 1
+"""
+"""Dead-letter an entry only if this call settles it (KEYS: stream, dead-letter
+stream; ARGV: group, entry id, then the record's fields and values)."""
+
+
 class WriteQueue:
     """Producer side and bookkeeping of one named queue.
 
@@ -121,6 +132,7 @@ class WriteQueue:
         # Enqueues left before the next trim attempt: while consumers lag, every
         # attempt would find nothing to remove, so do not pay for one each time.
         self._trim_backoff = 0
+        self._dead_letter_once = client.register_script(DEAD_LETTER_ONCE)
 
     @property
     def name(self) -> str:
@@ -491,11 +503,16 @@ class WriteQueue:
         error: str,
         deliveries: int,
         reason: str = "",
-    ) -> None:
-        """MULTI XADD dead-letter stream + XACK EXEC: given up, but never lost."""
+    ) -> bool:
+        """XACK, and XADD to the dead-letter stream only when that XACK settled the
+        entry, in one script: given up, never lost, and dead-lettered once. Two
+        consumers may give up on one entry at once (one stalled past ``claim_idle_ms``
+        on a busy host while another reclaimed it): the second finds it settled and
+        adds nothing. Returns whether this call dead-lettered it."""
         record = dead_letter_fields(entry_id, fields, error, deliveries, self.now_ms(), reason)
+        flat = [part for pair in record.items() for part in pair]
         with translated("XADD dead-letter"):
-            pipe = self._client.pipeline(transaction=True)
-            pipe.xadd(self._keys.dead, cast("dict[Any, Any]", record))
-            pipe.xack(self._keys.stream, self._group, entry_id)
-            pipe.execute()
+            added = self._dead_letter_once(
+                keys=[self._keys.stream, self._keys.dead], args=[self._group, entry_id, *flat]
+            )
+        return bool(added)
