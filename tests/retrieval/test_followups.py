@@ -121,6 +121,19 @@ def test_an_unrelated_later_change_replaces_nothing(engine_opener: Factory) -> N
     assert all(ROUTE not in item.routes for item in found.items)
 
 
+def test_a_question_about_other_people_is_left_as_ranked(engine_opener: Factory) -> None:
+    # Conversations between people (LoCoMo's): "Caroline started painting" is news, not
+    # a correction of what she said before, and must not push the evidence down.
+    clock = FakeClock(START)
+    engine = engine_opener(clock=clock)
+    tenant = "followup-others"
+    stated = "Caroline's book club meets at the Elm Street library."
+    _said(engine, clock, tenant, [stated, "The book club moved to the cafe on Fifth now."], 12)
+    found = engine.retrieve("Where does Caroline's book club meet?", tenant=tenant, user=USER)
+    assert all(ROUTE not in item.routes for item in found.items)
+    assert all(item.superseded_by is None for item in found.items if item.text == stated)
+
+
 @pytest.mark.parametrize(
     ("text", "correction", "change"),
     [

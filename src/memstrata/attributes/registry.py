@@ -30,6 +30,7 @@ __all__ = [
     "Need",
     "asked",
     "by_name",
+    "first_person",
     "needed",
     "normal_value",
     "plans",
@@ -514,6 +515,12 @@ def by_name(name: str) -> Attribute | None:
 
 
 _FIRST_PERSON = re.compile(r"\b(?:I|me|my|we|our|us)\b|我", _I)
+
+
+def first_person(question: str) -> bool:
+    """Whether ``question`` speaks of the user (I, my, we, 我...): only then does it ask
+    about the user's own attributes."""
+    return bool(_FIRST_PERSON.search(question))
 
 
 def asked(question: str) -> tuple[str, ...]:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
 
+from memstrata.attributes.registry import first_person
 from memstrata.attributes.words import CN_OTHERS
 from memstrata.retrieval.results import RetrievalQuery, RetrievedItem
 
@@ -156,8 +157,12 @@ def with_followups(
 ) -> list[RetrievedItem]:
     """``ranked`` with each of its first ``top`` current episodes followed up by the
     latest later episode that corrects or changes it (see the module docstring);
-    unchanged when none does."""
+    unchanged when none does, and for a question that does not speak of the user (a
+    question about other people reads their turns as they were said: "Caroline started
+    painting" is no correction of what she said before)."""
     items = list(ranked)
+    if not first_person(query.text):
+        return items
     question = terms(query.text)
     used: set[str] = set()
     heads = [
