@@ -14,7 +14,7 @@ import pytest
 
 from memstrata.clock import FakeClock
 from memstrata.engine import ContextEngine
-from memstrata.retrieval.followups import ROUTE, changes, corrects
+from memstrata.retrieval.followups import ROUTE, changes, corrects, names_someone_else
 
 Factory = Callable[..., ContextEngine]
 START = datetime(2025, 5, 1, 9, tzinfo=UTC)
@@ -132,6 +132,21 @@ def test_a_question_about_other_people_is_left_as_ranked(engine_opener: Factory)
     found = engine.retrieve("Where does Caroline's book club meet?", tenant=tenant, user=USER)
     assert all(ROUTE not in item.routes for item in found.items)
     assert all(item.superseded_by is None for item in found.items if item.text == stated)
+
+
+@pytest.mark.parametrize(
+    ("question", "others"),
+    [
+        ("What did Caroline research?", True),
+        ("When did Melanie paint a sunrise?", True),
+        ("When's the standup?", False),
+        ("How many people is the dinner for?", False),
+        ("Where does my sister Anna live?", False),  # the user's own, by name
+        ("我们组的周会是什么时候？", False),
+    ],
+)
+def test_which_questions_name_someone_else(question: str, others: bool) -> None:
+    assert names_someone_else(question) is others
 
 
 @pytest.mark.parametrize(

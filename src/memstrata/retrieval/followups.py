@@ -32,7 +32,14 @@ from memstrata.attributes.registry import first_person
 from memstrata.attributes.words import CN_OTHERS
 from memstrata.retrieval.results import RetrievalQuery, RetrievedItem
 
-__all__ = ["CORRECTION_DAYS", "ROUTE", "changes", "corrects", "with_followups"]
+__all__ = [
+    "CORRECTION_DAYS",
+    "ROUTE",
+    "changes",
+    "corrects",
+    "names_someone_else",
+    "with_followups",
+]
 
 ROUTE = "followup"
 """The route of an episode that corrects or changes an earlier ranked one."""
@@ -148,6 +155,19 @@ def _same_user(a: RetrievedItem, b: RetrievedItem) -> bool:
     return a.payload.get("user") == b.payload.get("user") and speaker != "assistant"
 
 
+_WORD = re.compile(r"[A-Za-z][\w'-]*")
+
+
+def names_someone_else(question: str) -> bool:
+    """A question that names a person or thing by a capitalized name past its first word
+    and does not speak of the user ("What did Caroline research?"); "When's the
+    standup?" and "Where does my sister live?" do not."""
+    if first_person(question):
+        return False
+    words = _WORD.findall(question)[1:]
+    return any(w[:1].isupper() and w != "I" for w in words)
+
+
 def with_followups(
     query: RetrievalQuery,
     ranked: Sequence[RetrievedItem],
@@ -157,11 +177,11 @@ def with_followups(
 ) -> list[RetrievedItem]:
     """``ranked`` with each of its first ``top`` current episodes followed up by the
     latest later episode that corrects or changes it (see the module docstring);
-    unchanged when none does, and for a question that does not speak of the user (a
-    question about other people reads their turns as they were said: "Caroline started
-    painting" is no correction of what she said before)."""
+    unchanged when none does, and for a question about someone else by name (their
+    turns are read as they were said: "Caroline started painting" is news, not a
+    correction of what she said before)."""
     items = list(ranked)
-    if not first_person(query.text):
+    if names_someone_else(query.text):
         return items
     question = terms(query.text)
     used: set[str] = set()
