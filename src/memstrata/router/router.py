@@ -343,7 +343,7 @@ class ContextRouter:
                             types=need.types,
                         )
                     )
-                entries = _taken(retrieved, need)
+                entries = memories_taken(retrieved, need)
                 from_l2 = retrieved.l3_skip_reason in OUTAGE_REASONS
                 outage = outage or (retrieved.l3_skip_reason if from_l2 else None)
                 judged = not from_l2 and retrieved.dense_skip_reason is None
@@ -435,7 +435,7 @@ class ContextRouter:
         )
 
 
-def _taken(memories: RetrievalResult, need: L3Need) -> list[LinkedHit]:
+def memories_taken(memories: RetrievalResult, need: L3Need) -> list[LinkedHit]:
     """A ``memories`` need's items from a retrieval made already: its first ``k``
     items of the need's types, each episode's current facts right before it (as a
     search's links give them), a superseded episode marked with the current fact."""
