@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 
-from memstrata.attributes import ATTRIBUTES, Attribute, by_name
+from memstrata.attributes import ATTRIBUTES, MULTI_VALUED, Attribute, by_name
 from memstrata.extract.candidates import Candidate, PriorFact, Turn
 from memstrata.extract.corrections import correction_at
 from memstrata.extract.fit import fits, shape
@@ -410,9 +410,18 @@ def in_thread(
         return tuple(found)
     gone = ended(turn)
     over = {(c.attribute, c.value.casefold()) for c in gone}
+    # A single value ended (a diet, a job) is no new value of another attribute either:
+    # "Quit paleo" ends a diet, it names no food avoided. A set's item ended may be
+    # (我不再喜欢喝咖啡了: a dislike; 我戒了奶茶: a habit given up).
+    ended_single = {v for a, v in over if a.casefold() not in MULTI_VALUED}
     # A value named as over is not stated again by the same turn ("生酮停了").
     made = [
-        c for c in found if c.change == "remove" or (c.attribute, c.value.casefold()) not in over
+        c
+        for c in found
+        if c.change == "remove"
+        or (
+            (c.attribute, c.value.casefold()) not in over and c.value.casefold() not in ended_single
+        )
     ]
     # A removal the rules read says what it means too; one of a value ended does not
     # say what replaces it ("Sorry, I meant Nestlé - Unilever was my last job").
