@@ -10,11 +10,15 @@ said in) it returns are mapped back to the data set's turn ids.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from itertools import groupby
+from pathlib import Path
 
 from memstrata.clock import FakeClock
+from memstrata.config import Settings
 from memstrata.engine import ContextEngine
 from memstrata.errors import BackendError
 from memstrata.eval.datasets import Turn
@@ -106,3 +110,20 @@ class EngineSystem:
             return self._turn_of.get(item.id)
         episodes = item.payload.get("episodes") or ()
         return next((self._turn_of[e] for e in episodes if e in self._turn_of), None)
+
+
+@contextmanager
+def fake_clock_engine(
+    name: str, data_dir: Path | None = None
+) -> Iterator[tuple[ContextEngine, FakeClock]]:
+    """An engine on the embedded defaults whose clock the harness sets, under
+    ``<data_dir>/<name>`` or a temporary directory removed afterwards (the scenario
+    and update-sequence harnesses)."""
+    clock = FakeClock()
+    with tempfile.TemporaryDirectory(prefix=f"memstrata-{name}-") as tmp:
+        root = Path(data_dir) if data_dir is not None else Path(tmp)
+        engine = ContextEngine.open(Settings(data_dir=root / name), clock=clock)
+        try:
+            yield engine, clock
+        finally:
+            engine.close()

@@ -29,12 +29,10 @@ rules may be tuned on.
 from __future__ import annotations
 
 import re
-import tempfile
 import time
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -43,6 +41,7 @@ from typing import Any, TextIO
 from memstrata.clock import FakeClock
 from memstrata.errors import ValidationError
 from memstrata.eval.labeled import read_labeled
+from memstrata.eval.product import fake_clock_engine
 
 __all__ = [
     "CATEGORIES",
@@ -219,21 +218,6 @@ def _memory_block(messages: Sequence[dict[str, str]]) -> str:
     return "\n\n".join(m["content"] for m in messages if "```" in m.get("content", ""))
 
 
-@contextmanager
-def _engine(data_dir: Path | None) -> Iterator[tuple[Any, FakeClock]]:
-    from memstrata.config import Settings
-    from memstrata.engine import ContextEngine
-
-    clock = FakeClock()
-    with tempfile.TemporaryDirectory(prefix="memstrata-scenarios-") as tmp:
-        root = Path(data_dir) if data_dir is not None else Path(tmp)
-        engine = ContextEngine.open(Settings(data_dir=root / "eval-scenarios-engine"), clock=clock)
-        try:
-            yield engine, clock
-        finally:
-            engine.close()
-
-
 def _tenant(scenario: Scenario) -> str:
     return "sc-" + re.sub(r"[^A-Za-z0-9_.-]", "-", scenario.id)
 
@@ -312,7 +296,7 @@ def run_scenarios_eval(
     scenarios = scenarios[:limit] if limit else scenarios
     started = time.perf_counter()
     results: list[dict[str, Any]] = []
-    with _engine(data_dir) as (engine, clock):
+    with fake_clock_engine("eval-scenarios-engine", data_dir) as (engine, clock):
         _observe_all(engine, clock, scenarios)
         for scenario in scenarios:
             scored = _ask(engine, clock, scenario)

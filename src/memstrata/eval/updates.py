@@ -13,16 +13,13 @@ only as history (a closed version: marked no longer true), never as the current 
 from __future__ import annotations
 
 import re
-import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-from memstrata.clock import FakeClock
 from memstrata.errors import BackendError
 from memstrata.eval.extraction import SupersedeCase, value_key
+from memstrata.eval.product import fake_clock_engine
 from memstrata.longterm.points import MEMORIES, Filter
 from memstrata.memory.codec import slot_string
 from memstrata.memory.versioning import item_key
@@ -75,24 +72,10 @@ def _slot(engine: Any, case: SupersedeCase) -> SlotState:
     return SlotState(current, history)
 
 
-@contextmanager
-def _engine() -> Iterator[tuple[Any, FakeClock]]:
-    from memstrata.config import Settings
-    from memstrata.engine import ContextEngine
-
-    clock = FakeClock()
-    with tempfile.TemporaryDirectory(prefix="memstrata-updates-") as tmp:
-        engine = ContextEngine.open(Settings(data_dir=Path(tmp) / "engine"), clock=clock)
-        try:
-            yield engine, clock
-        finally:
-            engine.close()
-
-
 def run_updates(cases: Sequence[SupersedeCase]) -> dict[str, Any]:
     """Every case through the product path, scored (see the module docstring)."""
     results: list[tuple[SupersedeCase, bool, bool, str]] = []
-    with _engine() as (engine, clock):
+    with fake_clock_engine("eval-updates-engine") as (engine, clock):
         for n, case in enumerate(cases):
             tenant = _tenant(case)
             at = STARTED_AT + timedelta(hours=n)
