@@ -1168,6 +1168,7 @@ def bench_baseline(
             machine=machine or machine_summary(),
             path=baseline_file,
             release=release,
+            source=f"memstrata bench baseline --from {report_file.name}",
         )
     except MemstrataError as exc:
         raise _exit_with(exc, as_json) from exc

@@ -22,6 +22,7 @@ from memstrata.bench.baseline import (
     parse_baseline,
     print_comparison,
     refresh,
+    render_baseline,
     with_baseline,
 )
 from memstrata.cli import app
@@ -293,3 +294,14 @@ def test_bench_layers_json_carries_the_previous_release(
     assert route["today"] == document["route"]["p99_ms_without_embedding"]
     assert route["previous"] == 34.278 and route["ratio"] > 0
     assert vs["metrics"]["l3.100000.p99_ms"]["today"] is None  # not measured at this size
+
+
+def test_the_committed_file_is_in_the_form_a_refresh_writes() -> None:
+    # So the first refresh after a release diffs as the numbers that moved, line by line.
+    text = BASELINE_FILE.read_text(encoding="utf-8")
+    assert render_baseline(json.loads(text)) == text
+    assert text.count('{"label": ') == sum(
+        len(entry.metrics)
+        for modes in load_baseline().benchmarks.values()
+        for entry in modes.values()
+    )

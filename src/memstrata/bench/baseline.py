@@ -375,6 +375,25 @@ def measurement_from_report(
         raise ValidationError(field, str(first.get("msg", "is invalid"))) from exc
 
 
+def render_baseline(document: Mapping[str, Any]) -> str:
+    """The file's text as it is committed: indented, one line per headline (a diff
+    after a refresh shows which numbers moved)."""
+    inline: dict[str, str] = {}
+    shaped = json.loads(json.dumps(document))
+    for modes in shaped.get("benchmarks", {}).values():
+        for entry in modes.values():
+            placeholders = []
+            for metric in entry.get("metrics", []):
+                token = f"@metric{len(inline)}@"
+                inline[token] = json.dumps(metric, ensure_ascii=False)
+                placeholders.append(token)
+            entry["metrics"] = placeholders
+    text = json.dumps(shaped, ensure_ascii=False, indent=2)
+    for token, line in inline.items():
+        text = text.replace(f'"{token}"', line)
+    return text + "\n"
+
+
 def refresh(
     report: Mapping[str, Any],
     *,
@@ -383,6 +402,7 @@ def refresh(
     machine: str,
     path: Path | None = None,
     release: str | None = None,
+    source: str | None = None,
 ) -> Measurement:
     """Write ``report``'s numbers into the baseline file at ``path`` (default: the
     packaged one) as the entry of its benchmark and mode, and return the entry.
@@ -401,12 +421,14 @@ def refresh(
     previous = current.entry(benchmark, mode)
     if previous is None:
         raise ValidationError("baseline", f"the file has no {benchmark!r} mode {mode!r}")
-    entry = measurement_from_report(report, previous, commit=commit, when=when, machine=machine)
+    entry = measurement_from_report(
+        report, previous, commit=commit, when=when, machine=machine, source=source
+    )
     document = current.model_dump(mode="json")
     document["benchmarks"][benchmark][mode] = entry.model_dump(mode="json")
     if release is not None:
         document["release"] = release
-    text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    text = render_baseline(document)
     parse_baseline(text, name=target.name)  # what is written loads back
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".baseline-", suffix=".json")
     try:
