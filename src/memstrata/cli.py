@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -100,7 +101,7 @@ def _emit_against_baseline(
     stderr), or the report, then today beside the previous release, then the flags."""
     from memstrata.bench.baseline import print_comparison, with_baseline
 
-    document, comparison = with_baseline(report, baseline, benchmark, mode)
+    document, comparison = with_baseline(report, baseline, benchmark, mode, load=os.getloadavg())
     if as_json:
         _emit_json(document)
         print_comparison(comparison, err, table=False)
@@ -1414,7 +1415,9 @@ def eval_locomo(
             data_dir=data_dir,
             progress=progress,
         )
-    document, comparison = with_baseline(report, baseline, "eval locomo", "all")
+    document, comparison = with_baseline(
+        report, baseline, "eval locomo", "all", load=os.getloadavg()
+    )
     if as_json:
         _emit_json(document)
         print_comparison(comparison, err, table=False)

@@ -177,7 +177,9 @@ def test_a_report_gains_baseline_and_vs_baseline() -> None:
     baseline = load_baseline()
     report = _layers_report(2.0)
     before = copy.deepcopy(report)
-    document, comparison = with_baseline(report, baseline, "bench layers", "default")
+    document, comparison = with_baseline(
+        report, baseline, "bench layers", "default", load=(4.261, 4.35, 3.0)
+    )
     assert report == before  # the report itself is not changed
     assert document["baseline"]["commit"] == "77813da"
     assert document["baseline"]["metrics"]["route.p99_ms_without_embedding"] == 34.278
@@ -194,6 +196,8 @@ def test_a_report_gains_baseline_and_vs_baseline() -> None:
     text = console.export_text()
     assert "previous release" in text and "34.3 ms" in text and "68.6 ms" in text
     assert "+100.0%" in text and "regression?" in text
+    assert vs["load_average_at_end"] == [4.26, 4.35, 3.0]
+    assert "load average 4.26 / 4.35 / 3.00 when the run ended" in text
 
 
 def test_a_run_unlike_the_baseline_is_shown_but_not_flagged() -> None:

@@ -53,7 +53,7 @@ def test_bench_write_prints_one_json_document(tmp_path: Path) -> None:
     row = vs["metrics"]["turns_per_s"]
     assert row["today"] == report["turns_per_s"] and row["previous"] == 178.4
     assert row["ratio"] == pytest.approx(report["turns_per_s"] / 178.4, abs=0.001)
-    assert row["better"] == "higher"
+    assert row["better"] == "higher" and len(vs["load_average_at_end"]) == 3
     # The run wrote into a directory of its own; what was there is untouched.
     assert (root / "keep.txt").read_text() == "the user's own file"
     assert Path(report["data_dir"]).parent == root

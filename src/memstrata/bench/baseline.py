@@ -238,6 +238,9 @@ class Comparison:
     rows: tuple[Compared, ...]
     # Why the run is not like for like (then nothing is flagged); None when it is.
     mismatch: str | None
+    # The machine's load average (1, 5, 15 min) when the run ended: a timing flag
+    # under load is often the load's.
+    load: tuple[float, float, float] | None = None
 
     @property
     def comparable(self) -> bool:
@@ -281,6 +284,7 @@ class Comparison:
             ),
             "metrics": {row.metric.path: row.as_dict() for row in self.rows},
             "flags": self.flags,
+            "load_average_at_end": None if self.load is None else [round(x, 2) for x in self.load],
             "note": (
                 "ratio = today / previous; a flag marks a headline worse than the previous "
                 "release by more than the tolerance for its kind; timings are noisy, so "
@@ -301,25 +305,38 @@ def _scope_mismatch(entry: Measurement, report: Mapping[str, Any]) -> str | None
     return "not run like the previous release: " + "; ".join(differ)
 
 
-def compare(report: Mapping[str, Any], baseline: Baseline, benchmark: str, mode: str) -> Comparison:
-    """``report`` (a command's JSON document) against ``baseline``'s entry."""
+def compare(
+    report: Mapping[str, Any],
+    baseline: Baseline,
+    benchmark: str,
+    mode: str,
+    *,
+    load: tuple[float, float, float] | None = None,
+) -> Comparison:
+    """``report`` (a command's JSON document) against ``baseline``'s entry; ``load``:
+    the load average when the run ended (reported, never judged)."""
     entry = baseline.entry(benchmark, mode)
     if entry is None:
-        return Comparison(benchmark, mode, baseline.release, None, (), None)
+        return Comparison(benchmark, mode, baseline.release, None, (), None, load)
     rows = tuple(
         compare_metric(m, _number(lookup(report, m.path)), baseline.tolerance[m.kind])
         for m in entry.metrics
     )
     return Comparison(
-        benchmark, mode, baseline.release, entry, rows, _scope_mismatch(entry, report)
+        benchmark, mode, baseline.release, entry, rows, _scope_mismatch(entry, report), load
     )
 
 
 def with_baseline(
-    report: dict[str, Any], baseline: Baseline, benchmark: str, mode: str
+    report: dict[str, Any],
+    baseline: Baseline,
+    benchmark: str,
+    mode: str,
+    *,
+    load: tuple[float, float, float] | None = None,
 ) -> tuple[dict[str, Any], Comparison]:
     """A copy of ``report`` with ``baseline`` and ``vs_baseline``, and the comparison."""
-    comparison = compare(report, baseline, benchmark, mode)
+    comparison = compare(report, baseline, benchmark, mode, load=load)
     return (
         report
         | {"baseline": comparison.baseline_json(), "vs_baseline": comparison.vs_baseline_json()}
@@ -450,12 +467,15 @@ def comparison_table(comparison: Comparison) -> Table:
     title = f"{comparison.benchmark} ({comparison.mode}) against the previous release"
     if entry is not None:
         title += f" {entry.commit}, {entry.date.isoformat()}"
-    caption = None
+    notes = []
     if entry is None:
-        caption = "no baseline for this mode"
+        notes.append("no baseline for this mode")
     elif comparison.mismatch:
-        caption = f"{comparison.mismatch}: shown for reference, nothing flagged"
-    table = Table(title=title, caption=caption)
+        notes.append(f"{comparison.mismatch}: shown for reference, nothing flagged")
+    if comparison.load is not None:
+        one, five, fifteen = comparison.load
+        notes.append(f"load average {one:.2f} / {five:.2f} / {fifteen:.2f} when the run ended")
+    table = Table(title=title, caption=escape("\n".join(notes)) if notes else None)
     for column in ("headline", "today", "previous release", "change", "better", ""):
         table.add_column(
             column, justify="right" if column in ("today", "previous release", "change") else "left"
