@@ -1173,6 +1173,10 @@ def bench_baseline(
         )
     except MemstrataError as exc:
         raise _exit_with(exc, as_json) from exc
+    unlike = (report.get("vs_baseline") or {}).get("not_comparable_because")
+    if unlike:
+        # Allowed (a new scope after a release), but said: later runs compare to it.
+        err.print(f"note: the report {escape(str(unlike))}; its settings are the new scope")
     written = entry.model_dump(mode="json")
     if as_json:
         _emit_json(written)
