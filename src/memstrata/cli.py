@@ -9,12 +9,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -32,6 +33,9 @@ from memstrata.service.commands import register as register_service_commands
 from memstrata.service.inprocess import ServiceTransport
 from memstrata.service.local import local_caller, local_service
 from memstrata.service.wire import ForgetJobOut, ForgetResult
+
+if TYPE_CHECKING:
+    from memstrata.bench.baseline import Baseline, Comparison
 
 app = typer.Typer(
     name="memstrata",
@@ -68,6 +72,43 @@ def _emit_report(report: dict[str, Any], as_json: bool) -> None:
         _emit_json(report)
     else:
         out.print_json(json.dumps(report))
+
+
+BaselineOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--baseline",
+        help="The previous release's numbers to print beside today's (default: the packaged "
+        "baseline file, which `memstrata bench baseline` refreshes).",
+    ),
+]
+
+
+def _load_baseline(path: Path | None, as_json: bool) -> Baseline:
+    """The baseline file, read before a benchmark runs (a bad file fails in seconds)."""
+    from memstrata.bench.baseline import load_baseline
+
+    try:
+        return load_baseline(path)
+    except MemstrataError as exc:
+        raise _exit_with(exc, as_json) from exc
+
+
+def _emit_against_baseline(
+    report: dict[str, Any], baseline: Baseline, benchmark: str, mode: str, as_json: bool
+) -> Comparison:
+    """The report with ``baseline`` / ``vs_baseline``: one JSON document (flags on
+    stderr), or the report, then today beside the previous release, then the flags."""
+    from memstrata.bench.baseline import print_comparison, with_baseline
+
+    document, comparison = with_baseline(report, baseline, benchmark, mode, load=os.getloadavg())
+    if as_json:
+        _emit_json(document)
+        print_comparison(comparison, err, table=False)
+    else:
+        out.print_json(json.dumps(report))
+        print_comparison(comparison, out)
+    return comparison
 
 
 @contextmanager
@@ -851,16 +892,19 @@ def bench_layers(
         str, typer.Option("--sizes", help="Comma-separated L3 sizes.")
     ] = "10000,100000",
     queries: Annotated[int, typer.Option("--queries", help="Queries per measurement.")] = 500,
+    baseline_file: BaselineOption = None,
 ) -> None:
-    """L2 overhead vs raw redis-py, L3 hybrid filtered search, route() latency."""
+    """L2 overhead vs raw redis-py, L3 hybrid filtered search, route() latency; beside
+    the previous release's numbers."""
     from memstrata.bench.layers import run_layers_bench
 
     try:
         size_list = [int(s) for s in sizes.split(",") if s.strip()]
     except ValueError as exc:
         raise typer.BadParameter("must be comma-separated integers", param_hint="--sizes") from exc
+    baseline = _load_baseline(baseline_file, as_json)
     report = run_layers_bench(data_dir, sizes=size_list, queries=queries, progress=err)
-    _emit_report(report, as_json)
+    _emit_against_baseline(report, baseline, "bench layers", "default", as_json)
 
 
 @bench_app.command("forget")
@@ -1057,15 +1101,87 @@ def bench_write(
             "--long", help="LongMemEval-like long turns (median ~90 words, half answers)."
         ),
     ] = False,
+    baseline_file: BaselineOption = None,
 ) -> None:
-    """Write pipeline turns/s end to end vs the raw embedder, and memory per 10k units."""
+    """Write pipeline turns/s end to end vs the raw embedder, and memory per 10k units;
+    beside the previous release's numbers."""
     from memstrata.bench.write import run_write_bench
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    baseline = _load_baseline(baseline_file, as_json)
     report = run_write_bench(
         data_dir, turns=turns, batch_size=batch_size, threads=threads, long=long, progress=err
     )
-    _emit_report(report, as_json)
+    _emit_against_baseline(report, baseline, "bench write", report["mode"], as_json)
+
+
+@bench_app.command("baseline")
+def bench_baseline(
+    report_file: Annotated[
+        Path,
+        typer.Option(
+            "--from",
+            help="A report printed with --json by bench write, bench layers or eval locomo.",
+        ),
+    ],
+    commit: Annotated[
+        str, typer.Option("--commit", help="The commit the report was measured on (hex).")
+    ],
+    machine: Annotated[
+        str | None,
+        typer.Option("--machine", help="The machine, in words (default: read from this one)."),
+    ] = None,
+    measured_on: Annotated[
+        str | None,
+        typer.Option("--date", help="When it was measured, YYYY-MM-DD (default: today)."),
+    ] = None,
+    release: Annotated[
+        str | None,
+        typer.Option("--release", help="Also name this commit the file's release."),
+    ] = None,
+    baseline_file: Annotated[
+        Path | None,
+        typer.Option("--baseline", help="The baseline file to write (default: the packaged one)."),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """After a release: write a report's headline numbers into the baseline file as the
+    previous release's (its benchmark and mode; the file validated before it is kept)."""
+    from datetime import date
+
+    from memstrata.bench.baseline import machine_summary, refresh
+
+    try:
+        when = date.fromisoformat(measured_on) if measured_on else datetime.now(UTC).date()
+    except ValueError as exc:
+        raise typer.BadParameter("must be YYYY-MM-DD", param_hint="--date") from exc
+    try:
+        try:
+            report = json.loads(report_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValidationError("from", f"{report_file}: not a readable JSON report") from exc
+        if not isinstance(report, dict):
+            raise ValidationError("from", f"{report_file}: not a JSON object")
+        entry = refresh(
+            report,
+            commit=commit,
+            when=when,
+            machine=machine or machine_summary(),
+            path=baseline_file,
+            release=release,
+            source=f"memstrata bench baseline --from {report_file.name}",
+        )
+    except MemstrataError as exc:
+        raise _exit_with(exc, as_json) from exc
+    unlike = (report.get("vs_baseline") or {}).get("not_comparable_because")
+    if unlike:
+        # Allowed (a new scope after a release), but said: later runs compare to it.
+        err.print(f"note: the report {escape(str(unlike))}; its settings are the new scope")
+    written = entry.model_dump(mode="json")
+    if as_json:
+        _emit_json(written)
+    else:
+        out.print_json(json.dumps(written, ensure_ascii=False))
 
 
 @bench_app.command("confidence")
@@ -1272,9 +1388,21 @@ def eval_locomo(
     k: KsOption = None,
     data_dir: EvalDataDir = None,
     as_json: JsonFlag = False,
+    baseline_file: BaselineOption = None,
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-regression",
+            help="Exit 1 when the memstrata row's hit_any@10 or hit_all@10 is below the "
+            "previous release's (a run like the baseline's: the whole file). Latency is "
+            "flagged, never failed.",
+        ),
+    ] = False,
 ) -> None:
     """Turn-level evidence retrieval per category; --limit N: the first N conversations,
-    --conversations 6-10: those conversations of the file."""
+    --conversations 6-10: those conversations of the file. Latency and hit rates are
+    printed beside the previous release's."""
+    from memstrata.bench.baseline import print_comparison, with_baseline
     from memstrata.eval.command import RichProgress, run_locomo
     from memstrata.eval.locomo import parse_conversations
 
@@ -1282,6 +1410,7 @@ def eval_locomo(
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     with _eval_errors(as_json), RichProgress(err) as progress:
         positions = None if conversations is None else parse_conversations(conversations)
+        baseline = _load_baseline(baseline_file, as_json)
         report = run_locomo(
             data,
             limit=limit,
@@ -1290,10 +1419,25 @@ def eval_locomo(
             data_dir=data_dir,
             progress=progress,
         )
+    document, comparison = with_baseline(
+        report, baseline, "eval locomo", "all", load=os.getloadavg()
+    )
     if as_json:
-        _emit_json(report)
+        _emit_json(document)
+        print_comparison(comparison, err, table=False)
     else:
         _eval_tables(report)
+        print_comparison(comparison, out)
+    if fail_on_regression and not comparison.comparable:
+        err.print(
+            "--fail-on-regression: nothing compared ("
+            + escape(comparison.mismatch or "no baseline for this mode")
+            + ")",
+            highlight=False,
+        )
+    if fail_on_regression and comparison.regressed("hit_rate"):
+        err.print("[red]hit rates below the previous release[/red] (--fail-on-regression)")
+        raise typer.Exit(1)
 
 
 @eval_app.command("longmemeval")

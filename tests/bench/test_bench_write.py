@@ -42,6 +42,18 @@ def test_bench_write_prints_one_json_document(tmp_path: Path) -> None:
     expected = report["turns_per_s"] / report["embedder_turns_per_s"]
     assert report["ratio"] == pytest.approx(expected, rel=0.02)  # both were rounded
     assert set(report["stage_s"]) >= {"extract", "embed", "facts", "upsert"}
+    # The previous release's numbers come beside today's; 40 turns are not the
+    # baseline's 10,000, so they are shown for reference and nothing is flagged.
+    assert report["baseline"]["commit"] == "77813da" and report["baseline"]["mode"] == "short"
+    vs = report["vs_baseline"]
+    assert (
+        vs["comparable"] is False and "turns 40 (previous: 10000)" in vs["not_comparable_because"]
+    )
+    assert vs["flags"] == []
+    row = vs["metrics"]["turns_per_s"]
+    assert row["today"] == report["turns_per_s"] and row["previous"] == 178.4
+    assert row["ratio"] == pytest.approx(report["turns_per_s"] / 178.4, abs=0.001)
+    assert row["better"] == "higher" and len(vs["load_average_at_end"]) == 3
     # The run wrote into a directory of its own; what was there is untouched.
     assert (root / "keep.txt").read_text() == "the user's own file"
     assert Path(report["data_dir"]).parent == root
@@ -65,6 +77,18 @@ def test_bench_write_long_observes_long_turns_with_their_window_keys(tmp_path: P
     assert report["embedder_texts"] >= report["episodes_written"] + report["units_written"]
     assert report["ratio"] > 0 and report["words_per_s"] > 0
     assert set(report["stage_s"]) >= {"extract", "embed", "facts", "upsert"}
+    assert report["baseline"]["mode"] == "long" and report["baseline"]["commit"] == "959fa07"
+    assert report["vs_baseline"]["metrics"]["words_per_s"]["previous"] == 1719.0
+
+
+def test_bench_write_prints_the_previous_release_beside_today(tmp_path: Path) -> None:
+    """Without --json: the report, then a table of today against the previous release."""
+    args = ["bench", "write", "--turns", "20", "--batch-size", "16"]
+    result = CliRunner().invoke(app, [*args, "--data-dir", str(tmp_path)], env={"COLUMNS": "160"})
+    assert result.exit_code == 0, result.output
+    assert "against the previous release 77813da" in result.stdout
+    assert "previous release" in result.stdout and "178 turns/s" in result.stdout
+    assert "not run like the previous release" in result.stdout
 
 
 def test_long_work_is_s_shaped_haystacks_in_order() -> None:

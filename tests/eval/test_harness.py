@@ -421,6 +421,8 @@ def test_cli_locomo_json(hash_embedder: None, locomo_subset_file: Path) -> None:
         "cer",
         "data",
         "config",
+        "baseline",
+        "vs_baseline",
     }
     assert set(document["results"]) == {
         "memstrata",
