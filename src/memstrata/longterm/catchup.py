@@ -197,19 +197,23 @@ class MultilingualCoverage:
     # -- the read side ----------------------------------------------------------------
 
     def missing(self, collection: str, flt: Filter) -> int:
-        """How many points in ``flt``'s scope lack the vector (an engine count, unless
-        this process knows the tenant's collection complete)."""
+        """How many points in ``flt``'s scope lack the vector: none when this process
+        knows the tenant's collection complete, else engine counts (the tenant's, then
+        the scope's when some lack it)."""
         key = (collection, flt.tenant)
         with self._lock:
             if key in self._complete:
                 return 0
-        found = self._index.count(collection, replace(flt, lacks_vector=MULTILINGUAL_VECTOR))
-        whole = flt.user is None and flt.types is None and not flt.extras and flt.ids is None
-        if found == 0 and whole and not self._index.shared and self.cross(flt.tenant):
-            # Every later write of this tenant carries the vector (it is cross).
-            with self._lock:
-                self._complete.add(key)
-        return found
+        whole = Filter(tenant=flt.tenant, lacks_vector=MULTILINGUAL_VECTOR)
+        found = self._index.count(collection, whole)
+        if found == 0:
+            if not self._index.shared and self.cross(flt.tenant):
+                # Every later write of this tenant carries the vector (it is cross).
+                with self._lock:
+                    self._complete.add(key)
+            return 0
+        scoped = replace(flt, lacks_vector=MULTILINGUAL_VECTOR)
+        return found if scoped == whole else self._index.count(collection, scoped)
 
     def before_read(self, collection: str, flt: Filter, limit: int = SYNC_MAX) -> int:
         """Before a Chinese or mixed question reads ``flt``'s scope by the
