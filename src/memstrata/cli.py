@@ -499,6 +499,8 @@ def search(
     # Why L3 served less than it would have, or nothing: said in the table and the JSON,
     # never guessed from l3_skipped alone (a skipped L3 is not a low confidence).
     note = skip_note(result.l3_skip_reason, result.dense_skip_reason, cached=bool(result.items))
+    if result.warnings:  # what L3 could not show yet (e.g. a multilingual catch-up)
+        note = "; ".join([*([note] if note else []), *result.warnings])
     if as_json:
         _emit_json(
             {
@@ -508,6 +510,7 @@ def search(
                 "l3_skipped": result.l3_skipped,
                 "l3_skip_reason": result.l3_skip_reason,
                 "dense_skip_reason": result.dense_skip_reason,
+                "warnings": list(result.warnings),
                 "note": note,
                 "results": rows,
             }

@@ -90,6 +90,25 @@ def _check_knots(raw: object) -> Any:
     return value
 
 
+MULTILINGUAL_POINTS = ("auto", "all")
+"""The values of :attr:`LongTermSettings.multilingual_points`."""
+
+
+def _check_tenants(raw: object) -> tuple[str, ...]:
+    """``cross_language_tenants`` as a tuple of tenant ids (a settings file gives a
+    list), each a valid id."""
+    where = "longterm.cross_language_tenants"
+    value = _tuples(raw)
+    if not isinstance(value, tuple):
+        raise ConfigError(f"{where}: must be a list of tenant ids")
+    for i, tenant in enumerate(value):
+        try:
+            check_id("tenant", tenant)
+        except ValidationError as exc:
+            raise ConfigError(f"{where}[{i}]: {exc.reason}") from exc
+    return tuple(dict.fromkeys(value))
+
+
 @dataclass(frozen=True, slots=True)
 class LongTermSettings:
     """L3 parameters (docs/architecture.md, "The layers", "Parameters")."""
@@ -175,6 +194,17 @@ class LongTermSettings:
     space (multilingual USE v3, stored as the ``multilingual`` vector) and route
     Chinese, mixed and cross-language questions through it. False: MiniLM and BM25
     only (English-only deployments: one model fewer to load, one embedding less a write)."""
+    multilingual_points: str = "auto"  # "auto" | "all"
+    """Which points get the ``multilingual`` vector when written (with ``multilingual``
+    on). ``auto``: a Chinese or mixed text, and every point of a cross-language tenant
+    (configured in ``cross_language_tenants``, or detected: it has a Chinese or mixed
+    point, or asked a Chinese or mixed question); an English point of any other tenant
+    is written with MiniLM and BM25 only, and gets the vector in the background once
+    its tenant turns cross-language (docs/architecture.md, "Languages"). ``all``:
+    every point, in the same write (one second embedding per text)."""
+    cross_language_tenants: tuple[str, ...] = ()
+    """Tenants whose every point gets the ``multilingual`` vector in the same write
+    (known to mix languages: no background catch-up, no first-question wait)."""
     multilingual_knots: tuple[tuple[str, tuple[tuple[float, float], ...]], ...] = (
         ("en-zh", ((0.0, 0.0), (0.25, 0.27), (0.305, 0.36), (0.49, 0.63), (1.0, 1.0))),
         ("zh-zh", ((0.0, 0.0), (0.28, 0.27), (0.314, 0.36), (0.448, 0.63), (1.0, 1.0))),
@@ -200,6 +230,14 @@ class LongTermSettings:
     def __post_init__(self) -> None:
         if not isinstance(self.multilingual, bool):
             raise ConfigError("longterm.multilingual: must be true or false")
+        if self.multilingual_points not in MULTILINGUAL_POINTS:
+            raise ConfigError(
+                "longterm.multilingual_points: must be one of "
+                f"{', '.join(MULTILINGUAL_POINTS)}, got {self.multilingual_points!r}"
+            )
+        object.__setattr__(
+            self, "cross_language_tenants", _check_tenants(self.cross_language_tenants)
+        )
         object.__setattr__(self, "multilingual_knots", _check_knots(self.multilingual_knots))
         for name in ("multilingual_cross_weight", "multilingual_sparse_weight"):
             weight = getattr(self, name)

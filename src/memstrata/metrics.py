@@ -80,8 +80,12 @@ class _L3Collector(Collector):
 
     def __init__(self) -> None:
         self.point_counts: Callable[[], Mapping[str, int]] | None = None
+        self.catchup: Callable[[], Mapping[str, object]] | None = None
 
     def collect(self) -> Iterable[Metric]:
+        return [*self._points(), *self._catchup()]
+
+    def _points(self) -> list[Metric]:
         if self.point_counts is None:
             return []
         try:
@@ -97,6 +101,29 @@ class _L3Collector(Collector):
         for collection, count in sorted(counts.items()):
             points.add_metric([safe_label(collection)], count)
         return [points]
+
+    def _catchup(self) -> list[Metric]:
+        if self.catchup is None:
+            return []
+        state = self.catchup()
+        found: list[Metric] = []
+        for name, key, doc in (
+            (
+                "memstrata_l3_multilingual_pending_points",
+                "points_pending",
+                "Points of the tenant being caught up still awaiting the multilingual vector.",
+            ),
+            (
+                "memstrata_l3_multilingual_catchup_tenants",
+                "tenants_queued",
+                "Tenants queued or running for the multilingual vector's catch-up.",
+            ),
+        ):
+            gauge = GaugeMetricFamily(name, doc)
+            value = state.get(key, 0)
+            gauge.add_metric([], float(value) if isinstance(value, int | float) else 0.0)
+            found.append(gauge)
+        return found
 
 
 class _L3Metrics:
@@ -332,10 +359,17 @@ class EngineMetrics:
 
     # -- L3 (long-term store) -------------------------------------------------------
 
-    def watch_l3(self, *, point_counts: Callable[[], Mapping[str, int]] | None = None) -> None:
-        """Read ``memstrata_l3_points`` from this call at each scrape
-        (``LongTermStore.point_counts``)."""
+    def watch_l3(
+        self,
+        *,
+        point_counts: Callable[[], Mapping[str, int]] | None = None,
+        catchup: Callable[[], Mapping[str, object]] | None = None,
+    ) -> None:
+        """Read ``memstrata_l3_points`` from ``point_counts`` at each scrape
+        (``LongTermStore.point_counts``), and the multilingual catch-up's gauges
+        from ``catchup`` (``LongTermStore.catchup_state().as_dict``)."""
         self._l3.collector.point_counts = point_counts
+        self._l3.collector.catchup = catchup
 
     def observe_l3_search(self, collection: str, seconds: float) -> None:
         """One long-term store search (``LongTermStore.observe_searches`` calls it)."""

@@ -695,7 +695,10 @@ def build_stack(
     handler.trace_with(tracing)
     metrics = EngineMetrics()
     metrics.watch_layers(working_info=working.info, write_stats=write_pipeline.stats)
-    metrics.watch_l3(point_counts=longterm.point_counts)
+    metrics.watch_l3(
+        point_counts=longterm.point_counts,
+        catchup=lambda: longterm.catchup_state().as_dict(),
+    )
     longterm.observe_searches(metrics.observe_l3_search)
     metrics.watch_breakers(
         read_guard.states,

@@ -183,3 +183,40 @@ def test_a_purge_keeps_the_second_vector(tmp_path: Path) -> None:
         assert index.named_vectors() == {DENSE_VECTOR: DIM, MULTILINGUAL_VECTOR: SECOND}
     finally:
         index.close()
+
+
+def test_update_vectors_fills_only_points_lacking_the_vector(index: VectorIndex) -> None:
+    """Issue 33's catch-up primitives on both adapters: ``lacks_vector`` finds the
+    points written without the second vector; ``update_vectors`` sets it alone
+    (payload and ``dense`` kept), never on a point that has one, another tenant's or
+    a deleted one."""
+    bare, full = point("I live in Hangzhou", 7, "en", second=False), point("我住在杭州", 8, "zh")
+    gone = point("deleted soon", 9, "en", second=False)
+    foreign = point("I live in Hangzhou", 7, "en", second=False, tenant="globex")
+    index.upsert(MEMORIES, [bare, full, gone, foreign])
+    index.delete(MEMORIES, [gone.id], "acme")
+    lacking = Filter(tenant="acme", lacks_vector=MULTILINGUAL_VECTOR)
+    assert [r.id for r in index.scroll(MEMORIES, lacking, limit=10)[0]] == [bare.id]
+    assert index.count(MEMORIES, lacking) == 1
+    row, other = unit(2007, SECOND), unit(2008, SECOND)
+    index.update_vectors(
+        MEMORIES,
+        "acme",
+        MULTILINGUAL_VECTOR,
+        {bare.id: row, full.id: other, gone.id: row, foreign.id: row},
+    )
+    assert index.count(MEMORIES, lacking) == 0
+    vectors = {
+        r.id: r.dense
+        for r in index.retrieve(
+            MEMORIES, [bare.id, full.id], "acme", with_vectors=True, using=MULTILINGUAL_VECTOR
+        )
+    }
+    assert np.allclose(vectors[bare.id], row, atol=1e-5)
+    assert full.multilingual is not None
+    assert np.allclose(vectors[full.id], full.multilingual, atol=1e-5)
+    [record] = index.retrieve(MEMORIES, [bare.id], "acme", with_vectors=True)
+    assert record.dense is not None and np.allclose(record.dense, bare.dense, atol=1e-5)
+    assert dict(record.payload) == dict(bare.payload)
+    assert index.count(MEMORIES, Filter(tenant="globex", lacks_vector=MULTILINGUAL_VECTOR)) == 1
+    assert index.count(MEMORIES, Filter(tenant="acme")) == 2

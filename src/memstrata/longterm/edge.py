@@ -428,6 +428,44 @@ class EdgeIndex:
             return
         cache.store(collection, fresh, generation)
 
+    def update_vectors(
+        self,
+        collection: str,
+        tenant: str,
+        using: str,
+        vectors: Mapping[str, NDArray[np.float32]],
+    ) -> None:
+        """Set the named vector ``using`` of the tenant's points among ``vectors`` that
+        lack it: the engine's partial update, conditioned on the tenant and on the
+        vector still missing (a point rewritten with it meanwhile keeps its own)."""
+        Filter(tenant=tenant)  # validates the tenant id
+        key = self._part(collection, tenant)
+        with self._writer(key), self._lease(key) as lease:
+            dim = check_vector_name(using, self._sizes(collection, lease.dim))
+            rows = {check_ids([i])[0]: check_query_vector(v, dim) for i, v in vectors.items()}
+            if not rows or lease.shard is None:
+                return
+            self._need_write_room()
+            condition = edge_filter(Filter(tenant=tenant, lacks_vector=using))
+            ids = list(rows)
+            try:
+                with engine_errors("update_vectors"):
+                    for start in range(0, len(ids), UPSERT_BATCH):
+                        batch = [
+                            qe.PointVectors(i, {using: rows[i]})
+                            for i in ids[start : start + UPSERT_BATCH]
+                        ]
+                        try:
+                            lease.shard.update(qe.UpdateOperation.update_vectors(batch, condition))
+                        except Exception as exc:
+                            # A point deleted since it was read: the engine wrote the
+                            # others, then named the first one it could not find.
+                            if "no point with id" not in str(exc).lower():
+                                raise
+            finally:
+                self._written(key, ids)
+            self._flush_if_due(key, lease.shard)
+
     def delete(self, collection: str, ids: Sequence[str], tenant: str) -> None:
         """Delete the tenant's points among ``ids`` (filter-scoped, never by id alone)."""
         point_ids = check_ids(ids)

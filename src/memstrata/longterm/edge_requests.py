@@ -69,6 +69,8 @@ def _build_filter(flt: Filter, ids: Iterable[Any] | None) -> qe.Filter:
         must.append(qe.FieldCondition(key, match=match))
     if ids is not None:
         must.append(qe.HasIdCondition(set(ids)))
+    if flt.lacks_vector is not None:
+        return qe.Filter(must=must, must_not=[qe.HasVectorCondition(flt.lacks_vector)])
     return qe.Filter(must=must)
 
 

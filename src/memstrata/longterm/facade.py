@@ -27,6 +27,7 @@ from memstrata.embed.protocol import Embedder
 from memstrata.errors import ValidationError
 from memstrata.language import detect_language
 from memstrata.longterm.adjacent import add_context_terms, blend_adjacent, turn_position
+from memstrata.longterm.catchup import CatchUpState, MultilingualCoverage
 from memstrata.longterm.layout import check_ids
 from memstrata.longterm.points import (
     COLLECTIONS,
@@ -200,6 +201,11 @@ class LongTermStore:
                     "to search Chinese and across languages by meaning"
                 )
                 _log.warning("multilingual dense route %s", self._multilingual_status)
+        # Which points get the multilingual vector as they are written, and the
+        # background catch-up of those that lack it (memstrata.longterm.catchup).
+        self._coverage: MultilingualCoverage | None = None
+        if self._multilingual is not None:
+            self._coverage = MultilingualCoverage(self._index, self.embed_multilingual, settings)
         self._search_observer: SearchObserver | None = None
 
     def observe_searches(self, observer: SearchObserver | None) -> None:
@@ -247,6 +253,23 @@ class LongTermStore:
         """``on``, or ``off: <why>`` (not configured, or an index created without the
         vector)."""
         return self._multilingual_status
+
+    @property
+    def coverage(self) -> MultilingualCoverage | None:
+        """Which points carry the multilingual vector, and its catch-up (None when
+        the multilingual route is off)."""
+        return self._coverage
+
+    def catchup_state(self) -> CatchUpState:
+        """The multilingual vector's background catch-up now (``/healthz``, metrics)."""
+        if self._coverage is None:
+            return CatchUpState("off", "idle", 0, 0, 0)
+        return self._coverage.state()
+
+    def settle(self, timeout_s: float = 60.0) -> bool:
+        """Wait until the multilingual catch-up has nothing queued or running (an
+        evaluation, before it asks); False when ``timeout_s`` passed first."""
+        return True if self._coverage is None else self._coverage.settle(timeout_s)
 
     def embed_multilingual(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """``texts`` embedded by the second model; ValidationError when it is off."""
@@ -408,13 +431,24 @@ class LongTermStore:
         sparse: Sequence[SparseVector],
     ) -> list[str]:
         now = self._clock.now().timestamp()
+        langs = [detect_language(item.text) for item in items]
         # Both models embed before anything is written: a failure of either leaves
-        # nothing half-written (the caller's retry writes all of it).
-        second: Sequence[NDArray[np.float32] | None] = [None] * len(items)
-        if self._multilingual is not None:
-            second = list(self.embed_multilingual([item.text for item in items]))
+        # nothing half-written (the caller's retry writes all of it). The second one
+        # only where the text or its tenant needs it (memstrata.longterm.catchup).
+        second: list[NDArray[np.float32] | None] = [None] * len(items)
+        coverage = self._coverage
+        wanted: list[bool] = []
+        if coverage is not None:
+            wanted = coverage.plan(collection, [item.tenant for item in items], langs)
+            chosen = [i for i, want in enumerate(wanted) if want]
+            if chosen:
+                rows = self.embed_multilingual([items[i].text for i in chosen])
+                for i, row in zip(chosen, rows, strict=True):
+                    second[i] = row
         points: list[Point] = []
-        for item, vector, terms, other in zip(items, vectors, sparse, second, strict=True):
+        for item, vector, terms, other, lang in zip(
+            items, vectors, sparse, second, langs, strict=True
+        ):
             created = now if item.created_at is None else float(item.created_at)
             payload: dict[str, Any] = {
                 **item.extra,
@@ -426,11 +460,14 @@ class LongTermStore:
                 "created_at": created,
                 "updated_at": now if item.updated_at is None else float(item.updated_at),
                 # Which dense route reads it best (memstrata.retrieval.languages).
-                "lang": detect_language(item.text),
+                "lang": lang,
             }
             point_id = item.id or str(uuid.uuid4())
             points.append(Point(point_id, vector, terms, payload, other))
         self._index.upsert(collection, points)
+        if coverage is not None and not all(wanted):
+            without = [item.tenant for item, want in zip(items, wanted, strict=True) if not want]
+            coverage.written(collection, without)
         if len(points) >= self._bulk_threshold:
             # Bulk loads leave many small unindexed segments; merge and index them now
             # rather than paying brute-force search until a background pass runs.
@@ -597,5 +634,7 @@ class LongTermStore:
         self._index.optimize()
 
     def close(self) -> None:
-        """Close the index."""
+        """Stop the multilingual catch-up (after its current chunk), close the index."""
+        if self._coverage is not None:
+            self._coverage.close()
         self._index.close()

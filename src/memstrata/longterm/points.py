@@ -184,9 +184,14 @@ class Filter:
     created_before: float | None = None
     extras: tuple[tuple[str, ExtraValue], ...] = field(default=())
     ids: tuple[str, ...] | None = None
+    lacks_vector: str | None = None
+    """Only the points without this named dense vector (the background catch-up of
+    the ``multilingual`` vector: :mod:`memstrata.longterm.catchup`)."""
 
     def __post_init__(self) -> None:
         check_id("tenant", self.tenant)
+        if self.lacks_vector is not None and self.lacks_vector not in DENSE_VECTORS:
+            raise ValidationError("lacks_vector", f"must be one of {', '.join(DENSE_VECTORS)}")
         if self.ids is not None:
             if not isinstance(self.ids, tuple):
                 raise ValidationError("ids", "must be a tuple of point ids or None")

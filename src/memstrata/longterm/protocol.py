@@ -54,6 +54,20 @@ class VectorIndex(Protocol):
         """Insert or replace ``points`` (durable when this returns)."""
         ...
 
+    def update_vectors(
+        self,
+        collection: str,
+        tenant: str,
+        using: str,
+        vectors: Mapping[str, NDArray[np.float32]],
+    ) -> None:
+        """Set the named dense vector ``using`` of the points of ``vectors`` (id: row)
+        that belong to ``tenant`` and lack it; nothing else of a point changes (its
+        payload, its other vectors: no race with a payload written meanwhile). A point
+        that has the vector already, another tenant's, or one deleted meanwhile is
+        left alone (durable when this returns)."""
+        ...
+
     def delete(self, collection: str, ids: Sequence[str], tenant: str) -> None:
         """Delete those of ``ids`` that belong to ``tenant``; others are untouched."""
         ...

@@ -100,6 +100,8 @@ def client_filter(flt: Filter) -> qm.Filter:
         must.append(qm.FieldCondition(key=key, match=match))
     if flt.ids is not None:
         must.append(qm.HasIdCondition(has_id=list(flt.ids)))
+    if flt.lacks_vector is not None:
+        return qm.Filter(must=must, must_not=[qm.HasVectorCondition(has_vector=flt.lacks_vector)])
     return qm.Filter(must=must)
 
 
@@ -356,6 +358,41 @@ class QdrantServerIndex:
             for start in range(0, len(points), UPSERT_BATCH):
                 batch = [_client_point(p) for p in points[start : start + UPSERT_BATCH]]
                 self._client.upsert(collection, batch, wait=True)
+
+    def update_vectors(
+        self,
+        collection: str,
+        tenant: str,
+        using: str,
+        vectors: Mapping[str, NDArray[np.float32]],
+    ) -> None:
+        """Set the named vector ``using`` of the tenant's points among ``vectors`` that
+        lack it (an update conditioned on the tenant and on the vector still missing);
+        waits until the server applied it."""
+        Filter(tenant=tenant)
+        dim = check_vector_name(using, self._sizes(self._ready(collection)))
+        rows = {check_ids([i])[0]: check_query_vector(v, dim) for i, v in vectors.items()}
+        if not rows:
+            return
+        condition = client_filter(Filter(tenant=tenant, lacks_vector=using))
+        ids = list(rows)
+        with _engine_errors("update_vectors"):
+            for start in range(0, len(ids), UPSERT_BATCH):
+                batch = [
+                    qm.PointVectors(id=i, vector={using: rows[i]})
+                    for i in ids[start : start + UPSERT_BATCH]
+                ]
+                try:
+                    self._client.update_vectors(
+                        collection, batch, wait=True, update_filter=condition
+                    )
+                except KeyError:
+                    # Local mode: a point deleted since it was read (the others were
+                    # written first, as a server does before its 404).
+                    continue
+                except UnexpectedResponse as exc:
+                    if exc.status_code != 404:
+                        raise
 
     def delete(self, collection: str, ids: Sequence[str], tenant: str) -> None:
         """Delete the tenant's points among ``ids`` (filter-scoped, never by id alone)."""

@@ -174,6 +174,25 @@ class LanguageRoutes:
             remember(self._has_cross, key, found, _COUNTS_MAX)
         return found
 
+    def before_read(self, collection: str, flt: Filter) -> int:
+        """Before a Chinese or mixed question reads ``flt``'s scope by the
+        multilingual vector (which it reads over every point): its tenant turns
+        cross-language, up to :data:`~memstrata.longterm.catchup.SYNC_MAX` of its
+        points still lacking the vector get it now and the rest in the background;
+        how many in scope this read cannot find (0 when the route is off)."""
+        coverage = self._store.coverage
+        if coverage is None:
+            return 0
+        lacking = coverage.before_read(collection, flt)
+        if lacking:
+            _log.warning(
+                "%d points of tenant %s lack the multilingual vector: a Chinese question "
+                "cannot find them until the background catch-up reaches them",
+                lacking,
+                flt.tenant,
+            )
+        return lacking
+
     def cross_vector(self, text: str) -> NDArray[np.float32] | None:
         """The multilingual vector of an English question, or None when the model
         failed (the cross-language route is then left out, with a warning)."""
@@ -383,6 +402,9 @@ class LanguageRoutes:
         if space is None:
             space = self.space(query)
         multilingual = space.using == MULTILINGUAL_VECTOR
+        if multilingual:
+            kinds = None if types is None else tuple(types)
+            self.before_read(collection, Filter(tenant=tenant, user=user, types=kinds))
         hits = hybrid.search(
             collection,
             query,
@@ -433,6 +455,22 @@ class LanguageRoutes:
                 for h in hits
             ]
         return merge_cross_hits(hits, cross, self._settings.multilingual_cross_weight, k)
+
+
+UNSEARCHABLE = "multilingual_pending"
+"""The code of :func:`unsearchable_warnings`' warning."""
+
+
+def unsearchable_warnings(lacking: int) -> tuple[str, ...]:
+    """The retrieval warning for ``lacking`` points a Chinese or mixed question could
+    not search (none for 0)."""
+    if lacking <= 0:
+        return ()
+    return (
+        f"{lacking} memories are not yet indexed for Chinese and cross-language "
+        f"search (their multilingual vectors are being computed in the background); "
+        f"this answer may miss them [{UNSEARCHABLE}]",
+    )
 
 
 def lexical_share(

@@ -166,6 +166,10 @@ class RetrievalResult:
     """Set when the query could not be embedded (``embedder_failed``,
     ``embedder_timeout``, ``embedder_circuit_open``): BM25 alone ranked, so every
     item's cosine is unknown (0) and every item is flagged low-confidence."""
+    warnings: tuple[str, ...] = ()
+    """What this read could not see though L3 answered, each a sentence ending in its
+    code: ``[multilingual_pending]``, a Chinese or mixed question over memories whose
+    multilingual vectors are still being computed (:mod:`memstrata.longterm.catchup`)."""
 
     def current_facts(self) -> tuple[RetrievedItem, ...]:
         """Every current fact or event in ``items``, found on its own or carried by

@@ -87,6 +87,7 @@ from memstrata.retrieval.languages import (
     DenseSpace,
     LanguageRoutes,
     lexical_share,
+    unsearchable_warnings,
 )
 from memstrata.retrieval.links import (
     EPISODE,
@@ -406,6 +407,15 @@ class Retriever:
         if vectors is None:  # BM25 alone: the stand-in vector's cosines are discarded
             space = ENGLISH
             vectors = np.stack([neutral_vector(self._embedder.dim)] * len(routes))
+        warned: tuple[str, ...] = ()
+        if space.using == MULTILINGUAL_VECTOR:
+            # Points still lacking the multilingual vector get it first, up to a bound;
+            # the rest are named (memstrata.longterm.catchup).
+            lacking = self._calls.l3(
+                lambda: self._languages.before_read(query.collection, flt),
+                self._longterm.search_deadline_s,
+            )
+            warned = unsearchable_warnings(lacking.value or 0)
         # One hop for the whole L3 part (scoring between its engine calls included):
         # each hop to a worker thread costs a thread switch.
         ranked = self._calls.l3(
@@ -427,12 +437,18 @@ class Retriever:
         top = self._graded(query, named, window, top)
         if skips_graded(top, self._longterm):
             return RetrievalResult(
-                (), tuple(top), True, window, routes, l3_skip_reason=BELOW_THRESHOLD
+                (),
+                tuple(top),
+                True,
+                window,
+                routes,
+                l3_skip_reason=BELOW_THRESHOLD,
+                warnings=warned,
             )
         if query.as_of is None:
             key = query_key(query.collection, query.text, query.types)
             self._needs.keep(query.tenant, query.user, query.collection, key, top, query.now)
-        return RetrievalResult(tuple(top), (), False, window, routes)
+        return RetrievalResult(tuple(top), (), False, window, routes, warnings=warned)
 
     def _graded(
         self,

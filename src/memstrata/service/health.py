@@ -231,9 +231,17 @@ class ServiceHealth:
                 f"no answer: {type(exc).__name__}; reads are served from L2 and L1",
                 breakers=breakers,
             )
+        # The multilingual vector's background catch-up (memstrata.longterm.catchup).
+        catchup = self._engine.parts.longterm.catchup_state().as_dict()
         if any(state != "closed" for state in breakers.values()):
-            return _check("degraded", "a breaker is open", memories=points, breakers=breakers)
-        return _check("ok", "answers", memories=points, breakers=breakers)
+            return _check(
+                "degraded",
+                "a breaker is open",
+                memories=points,
+                breakers=breakers,
+                multilingual=catchup,
+            )
+        return _check("ok", "answers", memories=points, breakers=breakers, multilingual=catchup)
 
     def _write_queue(self) -> dict[str, Any]:
         parts = self._engine.parts

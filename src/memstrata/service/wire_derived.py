@@ -117,6 +117,7 @@ class RetrievalOut(Wire):
     time_window: TimeWindowOut | None = None
     l3_skip_reason: str | None = None
     dense_skip_reason: str | None = None
+    warnings: list[str] = []
 
 
 # Derived from Entity.

@@ -209,6 +209,15 @@ class FaultyIndex(_Fault):
     def upsert(self, collection: str, points: Sequence[Point]) -> None:
         self.inner.upsert(collection, points)
 
+    def update_vectors(
+        self,
+        collection: str,
+        tenant: str,
+        using: str,
+        vectors: Mapping[str, NDArray[np.float32]],
+    ) -> None:
+        self.inner.update_vectors(collection, tenant, using, vectors)
+
     def delete(self, collection: str, ids: Sequence[str], tenant: str) -> None:
         self.inner.delete(collection, ids, tenant)
 
