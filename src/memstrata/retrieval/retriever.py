@@ -66,7 +66,7 @@ from memstrata.longterm.points import (
 from memstrata.memo import remember
 from memstrata.memory.versioning import valid_at
 from memstrata.retrieval.confidence import (
-    content_terms,
+    TermsMemo,
     grade,
     question_signals,
     skips_graded,
@@ -156,6 +156,7 @@ class Retriever:
         self._type_weights = dict(self._settings.type_weights)
         self._factors: dict[tuple[Any, ...], float] = {}
         self._feature_cache: dict[str, tuple[Mapping[str, Any], _Features]] = {}
+        self._terms = TermsMemo()  # the confidence model's item terms, by text
         self._hybrid = HybridSearch(store)
         self._languages = LanguageRoutes(store, self._longterm)
         self._needs = NeedReader(
@@ -187,6 +188,7 @@ class Retriever:
         among them), the cached reads in L2 included."""
         self._factors.clear()
         self._feature_cache.clear()
+        self._terms.clear()
         self._hybrid.clear_caches()
         if self._fallback is not None:
             self._fallback.clear()
@@ -443,7 +445,7 @@ class Retriever:
     ) -> list[RetrievedItem]:
         """``items`` with their calibrated confidence (:mod:`memstrata.retrieval.confidence`)."""
         question = question_signals(query.text, named, window, query.now)
-        return grade(question, items, settings=self._longterm)
+        return grade(question, items, settings=self._longterm, terms=self._terms)
 
     def _gather(
         self,
@@ -648,7 +650,7 @@ class Retriever:
             ),
         )
         # A later turn that corrects or changes a ranked one goes before it.
-        grouped = with_followups(query, grouped, content_terms)
+        grouped = with_followups(query, grouped, self._terms)
         return grouped[: query.k]
 
     def _space_vectors(
