@@ -38,6 +38,7 @@ from memstrata.longterm.points import MEMORIES
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.retrieval.results import RetrievalQuery
 from memstrata.retrieval.search import HybridSearch
+from memstrata.router.bundle import ContextBundle
 from memstrata.router.router import memories_taken
 from memstrata.testing.embedders import HashEmbedder
 
@@ -203,13 +204,17 @@ def test_the_raw_route_reads_what_route_reads(tmp_path: Path) -> None:
         need = next(n for n in engine.parts.router.intents.get("generate_report").l3 if not n.query)
         for query, route, raw_route in zip(queries, ours, raw, strict=True):
             bundle = route()
-            result, preference, answers = raw_route()  # type: ignore[misc]
+            assert isinstance(bundle, ContextBundle)
+            got = raw_route()
+            assert isinstance(got, tuple)
+            result, preference, answers = got
             assert result == bundle.item("analysis_result").content
             assert preference["value"] == '"pdf with charts"'
             # Every request route() sent, replayed; the memories searches among them.
             assert len(answers) >= 4 and sum(answers) > 0
             with recording_engine_calls(index) as log:
                 again = route()
+            assert isinstance(again, ContextBundle)
             assert [m for _, m, _ in log] and again.items  # the recorder sees route's calls
             # The user's memories need serves what retrieve() serves (one confidence
             # for both, issue 32).
