@@ -8,6 +8,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
+from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.facade import LongTermStore, NewItem
 from memstrata.retrieval import Retriever
 from memstrata.retrieval.fallback import KEEP_REFRESH_S, ReadFallback
@@ -128,3 +131,33 @@ def test_the_same_entries_are_kept_again_once_a_minute_has_passed(
     # Written at 0, skipped at +1 and +59, written at +60, and at -5 (a clock moved
     # back says nothing about what L2 holds).
     assert recall.writes == 1 + 3
+
+
+def test_diversity_reads_each_points_vector_once_while_the_point_is_unchanged(
+    store: LongTermStore, tenant: str, working_backend: WorkingBackendCase
+) -> None:
+    if not isinstance(store.index, EdgeIndex):
+        pytest.skip("the memo follows the embedded adapter's payload cache (same object)")
+    store.add("memories", [NewItem(text, tenant, user="maria") for text in FACTS])
+    reader = _reader(store, RecallCache(working_backend.backend, ttl_s=60, max_items=64))
+    asked: list[list[str]] = []
+    read = store.dense_vectors
+
+    def counted(collection: str, ids: Sequence[str], **options: Any) -> Any:
+        asked.append(list(ids))
+        return read(collection, ids, **options)
+
+    store.dense_vectors = counted  # type: ignore[method-assign]
+    try:
+        question = _ask(tenant, "what does Maria do on Sundays")
+        first = reader.retrieve(question)
+        assert asked and len(asked[0]) >= 2
+        again = reader.retrieve(question)
+        assert len(asked) == 1  # every head vector remembered
+        assert _served(again) == _served(first)
+        # A new point in the head is read (a rewritten one too: a new payload object).
+        store.add("memories", [NewItem("Maria plays the cello on Sundays", tenant, user="maria")])
+        reader.retrieve(question)
+        assert len(asked) == 2
+    finally:
+        del store.dense_vectors
