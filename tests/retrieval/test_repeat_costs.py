@@ -12,7 +12,7 @@ import pytest
 
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.facade import LongTermStore, NewItem
-from memstrata.retrieval import Retriever
+from memstrata.retrieval import Retriever, followups
 from memstrata.retrieval.fallback import KEEP_REFRESH_S, ReadFallback
 from memstrata.retrieval.results import RetrievalQuery, RetrievalResult
 from memstrata.testing import WorkingBackendCase
@@ -73,6 +73,7 @@ def test_item_terms_are_tokenized_once_and_grade_as_before(
     # A reader without the memory (a fresh one) grades the same items the same.
     assert _served(_reader(store, recall).retrieve(question)) == _served(first)
     reader.clear_caches()
+    assert not followups._corrections and not followups._whom  # texts forgotten too
     reader.retrieve(question)
     assert reader._terms.computed > tokenized  # forgotten with the other caches
 

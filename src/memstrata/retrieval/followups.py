@@ -38,6 +38,7 @@ __all__ = [
     "ROUTE",
     "changes",
     "corrects",
+    "forget_texts",
     "names_someone_else",
     "with_followups",
 ]
@@ -85,6 +86,12 @@ _whom: dict[str, frozenset[str]] = {}
 _corrections: dict[str, bool] = {}
 _changes: dict[str, bool] = {}
 _third: dict[str, bool] = {}
+
+
+def forget_texts() -> None:
+    """Drop every remembered text (a forget: no copy outlives what it deleted)."""
+    for memo in (_whom, _corrections, _changes, _third):
+        memo.clear()
 
 
 def _whose(text: str) -> frozenset[str]:

@@ -73,7 +73,7 @@ from memstrata.retrieval.confidence import (
 )
 from memstrata.retrieval.currency import current_first
 from memstrata.retrieval.fallback import ReadFallback, bm25_only, query_key
-from memstrata.retrieval.followups import with_followups
+from memstrata.retrieval.followups import forget_texts, with_followups
 from memstrata.retrieval.guard import (
     BELOW_THRESHOLD,
     Guarded,
@@ -193,6 +193,7 @@ class Retriever:
         self._feature_cache.clear()
         self._terms.clear()
         self._vectors.clear()
+        forget_texts()
         self._hybrid.clear_caches()
         if self._fallback is not None:
             self._fallback.clear()
