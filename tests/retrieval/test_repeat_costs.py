@@ -162,3 +162,16 @@ def test_diversity_reads_each_points_vector_once_while_the_point_is_unchanged(
         assert len(asked) == 2
     finally:
         del store.dense_vectors
+
+
+def test_a_short_lived_cache_is_kept_again_sooner(
+    store: LongTermStore, tenant: str, working_backend: WorkingBackendCase
+) -> None:
+    # Entries living 30 s must not wait a minute to be written again.
+    store.add("memories", [NewItem(text, tenant, user="maria") for text in FACTS])
+    recall = CountingRecall(working_backend.backend, ttl_s=30, max_items=64)
+    items = _reader(store, recall).retrieve(_ask(tenant, "where does Maria live")).items
+    fallback = ReadFallback(recall, store.encode_query, store.document_terms)
+    for moment in (0.0, 2.0, 3.0):
+        fallback.keep(tenant, "maria", "memories", "q", items, moment)
+    assert recall.writes == 1 + 2  # the reader's; then at 0 and at 3 (a tenth of 30 s)

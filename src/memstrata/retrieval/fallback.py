@@ -203,11 +203,18 @@ class ReadFallback:
         query_terms: Terms,
         document_terms: Terms,
         *,
-        refresh_s: float = KEEP_REFRESH_S,
+        refresh_s: float | None = None,
     ) -> None:
+        """``refresh_s``: how soon the same entries are kept again (default
+        :data:`KEEP_REFRESH_S`, at most a tenth of the store's ``ttl_s`` when it says)."""
         self._store = store
         self._query_terms = query_terms
         self._document_terms = document_terms
+        ttl_s = getattr(store, "ttl_s", None)
+        if refresh_s is None:
+            refresh_s = KEEP_REFRESH_S
+            if isinstance(ttl_s, int | float):
+                refresh_s = min(refresh_s, ttl_s / 10)
         self._refresh_s = refresh_s
         # The entries last kept per owner, collection and question, and when: a read
         # that serves the same again within ``refresh_s`` writes nothing.
