@@ -21,6 +21,7 @@ an hour to index; ``--turns`` keeps one haystack's worth (default 300 turns).
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import time
 from collections.abc import Callable
@@ -48,12 +49,31 @@ QUESTIONS = 200
 WARMUP = 20
 
 
-def _questions(first: int, count: int) -> list[str]:
-    """``count`` LongMemEval-shaped questions (each from its own generated record)."""
-    return [
-        s_shaped_question(i, sessions=2, target_tokens=200)["question"]
-        for i in range(first, first + count)
-    ]
+def _questions(work: list[tuple[str, str, str, str]], seed: int, count: int) -> list[str]:
+    """``count`` distinct questions about the haystack: the generated LongMemEval-shaped
+    questions (a few dozen distinct ones), then questions naming three words of a random
+    user turn. Distinct, so no timed read repeats another (its searches would be
+    answered from the engine's query cache)."""
+    rng = random.Random(seed)
+    out = list(
+        dict.fromkeys(
+            s_shaped_question(i, sessions=2, target_tokens=200, seed=seed)["question"]
+            for i in range(count)
+        )
+    )[: count // 4]
+    said = [text for _, _, role, text in work if role == "user"]
+    seen = set(out)
+    while len(out) < count:
+        words = [w.strip(".,!?:;()") for w in rng.choice(said).split()]
+        words = [w for w in words if len(w) > 3 and w.isalpha()]
+        if len(words) < 3:
+            continue
+        a, b, c = rng.sample(words, 3)
+        question = f"What did I tell you about {a} and {b}, the {c} one?"
+        if question not in seen:
+            seen.add(question)
+            out.append(question)
+    return out
 
 
 def run_haystack_bench(
@@ -90,9 +110,10 @@ def run_haystack_bench(
         index = engine.parts.longterm.index
         assert isinstance(index, EdgeIndex)  # the embedded default
         ask = partial(engine.retrieve, tenant=TENANT, user=USER, k=k)
-        texts = _questions(0, queries)
-        for text in _questions(queries, WARMUP):  # first-call costs are not retrieval
-            ask(text)
+        texts = _questions(work, 0, queries)
+        for text in _questions(work, 1, WARMUP):  # first-call costs are not retrieval
+            if text not in texts:
+                ask(text)
         for text in texts:  # "without the embedding": the model's outputs cached
             embedder.embed([text])
             if isinstance(embedder, TokenEmbedder):
@@ -108,7 +129,7 @@ def run_haystack_bench(
                 logs.append(list(log))
             replays: list[Callable[[], object]] = [partial(replay_engine_calls, c) for c in logs]
             raw.extend(timed(call) for call in (replays if n % 2 == 0 else replays[::-1]))
-        fresh = [f"{q} (#{i})" for i, q in enumerate(_questions(2 * queries, queries))]
+        fresh = [f"{q} (#{i})" for i, q in enumerate(_questions(work, 2, queries))]
         with_embedding = [timed(ask, text) for text in fresh]
     a, b, r = summary_ms(without), summary_ms(with_embedding), summary_ms(raw)
     return {
