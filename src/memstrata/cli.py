@@ -910,6 +910,23 @@ def bench_layers(
     _emit_against_baseline(report, baseline, "bench layers", "default", as_json)
 
 
+@bench_app.command("haystack")
+def bench_haystack(
+    data_dir: DataDir = Path(".memstrata-bench"),
+    as_json: JsonFlag = False,
+    turns: Annotated[
+        int, typer.Option("--turns", help="Haystack turns observed first.", min=1)
+    ] = 300,
+    queries: Annotated[int, typer.Option("--queries", help="Questions timed.", min=1)] = 200,
+) -> None:
+    """retrieve() p50/p99 on one long haystack vs its raw engine calls (minutes)."""
+    from memstrata.bench.haystack import run_haystack_bench
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    report = run_haystack_bench(data_dir, turns=turns, queries=queries, progress=err)
+    _emit_report(report, as_json)
+
+
 @bench_app.command("forget")
 def bench_forget(
     data_dir: DataDir = Path(".memstrata-bench"),

@@ -506,7 +506,7 @@ def build_understanding(
     examples as its backup."""
     config = settings.intents
     examples = ExampleRecognizer(
-        embed or MultilingualEmbedder().embed,
+        embed or CachedEmbedder(MultilingualEmbedder()).embed,
         lexical_weight=config.lexical_weight,
         top=config.top_examples,
     )
@@ -735,7 +735,13 @@ def build_stack(
             reader,
             clock,
             lambda text: embed_one(embedder, text),
-            build_understanding(settings),
+            # The message is embedded by the store's multilingual model and cache when
+            # it has one: a Chinese question's retrieval then reads that vector again
+            # instead of a second model copy embedding it once more.
+            build_understanding(
+                settings,
+                longterm.multilingual.embed if longterm.multilingual is not None else None,
+            ),
         ),
         hot_knowledge=HotKnowledge(longterm, sanitizer, clock, reader=reader),
         knowledge_ingestor=KnowledgeIngestor(longterm, sanitizer, clock, manifest_dir=data_dir),

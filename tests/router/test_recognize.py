@@ -5,13 +5,16 @@ mixed), the fallback to ``respond``, the entities, and a configured model recogn
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from memstrata.chat import ChatEndpoint
+from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.multilingual import MultilingualEmbedder
+from memstrata.engine import ContextEngine
 from memstrata.errors import ModelError, ModelUnavailableError, UnknownIntentError, ValidationError
 from memstrata.eval.intents import reference_intents, run_intents_eval
 from memstrata.router import IntentRegistry, IntentSpec
@@ -213,3 +216,23 @@ def test_the_wiring_uses_the_configured_model_with_the_examples_behind_it(
         assert (by_model.intent, by_model.by) == ("order_status", "model")
         down = understanding.understand("Has my parcel left the warehouse yet?", registry, NOW)
         assert (down.intent, down.by) == ("order_status", "examples")
+
+
+def test_the_engine_recognizes_with_the_stores_multilingual_model_and_cache(
+    engine_opener: Callable[..., ContextEngine],
+) -> None:
+    # One model copy, one cache: the message's vector that recognized the intent is
+    # there for the retrieval reading the same text in the multilingual space.
+    engine = engine_opener()
+    multilingual = engine.parts.longterm.multilingual
+    assert isinstance(multilingual, CachedEmbedder)
+    message = "把分析结果写成一份报告，谢谢。"
+    before = multilingual.misses
+    _, recognized = engine.parts.router.resolve(None, message)
+    assert recognized is not None and recognized.by == "examples"
+    assert multilingual.misses > before  # embedded by the store's model ...
+    hits = multilingual.hits
+    multilingual.embed([message])
+    assert multilingual.hits == hits + 1  # ... and kept in its cache
+    state = engine.start_session("u1", "reports", tenant="t-recognize")
+    assert engine.route(state, None, message).step_intent == recognized.intent

@@ -47,13 +47,12 @@ from memstrata.clock import SystemClock
 from memstrata.config import LongTermSettings, Settings
 from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.minilm import MiniLMEmbedder
-from memstrata.embed.protocol import Embedder
+from memstrata.embed.protocol import Embedder, TokenEmbedder
 from memstrata.engine import ContextEngine
 from memstrata.gateway import Sanitizer
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.edge_requests import (
     dense_params,
-    edge_filter,
     ids_filter,
     sparse_params,
     sparse_query,
@@ -61,7 +60,7 @@ from memstrata.longterm.edge_requests import (
 )
 from memstrata.longterm.facade import LongTermStore, NewItem
 from memstrata.longterm.fusion import ENGINE_RRF_K
-from memstrata.longterm.points import DENSE_VECTOR, Filter, SparseVector
+from memstrata.longterm.points import DENSE_VECTOR, SparseVector
 from memstrata.longterm.sparse import Bm25Encoder
 from memstrata.retrieval import Retriever
 from memstrata.retrieval.search import hybrid_route_depth
@@ -341,16 +340,20 @@ def _l3_searches(
 
 
 def _time_in_blocks(
-    ours: list[Callable[[], object]], raw: list[Callable[[], object]]
+    ours: list[Callable[[], object]],
+    raw: list[Callable[[], object]],
+    *,
+    alternate: bool = True,
 ) -> tuple[list[float], list[float]]:
     """Each path times ``TIMING_BLOCK`` queries in a row, then the other path the
-    same queries; which goes first alternates, so drift hits both."""
+    same queries; which goes first alternates, so drift hits both (``alternate``
+    False: ours first in every block, for a raw path replaying what ours did)."""
     ours_s: list[float] = []
     raw_s: list[float] = []
     for n, start in enumerate(range(0, len(ours), TIMING_BLOCK)):
         end = start + TIMING_BLOCK
         runs = [(ours[start:end], ours_s), (raw[start:end], raw_s)]
-        for calls, into in runs if n % 2 == 0 else runs[::-1]:
+        for calls, into in runs if n % 2 == 0 or not alternate else runs[::-1]:
             into.extend(timed(call) for call in calls)
     return ours_s, raw_s
 
@@ -445,6 +448,65 @@ def bench_l3(
 
 ROUTE_MEMORIES = 10_000
 ROUTE_INTENT = "generate_report"
+ROUTE_TOKEN_CACHE = 1024
+
+
+# The engine calls a caller makes on a shard: recorded from route(), replayed raw.
+_ENGINE_CALLS = frozenset({"query", "retrieve", "scroll", "count"})
+
+
+class _RecordingShard:
+    """A qdrant-edge shard that logs every engine call made through it (its method
+    and arguments) before making it: what route() asked the engine, to replay raw."""
+
+    def __init__(self, shard: qe.EdgeShard, log: list[tuple[qe.EdgeShard, str, tuple[Any, ...]]]):
+        self._shard = shard
+        self._log = log
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._shard, name)
+        if name not in _ENGINE_CALLS:
+            return attr
+        log, shard = self._log, self._shard
+
+        def call(*args: Any) -> Any:
+            log.append((shard, name, args))
+            return attr(*args)
+
+        return call
+
+
+@contextmanager
+def recording_engine_calls(
+    index: EdgeIndex,
+) -> Iterator[list[tuple[qe.EdgeShard, str, tuple[Any, ...]]]]:
+    """Every engine call the index makes inside the block, in order (its shards
+    swapped for recording ones meanwhile; a benchmark's own engine only)."""
+    log: list[tuple[qe.EdgeShard, str, tuple[Any, ...]]] = []
+    shards = index._shards  # the bench's own index: no public way to wrap its shards
+    saved = dict(shards)
+    shards.update({key: _RecordingShard(s, log) for key, s in saved.items()})  # type: ignore[misc]
+    try:
+        yield log
+    finally:
+        shards.update(saved)
+
+
+def _read_answer(answer: Any) -> int:
+    """An engine answer read as a caller reads it: every point's id, score (or
+    nothing) and payload; how many points."""
+    points = answer[0] if isinstance(answer, tuple) else answer  # scroll: (records, next)
+    if isinstance(points, int):  # count
+        return points
+    for point in points:
+        _ = (point.id, getattr(point, "score", None), point.payload)
+    return len(points)
+
+
+def replay_engine_calls(calls: list[tuple[qe.EdgeShard, str, tuple[Any, ...]]]) -> list[int]:
+    """``calls`` (recorded by :func:`recording_engine_calls`) made again on their
+    shards, each answer read; the points of each answer."""
+    return [_read_answer(getattr(shard, method)(*args)) for shard, method, args in calls]
 
 
 def _raw_route(
@@ -452,18 +514,19 @@ def _raw_route(
     result_key: str,
     extend_ms: int,
     preference_key: str,
-    searches: list[Callable[[], object]],
-) -> tuple[dict[str, Any], dict[Any, Any], list[object]]:
+    calls: list[tuple[qe.EdgeShard, str, tuple[Any, ...]]],
+) -> tuple[dict[str, Any], dict[Any, Any], list[int]]:
     """What route() reads, as a caller of redis-py and qdrant-edge alone reads it: the
     step result with its TTL extension (one pipelined round trip), the preference
-    hash, then each L3 search as :func:`raw_edge_search`."""
+    hash, then the engine requests route() sent for the same query (its searches, pool
+    read and link reads, built already), each answer read."""
     pipe = client.pipeline(transaction=False)
     pipe.hgetall(result_key)
     pipe.pexpire(result_key, extend_ms, gt=True)
     stored, _ = pipe.execute()
     result = {n: orjson.loads(v) for n, v in stored.items() if not n.startswith(META_PREFIX)}
     preference = client.hgetall(preference_key)
-    return result, preference, [search() for search in searches]
+    return result, preference, replay_engine_calls(calls)
 
 
 def route_calls(
@@ -473,14 +536,12 @@ def route_calls(
     texts: list[str],
     vectors: NDArray[np.float32],
 ) -> tuple[list[Callable[[], object]], list[Callable[[], object]]]:
-    """Each query as route() and as the raw calls reading the same things."""
+    """Each query as route() and as the raw calls reading the same things. The raw
+    call of a query replays the engine requests its route() call made: call it after
+    that route() call (the block timing runs route() first in every block)."""
     parts = engine.parts  # route() without the query embedding is reached raw
-    spec = parts.router.intents.get(ROUTE_INTENT)
-    settings = engine.settings.longterm  # the depths and ef route()'s searches use
     index = parts.longterm.index
     assert isinstance(index, EdgeIndex)  # the embedded default
-    encoder = Bm25Encoder()
-    fixed = {n.query: parts.embedder.embed([n.query])[0] for n in spec.l3 if n.query}
     result_key = K.result_key(state.session_id, "step5")
     # The TTL route() grants step5's result when step7 reads it: the plan's stored
     # extension, never below the working memory's minimum (as its read script does).
@@ -492,33 +553,27 @@ def route_calls(
         K.seconds_to_ms("min_result_ttl_s", engine.settings.working.min_result_ttl_s),
     )
     preference_key = K.pref_key(state.tenant, state.user_id, "report_format")
+    # "Without the embedding": every model output route() needs for the query is
+    # computed before the timing, in the engine's own embedding cache (route()'s
+    # retrieve() pools the query and its entities from the query's token vectors).
+    cache = parts.embedder
+    for text in texts:
+        cache.embed([text])
+        if isinstance(cache, TokenEmbedder):
+            cache.embed_tokens(text)
     ours: list[Callable[[], object]] = []
     raw: list[Callable[[], object]] = []
     for text, vector in zip(texts, vectors, strict=True):
-        ours.append(partial(parts.router.route, state, ROUTE_INTENT, text, query_vector=vector))
-        searches: list[Callable[[], object]] = []
-        for need in spec.l3:
-            query, qvec = (need.query, fixed[need.query]) if need.query else (text, vector)
-            scope = Filter(
-                tenant=state.tenant,
-                user=state.user_id if need.per_user else None,
-                types=need.types,
-            )
-            searches.append(
-                partial(
-                    raw_edge_search,
-                    index.engine_shard(need.collection, state.tenant),
-                    (qvec / np.linalg.norm(qvec)).tolist(),
-                    encoder.encode_query(query),
-                    state.tenant,
-                    k=need.k,
-                    dense_depth=hybrid_route_depth(settings.dense_top_n, need.k),
-                    sparse_depth=hybrid_route_depth(settings.sparse_top_n, need.k),
-                    ef=settings.hnsw_ef,
-                    scope=edge_filter(scope),
-                )
-            )
-        raw.append(partial(_raw_route, client, result_key, extend_ms, preference_key, searches))
+        calls: list[tuple[qe.EdgeShard, str, tuple[Any, ...]]] = []
+
+        def routed(text: str = text, vector: Any = vector, calls: list[Any] = calls) -> object:
+            with recording_engine_calls(index) as log:
+                bundle = parts.router.route(state, ROUTE_INTENT, text, query_vector=vector)
+            calls[:] = log
+            return bundle
+
+        ours.append(routed)
+        raw.append(partial(_raw_route, client, result_key, extend_ms, preference_key, calls))
     return ours, raw
 
 
@@ -530,7 +585,9 @@ def route_engine(
     planned step result and a preference; a session at step 7; a raw client of its
     Valkey (a plain redis-py connection of its own)."""
     shutil.rmtree(path, ignore_errors=True)
-    with ContextEngine.open(Settings(data_dir=path), embedder=CachedEmbedder(embedder)) as engine:
+    # Room in the token cache for every timed query's token vectors (route_calls).
+    cached = CachedEmbedder(embedder, max_token_entries=ROUTE_TOKEN_CACHE)
+    with ContextEngine.open(Settings(data_dir=path), embedder=cached) as engine:
         texts = _texts(random.Random(3), 1000)
         vectors = embedder.embed(texts)
         nprng = np.random.default_rng(5)
@@ -578,7 +635,8 @@ def bench_route(
         for call in warm_ours + warm_raw:
             call()
         without, raw = _time_in_blocks(
-            *route_calls(engine, state, client, query_texts, embedder.embed(query_texts))
+            *route_calls(engine, state, client, query_texts, embedder.embed(query_texts)),
+            alternate=False,
         )
         with_embedding = []
         fresh = _texts(random.Random(17), queries)
@@ -594,9 +652,11 @@ def bench_route(
         "raw": r,
         "overhead_ratio_vs_raw": round(a["p50_ms"] / r["p50_ms"], 3),
         "timing": (
-            f"without embedding: blocks of {TIMING_BLOCK} queries, route() and raw "
-            "alternating; raw = the same reads with redis-py and qdrant-edge alone "
-            "(no caches: its fixed knowledge search runs every time)"
+            f"without embedding: blocks of {TIMING_BLOCK} queries, route() then raw; "
+            "the query's model outputs cached before timing; raw = the same L2 reads "
+            "with redis-py and, replayed with qdrant-edge alone, the engine requests "
+            "route() sent for that query (its retrieve()'s route searches, pool read "
+            "and link reads, the knowledge search when not cached)"
         ),
         "memories": memories,
         "queries": queries,

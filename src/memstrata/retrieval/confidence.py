@@ -35,6 +35,7 @@ from typing import NamedTuple
 from memstrata.attributes import asked, needed, plans
 from memstrata.config import LongTermSettings
 from memstrata.longterm.sparse import tokenize
+from memstrata.memo import remember
 from memstrata.retrieval.followups import ROUTE as FOLLOWUP
 from memstrata.retrieval.results import RetrievedItem, Signals
 from memstrata.retrieval.standing import ROUTE as STANDING
@@ -112,6 +113,28 @@ def content_terms(text: str) -> frozenset[str]:
     """The BM25 terms of ``text`` (:func:`memstrata.longterm.sparse.tokenize`: stems,
     jieba words, stopwords dropped) less the words every question shares."""
     return frozenset(t for t in tokenize(text) if t not in _QUESTION_WORDS)
+
+
+class TermsMemo:
+    """:func:`content_terms` remembered by text (bounded, :mod:`memstrata.memo`): the
+    same memories come back read after read, and tokenizing their texts (stems, jieba)
+    was the confidence model's largest cost per item."""
+
+    def __init__(self, limit: int = 65_536) -> None:
+        self._terms: dict[str, frozenset[str]] = {}
+        self._limit = limit
+        self.computed = 0  # texts tokenized (not answered from memory)
+
+    def __call__(self, text: str) -> frozenset[str]:
+        found = self._terms.get(text)
+        if found is None:
+            self.computed += 1
+            found = remember(self._terms, text, content_terms(text), self._limit)
+        return found
+
+    def clear(self) -> None:
+        """Forget every text (texts of deleted memories among them)."""
+        self._terms.clear()
 
 
 def question_signals(

@@ -28,12 +28,20 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+import orjson
+
 from memstrata.errors import MemstrataError
 from memstrata.frozen import freeze, thaw
 from memstrata.longterm.points import SparseVector
+from memstrata.memo import remember
 from memstrata.retrieval.results import RetrievedItem
 
 log = logging.getLogger("memstrata.retrieval")
+
+# A read serving what the same read kept less than this ago keeps nothing new (the
+# entries' time in L2 may lag by as much; their TTL is fallback_ttl_s, an hour).
+KEEP_REFRESH_S = 60.0
+_KEPT_MAX = 4096
 
 CACHED_ROUTE = "l2_cache"
 """The route (and provenance source) of an item answered from the cached reads."""
@@ -189,10 +197,28 @@ class ReadFallback:
     best effort, and a fallback that cannot reach L2 serves nothing (the result still
     says why L3 was skipped)."""
 
-    def __init__(self, store: RecallStore, query_terms: Terms, document_terms: Terms) -> None:
+    def __init__(
+        self,
+        store: RecallStore,
+        query_terms: Terms,
+        document_terms: Terms,
+        *,
+        refresh_s: float | None = None,
+    ) -> None:
+        """``refresh_s``: how soon the same entries are kept again (default
+        :data:`KEEP_REFRESH_S`, at most a tenth of the store's ``ttl_s`` when it says)."""
         self._store = store
         self._query_terms = query_terms
         self._document_terms = document_terms
+        ttl_s = getattr(store, "ttl_s", None)
+        if refresh_s is None:
+            refresh_s = KEEP_REFRESH_S
+            if isinstance(ttl_s, int | float):
+                refresh_s = min(refresh_s, ttl_s / 10)
+        self._refresh_s = refresh_s
+        # The entries last kept per owner, collection and question, and when: a read
+        # that serves the same again within ``refresh_s`` writes nothing.
+        self._kept: dict[tuple[str, str | None, str, str], tuple[bytes, float]] = {}
 
     def keep(
         self,
@@ -206,10 +232,21 @@ class ReadFallback:
         """Keep what a read served (for the question ``key``)."""
         if not items or not self._store.enabled:
             return
+        entries = [entry(i, key) for i in items]
+        # A repeated read (a step's fixed knowledge query, the same question again)
+        # serves the same entries: rewriting them only moves their time by seconds
+        # and costs an L2 round trip on every read.
+        where = (tenant, user, collection, key)
+        served = orjson.dumps(entries, option=orjson.OPT_SORT_KEYS)
+        last = self._kept.get(where)
+        if last is not None and last[0] == served and 0 <= at - last[1] < self._refresh_s:
+            return
         try:
-            self._store.remember(tenant, user, collection, [entry(i, key) for i in items], at)
+            self._store.remember(tenant, user, collection, entries, at)
         except MemstrataError:
             log.warning("a read could not be cached in L2 for the L3 fallback", exc_info=True)
+            return
+        remember(self._kept, where, (served, at), _KEPT_MAX)
 
     def serve(
         self,
@@ -240,4 +277,5 @@ class ReadFallback:
 
     def clear(self) -> None:
         """Drop every cached read (a forget: no copy outlives what it deleted)."""
+        self._kept.clear()
         self._store.clear()

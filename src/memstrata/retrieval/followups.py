@@ -30,6 +30,7 @@ from datetime import timedelta
 
 from memstrata.attributes.registry import first_person
 from memstrata.attributes.words import CN_OTHERS
+from memstrata.memo import remember
 from memstrata.retrieval.results import RetrievalQuery, RetrievedItem
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "ROUTE",
     "changes",
     "corrects",
+    "forget_texts",
     "names_someone_else",
     "with_followups",
 ]
@@ -76,18 +78,52 @@ _RELATION = re.compile(
 _THIRD_PERSON = re.compile(r"\b(?:he|she|him|her|his|they|them|their)\b|他|她", _I)
 
 
-def _whose(text: str) -> set[str]:
-    return {m.casefold() for m in _RELATION.findall(text)}
+# Each ranked episode is paired with every other, and the same memories come back
+# read after read: the patterns' answers are remembered per text (bounded,
+# memstrata.memo). On long turns these regexes were most of a read's scoring time.
+_MEMO_MAX = 16_384
+_whom: dict[str, frozenset[str]] = {}
+_corrections: dict[str, bool] = {}
+_changes: dict[str, bool] = {}
+_third: dict[str, bool] = {}
+
+
+def forget_texts() -> None:
+    """Drop every remembered text (a forget: no copy outlives what it deleted)."""
+    for memo in (_whom, _corrections, _changes, _third):
+        memo.clear()
+
+
+def _whose(text: str) -> frozenset[str]:
+    found = _whom.get(text)
+    if found is None:
+        found = remember(
+            _whom, text, frozenset(m.casefold() for m in _RELATION.findall(text)), _MEMO_MAX
+        )
+    return found
+
+
+def _third_person(text: str) -> bool:
+    found = _third.get(text)
+    if found is None:
+        found = remember(_third, text, _THIRD_PERSON.search(text) is not None, _MEMO_MAX)
+    return found
 
 
 def corrects(text: str) -> bool:
     """Whether ``text`` corrects what was just said (actually / I meant / 不对 ...)."""
-    return bool(_CORRECTION.search(text))
+    found = _corrections.get(text)
+    if found is None:
+        found = remember(_corrections, text, _CORRECTION.search(text) is not None, _MEMO_MAX)
+    return found
 
 
 def changes(text: str) -> bool:
     """Whether ``text`` says a value changed (now / switched / 改成 / 换了 ...)."""
-    return bool(_CHANGE.search(text))
+    found = _changes.get(text)
+    if found is None:
+        found = remember(_changes, text, _CHANGE.search(text) is not None, _MEMO_MAX)
+    return found
 
 
 Terms = Callable[[str], frozenset[str]]
@@ -126,7 +162,7 @@ def _follows(
     # What was said of someone else ("My brother lives in Beijing") is changed only by
     # a turn about them too, not by the user's own move.
     others = _whose(earlier.text)
-    if others and not (others & _whose(text) or _THIRD_PERSON.search(text)):
+    if others and not (others & _whose(text) or _third_person(text)):
         return False
     shared = _shares(text, earlier.text, terms)
     if corrects(text):

@@ -66,14 +66,14 @@ from memstrata.longterm.points import (
 from memstrata.memo import remember
 from memstrata.memory.versioning import valid_at
 from memstrata.retrieval.confidence import (
-    content_terms,
+    TermsMemo,
     grade,
     question_signals,
     skips_graded,
 )
 from memstrata.retrieval.currency import current_first
 from memstrata.retrieval.fallback import ReadFallback, bm25_only, query_key
-from memstrata.retrieval.followups import with_followups
+from memstrata.retrieval.followups import forget_texts, with_followups
 from memstrata.retrieval.guard import (
     BELOW_THRESHOLD,
     Guarded,
@@ -127,6 +127,7 @@ from memstrata.tracing import span, traced_stage
 from memstrata.validation import check_text
 
 _FACTOR_CACHE_ENTRIES = 65_536
+_VECTORS_MAX = 8_192  # ~12 MB of MiniLM vectors at most
 MAX_SEARCH_K = 1000
 T = TypeVar("T")
 
@@ -157,6 +158,9 @@ class Retriever:
         self._type_weights = dict(self._settings.type_weights)
         self._factors: dict[tuple[Any, ...], float] = {}
         self._feature_cache: dict[str, tuple[Mapping[str, Any], _Features]] = {}
+        self._terms = TermsMemo()  # the confidence model's item terms, by text
+        # Diversity's vectors, by (vector name, point id), with the payload read with them.
+        self._vectors: dict[tuple[str, str], tuple[Mapping[str, Any], NDArray[np.float32]]] = {}
         self._hybrid = HybridSearch(store)
         self._languages = LanguageRoutes(store, self._longterm)
         self._needs = NeedReader(
@@ -188,6 +192,9 @@ class Retriever:
         among them), the cached reads in L2 included."""
         self._factors.clear()
         self._feature_cache.clear()
+        self._terms.clear()
+        self._vectors.clear()
+        forget_texts()
         self._hybrid.clear_caches()
         if self._fallback is not None:
             self._fallback.clear()
@@ -459,7 +466,7 @@ class Retriever:
     ) -> list[RetrievedItem]:
         """``items`` with their calibrated confidence (:mod:`memstrata.retrieval.confidence`)."""
         question = question_signals(query.text, named, window, query.now)
-        return grade(question, items, settings=self._longterm)
+        return grade(question, items, settings=self._longterm, terms=self._terms)
 
     def _gather(
         self,
@@ -588,9 +595,7 @@ class Retriever:
             return list(ranked)
         head = ranked[:depth]
         # Similarity in the question's space: MiniLM finds any two Chinese texts alike.
-        found = self._store.dense_vectors(
-            query.collection, [item.id for item in head], tenant=query.tenant, using=using
-        )
+        found = self._head_vectors(query, head, using)
         dim = self._embedder.dim if using == DENSE_VECTOR else self._languages.dim
         rows = np.stack([found.get(item.id, np.zeros(dim, dtype=np.float32)) for item in head])
         similarity = np.clip(rows @ rows.T, 0.0, 1.0)
@@ -608,6 +613,32 @@ class Retriever:
             left.remove(pick)
         rest = [replace(item, score=min(item.score, ceiling)) for item in ranked[depth:]]
         return chosen + rest
+
+    def _head_vectors(
+        self, query: RetrievalQuery, head: Sequence[RetrievedItem], using: str
+    ) -> dict[str, NDArray[np.float32]]:
+        """The stored ``using`` vectors of ``head``, read once per point while its
+        payload object is the same one (as :meth:`_features`: the adapter's payload
+        cache hands out a new object once the point is rewritten); the best few of a
+        read come back read after read."""
+        found: dict[str, NDArray[np.float32]] = {}
+        missing: list[RetrievedItem] = []
+        for item in head:
+            kept = self._vectors.get((using, item.id))
+            if kept is not None and kept[0] is item.payload:
+                found[item.id] = kept[1]
+            else:
+                missing.append(item)
+        if missing:
+            read = self._store.dense_vectors(
+                query.collection, [item.id for item in missing], tenant=query.tenant, using=using
+            )
+            for item in missing:
+                vector = read.get(item.id)
+                if vector is not None:
+                    found[item.id] = vector
+                    remember(self._vectors, (using, item.id), (item.payload, vector), _VECTORS_MAX)
+        return found
 
     @traced_stage("retrieval.link")
     def _linked(
@@ -664,7 +695,7 @@ class Retriever:
             ),
         )
         # A later turn that corrects or changes a ranked one goes before it.
-        grouped = with_followups(query, grouped, content_terms)
+        grouped = with_followups(query, grouped, self._terms)
         return grouped[: query.k]
 
     def _space_vectors(

@@ -39,6 +39,11 @@ class RecallCache:
         self._max = max_items
 
     @property
+    def ttl_s(self) -> float:
+        """How long a kept read stays (from its last keep)."""
+        return self._ttl_ms / 1000
+
+    @property
     def enabled(self) -> bool:
         """False when it keeps nothing (``max_items`` 0)."""
         return self._max > 0
