@@ -9,6 +9,7 @@ as a started service, with what was loaded before it out of the collector's reac
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -105,6 +106,21 @@ def retrieve_all(
     """Put every query to every system (the systems interleaved per query)."""
     sink = progress or _Silent()
     timed_system = next((s for s in systems if s.name == timed), None)
+    frozen = gc.get_freeze_count() > 0
+    try:
+        return _retrieve_all(systems, queries, k, timed_system, sink)
+    finally:
+        if not frozen:  # a service-like process keeps what it froze; a test does not
+            gc.unfreeze()
+
+
+def _retrieve_all(
+    systems: Sequence[EvalSystem],
+    queries: Sequence[Query],
+    k: int,
+    timed_system: EvalSystem | None,
+    sink: ProgressSink,
+) -> Rankings:
     if timed_system is not None and queries:
         # Untimed warm-up: first-call costs (model load, caches) are not retrieval.
         first = queries[0]
