@@ -106,7 +106,8 @@ class CachedEmbedder:
                 if len(tokens.offsets) <= QUERY_TOKENS_MAX:
                     self._keep_tokens(tokens, pooled)
                 return pooled
-        return np.asarray(self._inner.embed([text]), dtype=np.float32)[0]
+        row: NDArray[np.float32] = np.asarray(self._inner.embed([text]), dtype=np.float32)[0]
+        return row
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed only the texts not cached; one batch call for all of them."""
