@@ -1057,13 +1057,25 @@ def bench_write(
             "--long", help="LongMemEval-like long turns (median ~90 words, half answers)."
         ),
     ] = False,
+    english: Annotated[
+        bool,
+        typer.Option(
+            "--english", help="English turns only (no Chinese); the ratio is against MiniLM."
+        ),
+    ] = False,
 ) -> None:
-    """Write pipeline turns/s end to end vs the raw embedder, and memory per 10k units."""
+    """Write pipeline turns/s end to end vs the raw embedders, and memory per 10k units."""
     from memstrata.bench.write import run_write_bench
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     report = run_write_bench(
-        data_dir, turns=turns, batch_size=batch_size, threads=threads, long=long, progress=err
+        data_dir,
+        turns=turns,
+        batch_size=batch_size,
+        threads=threads,
+        long=long,
+        english=english,
+        progress=err,
     )
     _emit_report(report, as_json)
 

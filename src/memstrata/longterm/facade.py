@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -201,6 +202,15 @@ class LongTermStore:
                 )
                 _log.warning("multilingual dense route %s", self._multilingual_status)
         self._search_observer: SearchObserver | None = None
+        # Per thread: seconds the writes spent in the second model (a stage clock).
+        self._second_seconds = threading.local()
+
+    def multilingual_seconds(self) -> float:
+        """Seconds the calling thread's writes have spent embedding with the second
+        model so far (a monotonic counter: a caller's stage clock takes differences,
+        so the model's time is not counted as upsert)."""
+        seconds: float = getattr(self._second_seconds, "seconds", 0.0)
+        return seconds
 
     def observe_searches(self, observer: SearchObserver | None) -> None:
         """Call ``observer(collection, seconds)`` after each successful search timed by
@@ -412,7 +422,11 @@ class LongTermStore:
         # nothing half-written (the caller's retry writes all of it).
         second: Sequence[NDArray[np.float32] | None] = [None] * len(items)
         if self._multilingual is not None:
+            started = time.perf_counter()
             second = list(self.embed_multilingual([item.text for item in items]))
+            self._second_seconds.seconds = (
+                self.multilingual_seconds() + time.perf_counter() - started
+            )
         points: list[Point] = []
         for item, vector, terms, other in zip(items, vectors, sparse, second, strict=True):
             created = now if item.created_at is None else float(item.created_at)
