@@ -104,6 +104,9 @@ class IndexedItem:
     item: NewItem
     dense: NDArray[np.float32]
     sparse: SparseVector | None = None
+    multilingual: NDArray[np.float32] | None = None
+    """The second model's vector of ``item.text`` when the caller has it (from
+    :meth:`LongTermStore.multilingual_vectors`): written as given, not embedded again."""
 
 
 def _tenant_position(item: NewItem) -> tuple[str, str, int] | None:
@@ -211,6 +214,21 @@ class LongTermStore:
         so the model's time is not counted as upsert)."""
         seconds: float = getattr(self._second_seconds, "seconds", 0.0)
         return seconds
+
+    def multilingual_vectors(self, items: Sequence[NewItem]) -> list[NDArray[np.float32] | None]:
+        """The second model's vectors a write of ``items`` stores (None for an item
+        that gets none; all None when the route is off), in one call, timed in
+        :meth:`multilingual_seconds`. A caller that computes them before a write
+        (outside its own locks) passes them on :class:`IndexedItem`."""
+        if self._multilingual is None or not items:
+            return [None] * len(items)
+        started = time.perf_counter()
+        try:
+            return list(self.embed_multilingual([item.text for item in items]))
+        finally:
+            self._second_seconds.seconds = (
+                self.multilingual_seconds() + time.perf_counter() - started
+            )
 
     def observe_searches(self, observer: SearchObserver | None) -> None:
         """Call ``observer(collection, seconds)`` after each successful search timed by
@@ -366,7 +384,8 @@ class LongTermStore:
             p.sparse if p.sparse is not None else self._sparse.encode_document(item.text)
             for p, item in zip(points, clean, strict=True)
         ]
-        return self._upsert(collection, clean, array / norms, sparse)
+        known = [p.multilingual for p in points]
+        return self._upsert(collection, clean, array / norms, sparse, known)
 
     def clear_caches(self) -> None:
         """Drop every document encoding kept (texts of deleted memories among them):
@@ -416,17 +435,20 @@ class LongTermStore:
         items: Sequence[NewItem],
         vectors: NDArray[np.float32],
         sparse: Sequence[SparseVector],
+        known: Sequence[NDArray[np.float32] | None] | None = None,
     ) -> list[str]:
         now = self._clock.now().timestamp()
         # Both models embed before anything is written: a failure of either leaves
-        # nothing half-written (the caller's retry writes all of it).
-        second: Sequence[NDArray[np.float32] | None] = [None] * len(items)
+        # nothing half-written (the caller's retry writes all of it). ``known``: the
+        # second vectors the caller computed already (None where it has none).
+        second: list[NDArray[np.float32] | None] = [None] * len(items)
         if self._multilingual is not None:
-            started = time.perf_counter()
-            second = list(self.embed_multilingual([item.text for item in items]))
-            self._second_seconds.seconds = (
-                self.multilingual_seconds() + time.perf_counter() - started
-            )
+            second = list(known) if known is not None else [None] * len(items)
+            todo = [i for i, row in enumerate(second) if row is None]
+            for i, row in zip(
+                todo, self.multilingual_vectors([items[i] for i in todo]), strict=True
+            ):
+                second[i] = row
         points: list[Point] = []
         for item, vector, terms, other in zip(items, vectors, sparse, second, strict=True):
             created = now if item.created_at is None else float(item.created_at)

@@ -439,12 +439,25 @@ class WriteHandler:
             texts = [e.text for e in episodes] + [u.text for u in units]
             texts += [w.text for w in windows]
             vectors = self._vectors(texts)
-            clock.lap("embed")
             n_ep, n_units = len(episodes), len(units)
-            window_points = [
-                IndexedItem(w, vectors[n_ep + n_units + i], NO_TERMS) for i, w in enumerate(windows)
+            # The second model's vectors too, here, once per text: not inside the
+            # pending and final upserts (which would embed a fact's text for each, and
+            # hold the episode index's lock - the other worker - while it runs).
+            unit_items = [
+                NewItem(u.text, u.source.tenant, u.source.user, type=u.kind) for u in units
             ]
-            staged = self._facts.stage(units, list(vectors[n_ep : n_ep + n_units]), replaces=flags)
+            second = self._second_vectors([*items, *unit_items, *windows])
+            clock.lap("embed")
+            window_points = [
+                IndexedItem(w, vectors[n_ep + n_units + i], NO_TERMS, second[n_ep + n_units + i])
+                for i, w in enumerate(windows)
+            ]
+            staged = self._facts.stage(
+                units,
+                list(vectors[n_ep : n_ep + n_units]),
+                replaces=flags,
+                second=second[n_ep : n_ep + n_units],
+            )
             clock.lap("facts")
             fact_ids: dict[str, list[str]] = {}
             for unit, outcome in zip(units, staged.outcomes, strict=True):
@@ -457,7 +470,7 @@ class WriteHandler:
             with self._episodes.writing():
                 points = [
                     *staged.points,
-                    *self._episodes.index(new, self._read_back),
+                    *self._episodes.index(new, self._read_back, second=second[:n_ep]),
                     *window_points,
                 ]
                 if points:
@@ -514,6 +527,17 @@ class WriteHandler:
             return []
         vectors = self._embed([str(r.payload.get("text", "")) for r in records])
         return [(item_of_record(r), vectors[i]) for i, r in enumerate(records)]
+
+    def _second_vectors(self, items: Sequence[NewItem]) -> list[NDArray[np.float32] | None]:
+        """The multilingual vectors L3 gives ``items`` (None where it gives none), each
+        distinct text of a tenant embedded once. A failure is met as L3's was when it
+        embedded them itself: a store failure, the batch left pending and retried."""
+        first: dict[tuple[str, str], NewItem] = {}
+        for item in items:
+            first.setdefault((item.tenant, item.text), item)
+        rows = self._store.longterm.multilingual_vectors(list(first.values()))
+        found = dict(zip(first, rows, strict=True))
+        return [found[(item.tenant, item.text)] for item in items]
 
     def _embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """The embedder's vectors; any failure of it is the embedder's outage."""
