@@ -130,6 +130,11 @@ EMBED_MULTILINGUAL = "embed_multilingual"
 (taken out of the stage it happened in, so ``upsert`` and ``facts`` mean ours)."""
 
 
+EMBED_AHEAD = "embed_ahead"
+"""The clock of MiniLM's embedding ahead (:meth:`WriteHandler.warm`) while a batch
+waits for an earlier one holding its users."""
+
+
 class _StageClock:
     """Wall time per stage of one batch (perf_counter laps); each lap is also an
     ``ingest.<stage>`` span when tracing is on. ``second``: the calling thread's
@@ -217,7 +222,8 @@ class HandlerStats:
     ``facts`` (slot reads, decisions, pending points, swaps), ``upsert`` (episode
     vectors and the final upsert), ``settle``, and ``embed_multilingual`` (the
     second model, which L3 runs inside the pending and final upserts; not counted
-    in ``facts`` nor ``upsert``)."""
+    in ``facts`` nor ``upsert``); ``embed_ahead``: MiniLM embedding a waiting batch's
+    episodes ahead (:meth:`WriteHandler.warm`), outside any batch's stages."""
 
 
 class WriteHandler:
@@ -370,11 +376,16 @@ class WriteHandler:
             todo = [t for t in dict.fromkeys(texts) if t not in self._early]
         if not todo:
             return
+        started = time.perf_counter()
         try:
             vectors = self._embed(todo)
         except StageUnavailableError:
             return
         with self._lock:
+            # Its own clock: this MiniLM time falls in no batch's stages.
+            self._seconds[EMBED_AHEAD] = (
+                self._seconds.get(EMBED_AHEAD, 0.0) + time.perf_counter() - started
+            )
             for text, vector in zip(todo, vectors, strict=True):
                 self._early[text] = vector
             while len(self._early) > MAX_PREPARED:
