@@ -1121,16 +1121,28 @@ def bench_write(
             "--long", help="LongMemEval-like long turns (median ~90 words, half answers)."
         ),
     ] = False,
+    english: Annotated[
+        bool,
+        typer.Option(
+            "--english", help="English turns only (no Chinese); the ratio is against MiniLM."
+        ),
+    ] = False,
     baseline_file: BaselineOption = None,
 ) -> None:
-    """Write pipeline turns/s end to end vs the raw embedder, and memory per 10k units;
+    """Write pipeline turns/s end to end vs the raw embedders, and memory per 10k units;
     beside the previous release's numbers."""
     from memstrata.bench.write import run_write_bench
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     baseline = _load_baseline(baseline_file, as_json)
     report = run_write_bench(
-        data_dir, turns=turns, batch_size=batch_size, threads=threads, long=long, progress=err
+        data_dir,
+        turns=turns,
+        batch_size=batch_size,
+        threads=threads,
+        long=long,
+        english=english,
+        progress=err,
     )
     _emit_against_baseline(report, baseline, "bench write", report["mode"], as_json)
 

@@ -36,8 +36,10 @@ def test_bench_write_prints_one_json_document(tmp_path: Path) -> None:
     # Every turn is an episode; the facts extracted from them come on top.
     assert report["episodes_stored"] == 40 and report["units_written"] >= 30
     assert report["points_stored"] > 40 and report["search_found_last_user"]
-    # The raw embedder replays what the run's model embedded: every episode and fact.
-    assert report["embedder_texts"] >= report["episodes_written"] + 30
+    # The raw embedder replays what the run's model embedded: every distinct text of an
+    # episode or a fact, once (users repeat each other's sentences).
+    said = {text for _, text in generate_turns(40)}
+    assert report["embedder_texts"] >= len(said) + 20
     assert report["turns_per_s"] > 0 and report["embedder_turns_per_s"] > 0
     expected = report["turns_per_s"] / report["embedder_turns_per_s"]
     assert report["ratio"] == pytest.approx(expected, rel=0.02)  # both were rounded
@@ -54,12 +56,43 @@ def test_bench_write_prints_one_json_document(tmp_path: Path) -> None:
     assert row["today"] == report["turns_per_s"] and row["previous"] == 178.4
     assert row["ratio"] == pytest.approx(report["turns_per_s"] / 178.4, abs=0.001)
     assert row["better"] == "higher" and len(vs["load_average_at_end"]) == 3
+    # Every model the run used is replayed on the texts it embedded, and the ratio is
+    # against their sum: the Chinese turns had the multilingual vector at least.
+    minilm, second = report["embedders"].values()
+    assert second["on"] and second["texts"] >= 20 and second["calls"] >= 1
+    assert report["ratio_against"] == list(report["embedders"])
+    assert report["embedder_s"] == pytest.approx(minilm["replay_s"] + second["replay_s"], abs=0.002)
+    assert report["ratio_minilm_only"] < report["ratio"]  # a smaller raw time
+    # The second model's time inside the writes is its own stage, not upsert's.
+    assert report["stage_s"]["embed_multilingual"] > 0
+    assert report["points_upserted"] >= 80 and report["upsert_ms_per_point"] > 0
+    micro = report["upsert_micro"]
+    assert micro["points"] >= 40 and micro["ms_per_point"] > 0
     # The run wrote into a directory of its own; what was there is untouched.
     assert (root / "keep.txt").read_text() == "the user's own file"
     assert Path(report["data_dir"]).parent == root
     again = CliRunner().invoke(app, [*args, "--data-dir", str(root)])
     assert again.exit_code == 0, again.output
     assert json.loads(again.stdout)["data_dir"] != report["data_dir"]
+
+
+def test_bench_write_english_is_the_same_turns_without_chinese(tmp_path: Path) -> None:
+    """``--english``: the generator's turns with its Chinese ones in English, and the
+    ratio against raw MiniLM alone."""
+    english = generate_turns(200, english=True)
+    assert not any("我" in text for _, text in english)
+    assert [t for t in generate_turns(200) if "我" not in t[1]] == [
+        t for t, mixed in zip(english, generate_turns(200), strict=True) if t == mixed
+    ]
+    args = ["bench", "write", "--english", "--json", "--turns", "30", "--batch-size", "16"]
+    result = CliRunner().invoke(app, [*args, "--data-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["mode"] == "short-english" and report["episodes_stored"] == 30
+    minilm = report["embedders"][report["embedder"]]
+    assert report["ratio_against"] == [report["embedder"]]
+    assert report["embedder_s"] == pytest.approx(minilm["replay_s"], abs=0.002)
+    assert report["ratio"] == pytest.approx(report["ratio_minilm_only"], abs=0.002)
 
 
 def test_bench_write_long_observes_long_turns_with_their_window_keys(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,48 @@ def test_an_upsert_reads_its_payloads_back_as_the_engine_returns_them(
     index.upsert(MEMORIES, [make_point("note 0, edited", "acme", point_id=points[0].id)])
     (record,) = index.retrieve(MEMORIES, [points[0].id], "acme")
     assert record.payload["text"] == "note 0, edited"
+    index.close()
+
+
+def _typed(value: Any) -> Any:
+    """A payload value with its types spelled out (1 and 1.0 and True differ)."""
+    if isinstance(value, Mapping):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return (type(value).__name__, [_typed(v) for v in value])
+    return (type(value).__name__, value)
+
+
+def test_the_payloads_cached_at_a_write_are_the_ones_the_engine_returns(
+    tmp_path: Path, make_point: Any
+) -> None:
+    """A write caches its points' own payloads instead of reading them back; nested
+    values of every JSON type (lists, maps, ints, floats, bools, None, empty lists,
+    Chinese text) come out of the cache exactly as the engine decodes them."""
+    index = EdgeIndex(tmp_path, query_cache_entries=0)
+    index.ensure_collections(32)
+    extra = {
+        "facts": ["a", "b"],
+        "empty": [],
+        "seq": 3,
+        "confidence": 1.0,
+        "importance": 0.25,
+        "active": True,
+        "valid_to": None,
+        "nested": {"at": 1735689600.5, "by": ["x", {"deep": [1, 2.5, False]}]},
+        "value": "杭州 Hangzhou",
+    }
+    points = [make_point(f"note {i}", "acme", seq_no=i, **extra) for i in range(3)]
+    index.upsert(MEMORIES, points)
+    cache = index._payloads
+    assert cache is not None
+    cached, missing = cache.lookup(MEMORIES, [p.id for p in points])
+    assert missing == []
+    engine = {
+        r.id: r.payload
+        for r in index.retrieve(MEMORIES, [p.id for p in points], "acme", with_vectors=True)
+    }
+    assert {i: _typed(p) for i, p in cached.items()} == {i: _typed(p) for i, p in engine.items()}
     index.close()
 
 

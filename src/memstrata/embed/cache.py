@@ -45,6 +45,8 @@ class CachedEmbedder:
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, NDArray[np.float32]] = OrderedDict()
         self._tokens: OrderedDict[str, TokenVectors] = OrderedDict()
+        # Texts being embedded by some thread now, and the event set when it is done.
+        self._pending: dict[str, threading.Event] = {}
         self.hits = 0
         self.misses = 0
 
@@ -63,6 +65,24 @@ class CachedEmbedder:
     def dim(self) -> int:
         """The wrapped model's dimension."""
         return self._inner.dim
+
+    def _compute(self, texts: Sequence[str]) -> dict[str, NDArray[np.float32]]:
+        """``texts`` embedded by the wrapped model (one call) and cached."""
+        if not texts:
+            return {}
+        computed = [self._embed_alone(texts[0])] if len(texts) == 1 else self._inner.embed(texts)
+        fresh: dict[str, NDArray[np.float32]] = {}
+        for text, vector in zip(texts, computed, strict=True):
+            row = np.array(vector, dtype=np.float32, copy=True)
+            row.setflags(write=False)
+            fresh[text] = row
+        with self._lock:
+            for text, row in fresh.items():
+                self._cache[text] = row
+                self._cache.move_to_end(text)
+            while len(self._cache) > self._max:
+                self._cache.popitem(last=False)
+        return fresh
 
     def embed_tokens(self, text: str) -> TokenVectors | None:
         """The wrapped model's token vectors of ``text`` (cached); None when it has none."""
@@ -124,20 +144,32 @@ class CachedEmbedder:
                 rows.append(row)
         missing = list(dict.fromkeys(t for t, r in zip(items, rows, strict=True) if r is None))
         if missing:
-            computed = (
-                [self._embed_alone(missing[0])] if len(missing) == 1 else self._inner.embed(missing)
-            )
-            fresh: dict[str, NDArray[np.float32]] = {}
-            for text, vector in zip(missing, computed, strict=True):
-                row = np.array(vector, dtype=np.float32, copy=True)
-                row.setflags(write=False)
-                fresh[text] = row
+            # A text another thread is embedding right now is waited for, not embedded
+            # a second time (two write workers' batches often share texts).
             with self._lock:
-                for text, row in fresh.items():
-                    self._cache[text] = row
-                    self._cache.move_to_end(text)
-                while len(self._cache) > self._max:
-                    self._cache.popitem(last=False)
+                theirs = {t: self._pending[t] for t in missing if t in self._pending}
+                mine = [t for t in missing if t not in theirs]
+                done = threading.Event()
+                for text in mine:
+                    self._pending[text] = done
+            try:
+                fresh = self._compute(mine)
+            finally:
+                with self._lock:
+                    for text in mine:
+                        if self._pending.get(text) is done:
+                            del self._pending[text]
+                done.set()
+            late: list[str] = []
+            for text, event in theirs.items():
+                event.wait()
+                with self._lock:
+                    row = self._cache.get(text)
+                if row is None:
+                    late.append(text)  # that call failed, or the row was evicted since
+                else:
+                    fresh[text] = row
+            fresh.update(self._compute(late))
             rows = [fresh[t] if r is None else r for t, r in zip(items, rows, strict=True)]
         if not items:
             return np.zeros((0, self.dim), dtype=np.float32)

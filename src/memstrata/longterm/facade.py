@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -32,6 +33,7 @@ from memstrata.longterm.layout import check_ids
 from memstrata.longterm.points import (
     COLLECTIONS,
     DENSE_VECTOR,
+    MEMORIES,
     MULTILINGUAL_VECTOR,
     RESERVED_KEYS,
     Filter,
@@ -104,6 +106,9 @@ class IndexedItem:
     item: NewItem
     dense: NDArray[np.float32]
     sparse: SparseVector | None = None
+    multilingual: NDArray[np.float32] | None = None
+    """The second model's vector of ``item.text`` when the caller has it (from
+    :meth:`LongTermStore.multilingual_vectors`): written as given, not embedded again."""
 
 
 def _tenant_position(item: NewItem) -> tuple[str, str, int] | None:
@@ -207,6 +212,47 @@ class LongTermStore:
         if self._multilingual is not None:
             self._coverage = MultilingualCoverage(self._index, self.embed_multilingual, settings)
         self._search_observer: SearchObserver | None = None
+        # Per thread: seconds the writes spent in the second model (a stage clock).
+        self._second_seconds = threading.local()
+
+    def multilingual_seconds(self) -> float:
+        """Seconds the calling thread's writes have spent embedding with the second
+        model so far (a monotonic counter: a caller's stage clock takes differences,
+        so the model's time is not counted as upsert)."""
+        seconds: float = getattr(self._second_seconds, "seconds", 0.0)
+        return seconds
+
+    def multilingual_vectors(
+        self,
+        items: Sequence[NewItem],
+        collection: str = MEMORIES,
+        langs: Sequence[str] | None = None,
+    ) -> list[NDArray[np.float32] | None]:
+        """The second model's vectors a write of ``items`` into ``collection`` stores:
+        only where the text or its tenant needs one (memstrata.longterm.catchup; None
+        for the others, all None when the route is off), in one call, timed in
+        :meth:`multilingual_seconds`. A caller that computes them before a write
+        (outside its own locks) passes them on :class:`IndexedItem`."""
+        coverage = self._coverage
+        if coverage is None or not items:
+            return [None] * len(items)
+        if langs is None:
+            langs = [detect_language(item.text) for item in items]
+        wanted = coverage.plan(collection, [item.tenant for item in items], langs)
+        chosen = [i for i, want in enumerate(wanted) if want]
+        second: list[NDArray[np.float32] | None] = [None] * len(items)
+        if not chosen:
+            return second
+        started = time.perf_counter()
+        try:
+            rows = self.embed_multilingual([items[i].text for i in chosen])
+        finally:
+            self._second_seconds.seconds = (
+                self.multilingual_seconds() + time.perf_counter() - started
+            )
+        for i, row in zip(chosen, rows, strict=True):
+            second[i] = row
+        return second
 
     def observe_searches(self, observer: SearchObserver | None) -> None:
         """Call ``observer(collection, seconds)`` after each successful search timed by
@@ -379,7 +425,8 @@ class LongTermStore:
             p.sparse if p.sparse is not None else self._sparse.encode_document(item.text)
             for p, item in zip(points, clean, strict=True)
         ]
-        return self._upsert(collection, clean, array / norms, sparse)
+        known = [p.multilingual for p in points]
+        return self._upsert(collection, clean, array / norms, sparse, known)
 
     def clear_caches(self) -> None:
         """Drop every document encoding kept (texts of deleted memories among them):
@@ -429,22 +476,25 @@ class LongTermStore:
         items: Sequence[NewItem],
         vectors: NDArray[np.float32],
         sparse: Sequence[SparseVector],
+        known: Sequence[NDArray[np.float32] | None] | None = None,
     ) -> list[str]:
         now = self._clock.now().timestamp()
         langs = [detect_language(item.text) for item in items]
         # Both models embed before anything is written: a failure of either leaves
         # nothing half-written (the caller's retry writes all of it). The second one
-        # only where the text or its tenant needs it (memstrata.longterm.catchup).
-        second: list[NDArray[np.float32] | None] = [None] * len(items)
+        # only where the text or its tenant needs it (memstrata.longterm.catchup);
+        # ``known``: the second vectors the caller computed already (None where none).
+        second: list[NDArray[np.float32] | None] = (
+            list(known) if known is not None else [None] * len(items)
+        )
         coverage = self._coverage
-        wanted: list[bool] = []
         if coverage is not None:
-            wanted = coverage.plan(collection, [item.tenant for item in items], langs)
-            chosen = [i for i, want in enumerate(wanted) if want]
-            if chosen:
-                rows = self.embed_multilingual([items[i].text for i in chosen])
-                for i, row in zip(chosen, rows, strict=True):
-                    second[i] = row
+            todo = [i for i, row in enumerate(second) if row is None]
+            rows = self.multilingual_vectors(
+                [items[i] for i in todo], collection, [langs[i] for i in todo]
+            )
+            for i, row in zip(todo, rows, strict=True):
+                second[i] = row
         points: list[Point] = []
         for item, vector, terms, other, lang in zip(
             items, vectors, sparse, second, langs, strict=True
@@ -465,8 +515,8 @@ class LongTermStore:
             point_id = item.id or str(uuid.uuid4())
             points.append(Point(point_id, vector, terms, payload, other))
         self._index.upsert(collection, points)
-        if coverage is not None and not all(wanted):
-            without = [item.tenant for item, want in zip(items, wanted, strict=True) if not want]
+        if coverage is not None and any(row is None for row in second):
+            without = [item.tenant for item, row in zip(items, second, strict=True) if row is None]
             coverage.written(collection, without)
         if len(points) >= self._bulk_threshold:
             # Bulk loads leave many small unindexed segments; merge and index them now

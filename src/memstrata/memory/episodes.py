@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,6 +45,8 @@ EPISODE_TYPE = "episode"
 EPISODE_WINDOW_TYPE = "episode_window"
 """Payload ``type`` of a long episode's dense window key (payload ``episode``: its id)."""
 SOURCE_REMEMBER = "remember"
+FACTS_KEY = "facts"
+"""Payload key of an episode: the ids of the facts extracted from it."""
 MAX_SPEAKER_CHARS = 128
 _ID_NAMESPACE = uuid.UUID("2f4c1a7e-8d3b-4e6a-b1c9-7a5e0d2f3c81")
 
@@ -127,7 +129,7 @@ class Episode:
         extra: dict[str, Any] = {
             "role": self.role,
             "observed_at": self.observed_at.isoformat(),
-            "facts": list(dict.fromkeys(facts)),
+            FACTS_KEY: list(dict.fromkeys(facts)),
         }
         if self.speaker is not None:
             extra["speaker"] = self.speaker
@@ -150,6 +152,12 @@ class Episode:
             created_at=self.observed_at.timestamp(),
             extra=extra,
         )
+
+
+def with_facts(item: NewItem, facts: Sequence[str]) -> NewItem:
+    """An episode's item (:meth:`Episode.item`) naming ``facts`` instead: what the
+    write path builds once per episode is not built again after its facts commit."""
+    return replace(item, extra={**item.extra, FACTS_KEY: list(dict.fromkeys(facts))})
 
 
 def episode_of_payload(point_id: str, payload: Mapping[str, Any]) -> Episode:

@@ -78,10 +78,13 @@ class FactBatch:
         *,
         merge: bool = False,
         replaces: Sequence[bool] | None = None,
+        second: Sequence[Vector | None] | None = None,
     ) -> StagedWrite:
         """Decide and commit ``units`` (their dense ``vectors`` in the same order;
         ``replaces[i]``: unit ``i`` replaces its slot's value, see
-        :func:`~memstrata.memory.versioning.decide`).
+        :func:`~memstrata.memory.versioning.decide`; ``second[i]``: unit ``i``'s
+        multilingual vector when the caller has it, written with its pending and
+        final points instead of being embedded for each).
 
         Pending points and the swaps are written here; the final points are returned
         for the caller to write (then call :meth:`settle`).
@@ -91,8 +94,12 @@ class FactBatch:
         flags = tuple(replaces) if replaces is not None else (False,) * len(units)
         if len(flags) != len(units):
             raise ValueError(f"replaces: expected {len(units)}, got {len(flags)}")
+        if second is not None and len(second) != len(units):
+            raise ValueError(f"second: expected {len(units)}, got {len(second)}")
         store = self._store
         batch = [fresh(unit) for unit in units]
+        # One thread's call (the handler's workers share this object): kept local.
+        seconds = {batch[i].id or "": row for i, row in enumerate(second or ()) if row is not None}
         for tenant in sorted({u.source.tenant for u in batch}):
             store.slots.register_tenant(tenant)
         keys = {i: _slot_key(u) for i, u in enumerate(batch) if u.kind == "fact"}
@@ -111,7 +118,7 @@ class FactBatch:
         outcomes: dict[int, WriteOutcome] = {}
         points: dict[str, IndexedItem] = {}
         touched: list[tuple[SlotKey, str]] = []
-        self._events(batch, vectors, records, outcomes, points)
+        self._events(batch, vectors, records, outcomes, points, seconds)
         plans: list[_SlotPlan] = []
         slow: list[int] = []
         for key in slot_keys:
@@ -120,7 +127,16 @@ class FactBatch:
                 None
                 if key in orphaned
                 else self._plan(
-                    key, members, batch, vectors, states[key], records, merge, flags, outcomes
+                    key,
+                    members,
+                    batch,
+                    vectors,
+                    states[key],
+                    records,
+                    merge,
+                    flags,
+                    outcomes,
+                    seconds,
                 )
             )
             if plan is None:
@@ -200,6 +216,7 @@ class FactBatch:
         records: Mapping[str, Record],
         outcomes: dict[int, WriteOutcome],
         points: dict[str, IndexedItem],
+        seconds: Mapping[str, Vector],
     ) -> None:
         """Events never supersede each other: a new one is inserted, a known one (its id
         is its content) counts one more observation."""
@@ -224,7 +241,9 @@ class FactBatch:
                 kept = self._store.touched(known[0], unit)
                 seen[point_id] = (kept, known[1])
                 outcomes[i] = WriteOutcome("deduplicated", point_id, kept.version)
-            points[point_id] = IndexedItem(to_item(seen[point_id][0]), seen[point_id][1])
+            points[point_id] = IndexedItem(
+                to_item(seen[point_id][0]), seen[point_id][1], multilingual=seconds.get(point_id)
+            )
 
     def _plan(
         self,
@@ -237,6 +256,7 @@ class FactBatch:
         merge: bool,
         flags: Sequence[bool],
         outcomes: dict[int, WriteOutcome],
+        seconds: Mapping[str, Vector],
     ) -> _SlotPlan | None:
         """The slot's decisions, or None when the unit-by-unit path must write it."""
         store = self._store
@@ -252,6 +272,9 @@ class FactBatch:
             ):
                 return None  # L3 lags the record: repair first
             active, active_vec = from_payload(record.id, record.payload), record.dense
+        # The active version's multilingual vector when this batch committed it (one
+        # read from L3 has none: its rewrite embeds its text).
+        active_second: Vector | None = None
         plan = _SlotPlan(key, state.rev, list(members), {}, {}, {})
         decided: dict[int, WriteOutcome] = {}
         version = state.version
@@ -277,26 +300,35 @@ class FactBatch:
             if decision.final is None:
                 assert active is not None and active_vec is not None
                 active = store.touched(active, unit)
-                plan.final[active.id or ""] = IndexedItem(to_item(active), active_vec)
+                plan.final[active.id or ""] = IndexedItem(
+                    to_item(active), active_vec, multilingual=active_second
+                )
                 decided[i] = WriteOutcome("deduplicated", active.id or "", active.version)
                 continue
             version += 1
             final = replace(decision.final, version=version)
-            final_vec = vector
+            final_vec, final_second = vector, seconds.get(point_id)
             if final.value != unit.value:  # a merge: the text indexed is the union
                 final_vec = store.longterm.embedder.embed([final.text])[0]
+                final_second = None
             plan.fields["version"] = str(version)
             plan.fields[f"v:{version}"] = point_id
             if active is not None and active_vec is not None:
                 closed = active.superseded(final.valid_from, by=point_id)
-                plan.final[closed.id or ""] = IndexedItem(to_item(closed), active_vec)
+                plan.final[closed.id or ""] = IndexedItem(
+                    to_item(closed), active_vec, multilingual=active_second
+                )
                 if closed.id in plan.pending:
                     # Committed and closed in this same batch: the pending point holds
                     # the closed version, which is what a repair must finish.
-                    plan.pending[closed.id] = IndexedItem(to_item(closed, pending=True), active_vec)
-            active, active_vec = final, final_vec
-            plan.pending[point_id] = IndexedItem(to_item(final, pending=True), final_vec)
-            plan.final[point_id] = IndexedItem(to_item(final), final_vec)
+                    plan.pending[closed.id] = IndexedItem(
+                        to_item(closed, pending=True), active_vec, multilingual=active_second
+                    )
+            active, active_vec, active_second = final, final_vec, final_second
+            plan.pending[point_id] = IndexedItem(
+                to_item(final, pending=True), final_vec, multilingual=final_second
+            )
+            plan.final[point_id] = IndexedItem(to_item(final), final_vec, multilingual=final_second)
             plan.fields.update(active_fields(final))
             decided[i] = WriteOutcome(decision.action, point_id, version)
         outcomes.update(decided)

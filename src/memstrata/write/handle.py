@@ -49,7 +49,7 @@ import logging
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from types import MappingProxyType
@@ -89,6 +89,7 @@ from memstrata.memory.episodes import (
     Episode,
     note_episode_id,
     window_items,
+    with_facts,
 )
 from memstrata.memory.store import MemoryStore, stepped_importance
 from memstrata.memory.units import (
@@ -124,18 +125,38 @@ LIKES, DISLIKES = "likes", "dislikes"
 MAX_PREPARED = 4096
 
 
+EMBED_MULTILINGUAL = "embed_multilingual"
+"""The stage clock of the second model's embedding, which L3 runs inside its writes
+(taken out of the stage it happened in, so ``upsert`` and ``facts`` mean ours)."""
+
+
+EMBED_AHEAD = "embed_ahead"
+"""The clock of MiniLM's embedding ahead (:meth:`WriteHandler.warm`) while a batch
+waits for an earlier one holding its users."""
+
+
 class _StageClock:
     """Wall time per stage of one batch (perf_counter laps); each lap is also an
-    ``ingest.<stage>`` span when tracing is on."""
+    ``ingest.<stage>`` span when tracing is on. ``second``: the calling thread's
+    seconds in the multilingual model so far (moved to :data:`EMBED_MULTILINGUAL`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, second: Callable[[], float] | None = None) -> None:
         self.laps: dict[str, float] = {}
+        self._second = second
+        self._second_last = second() if second is not None else 0.0
         self._last = time.perf_counter()
         self._last_ns = now_ns()
 
     def lap(self, stage: str) -> None:
         now = time.perf_counter()
-        self.laps[stage] = self.laps.get(stage, 0.0) + now - self._last
+        spent = now - self._last
+        if self._second is not None:
+            second = self._second()
+            model, self._second_last = second - self._second_last, second
+            if model > 0:
+                self.laps[EMBED_MULTILINGUAL] = self.laps.get(EMBED_MULTILINGUAL, 0.0) + model
+                spent -= model
+        self.laps[stage] = self.laps.get(stage, 0.0) + spent
         self._last = now
         end_ns = now_ns()
         finished_span(f"write.{stage}", self._last_ns, end_ns)
@@ -192,11 +213,17 @@ class HandlerStats:
     store_failures: int = 0
     feedback_events: int = 0
     """Feedback events applied (a replay of an applied one is not counted again)."""
+    points_upserted: int = 0
+    """Points the ``upsert`` stage wrote (episodes, their rewritten neighbours, window
+    keys, final fact points): ``seconds["upsert"]`` per point is the cost of a write."""
     seconds: Mapping[str, float] = field(default_factory=dict)
     """Wall time spent per stage of a batch, summed over the worker threads:
-    ``extract`` (decoding, filter, extractor), ``embed`` (the one model call),
-    ``facts`` (slot reads, decisions, pending points, swaps), ``write`` (episode
-    vectors and the final upsert) and ``settle``."""
+    ``extract`` (decoding, filter, extractor), ``embed`` (the one MiniLM call),
+    ``facts`` (slot reads, decisions, pending points, swaps), ``upsert`` (episode
+    vectors and the final upsert), ``settle``, and ``embed_multilingual`` (the
+    second model, which L3 runs inside the pending and final upserts; not counted
+    in ``facts`` nor ``upsert``); ``embed_ahead``: MiniLM embedding a waiting batch's
+    episodes ahead (:meth:`WriteHandler.warm`), outside any batch's stages."""
 
 
 class WriteHandler:
@@ -279,6 +306,7 @@ class WriteHandler:
             units_written=counts.get("units_written", 0),
             store_failures=counts.get("store_failures", 0),
             feedback_events=counts.get("feedback_events", 0),
+            points_upserted=counts.get("points_upserted", 0),
             seconds=MappingProxyType(seconds),
         )
 
@@ -348,31 +376,39 @@ class WriteHandler:
             todo = [t for t in dict.fromkeys(texts) if t not in self._early]
         if not todo:
             return
+        started = time.perf_counter()
         try:
             vectors = self._embed(todo)
         except StageUnavailableError:
             return
         with self._lock:
+            # Its own clock: this MiniLM time falls in no batch's stages.
+            self._seconds[EMBED_AHEAD] = (
+                self._seconds.get(EMBED_AHEAD, 0.0) + time.perf_counter() - started
+            )
             for text, vector in zip(todo, vectors, strict=True):
                 self._early[text] = vector
             while len(self._early) > MAX_PREPARED:
                 self._early.popitem(last=False)
 
     def _vectors(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """``texts`` embedded: those warmed ahead taken (once), the rest in one call."""
-        with self._lock:
-            early = {t: self._early.pop(t) for t in set(texts) if t in self._early}
-        if not early:
+        """``texts`` embedded: those warmed ahead taken (once), the rest in one call,
+        each distinct text once (a turn said twice, a fact whose text is its turn's:
+        one row of the model for both, whatever cache the embedder has or lacks)."""
+        if not texts:
             return self._embed(texts)
-        rest = [t for t in dict.fromkeys(texts) if t not in early]
+        distinct = list(dict.fromkeys(texts))
+        with self._lock:
+            known = {t: self._early.pop(t) for t in distinct if t in self._early}
+        rest = [t for t in distinct if t not in known]
         if rest:
-            early.update(zip(rest, self._embed(rest), strict=True))
-        return np.stack([early[t] for t in texts]).astype(np.float32, copy=False)
+            known.update(zip(rest, self._embed(rest), strict=True))
+        return np.stack([known[t] for t in texts]).astype(np.float32, copy=False)
 
     # --- the batch -----------------------------------------------------------------------
 
     def _write(self, entries: Sequence[QueueEntry]) -> None:
-        clock = _StageClock()
+        clock = self._clock()
         plan = [(entry, self._prepared_of(entry)) for entry in entries]
         # An entry that removes a value reads its slot's active version, so the entries
         # before it are written first (the batch keeps its order).
@@ -380,7 +416,7 @@ class WriteHandler:
         for entry, prepared in plan:
             if (prepared.removals or prepared.disputes) and segment:
                 self._write_plan(segment, clock)
-                clock, segment = _StageClock(), []
+                clock, segment = self._clock(), []
             segment.append((entry, prepared))
         self._write_plan(segment, clock)
 
@@ -409,31 +445,49 @@ class WriteHandler:
         try:
             # A long episode's window keys (what MiniLM cannot read of it in one vector)
             # are embedded in the same call.
-            windows = [w for e in episodes for w in window_items(e.item(), self._settings)]
+            items = [e.item() for e in episodes]
+            windows = [w for item in items for w in window_items(item, self._settings)]
             texts = [e.text for e in episodes] + [u.text for u in units]
             texts += [w.text for w in windows]
             vectors = self._vectors(texts)
-            clock.lap("embed")
             n_ep, n_units = len(episodes), len(units)
-            window_points = [
-                IndexedItem(w, vectors[n_ep + n_units + i], NO_TERMS) for i, w in enumerate(windows)
+            # The second model's vectors too, here, once per text: not inside the
+            # pending and final upserts (which would embed a fact's text for each, and
+            # hold the episode index's lock - the other worker - while it runs).
+            unit_items = [
+                NewItem(u.text, u.source.tenant, u.source.user, type=u.kind) for u in units
             ]
-            staged = self._facts.stage(units, list(vectors[n_ep : n_ep + n_units]), replaces=flags)
+            second = self._second_vectors([*items, *unit_items, *windows])
+            clock.lap("embed")
+            window_points = [
+                IndexedItem(w, vectors[n_ep + n_units + i], NO_TERMS, second[n_ep + n_units + i])
+                for i, w in enumerate(windows)
+            ]
+            staged = self._facts.stage(
+                units,
+                list(vectors[n_ep : n_ep + n_units]),
+                replaces=flags,
+                second=second[n_ep : n_ep + n_units],
+            )
             clock.lap("facts")
             fact_ids: dict[str, list[str]] = {}
             for unit, outcome in zip(units, staged.outcomes, strict=True):
                 for episode_id in unit.episodes:
                     fact_ids.setdefault(episode_id, []).append(outcome.unit_id)
-            new = [(e.item(fact_ids.get(e.id, ())), vectors[i]) for i, e in enumerate(episodes)]
+            new = [
+                (with_facts(item, fact_ids.get(e.id, ())), vectors[i])
+                for i, (e, item) in enumerate(zip(episodes, items, strict=True))
+            ]
             with self._episodes.writing():
                 points = [
                     *staged.points,
-                    *self._episodes.index(new, self._read_back),
+                    *self._episodes.index(new, self._read_back, second=second[:n_ep]),
                     *window_points,
                 ]
                 if points:
                     self._store.longterm.add_points(MEMORIES, points)
             clock.lap("upsert")
+            self._count("points_upserted", len(points))
             self._facts.settle(staged)
             clock.lap("settle")
         except Exception:
@@ -446,6 +500,9 @@ class WriteHandler:
         self._close(closing)
         self._apply_feedback(plan, [outcome.unit_id for outcome in staged.outcomes])
         self._forget_prepared(plan)
+
+    def _clock(self) -> _StageClock:
+        return _StageClock(self._store.longterm.multilingual_seconds)
 
     def _close(self, closing: Sequence[tuple[str, str]]) -> None:
         """Close the facts a removal emptied (when still current)."""
@@ -481,6 +538,17 @@ class WriteHandler:
             return []
         vectors = self._embed([str(r.payload.get("text", "")) for r in records])
         return [(item_of_record(r), vectors[i]) for i, r in enumerate(records)]
+
+    def _second_vectors(self, items: Sequence[NewItem]) -> list[NDArray[np.float32] | None]:
+        """The multilingual vectors L3 gives ``items`` (None where it gives none), each
+        distinct text of a tenant embedded once. A failure is met as L3's was when it
+        embedded them itself: a store failure, the batch left pending and retried."""
+        first: dict[tuple[str, str], NewItem] = {}
+        for item in items:
+            first.setdefault((item.tenant, item.text), item)
+        rows = self._store.longterm.multilingual_vectors(list(first.values()))
+        found = dict(zip(first, rows, strict=True))
+        return [found[(item.tenant, item.text)] for item in items]
 
     def _embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """The embedder's vectors; any failure of it is the embedder's outage."""

@@ -77,6 +77,8 @@ class _Known:
     item: NewItem
     dense: Vector
     terms: SparseVector
+    second: Vector | None = None
+    """Its multilingual vector when known (a rewrite then does not embed it again)."""
 
 
 Fetch = Callable[[Sequence[tuple[str, str]]], Sequence[tuple[NewItem, Vector]]]
@@ -114,15 +116,22 @@ class EpisodeIndex:
             yield
 
     def index(
-        self, new: Sequence[tuple[NewItem, Vector]], fetch: Fetch | None = None
+        self,
+        new: Sequence[tuple[NewItem, Vector]],
+        fetch: Fetch | None = None,
+        *,
+        second: Sequence[Vector | None] | None = None,
     ) -> list[IndexedItem]:
         """The points to write for ``new`` episodes (item and own dense vector): every
         new episode, and every nearby earlier or later one whose vectors it changes,
         with context vectors. Turns within reach that the index does not hold
         (written by another process, before a restart, or trimmed) are read back
-        with ``fetch``. Call under :meth:`writing` and write what it returns before
+        with ``fetch``. ``second``: the new episodes' multilingual vectors when the
+        caller has them (context does not change them: kept and written with every
+        rewrite). Call under :meth:`writing` and write what it returns before
         leaving it.
         """
+        seconds = list(second) if second is not None else [None] * len(new)
         with self._lock:
             wanted = self._wanted([item for item, _ in new])
             if wanted and fetch is not None:
@@ -130,10 +139,10 @@ class EpisodeIndex:
                     self._learn(item, dense, keep_existing=True)
             dirty: dict[str, tuple[str, str]] = {}
             loose: list[IndexedItem] = []
-            for item, dense in new:
-                key = self._learn(item, dense, keep_existing=False)
+            for (item, dense), other in zip(new, seconds, strict=True):
+                key = self._learn(item, dense, keep_existing=False, second=other)
                 if key is None:
-                    loose.append(IndexedItem(item, dense, self._terms_of(item.text)))
+                    loose.append(IndexedItem(item, dense, self._terms_of(item.text), other))
                     continue
                 seq = int(item.extra["seq"])
                 thread = self._threads[key]
@@ -167,7 +176,7 @@ class EpisodeIndex:
         return [(tenant, point_id) for point_id, tenant in sorted(wanted.items())]
 
     def _learn(
-        self, item: NewItem, dense: Vector, *, keep_existing: bool
+        self, item: NewItem, dense: Vector, *, keep_existing: bool, second: Vector | None = None
     ) -> tuple[str, str] | None:
         position = _position(item)
         if position is None:
@@ -182,7 +191,9 @@ class EpisodeIndex:
             self._threads.move_to_end(key)
         if keep_existing and seq in known:
             return key
-        known[seq] = _Known(item, np.asarray(dense, dtype=np.float32), self._terms_of(item.text))
+        known[seq] = _Known(
+            item, np.asarray(dense, dtype=np.float32), self._terms_of(item.text), second
+        )
         return key
 
     def _trim(self, key: tuple[str, str]) -> None:
@@ -207,7 +218,7 @@ class EpisodeIndex:
             terms = add_context_terms([known.terms for _, known in turns], positions, self._context)
             for row, (_, known) in enumerate(turns):
                 if known.item.id in ids:
-                    out.append(IndexedItem(known.item, dense[row], terms[row]))
+                    out.append(IndexedItem(known.item, dense[row], terms[row], known.second))
         return out
 
 
