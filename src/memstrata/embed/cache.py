@@ -3,6 +3,14 @@
 Agents repeat queries (the same intent every step), and a MiniLM query costs
 ~8 ms on CPU while a cache hit costs microseconds. Cached rows are read-only
 copies, so no caller can corrupt another caller's vector.
+
+One forward pass per text: a text embedded alone (a query) by a model that exposes
+its token vectors is run through :meth:`TokenEmbedder.embed_tokens`, and its sentence
+vector (the tokens pooled, bit for bit the row ``embed`` gives) and its token vectors
+are remembered together; a text whose token vectors were asked for first has its
+sentence vector remembered with them. The retriever's entity route pools the
+question's tokens while the router and the searches read its sentence vector: the
+question is embedded once either way.
 """
 
 from __future__ import annotations
@@ -18,6 +26,10 @@ from memstrata.embed.protocol import Embedder, TokenEmbedder
 from memstrata.embed.tokens import TokenVectors
 from memstrata.errors import ValidationError
 from memstrata.validation import check_positive_int
+
+# Token vectors of a text embedded alone are kept up to this many tokens (a question's
+# size; 128 x 384 floats is ~200 KB): a stored turn's are never asked for again.
+QUERY_TOKENS_MAX = 128
 
 
 class CachedEmbedder:
@@ -58,7 +70,7 @@ class CachedEmbedder:
         """``texts`` embedded by the wrapped model (one call) and cached."""
         if not texts:
             return {}
-        computed = self._inner.embed(texts)
+        computed = [self._embed_alone(texts[0])] if len(texts) == 1 else self._inner.embed(texts)
         fresh: dict[str, NDArray[np.float32]] = {}
         for text, vector in zip(texts, computed, strict=True):
             row = np.array(vector, dtype=np.float32, copy=True)
@@ -87,12 +99,35 @@ class CachedEmbedder:
             self.misses += 1
         tokens = self._inner.embed_tokens(text)
         if tokens is not None:
-            with self._lock:
-                self._tokens[text] = tokens
-                self._tokens.move_to_end(text)
-                while len(self._tokens) > self._max_tokens:
-                    self._tokens.popitem(last=False)
+            self._keep_tokens(tokens, tokens.pooled())
         return tokens
+
+    def _keep_tokens(self, tokens: TokenVectors, pooled: NDArray[np.float32]) -> None:
+        """Remember ``tokens`` and, unless known already, their text's sentence vector."""
+        row = np.array(pooled, dtype=np.float32, copy=True)
+        row.setflags(write=False)
+        with self._lock:
+            self._tokens[tokens.text] = tokens
+            self._tokens.move_to_end(tokens.text)
+            while len(self._tokens) > self._max_tokens:
+                self._tokens.popitem(last=False)
+            if tokens.text not in self._cache:
+                self._cache[tokens.text] = row
+                while len(self._cache) > self._max:
+                    self._cache.popitem(last=False)
+
+    def _embed_alone(self, text: str) -> NDArray[np.float32]:
+        """One text's sentence vector; by the model's token pass when it has one, so
+        its token vectors come from the same run (kept when query-sized)."""
+        if isinstance(self._inner, TokenEmbedder):
+            tokens = self._inner.embed_tokens(text)
+            if tokens is not None:
+                pooled = tokens.pooled()
+                if len(tokens.offsets) <= QUERY_TOKENS_MAX:
+                    self._keep_tokens(tokens, pooled)
+                return pooled
+        row: NDArray[np.float32] = np.asarray(self._inner.embed([text]), dtype=np.float32)[0]
+        return row
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """Embed only the texts not cached; one batch call for all of them."""

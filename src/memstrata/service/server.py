@@ -27,6 +27,7 @@ from memstrata.config import Settings
 from memstrata.disk import DiskPolicy
 from memstrata.engine import ContextEngine
 from memstrata.errors import BackendUnavailableError, ConfigError
+from memstrata.loading import freeze_loaded
 from memstrata.service.auth import MAX_RATE_PER_S, KeyStore
 from memstrata.service.core import Service
 from memstrata.service.health import ServiceHealth
@@ -206,6 +207,7 @@ def _serve(settings: Settings, options: ServeOptions, ready: threading.Event | N
         # The models load before the service listens, so /healthz answers only once
         # they are loaded and the first read does not wait on them.
         running.engine.warm()
+        freeze_loaded()  # start-up's objects are never garbage: no full GC walks them
         if running.admin_key_file is not None:
             log.warning(
                 "no API key existed: an admin key was written to %s", running.admin_key_file
