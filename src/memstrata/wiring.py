@@ -267,9 +267,7 @@ def open_reader(
     fallback = (
         None
         if recall is None
-        else ReadFallback(
-            recall, longterm.encode_query, longterm.document_terms, background=True
-        )
+        else ReadFallback(recall, longterm.encode_query, longterm.document_terms, background=True)
     )
     return Retriever(
         longterm,
