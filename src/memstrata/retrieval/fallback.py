@@ -266,7 +266,8 @@ class ReadFallback:
             # answer is worth keeping (the items are immutable).
             self._pending.pop(where, None)
             self._pending[where] = (items, at)
-            if self._thread is None:
+            if self._thread is None or not self._thread.is_alive():
+                # (gone only in a forked child: no keep waits for a writer that is not)
                 self._thread = threading.Thread(
                     target=self._drain, name="memstrata-read-keep", daemon=True
                 )
