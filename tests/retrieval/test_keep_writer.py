@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from memstrata.longterm.facade import LongTermStore, NewItem
 from memstrata.retrieval import Retriever
-from memstrata.retrieval.fallback import ReadFallback
+from memstrata.retrieval.fallback import ReadFallback, entry
 from memstrata.retrieval.results import RetrievalQuery, RetrievedItem
 from memstrata.testing import WorkingBackendCase
 from memstrata.working.recall import RecallCache
@@ -177,4 +180,26 @@ def test_a_fallback_read_serves_a_keep_still_queued(
         tenant, "maria", "memories", question="where does Maria live", key="q1", types=None, k=3
     )
     assert [i.id for i in served] == [i.id for i in items]
+    fallback.close()
+
+
+def test_an_entry_holds_no_null_and_a_replacement_comes_back(
+    store: LongTermStore, tenant: str, working_backend: WorkingBackendCase
+) -> None:
+    store.add("memories", [NewItem(text, tenant, user="maria") for text in FACTS])
+    recall = GatedRecall(working_backend.backend, ttl_s=3600, max_items=64)
+    items = _items(store, tenant, GatedRecall(working_backend.backend, ttl_s=3600, max_items=64))
+    plain = entry(items[0], "q1")
+    assert "superseded_by" not in plain and b"null" not in orjson.dumps(plain)
+    replaced = (replace(items[0], superseded_by=items[1].id), *items[1:])
+    fallback = _fallback(store, recall, background=True)
+    fallback.keep(tenant, "maria", "memories", "q1", replaced, NOW.timestamp())
+    recall.gate.set()
+    served = fallback.serve(
+        tenant, "maria", "memories", question="where does Maria live", key="q1", types=None, k=3
+    )
+    assert [(i.id, i.superseded_by) for i in served] == [
+        (items[0].id, items[1].id),
+        *((i.id, None) for i in items[1:]),
+    ]
     fallback.close()

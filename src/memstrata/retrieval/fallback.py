@@ -63,17 +63,21 @@ def query_key(collection: str, text: str, types: Sequence[str] | None) -> str:
 
 def entry(item: RetrievedItem, key: str) -> dict[str, Any]:
     """``item`` (and the facts it carries) as one cached JSON object, for the
-    question ``key``."""
-    return {
+    question ``key``. ``superseded_by`` only when set: a ``null`` sends L2's JSON
+    encoder down its slow path (~5 us an entry against ~1), and an absent one reads
+    back as None."""
+    kept = {
         "id": item.id,
         "q": key,
         "score": float(item.score),
         "cosine": float(item.cosine),
         "low": bool(item.low_confidence),
         "payload": thaw(item.payload),
-        "superseded_by": item.superseded_by,
         "facts": [entry(fact, key) for fact in item.facts],
     }
+    if item.superseded_by is not None:
+        kept["superseded_by"] = item.superseded_by
+    return kept
 
 
 def cached_items(
