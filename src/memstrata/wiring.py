@@ -267,7 +267,7 @@ def open_reader(
     fallback = (
         None
         if recall is None
-        else ReadFallback(recall, longterm.encode_query, longterm.document_terms)
+        else ReadFallback(recall, longterm.encode_query, longterm.document_terms, background=True)
     )
     return Retriever(
         longterm,
@@ -673,6 +673,8 @@ def build_stack(
         reader = open_reader(
             settings, longterm, guard=read_guard, recall=open_recall(settings, backend)
         )
+        # First to close: its queued keeps are written while L2 is still up.
+        closers.insert(0, reader.close)
         memory_store = open_memory(settings, longterm, backend.client, clock, reader)
         handler = build_handler(memory_store, extractor=extractor or build_extractor(settings))
         outage = OutageWatch(outage_probes(longterm, backend, handler))

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from memstrata.errors import ValidationError
+from memstrata.longterm import edge_requests
 from memstrata.longterm.edge import EdgeIndex
 from memstrata.longterm.points import EMPTY_PAYLOAD, KNOWLEDGE, MEMORIES, Filter, ScoredPoint
 from memstrata.longterm.query_cache import QueryCache
@@ -106,3 +107,31 @@ def test_searches_asked_not_to_reuse_neither_read_nor_fill_the_cache(
         assert search(False) == first and cache.hits == 0  # kept, but not read
         assert search(True) == first and cache.hits == 1
         cache.hits = 0
+
+
+def test_a_payload_of_its_own_comes_back_as_itself_even_when_empty() -> None:
+    own_empty: dict[str, Any] = {}
+    hits = [ScoredPoint("a", 0.9, own_empty), ScoredPoint("b", 0.5, EMPTY_PAYLOAD)]
+    cache = QueryCache()
+    cache.store(MEMORIES, "q", hits, 0)
+    found = cache.lookup(MEMORIES, "q")
+    assert found == hits and found is not None
+    assert found[0].payload is own_empty and found[1].payload is EMPTY_PAYLOAD
+
+
+def test_route_lists_carry_the_engine_ids_as_text_as_every_other_read(
+    cat_index: tuple[EdgeIndex, Any, Filter, QueryCache], make_point: Any
+) -> None:
+    index, query, flt, _ = cat_index
+    index.upsert(MEMORIES, [make_point(f"cat number {n}", "acme") for n in range(20)])
+    edge_requests._ID_TEXTS.clear()  # ids never seen, then seen: the same text
+    for _ in range(2):
+        route = index.search_dense(MEMORIES, query, flt, 30, with_payload=False, reuse=False)
+        full = index.search_dense(MEMORIES, query, flt, 30, reuse=False)
+        assert [(p.id, p.score) for p in route] == [(p.id, p.score) for p in full]
+        assert len(route) == 21 and all(type(p) is ScoredPoint for p in route)
+        assert all(type(p.id) is str and p.payload is EMPTY_PAYLOAD for p in route)
+        sparse = index.search_sparse(
+            MEMORIES, Bm25Encoder().encode_query("cat"), flt, 30, with_payload=False
+        )
+        assert {p.id for p in sparse} == {p.id for p in full}

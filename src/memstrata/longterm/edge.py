@@ -58,8 +58,10 @@ from memstrata.longterm.edge_requests import (
     dense_params,
     edge_filter,
     edge_point,
+    id_score_pairs,
     ids_filter,
     point_id_text,
+    route_hits,
     scored,
     sparse_params,
     sparse_query,
@@ -575,10 +577,7 @@ class EdgeIndex:
         cache = self._payloads
         if not with_payload:
             # Route lists: hundreds of ids per query, so no payload access at all.
-            return [
-                ScoredPoint(point_id_text(p.id), p.score, EMPTY_PAYLOAD)
-                for p in shard.query(request)
-            ]
+            return route_hits(shard.query(request))
         if cache is None:
             return [scored(p) for p in shard.query(request)]
         generation = cache.generation
@@ -586,7 +585,7 @@ class EdgeIndex:
             points = [scored(p) for p in shard.query(request)]
             cache.store(collection, {p.id: p.payload for p in points}, generation)
             return points
-        hits = [(point_id_text(p.id), float(p.score)) for p in shard.query(request)]
+        hits = id_score_pairs(shard.query(request))
         found, missing = cache.lookup(collection, [point_id for point_id, _ in hits])
         if missing:
             fresh = _read_payloads(shard, missing)

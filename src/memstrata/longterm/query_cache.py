@@ -61,13 +61,14 @@ class QueryCache:
         self, collection: str, key: Hashable, hits: Sequence[ScoredPoint], generation: int
     ) -> None:
         """Keep ``hits`` answered at ``generation``, unless the collection was written since."""
-        ids = tuple(hit.id for hit in hits)
-        scores = tuple(hit.score for hit in hits)
-        payloads = (
-            None
-            if all(hit.payload is EMPTY_PAYLOAD for hit in hits)
-            else tuple(hit.payload for hit in hits)
-        )
+        # Transposed in C (a route list holds hundreds of hits); payloads compared by
+        # identity, as the empty one is shared.
+        ids: tuple[str, ...] = ()
+        scores: tuple[float, ...] = ()
+        column: tuple[Any, ...] = ()
+        if hits:
+            ids, scores, column = zip(*hits, strict=True)
+        payloads = None if set(map(id, column)) <= {id(EMPTY_PAYLOAD)} else column
         with self._lock:
             if generation != self._generations.get(collection, 0):
                 return

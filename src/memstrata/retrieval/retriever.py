@@ -199,6 +199,11 @@ class Retriever:
         if self._fallback is not None:
             self._fallback.clear()
 
+    def close(self) -> None:
+        """Write the reads still queued for L2 and stop their writer (before L2 goes)."""
+        if self._fallback is not None:
+            self._fallback.close()
+
     def embed_guarded(self, fn: Callable[[], T]) -> Guarded[T]:
         """``fn()`` (a query embedding) under the embedder's deadline and breaker;
         ``skip`` says why there is no vector."""
