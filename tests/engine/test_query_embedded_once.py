@@ -8,53 +8,27 @@ counting wrapper."""
 from __future__ import annotations
 
 import uuid
-from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from numpy.typing import NDArray
 
 from memstrata.config import Settings
 from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.minilm import MiniLMEmbedder
-from memstrata.embed.tokens import TokenVectors
 from memstrata.engine import ContextEngine
 from memstrata.router import IntentSpec, L3Need
+from memstrata.testing.embedders import CountingTokenEmbedder
 
 # Names make the entity route run (its vector is pooled from the question's tokens).
 QUESTION = "What did Caroline tell Melanie about the pottery class in Boston?"
 OTHER = "Where does Melanie go running on weekends?"
 
 
-class CountingMiniLM:
-    """The real MiniLM; counts the texts each forward pass is run on."""
-
-    def __init__(self, inner: MiniLMEmbedder) -> None:
-        self._inner = inner
-        self.passes: Counter[str] = Counter()
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        self.passes.update(texts)
-        return self._inner.embed(texts)
-
-    def embed_tokens(self, text: str) -> TokenVectors | None:
-        self.passes[text] += 1
-        return self._inner.embed_tokens(text)
-
-
 @pytest.fixture
-def counted(tmp_path: Path) -> Iterator[tuple[ContextEngine, CountingMiniLM]]:
-    counting = CountingMiniLM(MiniLMEmbedder())
+def counted(tmp_path: Path) -> Iterator[tuple[ContextEngine, CountingTokenEmbedder]]:
+    counting = CountingTokenEmbedder(MiniLMEmbedder())
     engine = ContextEngine.open(
         Settings(data_dir=tmp_path / "data"), embedder=CachedEmbedder(counting)
     )
@@ -76,13 +50,9 @@ def _seed(engine: ContextEngine, tenant: str, user: str) -> None:
     engine.flush()
 
 
-def _repeated(passes: Counter[str], texts: Sequence[str]) -> dict[str, int]:
-    return {text: passes[text] for text in texts if passes[text] != 1}
-
-
 @pytest.mark.parametrize("memories_first", [True, False])
 def test_route_embeds_the_question_once(
-    counted: tuple[ContextEngine, CountingMiniLM], memories_first: bool
+    counted: tuple[ContextEngine, CountingTokenEmbedder], memories_first: bool
 ) -> None:
     engine, counting = counted
     tenant, user = f"t-{uuid.uuid4().hex[:8]}", "u1"
@@ -93,31 +63,31 @@ def test_route_embeds_the_question_once(
     needs = (memories, knowledge) if memories_first else (knowledge, memories)
     engine.register_intent(IntentSpec(name=intent, l3=needs))
     session = engine.start_session(user, "hello", tenant=tenant)
-    counting.passes.clear()
+    counting.texts.clear()
     bundle = engine.route(session, intent, QUESTION)
     assert any(item.name.startswith("memory") for item in bundle.items)
-    assert counting.passes[QUESTION] == 1, counting.passes
-    assert _repeated(counting.passes, list(counting.passes)) == {}
-    counting.passes.clear()
+    assert counting.texts[QUESTION] == 1, counting.texts
+    assert counting.repeated() == {}
+    counting.texts.clear()
     engine.route(session, intent, QUESTION)  # the next step asks the same: no pass
-    assert counting.passes[QUESTION] == 0
+    assert counting.texts[QUESTION] == 0
 
 
 def test_retrieve_and_build_context_embed_each_text_once(
-    counted: tuple[ContextEngine, CountingMiniLM],
+    counted: tuple[ContextEngine, CountingTokenEmbedder],
 ) -> None:
     engine, counting = counted
     tenant, user = f"t-{uuid.uuid4().hex[:8]}", "u1"
     _seed(engine, tenant, user)
-    counting.passes.clear()
+    counting.texts.clear()
     result = engine.retrieve(QUESTION, tenant=tenant, user=user)
     assert result.items
-    assert counting.passes[QUESTION] == 1, counting.passes
+    assert counting.texts[QUESTION] == 1, counting.texts
     session = engine.start_session(user, "hello", tenant=tenant)
-    counting.passes.clear()
+    counting.texts.clear()
     engine.build_context(session, None, OTHER, system_prompt="You help.")
-    assert counting.passes[OTHER] == 1, counting.passes
-    assert _repeated(counting.passes, list(counting.passes)) == {}
+    assert counting.texts[OTHER] == 1, counting.texts
+    assert counting.repeated() == {}
 
 
 def test_a_query_alone_gives_the_batch_vector_bit_for_bit() -> None:

@@ -7,24 +7,17 @@ share texts; none of it may cost the models a second pass over the same text.
 
 from __future__ import annotations
 
-import threading
-from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import numpy as np
-from numpy.typing import NDArray
 
 from memstrata.bench.write import generate_turns
 from memstrata.config import PipelineSettings, Settings
 from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.minilm import MiniLMEmbedder
 from memstrata.embed.multilingual import MultilingualEmbedder
-from memstrata.embed.protocol import Embedder
 from memstrata.engine import ContextEngine
 from memstrata.longterm.points import MEMORIES, Filter
-from memstrata.testing.embedders import HashEmbedder
+from memstrata.testing.embedders import CountingEmbedder, HashEmbedder
 from memstrata.wiring import build_stack
 from memstrata.write.handle import WriteHandler
 from memstrata.write.payloads import KIND_TURN, turn_payload
@@ -32,31 +25,6 @@ from memstrata.write.payloads import KIND_TURN, turn_payload
 from .test_handle import entry, episode
 
 StoreFactory = Any  # tests/conftest.py: make_store
-
-
-class CountingEmbedder:
-    """Wraps a model (real, or the test embedder) and counts each text it embeds."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
-        self._lock = threading.Lock()
-        self.texts: Counter[str] = Counter()
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        with self._lock:
-            self.texts.update(texts)
-        return np.asarray(self._inner.embed(texts), dtype=np.float32)
-
-    def repeated(self) -> dict[str, int]:
-        return {text: n for text, n in self.texts.items() if n > 1}
 
 
 def test_a_batch_embeds_each_text_once_whatever_the_embedder_caches(

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
+
+from memstrata.embed.protocol import Embedder, TokenEmbedder
+from memstrata.embed.tokens import TokenVectors
 
 _WORD = re.compile(r"\w+")
 
@@ -39,3 +44,51 @@ class HashEmbedder:
             out[row, 0] += 0.1
         normalized: NDArray[np.float32] = out / np.linalg.norm(out, axis=1, keepdims=True)
         return normalized
+
+
+class CountingEmbedder:
+    """TEST DOUBLE wrapper: any embedder (the real model included), counting each text
+    it is asked to embed (thread-safe), so a test can say no text was embedded twice."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self.texts: Counter[str] = Counter()
+
+    @property
+    def name(self) -> str:
+        """The wrapped model's name."""
+        return self._inner.name
+
+    @property
+    def dim(self) -> int:
+        """The wrapped model's dimension."""
+        return self._inner.dim
+
+    def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """The wrapped model's vectors; each text counted."""
+        with self._lock:
+            self.texts.update(texts)
+        return np.asarray(self._inner.embed(texts), dtype=np.float32)
+
+    def repeated(self) -> dict[str, int]:
+        """The texts embedded more than once, with their counts."""
+        with self._lock:
+            return {text: n for text, n in self.texts.items() if n > 1}
+
+
+class CountingTokenEmbedder(CountingEmbedder):
+    """:class:`CountingEmbedder` of a model that also gives token vectors: a token pass
+    counts as a pass over its text."""
+
+    def __init__(self, inner: Embedder) -> None:
+        if not isinstance(inner, TokenEmbedder):
+            raise TypeError(f"{inner.name} gives no token vectors: use CountingEmbedder")
+        super().__init__(inner)
+        self._tokens = inner
+
+    def embed_tokens(self, text: str) -> TokenVectors | None:
+        """The wrapped model's token vectors; the text counted."""
+        with self._lock:
+            self.texts[text] += 1
+        return self._tokens.embed_tokens(text)
