@@ -32,6 +32,13 @@ from memstrata.validation import check_positive_int
 QUERY_TOKENS_MAX = 128
 
 
+def _frozen_row(vector: NDArray[np.float32]) -> NDArray[np.float32]:
+    """A read-only float32 copy: no caller can corrupt another caller's cached row."""
+    row = np.array(vector, dtype=np.float32, copy=True)
+    row.setflags(write=False)
+    return row
+
+
 class CachedEmbedder:
     """Wraps an :class:`Embedder`; remembers the newest ``max_entries`` texts, and
     the token vectors of the newest ``max_token_entries`` (a query's are ~20 KB)."""
@@ -71,18 +78,18 @@ class CachedEmbedder:
         if not texts:
             return {}
         computed = [self._embed_alone(texts[0])] if len(texts) == 1 else self._inner.embed(texts)
-        fresh: dict[str, NDArray[np.float32]] = {}
-        for text, vector in zip(texts, computed, strict=True):
-            row = np.array(vector, dtype=np.float32, copy=True)
-            row.setflags(write=False)
-            fresh[text] = row
+        fresh = {text: _frozen_row(v) for text, v in zip(texts, computed, strict=True)}
         with self._lock:
             for text, row in fresh.items():
                 self._cache[text] = row
                 self._cache.move_to_end(text)
-            while len(self._cache) > self._max:
-                self._cache.popitem(last=False)
+            self._evict()
         return fresh
+
+    def _evict(self) -> None:
+        """Drop the oldest sentence vectors past ``max_entries`` (lock held)."""
+        while len(self._cache) > self._max:
+            self._cache.popitem(last=False)
 
     def embed_tokens(self, text: str) -> TokenVectors | None:
         """The wrapped model's token vectors of ``text`` (cached); None when it has none."""
@@ -104,8 +111,7 @@ class CachedEmbedder:
 
     def _keep_tokens(self, tokens: TokenVectors, pooled: NDArray[np.float32]) -> None:
         """Remember ``tokens`` and, unless known already, their text's sentence vector."""
-        row = np.array(pooled, dtype=np.float32, copy=True)
-        row.setflags(write=False)
+        row = _frozen_row(pooled)
         with self._lock:
             self._tokens[tokens.text] = tokens
             self._tokens.move_to_end(tokens.text)
@@ -113,8 +119,7 @@ class CachedEmbedder:
                 self._tokens.popitem(last=False)
             if tokens.text not in self._cache:
                 self._cache[tokens.text] = row
-                while len(self._cache) > self._max:
-                    self._cache.popitem(last=False)
+                self._evict()
 
     def _embed_alone(self, text: str) -> NDArray[np.float32]:
         """One text's sentence vector; by the model's token pass when it has one, so

@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 
 from memstrata.config import LongTermSettings
 from memstrata.language import Language, detect_language
+from memstrata.longterm.catchup import CROSS_LANGS
 from memstrata.longterm.facade import LongTermStore
 from memstrata.longterm.points import (
     DENSE_VECTOR,
@@ -47,8 +48,8 @@ from memstrata.retrieval.search import HybridSearch
 
 _log = logging.getLogger(__name__)
 
-CROSS_LANGS: tuple[str, ...] = ("zh", "mixed")
-"""The ``lang`` values an English question's cross-language route searches."""
+# CROSS_LANGS (memstrata.longterm.catchup): the ``lang`` values an English question's
+# cross-language route searches, the same that make a tenant cross-language.
 
 _COUNTS_MAX = 4096
 
