@@ -234,3 +234,33 @@ def test_bad_settings_name_the_field(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     path.write_text('{"longterm": {"cross_language_tenants": ["acme", "beta"]}}')
     assert load_settings(path).longterm.cross_language_tenants == ("acme", "beta")
+
+
+def test_a_failing_model_in_the_catch_up_says_why_and_loses_nothing(
+    store: LongTermStore, second: Counting
+) -> None:
+    english = store.add(MEMORIES, [NewItem(t, tenant="mix", user="u1") for t in ENGLISH])
+    real = second.inner.embed
+
+    def broken(texts: Sequence[str]) -> NDArray[np.float32]:
+        if threading.current_thread().name == CATCHUP_THREAD:
+            raise RuntimeError("model file unreadable")
+        return real(texts)
+
+    second.inner.embed = broken  # type: ignore[method-assign]
+    [chinese] = store.add(MEMORIES, [NewItem("我对花生过敏", tenant="mix", user="u1")])
+    assert store.settle(30)
+    # The foreground write stood; the catch-up failed, said why, and wrote nothing.
+    assert with_vector(store, [chinese], "mix") == {chinese}
+    assert with_vector(store, english, "mix") == set()
+    state = store.catchup_state()
+    assert state.last_error is not None and "model file unreadable" in state.last_error
+    assert state.state == "idle" and state.points_done == 0
+    # Repaired, the next trigger finds every point still lacking the vector.
+    second.inner.embed = real  # type: ignore[method-assign]
+    coverage = store.coverage
+    assert coverage is not None
+    coverage.schedule("mix")
+    assert store.settle(30)
+    assert with_vector(store, english, "mix") == set(english)
+    assert store.catchup_state().points_done == len(ENGLISH)
