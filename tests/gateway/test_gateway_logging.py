@@ -134,3 +134,30 @@ def test_global_redaction_covers_loggers_and_handlers_added_later() -> None:
     assert "[REDACTED:api_key]" in text and "ValueError" in text
     factory = logging.getLogRecordFactory()
     assert getattr(factory, "__wrapped__", None) is logging.LogRecord
+
+
+class _FullDiskAudit:
+    """An audit sink on a full volume: every append fails as the JSONL log's does."""
+
+    def record(self, event: object) -> None:
+        raise OSError(28, "No space left on device")
+
+
+def test_a_failing_audit_never_raises_from_a_log_call_nor_lets_the_secret_through() -> None:
+    logger = logging.getLogger("memstrata.test.full_audit")
+    logger.propagate = False
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RedactingFilter(Sanitizer(audit=_FullDiskAudit())))
+    logger.addHandler(handler)
+    try:
+        logger.warning("key is %s", OPENAI)  # raised OSError into the caller before
+        try:
+            raise RuntimeError(f"token {OPENAI}")
+        except RuntimeError:
+            logger.warning("health sample not recorded", exc_info=True)
+    finally:
+        logger.removeHandler(handler)
+    written = stream.getvalue()
+    assert OPENAI not in written
+    assert written.count("[log text withheld: redaction failed: OSError]") >= 2

@@ -27,24 +27,33 @@ class RedactingFilter(logging.Filter):
         self._sanitizer = sanitizer
         self._location = location
 
+    def _clean(self, text: str) -> str:
+        """``text`` redacted; if the redaction itself fails (its audit sink full or
+        gone), the text is withheld: a log call never raises into the caller's work
+        (a read on a full disk), and never writes what it could not redact."""
+        try:
+            return self._sanitizer.text(text, location=self._location)
+        except Exception as exc:
+            return f"[log text withheld: redaction failed: {type(exc).__name__}]"
+
     def filter(self, record: logging.LogRecord) -> bool:
         """Sanitize ``record`` in place; never drops it."""
         try:
             message = record.getMessage()
         except Exception:  # a bad format string must not let raw args through
             message = f"{record.msg!s} {record.args!r}"
-        record.msg = self._sanitizer.text(message, location=self._location)
+        record.msg = self._clean(message)
         record.args = None
         if record.exc_info is not None and record.exc_info[0] is not None:
             rendered = record.exc_text or "".join(traceback.format_exception(*record.exc_info))
-            record.exc_text = self._sanitizer.text(rendered.rstrip("\n"), location=self._location)
+            record.exc_text = self._clean(rendered.rstrip("\n"))
             # Formatters re-render exc_info when present; drop it so only the
             # sanitized exc_text is ever written.
             record.exc_info = None
         elif record.exc_text:
-            record.exc_text = self._sanitizer.text(record.exc_text, location=self._location)
+            record.exc_text = self._clean(record.exc_text)
         if record.stack_info:
-            record.stack_info = self._sanitizer.text(record.stack_info, location=self._location)
+            record.stack_info = self._clean(record.stack_info)
         return True
 
 
