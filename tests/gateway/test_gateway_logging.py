@@ -143,13 +143,11 @@ class _FullDiskAudit:
         raise OSError(28, "No space left on device")
 
 
-def test_a_failing_audit_never_raises_from_a_log_call_nor_lets_the_secret_through() -> None:
-    logger = logging.getLogger("memstrata.test.full_audit")
-    logger.propagate = False
-    stream = io.StringIO()
-    handler = logging.StreamHandler(stream)
+def test_a_failing_audit_never_raises_from_a_log_call_nor_lets_the_secret_through(
+    captured: tuple[logging.Logger, io.StringIO, logging.Handler],
+) -> None:
+    logger, stream, handler = captured
     handler.addFilter(RedactingFilter(Sanitizer(audit=_FullDiskAudit())))
-    logger.addHandler(handler)
     try:
         logger.warning("key is %s", OPENAI)  # raised OSError into the caller before
         try:
@@ -157,7 +155,7 @@ def test_a_failing_audit_never_raises_from_a_log_call_nor_lets_the_secret_throug
         except RuntimeError:
             logger.warning("health sample not recorded", exc_info=True)
     finally:
-        logger.removeHandler(handler)
+        handler.filters.clear()
     written = stream.getvalue()
     assert OPENAI not in written
     assert written.count("[log text withheld: redaction failed: OSError]") >= 2
