@@ -220,8 +220,6 @@ def eval_extraction(
     as_json: JsonFlag = False,
 ) -> None:
     """Fact extraction precision / recall per split and attribute, and supersede accuracy."""
-    import os
-
     from memstrata.eval.extraction import render_report, run_extraction_eval
 
     warn_to_stderr()
