@@ -1,0 +1,5 @@
+"""``python -m memstrata.cli``."""
+
+from memstrata.cli import main
+
+main()
