@@ -553,7 +553,7 @@ class ContextEngine:
         whole value; False: not searchable by query). ``searchable=False`` is the
         client's spelling of ``index=False``. Persistent, in L3."""
         return self._sharing.store_put(
-            namespace, key, value, tenant=tenant, index=index if searchable else False
+            namespace, key, value, tenant=tenant, index=index, searchable=searchable
         )
 
     def store_get(
@@ -657,7 +657,8 @@ class ContextEngine:
         return self._reader.retrieve(
             query,
             tenant=tenant,
-            user=user_id if user_id is not None else user,
+            user=user,
+            user_id=user_id,
             k=k,
             now=now,
             recent=recent,

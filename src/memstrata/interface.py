@@ -409,7 +409,9 @@ class Memory(Protocol):
         """Multi-route retrieval of memories or knowledge, with confidence."""
         ...
 
-    def route(self, session: str, step_intent: str | None = None, /, *, query: str | None = None) -> BundleView:
+    def route(
+        self, session: str, step_intent: str | None = None, /, *, query: str | None = None
+    ) -> BundleView:
         """The context bundle of the session's step (intent recognized from ``query``
         when ``step_intent`` is None)."""
         ...
@@ -451,7 +453,9 @@ class Memory(Protocol):
         """Bring memories back from cold storage; the ids restored."""
         ...
 
-    def dead_letters(self, *, after: str | None = None, limit: int = 100) -> Sequence[DeadLetterView]:
+    def dead_letters(
+        self, *, after: str | None = None, limit: int = 100
+    ) -> Sequence[DeadLetterView]:
         """Entries the write queue gave up on, oldest first."""
         ...
 
@@ -609,7 +613,9 @@ class AsyncMemory(Protocol):
         """Multi-route retrieval of memories or knowledge, with confidence."""
         ...
 
-    async def route(self, session: str, step_intent: str | None = None, /, *, query: str | None = None) -> BundleView:
+    async def route(
+        self, session: str, step_intent: str | None = None, /, *, query: str | None = None
+    ) -> BundleView:
         """The context bundle of the session's step (intent recognized from ``query``
         when ``step_intent`` is None)."""
         ...
@@ -651,7 +657,9 @@ class AsyncMemory(Protocol):
         """Bring memories back from cold storage; the ids restored."""
         ...
 
-    async def dead_letters(self, *, after: str | None = None, limit: int = 100) -> Sequence[DeadLetterView]:
+    async def dead_letters(
+        self, *, after: str | None = None, limit: int = 100
+    ) -> Sequence[DeadLetterView]:
         """Entries the write queue gave up on, oldest first."""
         ...
 

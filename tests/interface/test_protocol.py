@@ -46,7 +46,9 @@ def operations(protocol: type) -> list[str]:
     )
 
 
-def conformance(protocol_method: Callable[..., Any], implementation: Callable[..., Any]) -> list[str]:
+def conformance(
+    protocol_method: Callable[..., Any], implementation: Callable[..., Any]
+) -> list[str]:
     """Why ``implementation`` cannot be called as ``protocol_method`` is (empty: it can)."""
     wanted = list(inspect.signature(protocol_method).parameters.values())[1:]
     given = list(inspect.signature(implementation).parameters.values())[1:]
