@@ -19,6 +19,7 @@ from memstrata.decision import ToolSpec
 from memstrata.embed.cache import CachedEmbedder
 from memstrata.engine import ContextEngine
 from memstrata.interface import Memory
+from memstrata.service.core import Service
 from memstrata.service.inprocess import ServiceTransport
 from memstrata.service.local import local_caller, local_service
 
@@ -30,20 +31,25 @@ class Backend:
     name: str
     memory: Memory
     register_tool: Callable[[str, str, dict[str, Any]], None]
+    service: Service | None = None
+    """The service in this process, for an async client over it."""
+    url: str = ""
+    key: str = ""
+    """The running service's url and this tenant's admin key (``http``)."""
 
 
-def _engine_backend(engine: ContextEngine, name: str) -> Backend:
+def _engine_backend(engine: ContextEngine, name: str, service: Service) -> Backend:
     def register(tool: str, description: str, parameters: dict[str, Any]) -> None:
         engine.register_tool(ToolSpec(tool, description, parameters), replace=True)
 
-    return Backend(name, engine, register)
+    return Backend(name, engine, register, service=service)
 
 
-def _client_backend(client: Client, name: str) -> Backend:
+def _client_backend(client: Client, name: str, **where: Any) -> Backend:
     def register(tool: str, description: str, parameters: dict[str, Any]) -> None:
         client.register_tool(tool, description, parameters)
 
-    return Backend(name, client, register)
+    return Backend(name, client, register, **where)
 
 
 @pytest.fixture(scope="module", params=["engine", "inprocess", "http"])
@@ -60,13 +66,13 @@ def backend(
             running, running.admin_keys["default"], agent="contract", role="admin", tenant=tenant
         )
         with Client(running.url, key) as client:
-            yield _client_backend(client, "http")
+            yield _client_backend(client, "http", url=running.url, key=key)
         return
     data_dir = tmp_path_factory.mktemp(f"contract-{request.param}")
     with ContextEngine.open(Settings(data_dir=data_dir), embedder=minilm) as engine:
         if request.param == "engine":
-            yield _engine_backend(engine, "engine")
+            yield _engine_backend(engine, "engine", local_service(engine, local_caller("default")))
             return
         service = local_service(engine, local_caller("default", agent="contract"))
         with Client(transport=ServiceTransport(service)) as client:
-            yield _client_backend(client, "inprocess")
+            yield _client_backend(client, "inprocess", service=service)

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import uuid
 
+import anyio
 import pytest
 from tests.interface.conftest import Backend
 
+from memstrata.client import AsyncClient
 from memstrata.errors import NotFoundError, ValidationError
-from memstrata.interface import Memory
+from memstrata.interface import AsyncMemory, Memory
+from memstrata.service.inprocess import AsyncServiceTransport
 
 
 def fresh(prefix: str) -> str:
@@ -172,3 +175,31 @@ def test_bad_input_is_the_same_typed_error_everywhere(backend: Backend) -> None:
     assert bad_role.value.field == "role"
     with pytest.raises(ValidationError):
         memory.store_put([], "k", {"text": "no namespace"})
+
+
+def test_the_async_client_is_the_same_interface_awaited(backend: Backend) -> None:
+    """AsyncMemory: the same calls, awaited, give the same answers (the engine has no
+    async twin; its place runs the async client over the service in process)."""
+    if backend.name == "http":
+        client = AsyncClient(backend.url, backend.key)
+    else:
+        client = AsyncClient(transport=AsyncServiceTransport(backend.service))
+
+    async def run(memory: AsyncMemory) -> None:
+        user, sid = fresh("u"), fresh("s")
+        opened = await memory.start_session(user, "hello", session_id=sid)
+        assert (opened.session_id, opened.user_id) == (sid, user)
+        receipt = await memory.remember(user, "My sister lives in Lisbon.")
+        await memory.flush()
+        found = await memory.retrieve("where does my sister live", user_id=user)
+        assert receipt.episode_ids[0] in {item.id for item in found.items}
+        ns = ["async", fresh("n")]
+        await memory.store_put(ns, "k", {"text": "kept"})
+        got = await memory.store_get(ns, "k")
+        assert got is not None and got.value == {"text": "kept"}
+        assert await memory.store_delete(ns, "k") is True
+        with pytest.raises(NotFoundError):
+            await memory.session(fresh("never"))
+        await memory.aclose()
+
+    anyio.run(run, client)
