@@ -781,8 +781,9 @@ def connect(
     timeout_s: float = 60.0,
 ) -> Memory:
     """A :class:`Memory`: a client of the service at ``url`` (or ``MEMSTRATA_URL``) with
-    ``key`` (or ``MEMSTRATA_API_KEY``), else the engine opened on ``settings`` (default:
-    from the environment) with ``data_dir``. The engine is imported only in process."""
+    ``key`` (or ``MEMSTRATA_API_KEY``), else the engine opened in this process on
+    ``settings`` (default: from the ``MEMSTRATA_*`` environment), its data directory
+    ``data_dir`` when given. Only the in-process branch imports the engine."""
     import os
 
     url = url or os.environ.get("MEMSTRATA_URL")
@@ -795,10 +796,11 @@ def connect(
     from memstrata.config import settings_from_env
     from memstrata.engine import ContextEngine
 
-    chosen = settings or settings_from_env()
+    if settings is None:
+        return ContextEngine.open(settings_from_env(data_dir=data_dir))
     if data_dir is not None:
-        chosen = dataclasses.replace(chosen, data_dir=Path(data_dir))
-    return ContextEngine.open(chosen)
+        settings = dataclasses.replace(settings, data_dir=Path(data_dir))
+    return ContextEngine.open(settings)
 
 
 if TYPE_CHECKING:

@@ -160,3 +160,21 @@ def test_mypy_accepts_the_engine_and_the_clients_as_the_interface() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stdout[-4000:]
+
+
+def test_connect_gives_a_client_for_a_url_and_the_engine_for_a_data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memstrata.interface import connect
+
+    monkeypatch.delenv("MEMSTRATA_URL", raising=False)
+    remote = connect("http://127.0.0.1:9", key="k")
+    assert isinstance(remote, Client) and isinstance(remote, Memory)
+    remote.close()
+    local = connect(data_dir=tmp_path / "data")
+    try:
+        assert isinstance(local, ContextEngine) and isinstance(local, Memory)
+        assert local.settings.data_dir == tmp_path / "data"
+        assert local.start_session("u", "hi", session_id="s1").session_id == "s1"
+    finally:
+        local.close()
