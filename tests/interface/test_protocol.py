@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from memstrata.client import AsyncClient, Client
-from memstrata.client._shape import SHAPES
 from memstrata.engine import ContextEngine
 from memstrata.interface import AsyncMemory, Memory
+from memstrata.service.client_shape import SHAPES
 
 ROOT = Path(__file__).parents[2]
 CLIENT_ONLY = {

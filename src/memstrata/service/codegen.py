@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, JsonValue
 from pydantic.fields import FieldInfo
 
-from memstrata.client._shape import SHAPES
+from memstrata.service.client_shape import SHAPES
 from memstrata.service.operations import OPERATIONS, Operation
 
 TARGET = Path(__file__).parents[1] / "client" / "_methods.py"
@@ -86,7 +86,7 @@ the positional parameters (callers pass them by position), None meaning not give
 
 
 def _method(op: Operation[Any, Any], asynchronous: bool, alias: bool = False) -> str:
-    """The method of ``op``: its client name and result (:mod:`memstrata.client._shape`),
+    """The method of ``op``: its client name and result (:mod:`memstrata.service.client_shape`),
     or with ``alias`` the deprecated old name returning the response as it was."""
     shape = SHAPES.get(op.name)
     name = op.name if alias or shape is None or shape.name is None else shape.name

@@ -9,9 +9,9 @@ against them (as qdrant-client's local and remote modes share one API).
 Who is calling is not an argument here: the engine acts for its ``tenant`` keyword
 (default ``default``) and a client for its key's tenant and agent, so the engine's
 extra keywords (``tenant``, ``clearance``...) stay optional extensions of this
-Protocol. Results are typed by the views below: read-only attributes that the
-engine's domain values and the service's wire models both carry (a tuple on one side,
-a list on the other, both a ``Sequence``).
+Protocol. Results are typed by the views of :mod:`memstrata.interface.views`:
+read-only attributes that the engine's domain values and the service's wire models
+both carry (a tuple on one side, a list on the other, both a ``Sequence``).
 
 :func:`connect` returns a :class:`Memory`: a client of the service at ``url``, or the
 engine opened on a data directory.
@@ -22,340 +22,62 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from pydantic import JsonValue
+
+from memstrata.interface.views import (
+    AdmittedView,
+    BuiltContextView,
+    BundleItemView,
+    BundleView,
+    DeadLetterView,
+    DecisionView,
+    FeedbackReceiptView,
+    ForgetJobView,
+    NamespaceView,
+    ReceiptView,
+    ReplyCheckView,
+    RetrievalView,
+    RetrievedView,
+    SessionView,
+    SharedItemView,
+    StoreItemView,
+    ToolOutcomeView,
+    ToolView,
+    TraceCardView,
+)
 
 if TYPE_CHECKING:
     from memstrata.config import Settings
 
 Role = Literal["user", "assistant", "system", "tool"]
-Level = Literal["low", "medium", "high"]
 FeedbackKind = Literal["confirmed", "corrected", "abandoned", "rating"]
 
 __all__ = [
+    "AdmittedView",
     "AsyncMemory",
     "BuiltContextView",
+    "BundleItemView",
     "BundleView",
+    "DeadLetterView",
     "DecisionView",
     "FeedbackReceiptView",
     "ForgetJobView",
     "Memory",
+    "NamespaceView",
     "ReceiptView",
     "ReplyCheckView",
     "RetrievalView",
     "RetrievedView",
     "SessionView",
+    "SharedItemView",
     "StoreItemView",
     "ToolOutcomeView",
     "ToolView",
     "TraceCardView",
     "connect",
 ]
-
-
-# -- result views: what a domain value and its wire model both carry ------------------------
-
-
-class SessionView(Protocol):
-    """A session's L1 state (:class:`memstrata.session.SessionState`)."""
-
-    @property
-    def session_id(self) -> str: ...
-    @property
-    def user_id(self) -> str: ...
-    @property
-    def started_at(self) -> datetime: ...
-    @property
-    def initial_query(self) -> str: ...
-    @property
-    def current_step(self) -> int: ...
-    @property
-    def last_entity_id(self) -> str | None: ...
-
-
-class ReceiptView(Protocol):
-    """A queued write (:class:`memstrata.write.submit.WriteReceipt`)."""
-
-    @property
-    def queued(self) -> bool: ...
-    @property
-    def episode_ids(self) -> Sequence[str]: ...
-    @property
-    def error(self) -> str | None: ...
-
-
-class RetrievedView(Protocol):
-    """One retrieved memory or knowledge chunk, its current facts with it."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def text(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def score(self) -> float: ...
-    @property
-    def cosine(self) -> float: ...
-    @property
-    def low_confidence(self) -> bool: ...
-    @property
-    def superseded_by(self) -> str | None: ...
-    @property
-    def facts(self) -> Sequence[RetrievedView]: ...
-
-
-class RetrievalView(Protocol):
-    """A multi-route retrieval (:class:`memstrata.retrieval.RetrievalResult`)."""
-
-    @property
-    def items(self) -> Sequence[RetrievedView]: ...
-    @property
-    def below_threshold(self) -> Sequence[RetrievedView]: ...
-    @property
-    def l3_skipped(self) -> bool: ...
-    @property
-    def l3_skip_reason(self) -> str | None: ...
-    @property
-    def dense_skip_reason(self) -> str | None: ...
-    @property
-    def warnings(self) -> Sequence[str]: ...
-
-
-class BundleItemView(Protocol):
-    """One item of a context bundle."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def content(self) -> Any: ...
-
-
-class BundleView(Protocol):
-    """The router's context bundle (:class:`memstrata.router.ContextBundle`)."""
-
-    @property
-    def session_id(self) -> str: ...
-    @property
-    def step_intent(self) -> str: ...
-    @property
-    def step(self) -> int: ...
-    @property
-    def items(self) -> Sequence[BundleItemView]: ...
-    @property
-    def l3_skipped(self) -> bool: ...
-    @property
-    def l3_skip_reason(self) -> str | None: ...
-
-
-class AdmittedView(Protocol):
-    """One item admitted to (or dropped from) a built context."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def section(self) -> str: ...
-    @property
-    def tokens(self) -> int: ...
-
-
-class BuiltContextView(Protocol):
-    """A step's model call (:class:`memstrata.context.BuiltContext`)."""
-
-    @property
-    def admitted(self) -> Sequence[AdmittedView]: ...
-    @property
-    def dropped(self) -> Sequence[AdmittedView]: ...
-    @property
-    def total_tokens(self) -> int: ...
-    @property
-    def available_tokens(self) -> int: ...
-    @property
-    def counter(self) -> str: ...
-    @property
-    def exact(self) -> bool: ...
-    @property
-    def l3_skipped(self) -> bool: ...
-
-
-class DecisionView(Protocol):
-    """Answer, call a tool, or ask (:class:`memstrata.decision.Decision`)."""
-
-    @property
-    def route(self) -> Literal["answer", "tool", "ask"]: ...
-    @property
-    def intent(self) -> str: ...
-    @property
-    def confidence(self) -> float: ...
-    @property
-    def tool(self) -> str | None: ...
-    @property
-    def ask_for(self) -> Sequence[str]: ...
-    @property
-    def reasons(self) -> Sequence[str]: ...
-    @property
-    def card_id(self) -> str: ...
-
-
-class ToolOutcomeView(Protocol):
-    """What a tool call came to (:class:`memstrata.decision.ToolOutcome`)."""
-
-    @property
-    def outcome(self) -> str: ...
-    @property
-    def tool(self) -> str: ...
-    @property
-    def result(self) -> Any: ...
-    @property
-    def pending_id(self) -> str | None: ...
-    @property
-    def message(self) -> str: ...
-
-
-class ReplyCheckView(Protocol):
-    """A reply checked against its decision's memories."""
-
-    @property
-    def consistent(self) -> bool: ...
-    @property
-    def conflicts(self) -> Sequence[str]: ...
-    @property
-    def context_loaded(self) -> bool: ...
-    @property
-    def context_used(self) -> bool: ...
-
-
-class TraceCardView(Protocol):
-    """One decision step's trace card (its time is the engine's float or a datetime)."""
-
-    @property
-    def id(self) -> str: ...
-    @property
-    def session_id(self) -> str: ...
-    @property
-    def step(self) -> int: ...
-    @property
-    def intent(self) -> str: ...
-    @property
-    def route(self) -> str: ...
-    @property
-    def memory_ids(self) -> Sequence[str]: ...
-    @property
-    def episode_ids(self) -> Sequence[str]: ...
-    @property
-    def tool(self) -> str | None: ...
-    @property
-    def tool_outcome(self) -> str | None: ...
-    @property
-    def reply(self) -> str: ...
-    @property
-    def consistency(self) -> str: ...
-
-
-class FeedbackReceiptView(Protocol):
-    """A queued feedback event."""
-
-    @property
-    def event_id(self) -> str: ...
-    @property
-    def card_id(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def queued(self) -> bool: ...
-    @property
-    def used(self) -> Sequence[str]: ...
-    @property
-    def error(self) -> str | None: ...
-
-
-class ForgetReportView(Protocol):
-    """What a forget deleted."""
-
-
-class ForgetJobView(Protocol):
-    """A background forget (:class:`memstrata.upkeep.jobs.ForgetJob`)."""
-
-    @property
-    def job_id(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def state(self) -> Literal["queued", "running", "done", "failed"]: ...
-    @property
-    def submitted_at(self) -> datetime: ...
-    @property
-    def error(self) -> str | None: ...
-
-
-class StoreItemView(Protocol):
-    """An item of the item store (LangGraph's ``Item``)."""
-
-    @property
-    def namespace(self) -> Sequence[str]: ...
-    @property
-    def key(self) -> str: ...
-    @property
-    def value(self) -> dict[str, Any]: ...
-    @property
-    def created_at(self) -> datetime: ...
-    @property
-    def updated_at(self) -> datetime: ...
-    @property
-    def score(self) -> float | None: ...
-
-
-class ToolView(Protocol):
-    """A tool the decisions may call (:class:`memstrata.decision.ToolSpec`)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def risk(self) -> Level: ...
-    @property
-    def high_impact(self) -> bool: ...
-
-
-class NamespaceView(Protocol):
-    """A shared namespace (its name is the engine's ``name``, the wire's ``namespace``)."""
-
-    @property
-    def purpose(self) -> str: ...
-    @property
-    def ttl_s(self) -> float: ...
-    @property
-    def owner(self) -> str: ...
-
-
-class SharedItemView(Protocol):
-    """An item of shared context."""
-
-    @property
-    def namespace(self) -> str: ...
-    @property
-    def item_id(self) -> str: ...
-    @property
-    def value(self) -> Any: ...
-    @property
-    def level(self) -> Level: ...
-    @property
-    def written_by(self) -> str: ...
-
-
-class DeadLetterView(Protocol):
-    """An entry the write queue gave up on, with its reason."""
-
-    @property
-    def dead_id(self) -> str: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def reason(self) -> str: ...
-    @property
-    def deliveries(self) -> int: ...
 
 
 # -- the operations ------------------------------------------------------------------------

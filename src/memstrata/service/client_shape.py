@@ -4,7 +4,8 @@ the old name kept as a deprecated alias, and the result it returns.
 The service's operation names and wire models stay as they are (REST paths, gRPC
 methods and MCP tools derive from them); only the Python client's method names and
 results follow :class:`memstrata.interface.Memory`, the Protocol the engine shares.
-Read by :mod:`memstrata.service.codegen`; imports nothing.
+Read by :mod:`memstrata.service.codegen` (it lives beside it: the client imports the
+service's wire models, so the service must not import the client); imports nothing.
 """
 
 from __future__ import annotations
