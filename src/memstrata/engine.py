@@ -546,11 +546,15 @@ class ContextEngine:
         *,
         tenant: str = "default",
         index: Sequence[str] | bool | None = None,
+        searchable: bool = True,
     ) -> StoreItem:
         """Store a JSON object under ``(namespace, key)`` (after the gateway), replacing
         the item there; ``index`` names the fields embedded for search (None: the
-        whole value; False: not searchable by query). Persistent, in L3."""
-        return self._sharing.store_put(namespace, key, value, tenant=tenant, index=index)
+        whole value; False: not searchable by query). ``searchable=False`` is the
+        client's spelling of ``index=False``. Persistent, in L3."""
+        return self._sharing.store_put(
+            namespace, key, value, tenant=tenant, index=index, searchable=searchable
+        )
 
     def store_get(
         self, namespace: Sequence[str], key: str, *, tenant: str = "default"
@@ -629,6 +633,7 @@ class ContextEngine:
         query: str,
         *,
         tenant: str = "default",
+        user_id: str | None = None,
         user: str | None = None,
         k: int = 10,
         now: datetime | None = None,
@@ -646,12 +651,14 @@ class ContextEngine:
         with ``include_history`` (``is_history`` set) or ``as_of``, which reads the
         memories as they stood at that instant. ``now`` (default: the engine clock)
         resolves "last week" and ages memories; ``recent`` are the last conversation
-        turns (the intent route).
+        turns (the intent route). ``user_id`` limits memories to one user (``user`` is
+        its older spelling, kept as an alias).
         """
         return self._reader.retrieve(
             query,
             tenant=tenant,
             user=user,
+            user_id=user_id,
             k=k,
             now=now,
             recent=recent,

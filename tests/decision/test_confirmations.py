@@ -128,7 +128,7 @@ def test_the_service_records_the_confirming_key(engine_opener: Factory, tmp_path
         clock.advance(timedelta(seconds=75))
         with Client(service=running.service, key=console.key) as operator:
             assert operator.confirm_tool(held.pending_id).outcome == "approved"  # a remote tool
-            (card,) = operator.trace_cards(session_id="s1").cards
+            (card,) = operator.trace_cards(session_id="s1")
         assert card.confirmation == "confirmed"
         assert card.confirmation_by == f"key-{console.info.key_id}.ops-console"
         assert card.confirmation_at == START + timedelta(seconds=75)

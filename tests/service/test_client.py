@@ -56,7 +56,7 @@ def test_client_over_http(server: RunningServer) -> None:
         built = client.build_context(f"c-{tag}", "respond", "Any allergies?", "You help.")
         assert any("peanuts" in message.content for message in built.messages)
         with pytest.raises(NotFoundError, match="is not open"):
-            client.get_session("never")
+            client.session("never")
         with pytest.raises(ValidationError) as bad:
             client.retrieve("x", k=0)
         assert bad.value.field == "k"
@@ -83,7 +83,7 @@ def test_client_in_process(engine_opener: Callable[..., ContextEngine], tmp_path
         stored = client.remember("u1", "My budget is 300 euros.", wait=True)
         assert [f.attribute for f in stored.facts] == ["budget"]
         with pytest.raises(PermissionDeniedError):
-            client.forget(user_id="u1")  # forget needs the admin role
+            client.start_forget(user_id="u1")  # forget needs the admin role
     finally:
         running.close()
 
@@ -99,7 +99,9 @@ def test_client_with_a_transport(
     with Client(transport=ServiceTransport(service)) as client:
         stored = client.remember("u1", "My budget is 300 euros.", wait=True)
         assert [f.attribute for f in stored.facts] == ["budget"]
-        forgotten = client.forget(user_id="u1", wait=True).report  # the local user is an admin
+        forgotten = client.start_forget(
+            user_id="u1", wait=True
+        ).report  # the local user is an admin
         assert forgotten is not None and forgotten.points_deleted >= 2
 
     async def run() -> m.RetrievalOut:

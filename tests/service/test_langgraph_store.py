@@ -18,14 +18,22 @@ from memstrata.client import Client
 from memstrata.engine import ContextEngine
 from memstrata.errors import ValidationError
 from memstrata.integrations.langgraph import MemstrataStore
+from memstrata.service.inprocess import ServiceTransport
+from memstrata.service.local import local_caller, local_service
 
 
-@pytest.fixture(params=["engine", "service"])
+@pytest.fixture(params=["engine", "inprocess", "service"])
 def store(
     request: pytest.FixtureRequest, engine_opener: Callable[..., ContextEngine]
 ) -> Iterator[MemstrataStore]:
     if request.param == "engine":
         yield MemstrataStore(engine_opener(), tenant="acme")
+        return
+    if request.param == "inprocess":
+        engine = engine_opener()
+        service = local_service(engine, local_caller("acme"))
+        with Client(transport=ServiceTransport(service)) as local:
+            yield MemstrataStore(local)
         return
     server: RunningServer = request.getfixturevalue("server")
     with Client(server.url, server.admin_keys["acme"]) as client:
@@ -178,3 +186,19 @@ def test_the_engine_store_is_persistent(engine_opener: Callable[..., ContextEngi
     again = MemstrataStore(engine_opener(data_dir))
     got = again.get(("a",), "k")
     assert got is not None and got.value == {"text": "kept across restarts"}
+
+
+def test_the_store_is_written_once_against_the_interface() -> None:
+    """No fork on the backend's type (issue 34: five ``isinstance(backend, Client)``);
+    a client given a tenant is refused, since it acts for its key's."""
+    import inspect
+
+    import memstrata.integrations.langgraph as module
+
+    source = inspect.getsource(module)
+    assert "isinstance(backend, Client" not in source and "import Client" not in source
+    with Client("http://127.0.0.1:9") as client, pytest.raises(ValidationError) as refused:
+        MemstrataStore(client, tenant="acme")
+    assert refused.value.field == "tenant"
+    with pytest.raises(TypeError):
+        MemstrataStore(object())  # type: ignore[arg-type]

@@ -145,6 +145,7 @@ class Reader:
         *,
         tenant: str = "default",
         user: str | None = None,
+        user_id: str | None = None,
         k: int = 10,
         now: datetime | None = None,
         recent: Sequence[str] = (),
@@ -153,7 +154,8 @@ class Reader:
         as_of: datetime | None = None,
     ) -> RetrievalResult:
         """Multi-route retrieval of the tenant's memories or knowledge (see
-        :meth:`ContextEngine.retrieve`)."""
+        :meth:`ContextEngine.retrieve`; ``user_id`` is the interface's name of ``user``)."""
+        user = user_id if user_id is not None else user
         types = memory_types(include_history=include_history, as_of=as_of)
         self._health_tick()
         started = time.perf_counter()

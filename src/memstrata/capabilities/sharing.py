@@ -104,9 +104,11 @@ class Sharing:
         *,
         tenant: str = "default",
         index: Sequence[str] | bool | None = None,
+        searchable: bool = True,
     ) -> StoreItem:
-        """Store a JSON object under ``(namespace, key)`` (after the gateway)."""
-        return self._items.put(tenant, namespace, key, value, index=index)
+        """Store a JSON object under ``(namespace, key)`` (after the gateway);
+        ``searchable=False`` is the client's spelling of ``index=False``."""
+        return self._items.put(tenant, namespace, key, value, index=index if searchable else False)
 
     def store_get(
         self, namespace: Sequence[str], key: str, *, tenant: str = "default"

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from memstrata.client.base import AsyncClientBase, ClientBase
+from memstrata.client.base import AsyncClientBase, ClientBase, deprecated_name
 from memstrata.service import wire as m
 
 _ = (datetime, Literal, JsonValue)
@@ -26,7 +26,7 @@ class ClientMethods(ClientBase):
         """Open a session (L1 state lives in the serving process). (role: writer)"""
         return self._call("start_session", m.StartSessionRequest, m.Session, user_id=user_id, initial_query=initial_query, session_id=session_id)
 
-    def get_session(self, session_id: str) -> m.Session:
+    def session(self, session_id: str) -> m.Session:
         """A session's L1 state. (role: reader)"""
         return self._call("get_session", m.SessionRef, m.Session, session_id=session_id)
 
@@ -50,11 +50,11 @@ class ClientMethods(ClientBase):
         """Store a text in a user's long-term memory (episode and facts). (role: writer)"""
         return self._call("remember", m.RememberRequest, m.Receipt, user_id=user_id, text=text, wait=wait)
 
-    def flush(self, *, timeout_s: float = 60.0) -> m.FlushOut:
+    def flush(self, *, timeout_s: float = 60.0) -> None:
         """Wait until everything queued so far (observe, remember, feedback) is in long-term memory and searchable; 504 when the queue does not drain within timeout_s. (role: writer)"""
-        return self._call("flush", m.FlushRequest, m.FlushOut, timeout_s=timeout_s)
+        self._call("flush", m.FlushRequest, m.FlushOut, timeout_s=timeout_s)
 
-    def forget(self, *, user_id: str | None = None, ids: list[str] | None = None, store_namespace: list[str] | None = None, wait: bool = False, timeout_s: float = 300.0) -> m.ForgetJobOut:
+    def start_forget(self, *, user_id: str | None = None, ids: list[str] | None = None, store_namespace: list[str] | None = None, wait: bool = False, timeout_s: float = 300.0) -> m.ForgetJobOut:
         """Delete a user's memories, chosen memories, or item-store items under a namespace prefix, everywhere, in the background: answers the job at once (or when it is done, with wait); follow it with forget_status. (role: admin)"""
         return self._call("forget", m.ForgetRequest, m.ForgetJobOut, user_id=user_id, ids=ids, store_namespace=store_namespace, wait=wait, timeout_s=timeout_s)
 
@@ -78,9 +78,10 @@ class ClientMethods(ClientBase):
         """Merge duplicates, compress old events, move stale memories to cold storage, merge hot knowledge: one pass over the caller's tenant. (role: admin)"""
         return self._call("consolidate", m.Empty, m.ConsolidationOut)
 
-    def restore(self, ids: list[str]) -> m.RestoreOut:
+    def restore(self, ids: list[str]) -> list[str]:
         """Bring memories back from cold storage; returns the ids restored. (role: admin)"""
-        return self._call("restore", m.RestoreRequest, m.RestoreOut, ids=ids)
+        r = self._call("restore", m.RestoreRequest, m.RestoreOut, ids=ids)
+        return r.restored
 
     def put_api_response(self, session_id: str, endpoint: str, value: JsonValue, *, params: dict[str, JsonValue] | None = None, ttl_s: float | None = None) -> m.WorkingItemOut:
         """Cache a tool/API response in L2 with a TTL. (role: writer)"""
@@ -118,69 +119,78 @@ class ClientMethods(ClientBase):
         """Chunk documents into the tenant's knowledge (by hash). (role: writer)"""
         return self._call("ingest_documents", m.IngestDocumentsRequest, m.IngestReportOut, documents=documents, level=level)
 
-    def confirm_knowledge(self, query: str, response: str, source: str) -> m.IdOut:
+    def confirm_knowledge(self, query: str, response: str, source: str) -> str:
         """Learn a confirmed question/answer pair (hot knowledge). (role: writer)"""
-        return self._call("confirm_knowledge", m.ConfirmKnowledgeRequest, m.IdOut, query=query, response=response, source=source)
+        r = self._call("confirm_knowledge", m.ConfirmKnowledgeRequest, m.IdOut, query=query, response=response, source=source)
+        return r.id
 
     def create_namespace(self, namespace: str, purpose: str, ttl_s: float, *, owner: str | None = None) -> m.NamespaceOut:
         """Create a shared namespace (purpose, TTL, owner) in the caller's tenant. (role: admin)"""
         return self._call("create_namespace", m.CreateNamespaceRequest, m.NamespaceOut, namespace=namespace, purpose=purpose, ttl_s=ttl_s, owner=owner)
 
-    def list_namespaces(self) -> m.NamespaceList:
+    def namespaces(self) -> list[m.NamespaceOut]:
         """The shared namespaces the caller's agent may read. (role: reader)"""
-        return self._call("list_namespaces", m.Empty, m.NamespaceList)
+        r = self._call("list_namespaces", m.Empty, m.NamespaceList)
+        return r.namespaces
 
-    def request_access(self, namespace: str, purpose: str, *, mode: Literal['read', 'write'] = 'read') -> m.AccessRequestOut:
+    def request_namespace_access(self, namespace: str, purpose: str, *, mode: Literal['read', 'write'] = 'read') -> m.AccessRequestOut:
         """Ask for access to a shared namespace, stating the purpose (audited). (role: reader)"""
         return self._call("request_access", m.AccessRequestIn, m.AccessRequestOut, namespace=namespace, purpose=purpose, mode=mode)
 
-    def access_requests(self, namespace: str) -> m.AccessRequestList:
+    def namespace_access_requests(self, namespace: str) -> list[m.AccessRequestOut]:
         """The pending access requests of a namespace the caller owns. (role: reader)"""
-        return self._call("access_requests", m.NamespaceRef, m.AccessRequestList, namespace=namespace)
+        r = self._call("access_requests", m.NamespaceRef, m.AccessRequestList, namespace=namespace)
+        return r.requests
 
-    def grant_access(self, namespace: str, agent: str, *, mode: Literal['read', 'write'] = 'read') -> m.NamespaceOut:
+    def grant_namespace_access(self, namespace: str, agent: str, *, mode: Literal['read', 'write'] = 'read') -> None:
         """Grant an agent read or write access (the owner, or a tenant admin; audited). (role: writer)"""
-        return self._call("grant_access", m.GrantRequest, m.NamespaceOut, namespace=namespace, agent=agent, mode=mode)
+        self._call("grant_access", m.GrantRequest, m.NamespaceOut, namespace=namespace, agent=agent, mode=mode)
 
-    def revoke_access(self, namespace: str, agent: str) -> m.Empty:
+    def revoke_namespace_access(self, namespace: str, agent: str) -> None:
         """Revoke an agent's access to a namespace (audited). (role: writer)"""
-        return self._call("revoke_access", m.RevokeAccessRequest, m.Empty, namespace=namespace, agent=agent)
+        self._call("revoke_access", m.RevokeAccessRequest, m.Empty, namespace=namespace, agent=agent)
 
     def put_shared(self, namespace: str, item_id: str, value: JsonValue, *, level: Literal['low', 'medium', 'high'] = 'medium') -> m.SharedItemOut:
         """Write an item of shared context (write access); it lives the namespace's TTL. (role: writer)"""
         return self._call("put_shared", m.PutSharedRequest, m.SharedItemOut, namespace=namespace, item_id=item_id, value=value, level=level)
 
-    def shared_items(self) -> m.SharedItemList:
+    def shared_items(self) -> list[m.SharedItemOut]:
         """The live items of every namespace the caller may read (within its clearance). (role: reader)"""
-        return self._call("shared_items", m.Empty, m.SharedItemList)
+        r = self._call("shared_items", m.Empty, m.SharedItemList)
+        return r.items
 
     def store_put(self, namespace: list[str], key: str, value: dict[str, JsonValue], *, index: list[str] | None = None, searchable: bool = True) -> m.StoreItemOut:
         """Store a JSON object under (namespace, key) of the item store (after the gateway). (role: writer)"""
         return self._call("store_put", m.StorePutRequest, m.StoreItemOut, namespace=namespace, key=key, value=value, index=index, searchable=searchable)
 
-    def store_get(self, namespace: list[str], key: str) -> m.StoreGetResult:
+    def store_get(self, namespace: list[str], key: str) -> m.StoreItemOut | None:
         """The item at (namespace, key) of the item store, if any. (role: reader)"""
-        return self._call("store_get", m.StoreItemRef, m.StoreGetResult, namespace=namespace, key=key)
+        r = self._call("store_get", m.StoreItemRef, m.StoreGetResult, namespace=namespace, key=key)
+        return r.item
 
-    def store_delete(self, namespace: list[str], key: str) -> m.StoreDeleteResult:
+    def store_delete(self, namespace: list[str], key: str) -> bool:
         """Delete the item at (namespace, key) of the item store. (role: writer)"""
-        return self._call("store_delete", m.StoreItemRef, m.StoreDeleteResult, namespace=namespace, key=key)
+        r = self._call("store_delete", m.StoreItemRef, m.StoreDeleteResult, namespace=namespace, key=key)
+        return r.deleted
 
-    def store_search(self, *, namespace_prefix: list[str] | None = None, query: str | None = None, filter: dict[str, JsonValue] | None = None, limit: int = 10, offset: int = 0) -> m.StoreItemList:
+    def store_search(self, *, namespace_prefix: list[str] | None = None, query: str | None = None, filter: dict[str, JsonValue] | None = None, limit: int = 10, offset: int = 0) -> list[m.StoreItemOut]:
         """Items under a namespace prefix, filtered, ranked by hybrid search with a query. (role: reader)"""
-        return self._call("store_search", m.StoreSearchRequest, m.StoreItemList, namespace_prefix=namespace_prefix, query=query, filter=filter, limit=limit, offset=offset)
+        r = self._call("store_search", m.StoreSearchRequest, m.StoreItemList, namespace_prefix=namespace_prefix, query=query, filter=filter, limit=limit, offset=offset)
+        return r.items
 
-    def store_list_namespaces(self, *, prefix: list[str] | None = None, suffix: list[str] | None = None, max_depth: int | None = None, limit: int = 100, offset: int = 0) -> m.StoreNamespaceList:
+    def store_list_namespaces(self, *, prefix: list[str] | None = None, suffix: list[str] | None = None, max_depth: int | None = None, limit: int = 100, offset: int = 0) -> list[tuple[str, ...]]:
         """The namespaces of the item store (prefix, suffix, max depth). (role: reader)"""
-        return self._call("store_list_namespaces", m.StoreListNamespacesRequest, m.StoreNamespaceList, prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset)
+        r = self._call("store_list_namespaces", m.StoreListNamespacesRequest, m.StoreNamespaceList, prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset)
+        return [tuple(n.namespace) for n in r.namespaces]
 
     def register_tool(self, name: str, description: str, parameters: dict[str, JsonValue], *, risk: Literal['low', 'medium', 'high'] = 'low', high_impact: bool = False, alternatives: list[str] | None = None, bound: dict[str, str] | None = None) -> m.ToolSpecModel:
         """Declare a tool of your agents (run by them; gated and chained here). (role: admin)"""
         return self._call("register_tool", m.ToolSpecModel, m.ToolSpecModel, name=name, description=description, parameters=parameters, risk=risk, high_impact=high_impact, alternatives=alternatives, bound=bound)
 
-    def list_tools(self) -> m.ToolList:
+    def tools(self) -> list[m.ToolSpecModel]:
         """The tools your decisions may call. (role: reader)"""
-        return self._call("list_tools", m.Empty, m.ToolList)
+        r = self._call("list_tools", m.Empty, m.ToolList)
+        return r.tools
 
     def register_policy(self, intent: str, *, risk: Literal['low', 'medium', 'high'] = 'low', evidence: list[str] | None = None, slots: list[m.SlotModel] | None = None, tool: str | None = None, tool_params: dict[str, str] | None = None) -> m.StepPolicyModel:
         """How an intent's steps decide: risk, evidence, key information, tool. (role: admin)"""
@@ -206,9 +216,10 @@ class ClientMethods(ClientBase):
         """Check a reply against the memories its decision used (flags conflicts, records CER). (role: writer)"""
         return self._call("check_reply", m.CheckReplyRequest, m.ReplyCheckOut, card_id=card_id, reply=reply)
 
-    def trace_cards(self, *, session_id: str | None = None, since: datetime | None = None, until: datetime | None = None, limit: int = 100) -> m.TraceCardList:
+    def trace_cards(self, *, session_id: str | None = None, since: datetime | None = None, until: datetime | None = None, limit: int = 100) -> list[m.TraceCardOut]:
         """Trace cards by session and time, oldest first. (role: reader)"""
-        return self._call("trace_cards", m.TraceCardsRequest, m.TraceCardList, session_id=session_id, since=since, until=until, limit=limit)
+        r = self._call("trace_cards", m.TraceCardsRequest, m.TraceCardList, session_id=session_id, since=since, until=until, limit=limit)
+        return r.cards
 
     def feedback(self, card_id: str, kind: Literal['confirmed', 'corrected', 'abandoned', 'rating'], *, correction: str | None = None, rating: int | None = None, used: list[str] | None = None, wrong: list[str] | None = None) -> m.FeedbackReceiptOut:
         """The user's follow-up to a decision; applied asynchronously to the memories used. (role: writer)"""
@@ -234,13 +245,59 @@ class ClientMethods(ClientBase):
         """The API keys of the caller's tenant (never their secrets). (role: admin)"""
         return self._call("list_keys", m.Empty, m.KeyList)
 
-    def list_dead_letters(self, *, after: str | None = None, limit: int = 100) -> m.DeadLetterList:
+    def dead_letters(self, *, after: str | None = None, limit: int = 100) -> list[m.DeadLetterOut]:
         """Entries of the caller's tenant the write queue gave up on (input that can never be stored), oldest first, each with its reason. (role: admin)"""
-        return self._call("list_dead_letters", m.DeadLettersRequest, m.DeadLetterList, after=after, limit=limit)
+        r = self._call("list_dead_letters", m.DeadLettersRequest, m.DeadLetterList, after=after, limit=limit)
+        return r.dead_letters
 
     def replay_dead_letter(self, dead_id: str) -> m.ReplayedOut:
         """Put a dead letter of the caller's tenant back on the write stream and remove it from the dead letters. (role: admin)"""
         return self._call("replay_dead_letter", m.DeadLetterRef, m.ReplayedOut, dead_id=dead_id)
+
+    def get_session(self, session_id: str) -> m.Session:
+        """Deprecated: use ``session``. A session's L1 state. (role: reader)"""
+        deprecated_name("get_session", "session")
+        return self._call("get_session", m.SessionRef, m.Session, session_id=session_id)
+
+    def forget(self, *, user_id: str | None = None, ids: list[str] | None = None, store_namespace: list[str] | None = None, wait: bool = False, timeout_s: float = 300.0) -> m.ForgetJobOut:
+        """Deprecated: use ``start_forget``. Delete a user's memories, chosen memories, or item-store items under a namespace prefix, everywhere, in the background: answers the job at once (or when it is done, with wait); follow it with forget_status. (role: admin)"""
+        deprecated_name("forget", "start_forget")
+        return self._call("forget", m.ForgetRequest, m.ForgetJobOut, user_id=user_id, ids=ids, store_namespace=store_namespace, wait=wait, timeout_s=timeout_s)
+
+    def list_namespaces(self) -> m.NamespaceList:
+        """Deprecated: use ``namespaces``. The shared namespaces the caller's agent may read. (role: reader)"""
+        deprecated_name("list_namespaces", "namespaces")
+        return self._call("list_namespaces", m.Empty, m.NamespaceList)
+
+    def request_access(self, namespace: str, purpose: str, *, mode: Literal['read', 'write'] = 'read') -> m.AccessRequestOut:
+        """Deprecated: use ``request_namespace_access``. Ask for access to a shared namespace, stating the purpose (audited). (role: reader)"""
+        deprecated_name("request_access", "request_namespace_access")
+        return self._call("request_access", m.AccessRequestIn, m.AccessRequestOut, namespace=namespace, purpose=purpose, mode=mode)
+
+    def access_requests(self, namespace: str) -> m.AccessRequestList:
+        """Deprecated: use ``namespace_access_requests``. The pending access requests of a namespace the caller owns. (role: reader)"""
+        deprecated_name("access_requests", "namespace_access_requests")
+        return self._call("access_requests", m.NamespaceRef, m.AccessRequestList, namespace=namespace)
+
+    def grant_access(self, namespace: str, agent: str, *, mode: Literal['read', 'write'] = 'read') -> m.NamespaceOut:
+        """Deprecated: use ``grant_namespace_access``. Grant an agent read or write access (the owner, or a tenant admin; audited). (role: writer)"""
+        deprecated_name("grant_access", "grant_namespace_access")
+        return self._call("grant_access", m.GrantRequest, m.NamespaceOut, namespace=namespace, agent=agent, mode=mode)
+
+    def revoke_access(self, namespace: str, agent: str) -> m.Empty:
+        """Deprecated: use ``revoke_namespace_access``. Revoke an agent's access to a namespace (audited). (role: writer)"""
+        deprecated_name("revoke_access", "revoke_namespace_access")
+        return self._call("revoke_access", m.RevokeAccessRequest, m.Empty, namespace=namespace, agent=agent)
+
+    def list_tools(self) -> m.ToolList:
+        """Deprecated: use ``tools``. The tools your decisions may call. (role: reader)"""
+        deprecated_name("list_tools", "tools")
+        return self._call("list_tools", m.Empty, m.ToolList)
+
+    def list_dead_letters(self, *, after: str | None = None, limit: int = 100) -> m.DeadLetterList:
+        """Deprecated: use ``dead_letters``. Entries of the caller's tenant the write queue gave up on (input that can never be stored), oldest first, each with its reason. (role: admin)"""
+        deprecated_name("list_dead_letters", "dead_letters")
+        return self._call("list_dead_letters", m.DeadLettersRequest, m.DeadLetterList, after=after, limit=limit)
 
 
 class AsyncClientMethods(AsyncClientBase):
@@ -250,7 +307,7 @@ class AsyncClientMethods(AsyncClientBase):
         """Open a session (L1 state lives in the serving process). (role: writer)"""
         return await self._call("start_session", m.StartSessionRequest, m.Session, user_id=user_id, initial_query=initial_query, session_id=session_id)
 
-    async def get_session(self, session_id: str) -> m.Session:
+    async def session(self, session_id: str) -> m.Session:
         """A session's L1 state. (role: reader)"""
         return await self._call("get_session", m.SessionRef, m.Session, session_id=session_id)
 
@@ -274,11 +331,11 @@ class AsyncClientMethods(AsyncClientBase):
         """Store a text in a user's long-term memory (episode and facts). (role: writer)"""
         return await self._call("remember", m.RememberRequest, m.Receipt, user_id=user_id, text=text, wait=wait)
 
-    async def flush(self, *, timeout_s: float = 60.0) -> m.FlushOut:
+    async def flush(self, *, timeout_s: float = 60.0) -> None:
         """Wait until everything queued so far (observe, remember, feedback) is in long-term memory and searchable; 504 when the queue does not drain within timeout_s. (role: writer)"""
-        return await self._call("flush", m.FlushRequest, m.FlushOut, timeout_s=timeout_s)
+        await self._call("flush", m.FlushRequest, m.FlushOut, timeout_s=timeout_s)
 
-    async def forget(self, *, user_id: str | None = None, ids: list[str] | None = None, store_namespace: list[str] | None = None, wait: bool = False, timeout_s: float = 300.0) -> m.ForgetJobOut:
+    async def start_forget(self, *, user_id: str | None = None, ids: list[str] | None = None, store_namespace: list[str] | None = None, wait: bool = False, timeout_s: float = 300.0) -> m.ForgetJobOut:
         """Delete a user's memories, chosen memories, or item-store items under a namespace prefix, everywhere, in the background: answers the job at once (or when it is done, with wait); follow it with forget_status. (role: admin)"""
         return await self._call("forget", m.ForgetRequest, m.ForgetJobOut, user_id=user_id, ids=ids, store_namespace=store_namespace, wait=wait, timeout_s=timeout_s)
 
@@ -302,9 +359,10 @@ class AsyncClientMethods(AsyncClientBase):
         """Merge duplicates, compress old events, move stale memories to cold storage, merge hot knowledge: one pass over the caller's tenant. (role: admin)"""
         return await self._call("consolidate", m.Empty, m.ConsolidationOut)
 
-    async def restore(self, ids: list[str]) -> m.RestoreOut:
+    async def restore(self, ids: list[str]) -> list[str]:
         """Bring memories back from cold storage; returns the ids restored. (role: admin)"""
-        return await self._call("restore", m.RestoreRequest, m.RestoreOut, ids=ids)
+        r = await self._call("restore", m.RestoreRequest, m.RestoreOut, ids=ids)
+        return r.restored
 
     async def put_api_response(self, session_id: str, endpoint: str, value: JsonValue, *, params: dict[str, JsonValue] | None = None, ttl_s: float | None = None) -> m.WorkingItemOut:
         """Cache a tool/API response in L2 with a TTL. (role: writer)"""
@@ -342,69 +400,78 @@ class AsyncClientMethods(AsyncClientBase):
         """Chunk documents into the tenant's knowledge (by hash). (role: writer)"""
         return await self._call("ingest_documents", m.IngestDocumentsRequest, m.IngestReportOut, documents=documents, level=level)
 
-    async def confirm_knowledge(self, query: str, response: str, source: str) -> m.IdOut:
+    async def confirm_knowledge(self, query: str, response: str, source: str) -> str:
         """Learn a confirmed question/answer pair (hot knowledge). (role: writer)"""
-        return await self._call("confirm_knowledge", m.ConfirmKnowledgeRequest, m.IdOut, query=query, response=response, source=source)
+        r = await self._call("confirm_knowledge", m.ConfirmKnowledgeRequest, m.IdOut, query=query, response=response, source=source)
+        return r.id
 
     async def create_namespace(self, namespace: str, purpose: str, ttl_s: float, *, owner: str | None = None) -> m.NamespaceOut:
         """Create a shared namespace (purpose, TTL, owner) in the caller's tenant. (role: admin)"""
         return await self._call("create_namespace", m.CreateNamespaceRequest, m.NamespaceOut, namespace=namespace, purpose=purpose, ttl_s=ttl_s, owner=owner)
 
-    async def list_namespaces(self) -> m.NamespaceList:
+    async def namespaces(self) -> list[m.NamespaceOut]:
         """The shared namespaces the caller's agent may read. (role: reader)"""
-        return await self._call("list_namespaces", m.Empty, m.NamespaceList)
+        r = await self._call("list_namespaces", m.Empty, m.NamespaceList)
+        return r.namespaces
 
-    async def request_access(self, namespace: str, purpose: str, *, mode: Literal['read', 'write'] = 'read') -> m.AccessRequestOut:
+    async def request_namespace_access(self, namespace: str, purpose: str, *, mode: Literal['read', 'write'] = 'read') -> m.AccessRequestOut:
         """Ask for access to a shared namespace, stating the purpose (audited). (role: reader)"""
         return await self._call("request_access", m.AccessRequestIn, m.AccessRequestOut, namespace=namespace, purpose=purpose, mode=mode)
 
-    async def access_requests(self, namespace: str) -> m.AccessRequestList:
+    async def namespace_access_requests(self, namespace: str) -> list[m.AccessRequestOut]:
         """The pending access requests of a namespace the caller owns. (role: reader)"""
-        return await self._call("access_requests", m.NamespaceRef, m.AccessRequestList, namespace=namespace)
+        r = await self._call("access_requests", m.NamespaceRef, m.AccessRequestList, namespace=namespace)
+        return r.requests
 
-    async def grant_access(self, namespace: str, agent: str, *, mode: Literal['read', 'write'] = 'read') -> m.NamespaceOut:
+    async def grant_namespace_access(self, namespace: str, agent: str, *, mode: Literal['read', 'write'] = 'read') -> None:
         """Grant an agent read or write access (the owner, or a tenant admin; audited). (role: writer)"""
-        return await self._call("grant_access", m.GrantRequest, m.NamespaceOut, namespace=namespace, agent=agent, mode=mode)
+        await self._call("grant_access", m.GrantRequest, m.NamespaceOut, namespace=namespace, agent=agent, mode=mode)
 
-    async def revoke_access(self, namespace: str, agent: str) -> m.Empty:
+    async def revoke_namespace_access(self, namespace: str, agent: str) -> None:
         """Revoke an agent's access to a namespace (audited). (role: writer)"""
-        return await self._call("revoke_access", m.RevokeAccessRequest, m.Empty, namespace=namespace, agent=agent)
+        await self._call("revoke_access", m.RevokeAccessRequest, m.Empty, namespace=namespace, agent=agent)
 
     async def put_shared(self, namespace: str, item_id: str, value: JsonValue, *, level: Literal['low', 'medium', 'high'] = 'medium') -> m.SharedItemOut:
         """Write an item of shared context (write access); it lives the namespace's TTL. (role: writer)"""
         return await self._call("put_shared", m.PutSharedRequest, m.SharedItemOut, namespace=namespace, item_id=item_id, value=value, level=level)
 
-    async def shared_items(self) -> m.SharedItemList:
+    async def shared_items(self) -> list[m.SharedItemOut]:
         """The live items of every namespace the caller may read (within its clearance). (role: reader)"""
-        return await self._call("shared_items", m.Empty, m.SharedItemList)
+        r = await self._call("shared_items", m.Empty, m.SharedItemList)
+        return r.items
 
     async def store_put(self, namespace: list[str], key: str, value: dict[str, JsonValue], *, index: list[str] | None = None, searchable: bool = True) -> m.StoreItemOut:
         """Store a JSON object under (namespace, key) of the item store (after the gateway). (role: writer)"""
         return await self._call("store_put", m.StorePutRequest, m.StoreItemOut, namespace=namespace, key=key, value=value, index=index, searchable=searchable)
 
-    async def store_get(self, namespace: list[str], key: str) -> m.StoreGetResult:
+    async def store_get(self, namespace: list[str], key: str) -> m.StoreItemOut | None:
         """The item at (namespace, key) of the item store, if any. (role: reader)"""
-        return await self._call("store_get", m.StoreItemRef, m.StoreGetResult, namespace=namespace, key=key)
+        r = await self._call("store_get", m.StoreItemRef, m.StoreGetResult, namespace=namespace, key=key)
+        return r.item
 
-    async def store_delete(self, namespace: list[str], key: str) -> m.StoreDeleteResult:
+    async def store_delete(self, namespace: list[str], key: str) -> bool:
         """Delete the item at (namespace, key) of the item store. (role: writer)"""
-        return await self._call("store_delete", m.StoreItemRef, m.StoreDeleteResult, namespace=namespace, key=key)
+        r = await self._call("store_delete", m.StoreItemRef, m.StoreDeleteResult, namespace=namespace, key=key)
+        return r.deleted
 
-    async def store_search(self, *, namespace_prefix: list[str] | None = None, query: str | None = None, filter: dict[str, JsonValue] | None = None, limit: int = 10, offset: int = 0) -> m.StoreItemList:
+    async def store_search(self, *, namespace_prefix: list[str] | None = None, query: str | None = None, filter: dict[str, JsonValue] | None = None, limit: int = 10, offset: int = 0) -> list[m.StoreItemOut]:
         """Items under a namespace prefix, filtered, ranked by hybrid search with a query. (role: reader)"""
-        return await self._call("store_search", m.StoreSearchRequest, m.StoreItemList, namespace_prefix=namespace_prefix, query=query, filter=filter, limit=limit, offset=offset)
+        r = await self._call("store_search", m.StoreSearchRequest, m.StoreItemList, namespace_prefix=namespace_prefix, query=query, filter=filter, limit=limit, offset=offset)
+        return r.items
 
-    async def store_list_namespaces(self, *, prefix: list[str] | None = None, suffix: list[str] | None = None, max_depth: int | None = None, limit: int = 100, offset: int = 0) -> m.StoreNamespaceList:
+    async def store_list_namespaces(self, *, prefix: list[str] | None = None, suffix: list[str] | None = None, max_depth: int | None = None, limit: int = 100, offset: int = 0) -> list[tuple[str, ...]]:
         """The namespaces of the item store (prefix, suffix, max depth). (role: reader)"""
-        return await self._call("store_list_namespaces", m.StoreListNamespacesRequest, m.StoreNamespaceList, prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset)
+        r = await self._call("store_list_namespaces", m.StoreListNamespacesRequest, m.StoreNamespaceList, prefix=prefix, suffix=suffix, max_depth=max_depth, limit=limit, offset=offset)
+        return [tuple(n.namespace) for n in r.namespaces]
 
     async def register_tool(self, name: str, description: str, parameters: dict[str, JsonValue], *, risk: Literal['low', 'medium', 'high'] = 'low', high_impact: bool = False, alternatives: list[str] | None = None, bound: dict[str, str] | None = None) -> m.ToolSpecModel:
         """Declare a tool of your agents (run by them; gated and chained here). (role: admin)"""
         return await self._call("register_tool", m.ToolSpecModel, m.ToolSpecModel, name=name, description=description, parameters=parameters, risk=risk, high_impact=high_impact, alternatives=alternatives, bound=bound)
 
-    async def list_tools(self) -> m.ToolList:
+    async def tools(self) -> list[m.ToolSpecModel]:
         """The tools your decisions may call. (role: reader)"""
-        return await self._call("list_tools", m.Empty, m.ToolList)
+        r = await self._call("list_tools", m.Empty, m.ToolList)
+        return r.tools
 
     async def register_policy(self, intent: str, *, risk: Literal['low', 'medium', 'high'] = 'low', evidence: list[str] | None = None, slots: list[m.SlotModel] | None = None, tool: str | None = None, tool_params: dict[str, str] | None = None) -> m.StepPolicyModel:
         """How an intent's steps decide: risk, evidence, key information, tool. (role: admin)"""
@@ -430,9 +497,10 @@ class AsyncClientMethods(AsyncClientBase):
         """Check a reply against the memories its decision used (flags conflicts, records CER). (role: writer)"""
         return await self._call("check_reply", m.CheckReplyRequest, m.ReplyCheckOut, card_id=card_id, reply=reply)
 
-    async def trace_cards(self, *, session_id: str | None = None, since: datetime | None = None, until: datetime | None = None, limit: int = 100) -> m.TraceCardList:
+    async def trace_cards(self, *, session_id: str | None = None, since: datetime | None = None, until: datetime | None = None, limit: int = 100) -> list[m.TraceCardOut]:
         """Trace cards by session and time, oldest first. (role: reader)"""
-        return await self._call("trace_cards", m.TraceCardsRequest, m.TraceCardList, session_id=session_id, since=since, until=until, limit=limit)
+        r = await self._call("trace_cards", m.TraceCardsRequest, m.TraceCardList, session_id=session_id, since=since, until=until, limit=limit)
+        return r.cards
 
     async def feedback(self, card_id: str, kind: Literal['confirmed', 'corrected', 'abandoned', 'rating'], *, correction: str | None = None, rating: int | None = None, used: list[str] | None = None, wrong: list[str] | None = None) -> m.FeedbackReceiptOut:
         """The user's follow-up to a decision; applied asynchronously to the memories used. (role: writer)"""
@@ -458,10 +526,56 @@ class AsyncClientMethods(AsyncClientBase):
         """The API keys of the caller's tenant (never their secrets). (role: admin)"""
         return await self._call("list_keys", m.Empty, m.KeyList)
 
-    async def list_dead_letters(self, *, after: str | None = None, limit: int = 100) -> m.DeadLetterList:
+    async def dead_letters(self, *, after: str | None = None, limit: int = 100) -> list[m.DeadLetterOut]:
         """Entries of the caller's tenant the write queue gave up on (input that can never be stored), oldest first, each with its reason. (role: admin)"""
-        return await self._call("list_dead_letters", m.DeadLettersRequest, m.DeadLetterList, after=after, limit=limit)
+        r = await self._call("list_dead_letters", m.DeadLettersRequest, m.DeadLetterList, after=after, limit=limit)
+        return r.dead_letters
 
     async def replay_dead_letter(self, dead_id: str) -> m.ReplayedOut:
         """Put a dead letter of the caller's tenant back on the write stream and remove it from the dead letters. (role: admin)"""
         return await self._call("replay_dead_letter", m.DeadLetterRef, m.ReplayedOut, dead_id=dead_id)
+
+    async def get_session(self, session_id: str) -> m.Session:
+        """Deprecated: use ``session``. A session's L1 state. (role: reader)"""
+        deprecated_name("get_session", "session")
+        return await self._call("get_session", m.SessionRef, m.Session, session_id=session_id)
+
+    async def forget(self, *, user_id: str | None = None, ids: list[str] | None = None, store_namespace: list[str] | None = None, wait: bool = False, timeout_s: float = 300.0) -> m.ForgetJobOut:
+        """Deprecated: use ``start_forget``. Delete a user's memories, chosen memories, or item-store items under a namespace prefix, everywhere, in the background: answers the job at once (or when it is done, with wait); follow it with forget_status. (role: admin)"""
+        deprecated_name("forget", "start_forget")
+        return await self._call("forget", m.ForgetRequest, m.ForgetJobOut, user_id=user_id, ids=ids, store_namespace=store_namespace, wait=wait, timeout_s=timeout_s)
+
+    async def list_namespaces(self) -> m.NamespaceList:
+        """Deprecated: use ``namespaces``. The shared namespaces the caller's agent may read. (role: reader)"""
+        deprecated_name("list_namespaces", "namespaces")
+        return await self._call("list_namespaces", m.Empty, m.NamespaceList)
+
+    async def request_access(self, namespace: str, purpose: str, *, mode: Literal['read', 'write'] = 'read') -> m.AccessRequestOut:
+        """Deprecated: use ``request_namespace_access``. Ask for access to a shared namespace, stating the purpose (audited). (role: reader)"""
+        deprecated_name("request_access", "request_namespace_access")
+        return await self._call("request_access", m.AccessRequestIn, m.AccessRequestOut, namespace=namespace, purpose=purpose, mode=mode)
+
+    async def access_requests(self, namespace: str) -> m.AccessRequestList:
+        """Deprecated: use ``namespace_access_requests``. The pending access requests of a namespace the caller owns. (role: reader)"""
+        deprecated_name("access_requests", "namespace_access_requests")
+        return await self._call("access_requests", m.NamespaceRef, m.AccessRequestList, namespace=namespace)
+
+    async def grant_access(self, namespace: str, agent: str, *, mode: Literal['read', 'write'] = 'read') -> m.NamespaceOut:
+        """Deprecated: use ``grant_namespace_access``. Grant an agent read or write access (the owner, or a tenant admin; audited). (role: writer)"""
+        deprecated_name("grant_access", "grant_namespace_access")
+        return await self._call("grant_access", m.GrantRequest, m.NamespaceOut, namespace=namespace, agent=agent, mode=mode)
+
+    async def revoke_access(self, namespace: str, agent: str) -> m.Empty:
+        """Deprecated: use ``revoke_namespace_access``. Revoke an agent's access to a namespace (audited). (role: writer)"""
+        deprecated_name("revoke_access", "revoke_namespace_access")
+        return await self._call("revoke_access", m.RevokeAccessRequest, m.Empty, namespace=namespace, agent=agent)
+
+    async def list_tools(self) -> m.ToolList:
+        """Deprecated: use ``tools``. The tools your decisions may call. (role: reader)"""
+        deprecated_name("list_tools", "tools")
+        return await self._call("list_tools", m.Empty, m.ToolList)
+
+    async def list_dead_letters(self, *, after: str | None = None, limit: int = 100) -> m.DeadLetterList:
+        """Deprecated: use ``dead_letters``. Entries of the caller's tenant the write queue gave up on (input that can never be stored), oldest first, each with its reason. (role: admin)"""
+        deprecated_name("list_dead_letters", "dead_letters")
+        return await self._call("list_dead_letters", m.DeadLettersRequest, m.DeadLetterList, after=after, limit=limit)

@@ -13,6 +13,7 @@ error body (same class, message, ``field`` and ``reason``).
 from __future__ import annotations
 
 import os
+import warnings
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 import httpx
@@ -219,3 +220,12 @@ class AsyncClientBase:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def deprecated_name(old: str, new: str) -> None:
+    """Warn that the client method ``old`` is now ``new`` (the engine's name)."""
+    warnings.warn(
+        f"Client.{old}() is deprecated: use {new}(), the name ContextEngine shares",
+        DeprecationWarning,
+        stacklevel=3,
+    )

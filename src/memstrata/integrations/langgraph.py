@@ -18,17 +18,20 @@ Embeddings are memstrata's (the engine's model), not a LangGraph ``index`` confi
 value), and ``put(..., index=[...])`` or ``index=False`` chooses per item. TTLs are
 not supported (``supports_ttl`` is False, as in ``BaseStore``).
 
-With a :class:`memstrata.client.Client` the store calls a running ``memstrata serve``
-(or a service in this process), as the key's tenant; with a
-:class:`memstrata.engine.ContextEngine` it calls the engine directly, as ``tenant``.
-``abatch`` runs ``batch`` in a worker thread.
+The store is written once against :class:`memstrata.interface.Memory`: a
+:class:`memstrata.client.Client` calls a running ``memstrata serve`` (or a service in
+this process) as its key's tenant, a :class:`memstrata.engine.ContextEngine` is called
+directly as its ``tenant`` keyword's (``default``; ``MemstrataStore(engine,
+tenant=...)`` binds another). ``abatch`` runs ``batch`` in a worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langgraph.store.base import (
     BaseStore,
@@ -42,15 +45,13 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from memstrata.client import Client
-from memstrata.engine import ContextEngine
-from memstrata.service import wire as m
-from memstrata.sharing.items import StoreItem
+from memstrata.errors import ValidationError
+from memstrata.interface import Memory, StoreItemView
 
 __all__ = ["MemstrataStore"]
 
 
-def _item(found: StoreItem | m.StoreItemOut) -> Item:
+def _item(found: StoreItemView) -> Item:
     return Item(
         value=dict(found.value),
         key=found.key,
@@ -60,7 +61,7 @@ def _item(found: StoreItem | m.StoreItemOut) -> Item:
     )
 
 
-def _search_item(found: StoreItem | m.StoreItemOut) -> SearchItem:
+def _search_item(found: StoreItemView) -> SearchItem:
     return SearchItem(
         namespace=tuple(found.namespace),
         key=found.key,
@@ -85,104 +86,75 @@ def _conditions(op: ListNamespacesOp) -> tuple[list[str] | None, list[str] | Non
     return prefix, suffix
 
 
+class _TenantBound:
+    """The item-store operations of an engine, bound to one tenant (a client's tenant
+    is its key's, so it needs none)."""
+
+    def __init__(self, engine: Any, tenant: str) -> None:
+        self._engine = engine
+        self._tenant = tenant
+
+    def __getattr__(self, name: str) -> Any:
+        return functools.partial(getattr(self._engine, name), tenant=self._tenant)
+
+
 class MemstrataStore(BaseStore):
     """A LangGraph store whose items live in memstrata (see the module docstring)."""
 
     def __init__(
         self,
-        backend: Client | ContextEngine,
+        backend: Memory,
         *,
-        tenant: str = "default",
+        tenant: str | None = None,
         index_fields: Sequence[str] | None = None,
     ) -> None:
-        if not isinstance(backend, Client | ContextEngine):
-            raise TypeError("backend must be a memstrata Client or ContextEngine")
-        self._backend = backend
-        self._tenant = tenant
+        if not isinstance(backend, Memory):
+            raise TypeError("backend must be a memstrata Memory (a ContextEngine or a Client)")
+        self._memory = backend
+        if tenant is not None:
+            # Only the engine takes a tenant per call; a client's is its key's.
+            if "tenant" not in inspect.signature(backend.store_get).parameters:
+                raise ValidationError("tenant", "a client acts for its key's tenant")
+            self._memory = cast(Memory, _TenantBound(backend, tenant))
         self._fields = list(index_fields) if index_fields else None
-
-    def _index(self, index: Any) -> list[str] | bool | None:
-        if index is False:
-            return False
-        return list(index) if index else self._fields
 
     def _one(self, op: Op) -> Result:
         if isinstance(op, GetOp):
-            return self._get(op)
+            found = self._memory.store_get(list(op.namespace), op.key)
+            return None if found is None else _item(found)
         if isinstance(op, SearchOp):
-            return self._search(op)
+            return [
+                _search_item(item)
+                for item in self._memory.store_search(
+                    namespace_prefix=list(op.namespace_prefix),
+                    query=op.query or None,
+                    filter=dict(op.filter) if op.filter else None,
+                    limit=op.limit,
+                    offset=op.offset,
+                )
+            ]
         if isinstance(op, PutOp):
             self._put(op)
             return None
         if isinstance(op, ListNamespacesOp):
-            return self._list(op)
-        raise ValueError(f"unknown operation {type(op).__name__}")
-
-    def _get(self, op: GetOp) -> Item | None:
-        ns, backend = list(op.namespace), self._backend
-        if isinstance(backend, Client):
-            found = backend.store_get(ns, op.key).item
-            return None if found is None else _item(found)
-        item = backend.store_get(ns, op.key, tenant=self._tenant)
-        return None if item is None else _item(item)
-
-    def _put(self, op: PutOp) -> None:
-        ns, backend = list(op.namespace), self._backend
-        if op.value is None:
-            if isinstance(backend, Client):
-                backend.store_delete(ns, op.key)
-            else:
-                backend.store_delete(ns, op.key, tenant=self._tenant)
-            return
-        index = self._index(op.index)
-        if isinstance(backend, Client):
-            fields = index if isinstance(index, list) else None
-            backend.store_put(
-                ns, op.key, dict(op.value), index=fields, searchable=index is not False
-            )
-        else:
-            backend.store_put(ns, op.key, dict(op.value), tenant=self._tenant, index=index)
-
-    def _search(self, op: SearchOp) -> list[SearchItem]:
-        backend = self._backend
-        if isinstance(backend, Client):
-            found: Sequence[StoreItem | m.StoreItemOut] = backend.store_search(
-                namespace_prefix=list(op.namespace_prefix),
-                query=op.query or None,
-                filter=dict(op.filter) if op.filter else None,
-                limit=op.limit,
-                offset=op.offset,
-            ).items
-        else:
-            found = backend.store_search(
-                list(op.namespace_prefix),
-                tenant=self._tenant,
-                query=op.query or None,
-                filter=op.filter or None,
-                limit=op.limit,
-                offset=op.offset,
-            )
-        return [_search_item(item) for item in found]
-
-    def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        prefix, suffix = _conditions(op)
-        backend = self._backend
-        if isinstance(backend, Client):
-            listed = backend.store_list_namespaces(
+            prefix, suffix = _conditions(op)
+            return self._memory.store_list_namespaces(
                 prefix=prefix,
                 suffix=suffix,
                 max_depth=op.max_depth,
                 limit=op.limit,
                 offset=op.offset,
             )
-            return [tuple(n.namespace) for n in listed.namespaces]
-        return backend.store_list_namespaces(
-            tenant=self._tenant,
-            prefix=prefix,
-            suffix=suffix,
-            max_depth=op.max_depth,
-            limit=op.limit,
-            offset=op.offset,
+        raise ValueError(f"unknown operation {type(op).__name__}")
+
+    def _put(self, op: PutOp) -> None:
+        ns = list(op.namespace)
+        if op.value is None:
+            self._memory.store_delete(ns, op.key)
+            return
+        fields = list(op.index) if op.index else self._fields
+        self._memory.store_put(
+            ns, op.key, dict(op.value), index=fields, searchable=op.index is not False
         )
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, JsonValue
 from pydantic.fields import FieldInfo
 
+from memstrata.service.client_shape import SHAPES
 from memstrata.service.operations import OPERATIONS, Operation
 
 TARGET = Path(__file__).parents[1] / "client" / "_methods.py"
@@ -33,7 +34,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from memstrata.client.base import AsyncClientBase, ClientBase
+from memstrata.client.base import AsyncClientBase, ClientBase, deprecated_name
 from memstrata.service import wire as m
 
 _ = (datetime, Literal, JsonValue)
@@ -84,14 +85,19 @@ KEPT_IN_PLACE = frozenset({"step_intent"})
 the positional parameters (callers pass them by position), None meaning not given."""
 
 
-def _method(op: Operation[Any, Any], asynchronous: bool) -> str:
+def _method(op: Operation[Any, Any], asynchronous: bool, alias: bool = False) -> str:
+    """The method of ``op``: its client name and result (:mod:`memstrata.service.client_shape`),
+    or with ``alias`` the deprecated old name returning the response as it was."""
+    shape = SHAPES.get(op.name)
+    name = op.name if alias or shape is None or shape.name is None else shape.name
+    result = None if alias or shape is None else shape.result
     fields = op.request.model_fields
     required = [n for n, f in fields.items() if f.is_required() or n in KEPT_IN_PLACE]
     optional = [n for n in fields if n not in required]
     params = ["self"]
-    for i, name in enumerate(required):
-        text = _parameter(name, fields[name])
-        if not fields[name].is_required() and any(
+    for i, name_ in enumerate(required):
+        text = _parameter(name_, fields[name_])
+        if not fields[name_].is_required() and any(
             fields[later].is_required() for later in required[i + 1 :]
         ):
             text = text.removesuffix(" = None")  # a required parameter follows
@@ -103,12 +109,28 @@ def _method(op: Operation[Any, Any], asynchronous: bool) -> str:
         f", {args})" if args else ")"
     )
     prefix = "async def" if asynchronous else "def"
-    body = f"return await {call}" if asynchronous else f"return {call}"
-    return (
-        f"    {prefix} {op.name}({', '.join(params)}) -> m.{op.response.__name__}:\n"
-        f'        """{op.summary} (role: {op.role})"""\n'
-        f"        {body}\n"
-    )
+    awaited = f"await {call}" if asynchronous else call
+    annotation = f"m.{op.response.__name__}" if result is None else result[0]
+    doc = f"{op.summary} (role: {op.role})"
+    lines = [f"    {prefix} {name}({', '.join(params)}) -> {annotation}:"]
+    if alias:
+        assert shape is not None and shape.name is not None
+        lines.append(f'        """Deprecated: use ``{shape.name}``. {doc}"""')
+        lines.append(f'        deprecated_name("{op.name}", "{shape.name}")')
+    else:
+        lines.append(f'        """{doc}"""')
+    if result is None:
+        lines.append(f"        return {awaited}")
+    elif result[1] == "None":
+        lines.append(f"        {awaited}")
+    else:
+        lines.append(f"        r = {awaited}")
+        lines.append(f"        return {result[1]}")
+    return "\n".join(lines) + "\n"
+
+
+def _aliases() -> list[Operation[Any, Any]]:
+    return [op for op in OPERATIONS if (s := SHAPES.get(op.name)) and s.name]
 
 
 def source() -> str:
@@ -121,6 +143,7 @@ def source() -> str:
         parts.append(f"\n\nclass {cls}({base}):\n")
         parts.append('    """Every operation of the service, as a typed method."""\n')
         parts.extend("\n" + _method(op, asynchronous) for op in OPERATIONS)
+        parts.extend("\n" + _method(op, asynchronous, alias=True) for op in _aliases())
     return "".join(parts)
 
 

@@ -62,6 +62,12 @@ class ForgetJob:
     error: str | None = None
 
     @property
+    def job_id(self) -> str:
+        """``id`` under the wire's name (``ForgetJobOut.job_id``), so one interface
+        reads both (:class:`memstrata.interface.ForgetJobView`)."""
+        return self.id
+
+    @property
     def finished(self) -> bool:
         """Whether it is ``done`` or ``failed``."""
         return self.state in ("done", "failed")
