@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import functools
 import types
 import typing
 from collections.abc import Iterable
@@ -21,14 +20,23 @@ from typing import Any
 
 from memstrata.errors import ConfigError
 
+_Check = tuple[str, Any, str, Any]
+_ADAPTERS: dict[type[Any], tuple[_Check, ...]] = {}
 
-@functools.cache
-def _adapters(cls: type[Any]) -> tuple[tuple[str, Any, str, Any], ...]:
-    """(name, type hint, annotation text, TypeAdapter or the section class) per field."""
+
+def _adapters(cls: type[Any]) -> tuple[_Check, ...]:
+    """(name, type hint, annotation text, TypeAdapter or the section class) per field,
+    built once per class."""
+    if cls not in _ADAPTERS:
+        _ADAPTERS[cls] = _build_adapters(cls)
+    return _ADAPTERS[cls]
+
+
+def _build_adapters(cls: type[Any]) -> tuple[_Check, ...]:
     from pydantic import TypeAdapter  # here: the CLI's light commands never build settings
 
     hints = typing.get_type_hints(cls)
-    checks: list[tuple[str, Any, str, Any]] = []
+    checks: list[_Check] = []
     for item in dataclasses.fields(cls):
         hint = hints[item.name]
         text = item.type if isinstance(item.type, str) else _text(hint)
@@ -47,7 +55,8 @@ def check_field_types(section: object, where: str, *, skip: Iterable[str] = ()) 
     from pydantic import ValidationError as TypeMismatch
 
     skipped = set(skip)
-    for name, hint, text, check in _adapters(type(section)):
+    cls: type[Any] = type(section)
+    for name, hint, text, check in _adapters(cls):
         if name in skipped:
             continue
         value = getattr(section, name)
