@@ -7,13 +7,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import types
 import typing
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstrata.config import (
@@ -24,7 +25,7 @@ from memstrata.config import (
     settings_from_dict,
     settings_from_env,
 )
-from memstrata.errors import ConfigError
+from memstrata.errors import ConfigError, ValidationError
 
 
 def test_a_wrongly_typed_setting_fails_at_load_naming_field_type_and_value(
@@ -82,15 +83,20 @@ def _fields(cls: type[Any], prefix: tuple[str, ...] = ()) -> list[tuple[tuple[st
 
 
 FIELDS = _fields(Settings)
+_OWN_CHECKS = ("multilingual_knots", "cross_language_tenants")
+"""Fields whose own checks take lists too and name the entry at fault."""
 
 
-def _takes(hint: Any, value: object) -> bool:
+def _takes(hint: Any, value: object, *, python: bool = False) -> bool:
     """Whether a settings file's JSON ``value`` has the type ``hint`` wants, by JSON
-    type alone (written apart from the checker it tests)."""
+    type alone (written apart from the checker it tests). ``python``: as a value given
+    to a section in Python, where a list is no tuple and a string no path."""
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
-        return any(_takes(a, value) for a in args)
+        return any(_takes(a, value, python=python) for a in args)
+    if python and (hint is Path or origin in (tuple, frozenset)):
+        return False  # JSON values hold no Path, tuple or frozenset
     if hint is type(None):
         return value is None
     if hint is bool:
@@ -127,8 +133,13 @@ def _nested(path: tuple[str, ...], value: object) -> dict[str, Any]:
     return body
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
-@given(st.sampled_from(FIELDS), JSON)
+def _names_the_field(message: str, name: str) -> bool:
+    return re.match(rf"{re.escape(name)}[:.\[]", message) is not None
+
+
+@pytest.mark.parametrize("field", FIELDS, ids=lambda f: ".".join(f[0]))
+@settings(max_examples=25, deadline=None)
+@given(value=JSON)
 def test_every_field_refuses_every_wrong_type_at_load(
     field: tuple[tuple[str, ...], Any], value: object
 ) -> None:
@@ -137,11 +148,8 @@ def test_every_field_refuses_every_wrong_type_at_load(
     try:
         loaded = settings_from_dict(json.loads(json.dumps(_nested(path, value))))
     except ConfigError as exc:  # never another exception: one typed error naming the field
-        assert str(exc).startswith(f"{name}"), (name, str(exc))
-        if not _takes(hint, value) and path[-1] not in (
-            "multilingual_knots",  # their own checks name the entry at fault
-            "cross_language_tenants",
-        ):
+        assert _names_the_field(str(exc), name), (name, str(exc))
+        if not _takes(hint, value) and path[-1] not in _OWN_CHECKS:
             assert f"{name}: expected " in str(exc)
         return
     assert _takes(hint, value), f"{name} accepted {value!r}"
@@ -154,3 +162,32 @@ def test_every_field_refuses_every_wrong_type_at_load(
         assert got == Path(typing.cast(str, value))
     elif not isinstance(value, list):
         assert got == value
+
+
+SECTIONS = {
+    name: hint
+    for name, hint in typing.get_type_hints(Settings).items()
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint)
+}
+
+
+@pytest.mark.parametrize(
+    "field",
+    [f for f in FIELDS if len(f[0]) == 2 and f[0][1] not in _OWN_CHECKS],  # take lists too
+    ids=lambda f: ".".join(f[0]),
+)
+@settings(max_examples=15, deadline=None)
+@given(value=JSON)
+def test_a_section_built_in_python_refuses_every_wrong_type(
+    field: tuple[tuple[str, ...], Any], value: object
+) -> None:
+    (section, name), hint = field
+    try:
+        SECTIONS[section](**{name: value})
+    except ConfigError as exc:
+        assert _names_the_field(str(exc), f"{section}.{name}"), str(exc)
+        return
+    except ValidationError as exc:  # a range check (memory, pipeline, faults): a right type
+        assert exc.field == name and _takes(hint, value, python=True), str(exc)
+        return
+    assert _takes(hint, value, python=True), f"{section}.{name} took {value!r}"
