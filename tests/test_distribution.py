@@ -120,6 +120,9 @@ def test_the_engine_and_the_cli_refuse_to_open_beside_it(
     with pytest.raises(ConfigError, match="unrelated package named 'memstrata'"):
         ContextEngine.open(Settings(data_dir=tmp_path / "data"))
     assert not (tmp_path / "data").exists()  # refused before anything was written
+    with pytest.raises(ConfigError, match="unrelated package named 'memstrata'"):
+        wiring.worker_handler(data_dir=str(tmp_path / "worker"), redis_url="redis://h:1")
+    assert not (tmp_path / "worker").exists()
 
     from memstrata.cli import app
 

@@ -427,7 +427,10 @@ def worker_handler(
     override single fields. Without ``qdrant_url`` the worker opens the embedded index
     under ``data_dir``, which no engine may hold meanwhile. ``redis_url`` defaults to
     the worker's own ``--redis-url`` only through the settings: give it here too.
+    Refuses (ConfigError) beside the unrelated ``memstrata`` distribution, as the engine
+    does.
     """
+    check_distribution()
     env = dict(os.environ)
     if settings:
         env["MEMSTRATA_SETTINGS"] = settings
