@@ -11,7 +11,6 @@ section's own checks, which run after this one.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import types
 import typing
 from collections.abc import Iterable
@@ -124,6 +123,8 @@ def _shown(value: object) -> str:
 def unknown_key(name: str, key: str, known: Iterable[str]) -> ConfigError:
     """The error for a key no field has, with the closest field's name when one is
     close (a typo)."""
+    import difflib  # only on this error path
+
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return ConfigError(f"{name}: unknown setting{hint}")
