@@ -51,9 +51,9 @@ def test_the_deadlines_follow_the_settings_the_server_runs_with(
     assert server_deadline_s("retrieve", {}) == before + 100 - Settings().longterm.read_deadline_s
 
 
-# A literal client timeout (a number given as `timeout`) or a Client left at its default one: each is a
-# guess that a busy machine proves wrong. Probes in a retry loop (/healthz) and waits on
-# a subprocess are not client read timeouts.
+# A literal client timeout (a number given as `timeout`) or a Client left at its default
+# one: each is a guess that a busy machine proves wrong. Probes in a retry loop (/healthz)
+# and waits on a subprocess are not client read timeouts.
 _LITERAL = re.compile(r"\btimeout=\d")
 _DEFAULT_CLIENT = re.compile(r"\b(?:Async)?Client\(server\.url\b(?![^\n]*timeout_s=)")
 _NOT_A_READ = re.compile(r"healthz|\.wait\(|capture_output|subprocess")
