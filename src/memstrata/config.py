@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.attributes import MULTI_VALUED
+from memstrata.config_types import check_field_types, unknown_key
 from memstrata.errors import ConfigError, ValidationError
 from memstrata.validation import check_id, check_positive_int
 
@@ -37,6 +38,9 @@ class WorkingMemorySettings:
     (refreshed on every append)."""
     series_window_points: int = 1000
     """Newest points a time series keeps."""
+
+    def __post_init__(self) -> None:
+        check_field_types(self, "working.")
 
 
 MAX_CONTEXT_STEPS = 8
@@ -228,6 +232,8 @@ class LongTermSettings:
     Chinese the best may share only a character or two with the question."""
 
     def __post_init__(self) -> None:
+        # The knots and the tenants take lists too and name the entry at fault.
+        check_field_types(self, "longterm.", skip=("multilingual_knots", "cross_language_tenants"))
         if not isinstance(self.multilingual, bool):
             raise ConfigError("longterm.multilingual: must be true or false")
         if self.multilingual_points not in MULTILINGUAL_POINTS:
@@ -377,6 +383,7 @@ class RetrievalSettings:
     """Weight of the reranker's score against the retrieval score (0: no reranker)."""
 
     def __post_init__(self) -> None:
+        check_field_types(self, "retrieval.")
         for name in ("route_depth", "secondary_route_depth", "pool_size", "short_words"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1000:
@@ -474,6 +481,7 @@ class MemorySettings:
     """First part of every Redis key (two stores can share one server)."""
 
     def __post_init__(self) -> None:
+        check_field_types(self, "memory.")
         _check_fraction("near_duplicate_cosine", self.near_duplicate_cosine, low_open=True)
         if not isinstance(self.multi_valued_attributes, frozenset) or any(
             not isinstance(a, str) or a != a.casefold() for a in self.multi_valued_attributes
@@ -526,6 +534,7 @@ class PipelineSettings:
     """Acknowledged entries beyond this are trimmed from the stream."""
 
     def __post_init__(self) -> None:
+        check_field_types(self, "pipeline.")
         check_id("queue_name", self.queue_name)
         check_positive_int("batch_size", self.batch_size, maximum=10_000)
         check_positive_int("worker_threads", self.worker_threads, maximum=64)
@@ -564,6 +573,7 @@ class ExtractorSettings:
     timeout_s: float = 10.0
 
     def __post_init__(self) -> None:
+        check_field_types(self, "extractor.")
         _check_model_endpoint("extractor", self.llm_base_url, self.timeout_s)
 
 
@@ -589,6 +599,7 @@ class TracingSettings:
     service_name: str = "memstrata"
 
     def __post_init__(self) -> None:
+        check_field_types(self, "tracing.")
         if self.exporter not in TRACING_EXPORTERS:
             raise ConfigError(f"tracing.exporter: must be one of {', '.join(TRACING_EXPORTERS)}")
         if self.exporter == "otlp" and not any(
@@ -624,6 +635,7 @@ class DecisionSettings:
     timeout_s: float = 10.0
 
     def __post_init__(self) -> None:
+        check_field_types(self, "decision.")
         _check_model_endpoint("decision", self.llm_base_url, self.timeout_s)
         for name in ("card_retention_s", "max_cards"):
             value = getattr(self, name)
@@ -656,6 +668,7 @@ class IntentSettings:
     timeout_s: float = 10.0
 
     def __post_init__(self) -> None:
+        check_field_types(self, "intents.")
         _check_model_endpoint("intents", self.llm_base_url, self.timeout_s)
         for name in ("min_confidence", "lexical_weight"):
             value = getattr(self, name)
@@ -686,6 +699,7 @@ class FaultSettings:
     and off from outside the running process; None: always."""
 
     def __post_init__(self) -> None:
+        check_field_types(self, "faults.")
         delay = self.l3_read_delay_s
         if isinstance(delay, bool) or not isinstance(delay, int | float):
             raise ValidationError("l3_read_delay_s", "must be a number")
@@ -718,6 +732,7 @@ class Settings:
     """Sanitize every log record of the process (a record factory), not only ours."""
 
     def __post_init__(self) -> None:
+        check_field_types(self, "")
         if self.longterm.fusion not in ("rrf", "normalized"):
             raise ConfigError(
                 f"longterm.fusion: must be 'rrf' or 'normalized', got {self.longterm.fusion!r}"
@@ -762,12 +777,20 @@ def settings_from_env(
 def load_settings(path: Path) -> Settings:
     """Settings from a JSON file: an object whose keys are :class:`Settings` fields,
     sections as nested objects (``{"longterm": {"adjacent_blend": 0.1}}``); what it
-    leaves out keeps its default. Unknown keys and bad values raise ConfigError
-    naming the key."""
+    leaves out keeps its default. Unknown keys, wrongly typed and bad values raise
+    ConfigError naming the key (:func:`settings_from_dict`)."""
     try:
         raw = json.loads(Path(path).read_text())
     except (OSError, ValueError) as exc:
         raise ConfigError(f"settings file {path}: {exc}") from exc
+    return settings_from_dict(raw)
+
+
+def settings_from_dict(raw: object) -> Settings:
+    """Settings from a JSON-shaped value, as a settings file holds it: every field's
+    type is checked here (a number where a number is wanted, a list for a tuple, a
+    string for a path), so a wrong one fails at load, not at the first read; an
+    unknown key is refused with the closest known name."""
     settings = _build(Settings, raw, "")
     assert isinstance(settings, Settings)
     return settings
@@ -775,14 +798,14 @@ def load_settings(path: Path) -> Settings:
 
 def _build(cls: type[Any], raw: Any, where: str) -> Any:
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where or 'settings'}: must be a JSON object")
+        raise ConfigError(f"{where or 'settings'}: must be a JSON object, got {raw!r:.80}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
     hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
     for key, value in raw.items():
         name = f"{where}.{key}" if where else key
         if key not in fields:
-            raise ConfigError(f"{name}: unknown setting")
+            raise unknown_key(name, key, fields)
         values[key] = _value(hints[key], value, name)
     try:
         return cls(**values)
@@ -791,7 +814,9 @@ def _build(cls: type[Any], raw: Any, where: str) -> Any:
 
 
 def _value(hint: Any, value: Any, name: str) -> Any:
-    """A JSON value as the field's type wants it (sections, paths, tuples, sets)."""
+    """A JSON value as the field's type wants it (sections, paths, tuples, sets); a
+    value of another JSON type is passed on as it is, for the section's type check
+    to name."""
     if isinstance(hint, type) and dataclasses.is_dataclass(hint):
         return _build(hint, value, name)
     origin = typing.get_origin(hint)
@@ -802,5 +827,8 @@ def _value(hint: Any, value: Any, name: str) -> Any:
     if origin is tuple and isinstance(value, list):
         return tuple(tuple(v) if isinstance(v, list) else v for v in value)
     if origin is frozenset and isinstance(value, list):
-        return frozenset(value)
+        try:
+            return frozenset(value)
+        except TypeError:  # an unhashable item (a list, an object): not a string
+            return value
     return value

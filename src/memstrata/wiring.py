@@ -47,6 +47,7 @@ from memstrata.config import MemorySettings, PipelineSettings, Settings, setting
 from memstrata.decision import CardStore, DecisionLayer, DecisionMetrics, RiskThresholds
 from memstrata.decision.model_judge import ModelJudge
 from memstrata.disk import DiskGuard, DiskPolicy, check_start
+from memstrata.distribution import check_distribution
 from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.defaults import default_embedder
 from memstrata.embed.multilingual import MultilingualEmbedder
@@ -426,7 +427,10 @@ def worker_handler(
     override single fields. Without ``qdrant_url`` the worker opens the embedded index
     under ``data_dir``, which no engine may hold meanwhile. ``redis_url`` defaults to
     the worker's own ``--redis-url`` only through the settings: give it here too.
+    Refuses (ConfigError) beside the unrelated ``memstrata`` distribution, as the engine
+    does.
     """
+    check_distribution()
     env = dict(os.environ)
     if settings:
         env["MEMSTRATA_SETTINGS"] = settings
@@ -633,7 +637,10 @@ def build_stack(
     ``multilingual``: the second dense model in place of the default one, used when
     ``settings.longterm.multilingual`` is on).
     Refuses to start (DiskSpaceError) when the data directory's disk cannot hold the
-    embedded store; whatever was started is stopped again when building fails."""
+    embedded store, and (ConfigError) when the unrelated ``memstrata`` distribution is
+    installed beside this one (:mod:`memstrata.distribution`); whatever was started is
+    stopped again when building fails."""
+    check_distribution()
     settings = settings or Settings()
     if pipeline is not None:
         settings = replace(settings, pipeline=pipeline)

@@ -9,11 +9,11 @@ from memstrata.embed.minilm import MiniLMEmbedder, torch_available
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # The torch runtime is the optional ``memstrata[torch]`` extra: what compares
+    # The torch runtime is the optional ``ctxstrata[torch]`` extra: what compares
     # against it runs where it is installed (``make test`` installs it).
     if torch_available():
         return
-    skip = pytest.mark.skip(reason="the torch extra is not installed (memstrata[torch])")
+    skip = pytest.mark.skip(reason="the torch extra is not installed (ctxstrata[torch])")
     for item in items:
         if item.get_closest_marker("torch") is not None:
             item.add_marker(skip)

@@ -253,5 +253,5 @@ def test_without_torch_a_bad_graph_fails_naming_the_extra(
 def test_without_torch_the_torch_runtime_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(minilm_module, "torch_available", lambda: False)
     monkeypatch.setattr(minilm_module, "_SHARED_MODELS", {})  # nothing loaded before
-    with pytest.raises(BackendUnavailableError, match=r"pip install 'memstrata\[torch\]'"):
+    with pytest.raises(BackendUnavailableError, match=r"pip install 'ctxstrata\[torch\]'"):
         MiniLMEmbedder(runtime="torch").embed(["x"])

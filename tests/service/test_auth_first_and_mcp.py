@@ -15,7 +15,7 @@ import httpx2
 import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from tests.service.support import RunningServer, create_key
+from tests.service.support import RunningServer, create_key, read_timeout_s
 
 from memstrata.service.operations import OPERATIONS
 from memstrata.service.proto import SERVICE_FULL_NAME, method_name
@@ -34,7 +34,9 @@ def _post(server: RunningServer, path: str, body: bytes, key: str | None) -> htt
     headers = {"Content-Type": "application/json"}
     if key is not None:
         headers["Authorization"] = f"Bearer {key}"
-    return httpx.post(f"{server.url}{path}", content=body, headers=headers, timeout=30)
+    return httpx.post(
+        f"{server.url}{path}", content=body, headers=headers, timeout=read_timeout_s()
+    )
 
 
 @pytest.mark.parametrize("body", sorted(BAD_BODIES))
@@ -61,7 +63,7 @@ def test_rest_refuses_an_anonymous_oversized_body_unread(server: RunningServer) 
         f"{server.url}/v1/remember",
         content=b'{"user_id": "u", "text": "' + b"a" * (17 * 1024 * 1024) + b'"}',
         headers={"Content-Type": "application/json"},
-        timeout=60,
+        timeout=read_timeout_s(),
     )
     assert response.status_code == 401
 
@@ -72,7 +74,7 @@ def _grpc_raw(server: RunningServer, key: str | None, body: bytes) -> grpc.RpcEr
         call = channel.unary_unary(f"/{SERVICE_FULL_NAME}/{method_name('remember')}")
         metadata = (("authorization", f"Bearer {key}"),) if key else ()
         with pytest.raises(grpc.RpcError) as failed:
-            call(body, metadata=metadata, timeout=30)
+            call(body, metadata=metadata, timeout=read_timeout_s())
         return failed.value
     finally:
         channel.close()
@@ -107,17 +109,21 @@ def test_mcp_over_http_needs_a_key_even_to_start(server: RunningServer, key: str
     if BAD_KEYS[key] is not None:
         headers["Authorization"] = f"Bearer {BAD_KEYS[key]}"
     for message in (_INITIALIZE, _LIST):
-        response = httpx.post(f"{server.url}/mcp", json=message, headers=headers, timeout=30)
+        response = httpx.post(
+            f"{server.url}/mcp", json=message, headers=headers, timeout=read_timeout_s()
+        )
         assert response.status_code == 401, (message["method"], response.text)
         error = response.json()["error"]  # a JSON-RPC error, which MCP clients surface
         assert error["data"]["code"] == "unauthenticated" and error["code"] < 0
-    assert httpx.get(f"{server.url}/mcp", headers=headers, timeout=30).status_code == 401
+    assert (
+        httpx.get(f"{server.url}/mcp", headers=headers, timeout=read_timeout_s()).status_code == 401
+    )
 
 
 async def _listed(server: RunningServer, key: str) -> list[Any]:
     headers = {"Authorization": f"Bearer {key}"}
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        httpx2.AsyncClient(headers=headers, timeout=read_timeout_s()) as http,
         Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client,
     ):
         return list((await client.list_tools()).tools)

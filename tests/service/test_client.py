@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from tests.service.support import RunningServer
+from tests.service.support import SESSION_TIMEOUT_S, RunningServer
 
 from memstrata.client import AsyncClient, Client
 from memstrata.config import Settings
@@ -46,7 +46,7 @@ def test_every_operation_is_a_method_named_like_the_engine() -> None:
 
 def test_client_over_http(server: RunningServer) -> None:
     tag = uuid.uuid4().hex[:8]
-    with Client(server.url, server.admin_keys["acme"]) as client:
+    with Client(server.url, server.admin_keys["acme"], timeout_s=SESSION_TIMEOUT_S) as client:
         session = client.start_session(f"u-{tag}", "hello", session_id=f"c-{tag}")
         assert isinstance(session, m.Session) and session.session_id == f"c-{tag}"
         stored = client.remember(f"u-{tag}", "I'm allergic to peanuts.", wait=True)
@@ -60,14 +60,16 @@ def test_client_over_http(server: RunningServer) -> None:
         with pytest.raises(ValidationError) as bad:
             client.retrieve("x", k=0)
         assert bad.value.field == "k"
-    stranger = Client(server.url, "msk_0123456789abcdef_" + "x" * 43)
+    stranger = Client(server.url, "msk_0123456789abcdef_" + "x" * 43, timeout_s=SESSION_TIMEOUT_S)
     with stranger, pytest.raises(AuthenticationError):
         stranger.retrieve("x")
 
 
 def test_async_client_over_http(server: RunningServer) -> None:
     async def run() -> m.RetrievalOut:
-        async with AsyncClient(server.url, server.admin_keys["globex"]) as client:
+        async with AsyncClient(
+            server.url, server.admin_keys["globex"], timeout_s=SESSION_TIMEOUT_S
+        ) as client:
             await client.remember("async-user", "I moved to Chengdu.", wait=True)
             return await client.retrieve("where do I live", user_id="async-user")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from tests.service.support import RunningServer
+from tests.service.support import SESSION_TIMEOUT_S, RunningServer
 
 from memstrata.client import Client
 from memstrata.context import Turn, find_protected
@@ -39,7 +39,7 @@ def _history(turns: int) -> list[Turn]:
 def test_the_client_keeps_the_numbers_and_keeps_noise_out(server: RunningServer) -> None:
     tag = uuid.uuid4().hex[:8]
     user, session = f"u-{tag}", f"p-{tag}"
-    with Client(server.url, server.admin_keys["acme"]) as client:
+    with Client(server.url, server.admin_keys["acme"], timeout_s=SESSION_TIMEOUT_S) as client:
         client.start_session(user, "support", session_id=session)
         for text in (
             "I'm allergic to peanuts.",

@@ -30,6 +30,7 @@ from tests.service.support import (
     free_port,
     grpc_call,
     mcp_call,
+    read_timeout_s,
     rest_call,
 )
 
@@ -122,7 +123,7 @@ def test_serve_starts_when_qdrant_never_answers(degraded: tuple[RunningServer, f
     # Python, the model, Valkey and a 2 s wait on the silent Qdrant: far below the
     # 120 s a hung start would run into (and no failure at 19 s).
     assert took < START_LIMIT_S
-    health = httpx.get(f"{server.url}/healthz", timeout=10).json()
+    health = httpx.get(f"{server.url}/healthz", timeout=read_timeout_s()).json()
     assert health["status"] != "ok"  # L3 does not answer, and the service says so
 
 

@@ -12,7 +12,7 @@ import pytest
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
-from tests.service.support import RunningServer
+from tests.service.support import SESSION_TIMEOUT_S, RunningServer
 
 from memstrata.client import Client
 from memstrata.engine import ContextEngine
@@ -36,7 +36,7 @@ def store(
             yield MemstrataStore(local)
         return
     server: RunningServer = request.getfixturevalue("server")
-    with Client(server.url, server.admin_keys["acme"]) as client:
+    with Client(server.url, server.admin_keys["acme"], timeout_s=SESSION_TIMEOUT_S) as client:
         yield MemstrataStore(client)
 
 
@@ -163,8 +163,10 @@ def test_a_langgraph_graph_remembers_and_recalls(store: MemstrataStore) -> None:
 def test_another_tenant_cannot_read_an_item(server: RunningServer) -> None:
     ns = ("secrets", uuid.uuid4().hex[:8])
     with (
-        Client(server.url, server.admin_keys["acme"]) as acme_client,
-        Client(server.url, server.admin_keys["globex"]) as globex_client,
+        Client(server.url, server.admin_keys["acme"], timeout_s=SESSION_TIMEOUT_S) as acme_client,
+        Client(
+            server.url, server.admin_keys["globex"], timeout_s=SESSION_TIMEOUT_S
+        ) as globex_client,
     ):
         acme, globex = MemstrataStore(acme_client), MemstrataStore(globex_client)
         acme.put(ns, "plan", {"text": "acquire globex in Q3"})

@@ -12,7 +12,7 @@ import httpx2
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from tests.service.support import RunningServer
+from tests.service.support import SESSION_TIMEOUT_S, RunningServer
 
 from memstrata.service.operations import OPERATIONS
 
@@ -52,7 +52,7 @@ def test_mcp_over_streamable_http(server: RunningServer) -> None:
     async def run() -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {server.admin_keys['globex']}"}
         async with (
-            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            httpx2.AsyncClient(headers=headers, timeout=SESSION_TIMEOUT_S) as http,
             Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client,
         ):
             return await _agent_step(client)

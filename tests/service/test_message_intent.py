@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable
 
 import pytest
-from tests.service.support import Caller, CallFailed, RunningServer
+from tests.service.support import SESSION_TIMEOUT_S, Caller, CallFailed, RunningServer
 
 from memstrata.client import Client
 from memstrata.errors import UnknownIntentError, ValidationError
@@ -49,7 +49,7 @@ def test_the_message_alone_is_routed_over_every_transport(
 
 def test_the_client_routes_the_message_alone(server: RunningServer) -> None:
     sid = f"mi-client-{uuid.uuid4().hex[:8]}"
-    with Client(server.url, server.admin_keys["globex"]) as client:
+    with Client(server.url, server.admin_keys["globex"], timeout_s=SESSION_TIMEOUT_S) as client:
         client.start_session("u-mi", "hi", session_id=sid)
         bundle = client.route(sid, query="Read the live temperature from the sensor")
         assert bundle.step_intent == "fetch_sensor_data" and bundle.recognized is not None

@@ -7,14 +7,14 @@ import httpx
 import pytest
 from prometheus_client import CONTENT_TYPE_LATEST
 from prometheus_client.parser import text_string_to_metric_families
-from tests.service.support import CallFailed, RunningServer, grpc_call, rest_call
+from tests.service.support import CallFailed, RunningServer, grpc_call, read_timeout_s, rest_call
 
 REQUESTS = "memstrata_service_requests_total"
 LATENCY_COUNT = "memstrata_service_request_duration_seconds_count"
 
 
 def scrape(server: RunningServer) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    response = httpx.get(f"{server.url}/metrics", timeout=30)
+    response = httpx.get(f"{server.url}/metrics", timeout=read_timeout_s())
     assert response.status_code == 200
     assert response.headers["content-type"] == CONTENT_TYPE_LATEST
     return {

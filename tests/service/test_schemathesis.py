@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
-from tests.service.support import RunningServer, create_key
+from tests.service.support import RunningServer, create_key, read_timeout_s
 
 from memstrata.errors import ERROR_CODES
 from memstrata.service.operations import OPERATIONS
@@ -39,7 +39,7 @@ def fuzz_key(server: RunningServer) -> str:
 
 @pytest.fixture(scope="module")
 def live_schema(server: RunningServer, fuzz_key: str) -> Iterator[Any]:
-    loaded = schemathesis.openapi.from_url(f"{server.url}/openapi.json", timeout=30)
+    loaded = schemathesis.openapi.from_url(f"{server.url}/openapi.json", timeout=read_timeout_s())
     loaded.config.headers = {"Authorization": f"Bearer {fuzz_key}"}
     yield loaded
     total = sum(RAN.values())
@@ -80,7 +80,8 @@ def test_live_openapi(live_schema: Any, fuzz_key: str, name: str, mode: Generati
     )
     def run(case: schemathesis.Case) -> None:
         RAN[f"{name}:{mode.value}"] += 1
-        response = case.call(headers=headers, timeout=60)
+        body = case.body if isinstance(case.body, dict) else {}
+        response = case.call(headers=headers, timeout=read_timeout_s(name, body))
         STATUSES[response.status_code] += 1
         case.validate_response(response, checks=CHECKS, headers=headers)
         typed_error_body(response)

@@ -16,6 +16,7 @@ from tests.service.support import (
     free_port,
     grpc_call,
     mcp_call,
+    read_timeout_s,
     rest_call,
     running_server,
 )
@@ -109,7 +110,7 @@ def test_another_worker_count_on_the_same_data_dir_is_refused(sharded: RunningSe
 
 def test_the_fronts_metrics_cover_every_worker(sharded: RunningServer) -> None:
     def scrape() -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-        response = httpx.get(f"{sharded.url}/metrics", timeout=30)
+        response = httpx.get(f"{sharded.url}/metrics", timeout=read_timeout_s())
         assert response.status_code == 200 and WORKER_HEADER not in response.headers
         return {
             (s.name, tuple(sorted(s.labels.items()))): s.value

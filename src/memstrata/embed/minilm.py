@@ -7,7 +7,7 @@ imported. The model is loaded on first use and shared by all threads of the proc
 Two runtimes give the same vectors (checked when the graph is built and in the tests):
 ONNX Runtime (``runtime="onnx"``, the default install; the graph is built once from
 the bundled weights without torch, see :mod:`memstrata.embed.onnx`) and torch through
-sentence-transformers (``runtime="torch"``, the optional ``memstrata[torch]`` extra;
+sentence-transformers (``runtime="torch"``, the optional ``ctxstrata[torch]`` extra;
 inference is serialized because a torch module is not re-entrant). ``"auto"`` (the
 default) takes ONNX and falls back to torch, with a warning, when the graph cannot be
 built and torch is installed. docs/benchmarks.md compares their speed.
@@ -47,7 +47,7 @@ _SHARED_ONNX: dict[tuple[str, str, int | None], OnnxMiniLM] = {}
 
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_DIM = 384
-TORCH_EXTRA_HINT = "install the torch extra: pip install 'memstrata[torch]'"
+TORCH_EXTRA_HINT = "install the torch extra: pip install 'ctxstrata[torch]'"
 
 
 def torch_available() -> bool:
@@ -76,7 +76,7 @@ class MiniLMEmbedder:
     """:class:`~memstrata.embed.protocol.Embedder` for all-MiniLM-L6-v2 (384 dims).
 
     ``runtime``: ``"auto"`` (ONNX Runtime; torch, when installed, if the graph cannot
-    be built), ``"onnx"`` or ``"torch"`` (needs ``memstrata[torch]``). ``cache_dir``
+    be built), ``"onnx"`` or ``"torch"`` (needs ``ctxstrata[torch]``). ``cache_dir``
     holds the ONNX graph built from the weights (default
     :func:`~memstrata.embed.onnx.default_cache_dir`); ``threads`` caps ONNX Runtime's
     intra-op threads (default: one per core).

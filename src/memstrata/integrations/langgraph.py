@@ -1,7 +1,7 @@
 """LangGraph's ``BaseStore`` on memstrata: ``MemstrataStore(client)`` or
 ``MemstrataStore(engine)``.
 
-Needs the ``langgraph`` extra (``pip install memstrata[langgraph]``); nothing else in
+Needs the ``langgraph`` extra (``pip install 'ctxstrata[langgraph]'``); nothing else in
 memstrata imports langgraph.
 
 How a LangGraph item maps onto memstrata (:mod:`memstrata.sharing.items`): the namespace
