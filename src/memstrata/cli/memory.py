@@ -206,7 +206,7 @@ def forget(
         # A job of this process would end with it, half done.
         raise exit_with(ValidationError("wait", "--no-wait needs --url"), as_json)
     with open_client(url, tenant, data_dir, as_json) as client:
-        job = client.forget(
+        job = client.start_forget(
             user_id=user,
             ids=memory_id or None,
             store_namespace=store_label or None,
@@ -398,7 +398,7 @@ def restore(
 ) -> None:
     """Bring memory units back from cold storage."""
     with open_client(url, tenant, data_dir, as_json) as client:
-        restored = client.restore(ids).restored
+        restored = client.restore(ids)
     if as_json:
         emit_json({"tenant": tenant, "restored": list(restored)})
     else:
@@ -472,7 +472,7 @@ def cards(
     if url:
         with open_remote(url, tenant, as_json) as client:
             found = client.trace_cards(session_id=session, since=start, limit=limit)
-        rows = [c.model_dump(mode="json") for c in found.cards]
+        rows = [c.model_dump(mode="json") for c in found]
     else:
         try:
             with open_engine(data_dir, as_json) as engine:
