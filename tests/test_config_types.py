@@ -191,3 +191,10 @@ def test_a_section_built_in_python_refuses_every_wrong_type(
         assert exc.field == name and _takes(hint, value, python=True), str(exc)
         return
     assert _takes(hint, value, python=True), f"{section}.{name} took {value!r}"
+
+
+def test_a_path_setting_given_as_text_is_read_as_a_path() -> None:
+    # README: Settings(data_dir=".memstrata"); the type check refused it at first
+    from memstrata import Settings
+
+    assert Settings(data_dir=".memstrata").data_dir == Path(".memstrata")  # type: ignore[arg-type]

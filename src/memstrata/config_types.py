@@ -59,6 +59,10 @@ def check_field_types(section: object, where: str, *, skip: Iterable[str] = ()) 
         if name in skipped:
             continue
         value = getattr(section, name)
+        if isinstance(value, str) and _takes_path(hint):
+            # Settings(data_dir=".memstrata"): a path given as text is a path
+            object.__setattr__(section, name, Path(value))
+            continue
         if isinstance(check, type):
             if isinstance(value, check):
                 continue
@@ -72,6 +76,12 @@ def check_field_types(section: object, where: str, *, skip: Iterable[str] = ()) 
             f"{where}{name}: expected {describe(hint)} ({text}), "
             f"got {_shown(value)} ({type(value).__name__})"
         )
+
+
+def _takes_path(hint: Any) -> bool:
+    return hint is Path or (
+        typing.get_origin(hint) in (typing.Union, types.UnionType) and Path in typing.get_args(hint)
+    )
 
 
 def describe(hint: Any) -> str:
