@@ -7,9 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from memstrata.errors import (
-    ValidationError,
-)
+from memstrata.errors import ConflictError
 from memstrata.permissions import L1_LEVEL
 from memstrata.service import convert
 from memstrata.service import wire as m
@@ -31,9 +29,11 @@ def _start_session(call: Call, req: m.StartSessionRequest) -> m.Session:
             tenant=call.caller.tenant,
             session_id=call.engine_session_id(sid),
         )
-    except ValidationError as exc:
+    except ConflictError as exc:
         if exc.field == "session_id":  # the engine's message names its own id
-            raise ValidationError("session_id", f"session {sid!r} already exists") from None
+            raise ConflictError(
+                f"session {sid!r} is open for another user", field="session_id"
+            ) from None
         raise
     return convert.session_out(state, sid)
 
@@ -88,11 +88,13 @@ def _inspect(call: Call, req: m.SessionRef) -> m.InspectOut:
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     Operation(
         "start_session",
-        "Open a session (L1 state lives in the serving process).",
+        "Open a session (L1 state lives in the serving process); starting an id that "
+        "is open for the same user returns that session.",
         m.StartSessionRequest,
         m.Session,
         "writer",
         _start_session,
+        (ConflictError,),
     ),
     Operation(
         "get_session",
