@@ -47,11 +47,16 @@ STORE_LABEL_PATTERN = r"^[^.]*$"
 """A label of an item-store namespace: no '.' (labels are joined with it)."""
 
 MAX_DOCUMENT_NAME_CHARS = 512
-DOCUMENT_NAME_PATTERN = r"^[^/\\\x00-\x20\x7f-\x9f][^\x00-\x1f\x7f-\x9f]*$"
-"""A document's name: no control character, not starting with '/', '\\' or a space
+DOCUMENT_NAME_PATTERN = rf"^[^/\\\x00-\x1f\x7f-\x9f{_BLANK_CLASS}][^\x00-\x1f\x7f-\x9f]*$"
+"""A document's name: no control character, not starting with '/', '\\' or whitespace
 (``knowledge.documents.check_document_name`` also refuses a '..' segment)."""
 SLOT_SOURCE_PATTERN = r"^(?:l1|l2|given)\."
 """A slot's source: ``l1.<field>``, ``l2.<item>[.<key>]`` or ``given.<name>``."""
+
+DURATION_PATTERN = r"^[1-9][0-9]{0,5}[smhdw]$"
+"""A positive duration such as ``30m``, ``24h``, ``7d`` or ``2w`` (``s`` too), at most six
+digits (a timedelta holds it)."""
+DURATION_REASON = "must be a positive duration such as 30m, 24h or 7d (at most 6 digits)"
 
 MAX_TEXT_CHARS = 32_000
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memstrata.engine import ContextEngine
-from memstrata.errors import ConflictError, NotFoundError, PermissionDeniedError, ValidationError
+from memstrata.errors import ConflictError, NotFoundError, PermissionDeniedError
 from memstrata.knowledge import Document
 
 Factory = Callable[..., ContextEngine]

@@ -58,9 +58,7 @@ async def _start_twice(client: Client) -> None:
     args = {"user_id": "ines", "initial_query": "my order", "session_id": "desk-retry"}
     first = await client.call_tool("start_session", args)
     assert not first.is_error
-    await client.call_tool(
-        "update_session", {"session_id": "desk-retry", "entity_id": "order-7"}
-    )
+    await client.call_tool("update_session", {"session_id": "desk-retry", "entity_id": "order-7"})
     # A retried start (same user, same id) gets the open session as it stands.
     again = await client.call_tool("start_session", {**args, "initial_query": "retry"})
     assert not again.is_error, again.content
@@ -98,8 +96,10 @@ def test_starting_an_open_session_again_returns_it_over_http(server: RunningServ
 def test_bad_tool_calls_are_error_results_over_stdio(tmp_path: Path) -> None:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memstrata.cli", "mcp", "--tenant", "acme", "--agent", "desk"]
-        + ["--data-dir", str(tmp_path / "data")],
+        args=[
+            *("-m", "memstrata.cli", "mcp", "--tenant", "acme", "--agent", "desk"),
+            *("--data-dir", str(tmp_path / "data")),
+        ],
         env=dict(os.environ),
     )
 

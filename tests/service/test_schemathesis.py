@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from schemathesis import GenerationMode
-from hypothesis import assume
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -93,9 +92,9 @@ def refused_beyond_the_schema(name: str, body: Any) -> str | None:
         slots = {slot.get("name") for slot in body.get("slots", ())}
         if not set(body.get("tool_params", {}).values()) <= slots:
             return "a tool parameter naming no slot"
-    if name == "trace_cards" and body.get("since") and body.get("until"):
-        if _instant(body["since"]) > _instant(body["until"]):
-            return "since after until"
+    since, until = body.get("since"), body.get("until")
+    if name == "trace_cards" and since and until and _instant(since) > _instant(until):
+        return "since after until"
     return None
 
 

@@ -59,6 +59,7 @@ from memstrata.service.wire_derived import (
 )
 from memstrata.validation import (
     DOCUMENT_NAME_PATTERN,
+    DURATION_PATTERN,
     MAX_DOCUMENT_NAME_CHARS,
     SLOT_SOURCE_PATTERN,
 )
@@ -695,7 +696,7 @@ class FeedbackReportRequest(Wire):
 
 
 class HealthReportRequest(Wire):
-    since: Annotated[str, Field(min_length=2, max_length=16)] = "7d"
+    since: Annotated[str, Field(pattern=DURATION_PATTERN)] = "7d"
     """The window: ``30m``, ``24h``, ``7d``, ``2w``."""
 
 

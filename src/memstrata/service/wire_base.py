@@ -18,6 +18,8 @@ from pydantic import ValidationError as PydanticValidationError
 from memstrata.errors import ValidationError
 from memstrata.service.wire_fields import describe
 from memstrata.validation import (
+    DURATION_PATTERN,
+    DURATION_REASON,
     ID_MAX_CHARS,
     ID_PATTERN,
     ID_REASON,
@@ -125,6 +127,7 @@ PATTERN_REASONS: dict[str, str] = {
     NONBLANK_PATTERN: "must not be empty",
     STORE_LABEL_PATTERN: f"labels are at most {STORE_LABEL_MAX_CHARS} chars, no '.'",
     UUID_PATTERN: "is not a UUID",
+    DURATION_PATTERN: DURATION_REASON,
 }
 """The server's own reason for a value its pattern refuses (pydantic's names the regex)."""
 

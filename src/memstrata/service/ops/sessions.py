@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from memstrata.errors import ConflictError
+from memstrata.errors import ConflictError, NotFoundError
 from memstrata.permissions import L1_LEVEL
 from memstrata.service import convert
 from memstrata.service import wire as m
@@ -22,6 +22,10 @@ from memstrata.session import SessionState
 
 def _start_session(call: Call, req: m.StartSessionRequest) -> m.Session:
     sid = req.session_id or f"s_{uuid.uuid4().hex}"
+    begun = call.clock.now()
+    if req.session_id is not None and _is_open(call, sid):
+        # Starting an open session again returns its state: the clearance reading it needs.
+        require(call, L1_LEVEL, "an open session's L1 state (starting it again returns it)")
     try:
         state = call.engine.start_session(
             req.user_id,
@@ -35,7 +39,17 @@ def _start_session(call: Call, req: m.StartSessionRequest) -> m.Session:
                 f"session {sid!r} is open for another user", field="session_id"
             ) from None
         raise
+    if state.started_at < begun:  # opened meanwhile by another call: not this one's
+        require(call, L1_LEVEL, "an open session's L1 state (starting it again returns it)")
     return convert.session_out(state, sid)
+
+
+def _is_open(call: Call, sid: str) -> bool:
+    try:
+        call.session(sid)
+    except NotFoundError:
+        return False
+    return True
 
 
 def _get_session(call: Call, req: m.SessionRef) -> m.Session:
