@@ -59,6 +59,12 @@ digits (a timedelta holds it)."""
 DURATION_REASON = "must be a positive duration such as 30m, 24h or 7d (at most 6 digits)"
 
 MAX_TEXT_CHARS = 32_000
+MAX_CORRECTION_CHARS = 4_000
+"""A feedback event's correction."""
+MAX_REPLY_CHARS = 20_000
+"""A reply the decision layer checks."""
+MAX_SPEAKER_CHARS = 128
+"""A turn's speaker name."""
 
 
 def check_id(field: str, value: Any) -> str:

@@ -82,6 +82,15 @@ def test_identifiers_carry_the_servers_own_checks(document: dict[str, Any]) -> N
     assert label["pattern"] == STORE_LABEL_PATTERN
     since = _property(document, "TraceCardsRequest", "since")
     assert since["format"] == "date-time"
+    from memstrata.validation import MAX_CORRECTION_CHARS, MAX_REPLY_CHARS, MAX_SPEAKER_CHARS
+
+    for model, field, limit in [
+        ("FeedbackRequest", "correction", MAX_CORRECTION_CHARS),
+        ("CheckReplyRequest", "reply", MAX_REPLY_CHARS),
+        ("ObserveRequest", "speaker", MAX_SPEAKER_CHARS),
+    ]:
+        prop = _property(document, model, field)
+        assert (prop["maxLength"], prop["pattern"]) == (limit, NONBLANK_PATTERN), (model, field)
     rating = _property(document, "FeedbackRequest", "rating")
     assert (rating["minimum"], rating["maximum"]) == (1, 5)
 

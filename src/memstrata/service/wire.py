@@ -60,7 +60,12 @@ from memstrata.service.wire_derived import (
 from memstrata.validation import (
     DOCUMENT_NAME_PATTERN,
     DURATION_PATTERN,
+    MAX_CORRECTION_CHARS,
     MAX_DOCUMENT_NAME_CHARS,
+    MAX_REPLY_CHARS,
+    MAX_SPEAKER_CHARS,
+    MAX_TEXT_CHARS,
+    NONBLANK_PATTERN,
     SLOT_SOURCE_PATTERN,
 )
 
@@ -122,7 +127,10 @@ class ObserveRequest(Wire):
     session_id: SessionId
     role: Literal["user", "assistant", "system", "tool"]
     text: Text
-    speaker: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    speaker: (
+        Annotated[str, Field(min_length=1, max_length=MAX_SPEAKER_CHARS, pattern=NONBLANK_PATTERN)]
+        | None
+    ) = None
 
 
 class RememberRequest(Wire):
@@ -355,7 +363,9 @@ class ConfirmKnowledgeRequest(Wire):
     """A question and the answer a user confirmed: searchable at once, merged later."""
 
     query: ShortText
-    response: Text
+    response: Annotated[
+        str, Field(min_length=1, max_length=MAX_TEXT_CHARS, pattern=NONBLANK_PATTERN)
+    ]
     source: Id
 
 
@@ -656,7 +666,7 @@ class ToolResultReportIn(Wire):
 
 class CheckReplyRequest(Wire):
     card_id: Id
-    reply: Text
+    reply: Annotated[str, Field(min_length=1, max_length=MAX_REPLY_CHARS, pattern=NONBLANK_PATTERN)]
 
 
 class TraceCardsRequest(Wire):
@@ -683,7 +693,12 @@ class FeedbackRequest(Wire):
 
     card_id: Id
     kind: Literal["confirmed", "corrected", "abandoned", "rating"]
-    correction: ShortText | None = None
+    correction: (
+        Annotated[
+            str, Field(min_length=1, max_length=MAX_CORRECTION_CHARS, pattern=NONBLANK_PATTERN)
+        ]
+        | None
+    ) = None
     rating: Annotated[int, Field(ge=1, le=5)] | None = None
     used: Annotated[list[Id], Field(max_length=200)] | None = None
     """The memory ids the reply used (default: what the checked reply reflects)."""
