@@ -231,7 +231,9 @@ def test_error_codes_list_the_most_specific_class_first() -> None:
 def test_error_codes_of_the_common_errors() -> None:
     assert error_code(memstrata.ValidationError("f", "r")).http == 422
     assert error_code(memstrata.ContextMissError("wm:{s}:api:x")).grpc == "NOT_FOUND"
-    assert error_code(memstrata.UnknownIntentError("x")).mcp == -32602
+    # An intent name no intent has is a well-formed request for something not there.
+    assert error_code(memstrata.UnknownIntentError("x")).http == 404
+    assert error_code(memstrata.UnknownIntentError("x")).mcp == -32004
     assert error_code(memstrata.FlushTimeoutError("q", 1.0, 3)).grpc == "DEADLINE_EXCEEDED"
     assert error_code(memstrata.ExtractionUnavailableError("down")).http == 503
 

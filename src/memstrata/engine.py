@@ -152,7 +152,9 @@ class ContextEngine:
         tenant: str = "default",
         session_id: str | None = None,
     ) -> SessionState:
-        """Open a session (its state lives in this process only)."""
+        """Open a session (its state lives in this process only). An id open for the
+        same user and tenant returns that session (a retried start is safe); for
+        another, :class:`~memstrata.errors.ConflictError` (field ``session_id``)."""
         return self._sessions.start_session(
             user_id, initial_query, tenant=tenant, session_id=session_id
         )

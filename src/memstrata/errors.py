@@ -112,7 +112,14 @@ class IsolationError(MemstrataError, PermissionError):
 
 
 class ConflictError(MemstrataError):
-    """A concurrent writer changed the item first (optimistic check failed)."""
+    """A concurrent writer changed the item first (optimistic check failed), or the
+    id asked for is taken. ``field`` and ``reason``, when given, name the field and why
+    (the message is then ``field: reason``, as a ValidationError's)."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.field = field
+        self.reason = message if field is not None else None
+        super().__init__(f"{field}: {message}" if field is not None else message)
 
 
 class BackendError(MemstrataError, RuntimeError):
@@ -274,7 +281,8 @@ class ErrorCode:
 # One row per class, most specific class first: lookup walks the MRO of the
 # raised error, and a test checks that no class comes after one of its bases.
 ERROR_CODES: dict[type[MemstrataError], ErrorCode] = {
-    UnknownIntentError: ErrorCode(422, "INVALID_ARGUMENT", -32602),
+    # A name no intent has: the intent is not there (a 404), the request is well formed.
+    UnknownIntentError: ErrorCode(404, "NOT_FOUND", -32004),
     DatasetError: ErrorCode(422, "INVALID_ARGUMENT", -32602),
     BudgetError: ErrorCode(422, "INVALID_ARGUMENT", -32602),
     ValidationError: ErrorCode(422, "INVALID_ARGUMENT", -32602),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memstrata.engine import ContextEngine
-from memstrata.errors import NotFoundError, PermissionDeniedError, ValidationError
+from memstrata.errors import ConflictError, NotFoundError, PermissionDeniedError
 from memstrata.knowledge import Document
 
 Factory = Callable[..., ContextEngine]
@@ -103,8 +103,9 @@ def test_readers_cannot_write_and_only_the_owner_grants(grid: ContextEngine) -> 
     grid.revoke_namespace_access("weather", "friend", tenant="grid", by="forecaster")
     with pytest.raises(NotFoundError):
         grid.namespace("weather", tenant="grid", agent="friend")
-    with pytest.raises(ValidationError):
+    with pytest.raises(ConflictError) as taken:  # a taken name is a conflict (409)
         grid.create_namespace("weather", tenant="grid", owner="x", purpose="again", ttl_s=60)
+    assert taken.value.field == "namespace"
 
 
 def test_items_live_the_namespace_ttl_and_pass_the_gateway(grid: ContextEngine) -> None:

@@ -20,6 +20,7 @@ import grpc
 import httpx
 
 from memstrata.config import settings_from_env
+from memstrata.errors import ERROR_CODES
 from memstrata.service.grpc_server import GrpcClient
 from memstrata.service.operations import OPERATIONS
 
@@ -172,19 +173,39 @@ def mcp_call(server: RunningServer, key: str | None) -> Caller:
         async with Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as c:
             result = await c.call_tool(name, payload)
         await http.aclose()
-        assert not result.is_error, result.content
+        if result.is_error:  # a tool's failure is its result, the error body its content
+            body = json.loads(result.content[0].text)["error"]
+            assert result.structured_content == {"error": body}
+            raise ToolFailed(body)
         data: dict[str, Any] = result.structured_content
         return data
 
     def call(name: str, payload: dict[str, Any]) -> dict[str, Any]:
         try:
             return anyio.run(run, name, payload)
+        except ToolFailed as failed:
+            body = failed.body
+            raise CallFailed(str(body["code"]), body, MCP_CODES.get(body["type"])) from None
         except (MCPError, BaseExceptionGroup) as exc:
             error = _first_mcp_error(exc, MCPError)
             body = dict(error.error.data or {})
             raise CallFailed(str(body.get("code")), body, error.error.code) from None
 
     return call
+
+
+class ToolFailed(Exception):
+    """An MCP tool result with ``isError``: its error body."""
+
+    def __init__(self, body: dict[str, Any]) -> None:
+        super().__init__(body)
+        self.body = body
+
+
+# The error table's MCP code by error type (what a JSON-RPC error would have carried).
+MCP_CODES = {cls.__name__: code.mcp for cls, code in ERROR_CODES.items()} | {
+    "InternalError": -32603
+}
 
 
 def _first_mcp_error(exc: BaseException, kind: type[Any]) -> Any:

@@ -32,6 +32,7 @@ from memstrata.service.core import Service
 from memstrata.service.operations import OPERATIONS
 from memstrata.service.server import open_service
 from memstrata.testing.disk import files_holding, valkey_entries
+from memstrata.validation import ID_MAX_CHARS
 
 MARKER = "harmless-marker-5d2e"
 PRIVATE_KEY_BODY = "MIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu"
@@ -392,7 +393,7 @@ def test_the_walk_covers_every_string_field_of_every_operation() -> None:
     # Spot checks of the places the issue found raw in the AOF and the audit log.
     assert Leaf(("purpose",), "free", 500) in counted["create_namespace"]
     assert Leaf(("purpose",), "free", 500) in counted["request_access"]
-    assert Leaf(("entity_id",), "identifier", 256) in counted["update_session"]
+    assert Leaf(("entity_id",), "identifier", ID_MAX_CHARS) in counted["update_session"]
 
 
 def test_no_planted_secret_reaches_any_store_or_log(

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from memstrata.clock import FakeClock
-from memstrata.errors import NotFoundError, ValidationError
+from memstrata.errors import ConflictError, NotFoundError, ValidationError
 from memstrata.session import SessionRegistry, SessionState
 
 
@@ -26,9 +26,21 @@ def test_start_sanitizes_the_initial_query() -> None:
 
 def test_duplicate_and_unknown_sessions() -> None:
     registry = SessionRegistry(FakeClock())
-    registry.start("u1", "hi", session_id="s1")
-    with pytest.raises(ValidationError, match="session_id"):
-        registry.start("u1", "hi", session_id="s1")
+    first = registry.start("u1", "hi", session_id="s1")
+    moved = registry.update("s1", lambda state: state.advance(2))
+    # The same user (and tenant) starting the same id again gets the open session.
+    assert registry.start("u1", "hi again", session_id="s1") is moved
+    assert moved.current_step == first.current_step + 2 and moved.initial_query == "hi"
+    for other in ({"user_id": "u2"}, {"tenant": "t2"}):
+        with pytest.raises(ConflictError) as taken:
+            registry.start(
+                str(other.get("user_id", "u1")),
+                "hi",
+                session_id="s1",
+                tenant=str(other.get("tenant", "default")),
+            )
+        assert taken.value.field == "session_id"
+    assert registry.get("s1") is moved
     with pytest.raises(NotFoundError):
         registry.get("s2")
     registry.end("s1")

@@ -28,7 +28,9 @@ class Sessions:
         tenant: str = "default",
         session_id: str | None = None,
     ) -> SessionState:
-        """Open a session (its state lives in this process only)."""
+        """Open a session (its state lives in this process only). An id open for the
+        same user and tenant returns that session (a retried start is safe); for
+        another, :class:`~memstrata.errors.ConflictError` (field ``session_id``)."""
         return self._registry.start(user_id, initial_query, tenant=tenant, session_id=session_id)
 
     def session(self, session_id: str) -> SessionState:

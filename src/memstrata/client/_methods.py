@@ -23,7 +23,7 @@ class ClientMethods(ClientBase):
     """Every operation of the service, as a typed method."""
 
     def start_session(self, user_id: str, initial_query: str, *, session_id: str | None = None) -> m.Session:
-        """Open a session (L1 state lives in the serving process). (role: writer)"""
+        """Open a session (L1 state lives in the serving process); starting an id that is open for the same user returns that session. (role: writer)"""
         return self._call("start_session", m.StartSessionRequest, m.Session, user_id=user_id, initial_query=initial_query, session_id=session_id)
 
     def session(self, session_id: str) -> m.Session:
@@ -304,7 +304,7 @@ class AsyncClientMethods(AsyncClientBase):
     """Every operation of the service, as a typed method."""
 
     async def start_session(self, user_id: str, initial_query: str, *, session_id: str | None = None) -> m.Session:
-        """Open a session (L1 state lives in the serving process). (role: writer)"""
+        """Open a session (L1 state lives in the serving process); starting an id that is open for the same user returns that session. (role: writer)"""
         return await self._call("start_session", m.StartSessionRequest, m.Session, user_id=user_id, initial_query=initial_query, session_id=session_id)
 
     async def session(self, session_id: str) -> m.Session:

@@ -52,13 +52,12 @@ from memstrata.permissions import L1_LEVEL, Level, cleared
 from memstrata.router.bundle import ContextBundle
 from memstrata.router.intents import IntentSpec
 from memstrata.session.state import SessionState
-from memstrata.validation import check_id, check_text
+from memstrata.validation import MAX_REPLY_CHARS, check_id, check_text
 
 TextSanitizer = Callable[[str, str], str]
 """(text, location) -> the text with credentials and PII replaced."""
 ValueSanitizer = Callable[[Any, str], Any]
 MAX_HELD_STEPS = 10_000
-MAX_REPLY_CHARS = 20_000
 
 
 @dataclass(frozen=True, slots=True)

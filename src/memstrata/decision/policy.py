@@ -9,6 +9,7 @@ tool, and every item its intent loads from L2 and L3 counts as evidence.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,7 +18,9 @@ from types import MappingProxyType
 from memstrata.decision.tools import RISKS, Risk
 from memstrata.errors import ConfigError, ValidationError
 from memstrata.router.intents import IntentSpec
-from memstrata.validation import check_id
+from memstrata.validation import SLOT_SOURCE_PATTERN, check_id
+
+_SOURCE_RE = re.compile(SLOT_SOURCE_PATTERN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +41,7 @@ class Slot:
         if not self.sources:
             raise ValidationError("slot.sources", "must name at least one fact")
         for source in self.sources:
-            if source.partition(".")[0] not in ("l1", "l2", "given") or "." not in source:
+            if not isinstance(source, str) or not _SOURCE_RE.match(source):
                 raise ValidationError(
                     "slot.sources", f"{source!r} must start with l1., l2. or given."
                 )

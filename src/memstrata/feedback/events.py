@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from memstrata.errors import ValidationError
-from memstrata.validation import check_id, check_text
+from memstrata.validation import MAX_CORRECTION_CHARS, check_id, check_text
 from memstrata.working.redis_errors import redis_errors
 
 KIND_FEEDBACK = "feedback"
@@ -42,7 +42,6 @@ USED_BY: tuple[UsedBy, ...] = ("caller", "reply", "card")
 FEEDBACK_SESSION = "feedback"
 """The session id of the episode and units a correction becomes (the turn id is the
 event id), so ``source.label`` reads ``turn:feedback/<event id>``."""
-MAX_CORRECTION_CHARS = 4_000
 MAX_STREAM_EVENTS = 100_000
 """Feedback events kept per tenant (``XADD MAXLEN ~``)."""
 DONE_TTL_S = 7 * 86_400

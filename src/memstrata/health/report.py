@@ -52,6 +52,7 @@ from memstrata.health.sample import (
     is_shared,
     tool_name,
 )
+from memstrata.validation import DURATION_PATTERN, DURATION_REASON
 
 WEEK = timedelta(days=7)
 MAX_POINTS = 200
@@ -208,16 +209,16 @@ class HealthReport:
 
 # -- durations ------------------------------------------------------------------------
 
-_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_DURATION = re.compile(DURATION_PATTERN)
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
 def parse_duration(text: str) -> timedelta:
     """``30m``, ``24h``, ``7d``, ``2w`` (``s`` too) as a timedelta."""
-    found = _DURATION.match(text) if isinstance(text, str) else None
-    if found is None or int(found.group(1)) == 0:
-        raise ValidationError("since", "must be a positive duration such as 30m, 24h or 7d")
-    return timedelta(seconds=int(found.group(1)) * _UNIT_S[found.group(2)])
+    found = _DURATION.fullmatch(text) if isinstance(text, str) else None
+    if found is None:
+        raise ValidationError("since", DURATION_REASON)
+    return timedelta(seconds=int(text[:-1]) * _UNIT_S[text[-1]])
 
 
 def format_duration(delta: timedelta) -> str:

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 from memstrata.errors import ValidationError
+from memstrata.validation import MAX_DOCUMENT_NAME_CHARS
 
 DocumentFormat = Literal["markdown", "html", "text"]
 """How a document's text is parsed (the formats of :class:`~memstrata.knowledge.DocFormat`)."""
 
 DOCUMENT_FORMATS: tuple[str, ...] = get_args(DocumentFormat)
-MAX_DOCUMENT_NAME_CHARS = 512
 
 
 def check_document_name(field: str, value: object) -> str:

@@ -38,7 +38,7 @@ from memstrata.extract.smalltalk import small_talk_payload
 from memstrata.hashing import sha256_hex
 from memstrata.longterm.facade import IndexedItem, NewItem
 from memstrata.longterm.points import SparseVector
-from memstrata.validation import check_id, check_text
+from memstrata.validation import MAX_SPEAKER_CHARS, check_id, check_text
 
 EPISODE_TYPE = "episode"
 """Payload ``type`` of an episode point."""
@@ -47,7 +47,6 @@ EPISODE_WINDOW_TYPE = "episode_window"
 SOURCE_REMEMBER = "remember"
 FACTS_KEY = "facts"
 """Payload key of an episode: the ids of the facts extracted from it."""
-MAX_SPEAKER_CHARS = 128
 _ID_NAMESPACE = uuid.UUID("2f4c1a7e-8d3b-4e6a-b1c9-7a5e0d2f3c81")
 
 Vector = NDArray[np.float32]

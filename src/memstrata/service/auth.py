@@ -48,6 +48,7 @@ from memstrata.errors import (
     ValidationError,
 )
 from memstrata.permissions import rank
+from memstrata.validation import NAME_PATTERN, NAME_REASON
 from memstrata.working.redis_errors import REDIS_FAILURES, redis_errors, translated
 
 Role = Literal["reader", "writer", "admin"]
@@ -59,9 +60,8 @@ CLEARANCES: tuple[Clearance, ...] = ("low", "medium", "high")
 KEY_PREFIX = "msk_"
 _TAG = "{memstrata:auth}"
 _KEY_RE = re.compile(r"msk_([0-9a-f]{16})_([A-Za-z0-9_-]{20,100})")
-# Tenants and agents are a stricter id than the engine's: no '@', which the service
-# uses to put a session id in its tenant's namespace.
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+# Tenants and agents are a stricter id than the engine's (validation.NAME_PATTERN).
+_NAME_RE = re.compile(NAME_PATTERN)
 AUDIT_STREAM = f"{_TAG}:audit"
 AUDIT_MAXLEN = 100_000
 DEFAULT_RATE_PER_S = 1_000
@@ -74,9 +74,7 @@ log = logging.getLogger("memstrata.service")
 def check_name(field: str, value: Any) -> str:
     """A tenant or agent name: 1-40 letters, digits, '_', '-', '.' (no '@')."""
     if not isinstance(value, str) or not _NAME_RE.fullmatch(value):
-        raise ValidationError(
-            field, "must be 1-40 letters, digits, '_', '-', '.', starting with a letter or digit"
-        )
+        raise ValidationError(field, NAME_REASON)
     return value
 
 

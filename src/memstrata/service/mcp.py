@@ -8,13 +8,20 @@ every request needs an API key, ``initialize`` and ``tools/list`` included (the 
 app's :class:`~memstrata.service.rest.AuthenticateFirst` refuses an anonymous one with
 401 before the SDK sees it), and a key is listed only the tools its role may call.
 Over stdio (``memstrata mcp``) the server acts as the local user, with the tenant and
-agent given on the command line. An error is an MCP error with the error table's code
-and the JSON error body as its data.
+agent given on the command line.
+
+A tool that fails (arguments of the wrong type, missing or invalid; a refusal; a
+backend down) answers a tool result with ``isError`` whose content is the JSON error
+body, ``{"error": {"code", "type", "message", "field", "reason"}}`` (also its structured
+content), so a client that shows the model only tool results shows it why. Protocol
+errors stay JSON-RPC errors: an unknown tool (-32602), a refused key (the error
+table's MCP code, the body as its data).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
@@ -30,10 +37,11 @@ from memstrata import __version__
 from memstrata.errors import MemstrataError, error_code
 from memstrata.service.auth import ROLES, Caller, Role
 from memstrata.service.core import Service, bearer_key, error_body
-from memstrata.service.operations import OPERATIONS, Operation
+from memstrata.service.operations import BY_NAME, OPERATIONS, Operation
 from memstrata.service.wire import dump
 
-INTERNAL_ERROR = -32603
+INVALID_PARAMS = -32602
+log = logging.getLogger("memstrata.service")
 CALLER_SCOPE_KEY = "memstrata.caller"
 """Where the REST app keeps the caller it authenticated, in the request's ASGI scope."""
 MCP_AUDIT_OPERATION = "mcp"
@@ -123,6 +131,17 @@ def tools(role: Role | None = None) -> list[types.Tool]:
     return [tool(op) for op in OPERATIONS if role is None or may_call(role, op)]
 
 
+def error_result(exc: BaseException) -> types.CallToolResult:
+    """A tool's failure as its result: ``isError``, the JSON error body as text and as
+    structured content (an error that is not memstrata's own says only ``internal``)."""
+    body = {"error": error_body(exc)}
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(body))],
+        structured_content=body,
+        is_error=True,
+    )
+
+
 def _request(ctx: Any) -> Any:
     return getattr(ctx, "request", None)
 
@@ -153,6 +172,8 @@ def build_server(service: Service) -> Server[Any]:
         return types.ListToolsResult(tools=listed[caller.role])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in BY_NAME:  # a protocol error (MCP: "Unknown tools")
+            raise MCPError(INVALID_PARAMS, f"no tool {params.name!r}")
         arguments = dict(params.arguments or {})
 
         def run() -> Any:
@@ -160,10 +181,10 @@ def build_server(service: Service) -> Server[Any]:
 
         try:
             result = await anyio.to_thread.run_sync(run)
-        except MemstrataError as exc:
-            raise MCPError(error_code(exc).mcp, str(exc), data=error_body(exc)) from None
         except Exception as exc:
-            raise MCPError(INTERNAL_ERROR, "internal error", data=error_body(exc)) from None
+            if not isinstance(exc, MemstrataError):
+                log.exception("unexpected error in MCP tool %s", params.name)
+            return error_result(exc)
         data = dump(result)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=json.dumps(data))],

@@ -19,6 +19,7 @@ import anyio
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -31,7 +32,7 @@ from memstrata.service.core import Service, bearer_key, error_body
 from memstrata.service.mcp import CALLER_SCOPE_KEY, MCP_AUDIT_OPERATION
 from memstrata.service.mcp import http_app as mcp_http_app
 from memstrata.service.operations import BY_NAME, OPERATIONS, Operation
-from memstrata.service.wire import dump
+from memstrata.service.wire import dump, error_reason
 
 log = logging.getLogger("memstrata.service")
 MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -122,6 +123,46 @@ def _headers(scope: Scope) -> Mapping[str, str]:
         name.decode("latin-1").lower(): value.decode("latin-1")
         for name, value in scope.get("headers") or ()
     }
+
+
+SECURITY_SCHEMES: dict[str, dict[str, str]] = {
+    "bearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "An API key (`memstrata keys create`): `Authorization: Bearer <key>`.",
+    },
+    "apiKey": {
+        "type": "apiKey",
+        "in": "header",
+        "name": "X-API-Key",
+        "description": "The same API key in `X-API-Key`, for clients that cannot set "
+        "`Authorization`.",
+    },
+}
+"""How a caller presents its key (:func:`memstrata.service.core.bearer_key` reads both)."""
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document with the key every operation needs: the security schemes, and
+    either one required on each ``/v1`` operation (``/healthz`` and ``/metrics`` are
+    open and not in the document), so Swagger UI offers Authorize and generated
+    clients and fuzzers know how to authenticate."""
+    if app.openapi_schema is not None:
+        return app.openapi_schema
+    document = get_openapi(
+        title=app.title,
+        version=app.version,
+        openapi_version=app.openapi_version,
+        description=app.description,
+        routes=app.routes,
+    )
+    document.setdefault("components", {})["securitySchemes"] = SECURITY_SCHEMES
+    for path, item in document.get("paths", {}).items():
+        if path.startswith("/v1/") and path[4:] in BY_NAME:
+            for operation in item.values():
+                operation["security"] = [{name: []} for name in SECURITY_SCHEMES]
+    app.openapi_schema = document
+    return document
 
 
 class AuthenticateFirst:
@@ -233,7 +274,9 @@ def create_app(
         description=(
             "Context for long-running agents: sessions (L1), working memory (L2), "
             "long-term memory and knowledge (L3). Authenticate with "
-            "`Authorization: Bearer <key>`."
+            "`Authorization: Bearer <key>` (or `X-API-Key: <key>`). Each field's schema "
+            "is the server's own check; beyond it, an identifier holding a credential "
+            "or personal data (an e-mail address, a phone number) is refused with 422."
         ),
         openapi_url="/openapi.json",
         docs_url="/docs",
@@ -249,16 +292,15 @@ def create_app(
         errors = exc.errors()
         first = errors[0] if errors else {}
         loc = [str(p) for p in first.get("loc", ()) if p != "body"]
-        return error_response(
-            ValidationError(".".join(loc) or "body", str(first.get("msg", "is invalid")))
-        )
+        return error_response(ValidationError(".".join(loc) or "body", error_reason(first)))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         # Routing errors (unknown path, wrong method) in the same shape as the rest.
         code = {404: "not_found", 405: "unimplemented"}.get(exc.status_code, "invalid_argument")
         body = {"code": code, "type": "HTTPError", "message": str(exc.detail)}
-        return JSONResponse({"error": body}, status_code=exc.status_code)
+        # Starlette's own headers (a 405's ``Allow``, RFC 9110) go out with the body.
+        return JSONResponse({"error": body}, status_code=exc.status_code, headers=exc.headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
@@ -291,6 +333,7 @@ def create_app(
                 for code in sorted({error_code_of(e).http for e in op.all_errors} | {400, 413, 422})
             },
         )
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     if mcp_app is not None:
         app.router.routes.append(Route("/mcp", endpoint=mcp_app, methods=["GET", "POST", "DELETE"]))
     app.add_middleware(BodyLimit, limit=max_body_bytes)

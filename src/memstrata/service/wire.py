@@ -27,13 +27,21 @@ from memstrata.service.wire_base import (
     Id,
     JsonObject,
     Label,
+    Name,
+    Ref,
     Risk,
+    SessionId,
     ShortText,
     StoreKey,
     StoreNamespace,
     Text,
     TurnIn,
+    Uuid,
     Wire,
+    exactly_one_of,
+    given,
+    only_with,
+    rules,
 )
 from memstrata.service.wire_derived import *  # noqa: F403
 from memstrata.service.wire_derived import (
@@ -49,6 +57,17 @@ from memstrata.service.wire_derived import (
     TurnRefOut,
     WorkingKeyOut,
 )
+from memstrata.validation import (
+    DOCUMENT_NAME_PATTERN,
+    DURATION_PATTERN,
+    MAX_CORRECTION_CHARS,
+    MAX_DOCUMENT_NAME_CHARS,
+    MAX_REPLY_CHARS,
+    MAX_SPEAKER_CHARS,
+    MAX_TEXT_CHARS,
+    NONBLANK_PATTERN,
+    SLOT_SOURCE_PATTERN,
+)
 
 # -- sessions (L1) ---------------------------------------------------------------------
 
@@ -56,11 +75,11 @@ from memstrata.service.wire_derived import (
 class StartSessionRequest(Wire):
     user_id: Id
     initial_query: ShortText
-    session_id: Id | None = None
+    session_id: SessionId | None = None
 
 
 class SessionRef(Wire):
-    session_id: Id
+    session_id: SessionId
 
 
 class ApiResultIn(Wire):
@@ -76,7 +95,7 @@ class ActionIn(Wire):
 class UpdateSessionRequest(Wire):
     """A change to a session; the parts given are applied in this order, atomically."""
 
-    session_id: Id
+    session_id: SessionId
     advance: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     entity_id: Id | None = None
     pointers: dict[str, Id] | None = None
@@ -105,10 +124,13 @@ class Session(Wire):
 
 
 class ObserveRequest(Wire):
-    session_id: Id
+    session_id: SessionId
     role: Literal["user", "assistant", "system", "tool"]
     text: Text
-    speaker: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    speaker: (
+        Annotated[str, Field(min_length=1, max_length=MAX_SPEAKER_CHARS, pattern=NONBLANK_PATTERN)]
+        | None
+    ) = None
 
 
 class RememberRequest(Wire):
@@ -122,8 +144,10 @@ class ForgetRequest(Wire):
     """Forget a user (everything held of them), chosen memories, or the item store's
     items under a namespace prefix; give exactly one of the three."""
 
+    model_config = rules(exactly_one_of("user_id", "ids", "store_namespace"))
+
     user_id: Id | None = None
-    ids: Annotated[list[Id], Field(min_length=1, max_length=1_000)] | None = None
+    ids: Annotated[list[Uuid], Field(min_length=1, max_length=1_000)] | None = None
     store_namespace: StoreNamespace | None = None
     """A namespace prefix of the item store (its items are keyed by namespace, not user)."""
     wait: bool = False
@@ -134,7 +158,7 @@ class ForgetRequest(Wire):
 
 
 class ForgetStatusRequest(Wire):
-    job_id: Id
+    job_id: Ref
     """The id ``forget`` answered."""
     timeout_s: Annotated[float, Field(ge=0, le=600)] = 0.0
     """Wait up to this long for the job to finish (0: answer at once)."""
@@ -177,7 +201,7 @@ class ConsolidationOut(Wire):
 
 
 class RestoreRequest(Wire):
-    ids: Annotated[list[Id], Field(min_length=1, max_length=1_000)]
+    ids: Annotated[list[Uuid], Field(min_length=1, max_length=1_000)]
 
 
 class RestoreOut(Wire):
@@ -203,7 +227,9 @@ class RouteRequest(Wire):
     """``ContextRequest(session_id, step_intent)``: the context of the session's step.
     Without ``step_intent`` the intent is recognized from ``query`` (then required)."""
 
-    session_id: Id
+    model_config = rules({"anyOf": [given("step_intent"), given("query")]})
+
+    session_id: SessionId
     step_intent: Id | None = None
     query: ShortText | None = None
 
@@ -220,11 +246,11 @@ class ToolResultIn(Wire):
 class BuildContextRequest(Wire):
     """Without ``step_intent`` the intent is recognized from ``user_input``."""
 
-    session_id: Id
+    session_id: SessionId
     step_intent: Id | None = None
     user_input: Text
     system_prompt: Text
-    model: Id = "gpt-4o"
+    model: Ref = "gpt-4o"
     history: Annotated[list[TurnIn], Field(max_length=1_000)] = []
     tool_results: Annotated[list[ToolResultIn], Field(max_length=100)] = []
     k: Annotated[int, Field(ge=1, le=100)] = 10
@@ -249,27 +275,27 @@ class FlushOut(Wire):
 
 
 class PutApiResponseRequest(Wire):
-    session_id: Id
-    endpoint: Id
+    session_id: SessionId
+    endpoint: Ref
     params: dict[str, JsonValue] = {}
     value: JsonValue
     ttl_s: Annotated[float, Field(gt=0, le=30 * 86_400)] | None = None
 
 
 class GetApiResponseRequest(Wire):
-    session_id: Id
-    endpoint: Id
+    session_id: SessionId
+    endpoint: Ref
     params: dict[str, JsonValue] = {}
 
 
 class PutStepResultRequest(Wire):
-    session_id: Id
+    session_id: SessionId
     step_id: Id
     fields: dict[str, JsonValue]
 
 
 class GetStepResultRequest(Wire):
-    session_id: Id
+    session_id: SessionId
     step_id: Id
     reader_step: Id | None = None
 
@@ -281,7 +307,7 @@ class SeriesPointIn(Wire):
 
 
 class AppendSeriesRequest(Wire):
-    session_id: Id
+    session_id: SessionId
     metric: Id
     points: Annotated[list[SeriesPointIn], Field(min_length=1, max_length=10_000)]
     window: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
@@ -292,7 +318,7 @@ class AppendSeriesResult(Wire):
 
 
 class ReadSeriesRequest(Wire):
-    session_id: Id
+    session_id: SessionId
     metric: Id
     start: float | None = None
     end: float | None = None
@@ -303,7 +329,7 @@ class SeriesOut(Wire):
 
 
 class PendingRequest(Wire):
-    session_id: Id
+    session_id: SessionId
     task_ids: Annotated[list[Id], Field(min_length=1, max_length=1_000)]
 
 
@@ -317,13 +343,18 @@ class PendingOut(Wire):
 
 # Explicit: a request mirroring Document with the wire's limits (name and text sizes).
 class DocumentIn(Wire):
-    name: Annotated[str, Field(min_length=1, max_length=512)]
+    name: Annotated[
+        str,
+        Field(min_length=1, max_length=MAX_DOCUMENT_NAME_CHARS, pattern=DOCUMENT_NAME_PATTERN),
+    ]
     text: Annotated[str, Field(max_length=10_000_000)]
     format: Literal["markdown", "html", "text"] = "markdown"
 
 
 class IngestDocumentsRequest(Wire):
     documents: Annotated[list[DocumentIn], Field(min_length=1, max_length=1_000)]
+    """The documents, each name once (an unchanged document ingested again changes
+    nothing)."""
     level: Literal["low", "medium", "high"] = "low"
     """The permission level the documents' chunks carry."""
 
@@ -332,7 +363,9 @@ class ConfirmKnowledgeRequest(Wire):
     """A question and the answer a user confirmed: searchable at once, merged later."""
 
     query: ShortText
-    response: Text
+    response: Annotated[
+        str, Field(min_length=1, max_length=MAX_TEXT_CHARS, pattern=NONBLANK_PATTERN)
+    ]
     source: Id
 
 
@@ -479,8 +512,8 @@ class CreateKeyRequest(Wire):
     """A key for an agent of the caller's tenant (or, by an admin key of the operator
     tenant ``default``, of ``tenant``)."""
 
-    agent: Annotated[str, Field(min_length=1, max_length=40)]
-    tenant: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    agent: Name
+    tenant: Name | None = None
     """The key's tenant; another tenant than the caller's needs an operator admin key."""
     role: Literal["reader", "writer", "admin"]
     clearance: Literal["low", "medium", "high"] = "high"
@@ -570,11 +603,15 @@ class ToolList(Wire):
     tools: list[ToolSpecModel] = []
 
 
+SlotSource = Annotated[str, Field(min_length=1, max_length=256, pattern=SLOT_SOURCE_PATTERN)]
+"""A fact a slot reads: ``l1.<field>``, ``l2.<item>[.<key>]`` or ``given.<name>``."""
+
+
 class SlotModel(Wire):
     """Key information a step needs, found in the first source that holds it."""
 
     name: Id
-    sources: Annotated[list[Id], Field(min_length=1, max_length=16)]
+    sources: Annotated[list[SlotSource], Field(min_length=1, max_length=16)]
     question: ShortText | None = None
 
 
@@ -583,17 +620,20 @@ class StepPolicyModel(Wire):
 
     intent: Id
     risk: Risk = "low"
-    evidence: Annotated[list[Id], Field(min_length=1, max_length=64)] = ["*"]
+    evidence: Annotated[list[Ref], Field(min_length=1, max_length=64)] = ["*"]
     slots: Annotated[list[SlotModel], Field(max_length=32)] = []
     tool: Id | None = None
     tool_params: dict[str, Id] = {}
+    """The tool's parameters, each the name of one of ``slots`` that gives its value."""
 
 
 class DecideRequest(Wire):
     """Route the session's step and decide: answer, call a tool, or ask. Without
     ``step_intent`` the intent is recognized from ``query`` (or ``question``)."""
 
-    session_id: Id
+    model_config = rules({"anyOf": [given("step_intent"), given("query"), given("question")]})
+
+    session_id: SessionId
     step_intent: Id | None = None
     query: ShortText | None = None
     question: ShortText | None = None
@@ -626,13 +666,14 @@ class ToolResultReportIn(Wire):
 
 class CheckReplyRequest(Wire):
     card_id: Id
-    reply: Text
+    reply: Annotated[str, Field(min_length=1, max_length=MAX_REPLY_CHARS, pattern=NONBLANK_PATTERN)]
 
 
 class TraceCardsRequest(Wire):
-    """Cards by session and time (RFC 3339), oldest first."""
+    """Cards by session and time (RFC 3339), oldest first; ``since`` is not after
+    ``until``."""
 
-    session_id: Id | None = None
+    session_id: SessionId | None = None
     since: datetime | None = None
     until: datetime | None = None
     limit: Annotated[int, Field(ge=1, le=1_000)] = 100
@@ -646,9 +687,18 @@ class FeedbackRequest(Wire):
     """The user's follow-up to a decision: confirmed, corrected (with the correction),
     abandoned, or a rating from 1 to 5."""
 
+    model_config = rules(
+        only_with("rating", "kind", "rating"), only_with("correction", "kind", "corrected")
+    )
+
     card_id: Id
     kind: Literal["confirmed", "corrected", "abandoned", "rating"]
-    correction: ShortText | None = None
+    correction: (
+        Annotated[
+            str, Field(min_length=1, max_length=MAX_CORRECTION_CHARS, pattern=NONBLANK_PATTERN)
+        ]
+        | None
+    ) = None
     rating: Annotated[int, Field(ge=1, le=5)] | None = None
     used: Annotated[list[Id], Field(max_length=200)] | None = None
     """The memory ids the reply used (default: what the checked reply reflects)."""
@@ -661,7 +711,7 @@ class FeedbackReportRequest(Wire):
 
 
 class HealthReportRequest(Wire):
-    since: Annotated[str, Field(min_length=2, max_length=16)] = "7d"
+    since: Annotated[str, Field(pattern=DURATION_PATTERN)] = "7d"
     """The window: ``30m``, ``24h``, ``7d``, ``2w``."""
 
 

@@ -53,7 +53,12 @@ class SessionRegistry:
         session_id: str | None = None,
         scopes: frozenset[str] = frozenset(),
     ) -> SessionState:
-        """Open a session; the initial query passes the gateway before it is kept."""
+        """Open a session; the initial query passes the gateway before it is kept.
+
+        Idempotent: starting a session id that is open for the same user and tenant
+        returns that session as it stands (a client retrying a start it never saw
+        answered gets the session, not an error); the same id open for another user
+        or tenant is a :class:`ConflictError`."""
         check_id("user_id", user_id)
         check_text("initial_query", initial_query, max_chars=8_000)
         sid = check_id("session_id", session_id) if session_id is not None else f"s_{uuid4().hex}"
@@ -65,10 +70,13 @@ class SessionRegistry:
             auth_context=AuthContext(tenant=tenant, principal=user_id, scopes=scopes),
         )
         with self._lock:
-            if sid in self._sessions:
-                raise ValidationError("session_id", f"session {sid!r} already exists")
-            self._sessions[sid] = state
-        return state
+            existing = self._sessions.get(sid)
+            if existing is None:
+                self._sessions[sid] = state
+                return state
+        if existing.user_id == user_id and existing.tenant == tenant:
+            return existing
+        raise ConflictError(f"session {sid!r} is open for another user", field="session_id")
 
     def get(self, session_id: str) -> SessionState:
         """The current value of a session."""

@@ -31,11 +31,14 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+
+import orjson
 
 from memstrata.clock import Clock
 from memstrata.errors import ValidationError
@@ -43,12 +46,19 @@ from memstrata.frozen import thaw
 from memstrata.longterm.facade import LongTermStore, NewItem, PayloadSanitizer
 from memstrata.longterm.points import MEMORIES, Filter, Record
 from memstrata.retrieval.retriever import Retriever
-from memstrata.validation import MAX_TEXT_CHARS, check_id
+from memstrata.validation import (
+    MAX_TEXT_CHARS,
+    STORE_LABEL_MAX_CHARS,
+    STORE_LABEL_PATTERN,
+    check_id,
+    is_blank,
+)
 
 STORE_TYPE = "store_item"
 """The L3 type of store items (in ``memories``; no memory read asks for it)."""
 MAX_LABELS = 32
-MAX_LABEL_CHARS = 256
+MAX_LABEL_CHARS = STORE_LABEL_MAX_CHARS
+_LABEL_RE = re.compile(STORE_LABEL_PATTERN)
 MAX_KEY_CHARS = 1024
 MAX_VALUE_BYTES = 256 * 1024
 MAX_LIMIT = 1000
@@ -89,7 +99,7 @@ def check_namespace(field: str, namespace: Any, *, allow_empty: bool = False) ->
     for label in labels:
         if not isinstance(label, str) or not label:
             raise ValidationError(field, "labels must be non-empty strings")
-        if len(label) > MAX_LABEL_CHARS or "." in label:
+        if len(label) > MAX_LABEL_CHARS or not _LABEL_RE.fullmatch(label):
             raise ValidationError(field, f"labels are at most {MAX_LABEL_CHARS} chars, no '.'")
     return labels
 
@@ -105,6 +115,9 @@ def _check_value(value: Any) -> dict[str, Any]:
         raise ValidationError("value", "must be a JSON object")
     try:
         encoded = json.dumps(value, allow_nan=False)
+        # Every answer is encoded by orjson: an integer past 64 bits is refused here,
+        # not stored and then unanswerable (a 500 after the write).
+        orjson.dumps(value)
     except (TypeError, ValueError) as exc:
         raise ValidationError("value", f"must be JSON: {exc}") from None
     if len(encoded.encode()) > MAX_VALUE_BYTES:
@@ -314,7 +327,10 @@ class ItemStore:
             [
                 NewItem(
                     # A point needs a text: an unindexed item's is its key, never searched.
-                    text=(text if indexed else key)[:MAX_TEXT_CHARS],
+                    # (A blank key is a valid key but no text: the item's ref stands in.)
+                    text=(text if indexed else key if not is_blank(key) else _ref(labels, key))[
+                        :MAX_TEXT_CHARS
+                    ],
                     tenant=tenant,
                     type=STORE_TYPE,
                     source="store",

@@ -32,7 +32,7 @@ import redis
 from redis.cluster import RedisCluster
 
 from memstrata.clock import Clock
-from memstrata.errors import NotFoundError, PermissionDeniedError, ValidationError
+from memstrata.errors import ConflictError, NotFoundError, PermissionDeniedError, ValidationError
 from memstrata.permissions import Level, check_level
 from memstrata.router.bundle import ContextItem, Provenance
 from memstrata.validation import check_id, check_text
@@ -177,7 +177,7 @@ class NamespaceStore:
             if not created:
                 # Existence is not secret from the namespace's own readers only; to
                 # anyone else a taken name looks like any refused name.
-                raise ValidationError("namespace", f"{name!r} cannot be created (name taken)")
+                raise ConflictError(f"{name!r} cannot be created (name taken)", field="namespace")
             pipe = self._redis.pipeline(transaction=False)
             pipe.hset(self._key(tenant, "meta", name), mapping=cast(Any, meta))
             pipe.hset(self._key(tenant, "acl", name), owner, "write")

@@ -18,10 +18,10 @@ from memstrata.config import PipelineSettings
 from memstrata.errors import ValidationError
 from memstrata.extract.candidates import ROLES
 from memstrata.gateway import Sanitizer
-from memstrata.memory.episodes import MAX_SPEAKER_CHARS, Episode, turn_episode_id
+from memstrata.memory.episodes import Episode, turn_episode_id
 from memstrata.memory.units import MemoryUnit
 from memstrata.session import SessionRegistry
-from memstrata.validation import check_id, check_text
+from memstrata.validation import MAX_SPEAKER_CHARS, check_id, check_text
 from memstrata.write.submit import split_text
 
 UNIT_LOCATION = "L3:memories"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memstrata.errors import (
+    ConflictError,
     NotFoundError,
 )
 from memstrata.service import convert
@@ -101,6 +102,7 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
         m.NamespaceOut,
         "admin",
         _create_namespace,
+        (ConflictError,),
     ),
     Operation(
         "list_namespaces",

@@ -7,9 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from memstrata.errors import (
-    ValidationError,
-)
+from memstrata.errors import ConflictError, NotFoundError
 from memstrata.permissions import L1_LEVEL
 from memstrata.service import convert
 from memstrata.service import wire as m
@@ -24,6 +22,10 @@ from memstrata.session import SessionState
 
 def _start_session(call: Call, req: m.StartSessionRequest) -> m.Session:
     sid = req.session_id or f"s_{uuid.uuid4().hex}"
+    begun = call.clock.now()
+    if req.session_id is not None and _is_open(call, sid):
+        # Starting an open session again returns its state: the clearance reading it needs.
+        require(call, L1_LEVEL, "an open session's L1 state (starting it again returns it)")
     try:
         state = call.engine.start_session(
             req.user_id,
@@ -31,11 +33,23 @@ def _start_session(call: Call, req: m.StartSessionRequest) -> m.Session:
             tenant=call.caller.tenant,
             session_id=call.engine_session_id(sid),
         )
-    except ValidationError as exc:
+    except ConflictError as exc:
         if exc.field == "session_id":  # the engine's message names its own id
-            raise ValidationError("session_id", f"session {sid!r} already exists") from None
+            raise ConflictError(
+                f"session {sid!r} is open for another user", field="session_id"
+            ) from None
         raise
+    if state.started_at < begun:  # opened meanwhile by another call: not this one's
+        require(call, L1_LEVEL, "an open session's L1 state (starting it again returns it)")
     return convert.session_out(state, sid)
+
+
+def _is_open(call: Call, sid: str) -> bool:
+    try:
+        call.session(sid)
+    except NotFoundError:
+        return False
+    return True
 
 
 def _get_session(call: Call, req: m.SessionRef) -> m.Session:
@@ -88,11 +102,13 @@ def _inspect(call: Call, req: m.SessionRef) -> m.InspectOut:
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     Operation(
         "start_session",
-        "Open a session (L1 state lives in the serving process).",
+        "Open a session (L1 state lives in the serving process); starting an id that "
+        "is open for the same user returns that session.",
         m.StartSessionRequest,
         m.Session,
         "writer",
         _start_session,
+        (ConflictError,),
     ),
     Operation(
         "get_session",
