@@ -34,6 +34,8 @@ LOAD_FACTOR = 3.0
 """How many times its own deadlines a busy machine's server may take."""
 SLACK_S = 60.0
 """Added on top: scheduling, a first model load, a garbage collection."""
+MAX_ASKED_WAIT_S = 3600.0
+"""The longest wait a request may ask the server for that a test client honours."""
 START_TIMEOUT_S = 300.0
 """``serve`` to its first answer, and a one-shot CLI command, on a busy machine (the
 issue measured 10-17 s each on a loaded one)."""
@@ -54,8 +56,12 @@ def server_deadline_s(operation: str | None = None, payload: dict[str, Any] | No
     asked = 0.0
     op = next((o for o in OPERATIONS if o.name == operation), None)
     if op is not None and "timeout_s" in op.request.model_fields:
-        default = op.request.model_fields["timeout_s"].default
-        asked = float((payload or {}).get("timeout_s", default))
+        default = float(op.request.model_fields["timeout_s"].default)
+        given = (payload or {}).get("timeout_s", default)
+        # a fuzzed payload may ask for anything ("", null, -1, 1e300): the server
+        # refuses those, so the client waits as for the operation's default
+        valid = isinstance(given, int | float) and not isinstance(given, bool)
+        asked = float(given) if valid and 0 < given <= MAX_ASKED_WAIT_S else default
     return own + asked
 
 

@@ -392,7 +392,7 @@ class CreateNamespaceRequest(Wire):
     and writes it."""
 
     namespace: Id
-    purpose: Annotated[str, Field(min_length=1, max_length=500)]
+    purpose: Annotated[str, Field(min_length=1, max_length=500, pattern=NONBLANK_PATTERN)]
     ttl_s: Annotated[float, Field(ge=1, le=365 * 86_400)]
     owner: Id | None = None
 
@@ -405,7 +405,7 @@ class AccessRequestIn(Wire):
     """Ask for access to a namespace, stating the purpose."""
 
     namespace: Id
-    purpose: Annotated[str, Field(min_length=1, max_length=500)]
+    purpose: Annotated[str, Field(min_length=1, max_length=500, pattern=NONBLANK_PATTERN)]
     mode: Literal["read", "write"] = "read"
 
 
