@@ -32,9 +32,12 @@ def _first_health(url: str, process: subprocess.Popen[bytes], log: Path) -> http
         if process.poll() is not None:
             raise AssertionError(f"serve exited: {log.read_text()[-2000:]}")
         try:
-            return httpx.get(f"{url}/healthz", timeout=2.0)
+            # /healthz answers "starting" at once; the checks once /readyz says ready.
+            if httpx.get(f"{url}/readyz", timeout=2.0).status_code == 200:
+                return httpx.get(f"{url}/healthz", timeout=2.0)
         except httpx.HTTPError:
-            time.sleep(0.2)
+            pass
+        time.sleep(0.2)
     raise AssertionError(f"serve did not answer: {log.read_text()[-2000:]}")
 
 
