@@ -32,6 +32,7 @@ class ExitCode:
     DATA_DIR_IN_USE = 7
     VALKEY_DID_NOT_START = 8
 
+
 def _serve(
     data_dir: Path, *, port: int | None = None, grpc_port: int | None = None, **env: str
 ) -> subprocess.CompletedProcess[str]:

@@ -201,9 +201,7 @@ def wait(
             status = state.get("status", answer.status_code) if isinstance(state, dict) else ""
             last = f"/readyz answers {answer.status_code} ({status})"
             if status == "failed":
-                sys.stderr.write(
-                    f"memstrata wait: {url} failed to start: {state.get('detail')}\n"
-                )
+                sys.stderr.write(f"memstrata wait: {url} failed to start: {state.get('detail')}\n")
                 raise typer.Exit(1)
         except httpx.HTTPError as exc:
             last = f"no answer ({type(exc).__name__})"
@@ -323,9 +321,7 @@ def keys_commands(connect: Connect) -> typer.Typer:
         ] = None,
         rate_per_s: Annotated[
             int,
-            typer.Option(
-                "--rate-per-s", help="Requests per second the key may make (then 429)."
-            ),
+            typer.Option("--rate-per-s", help="Requests per second the key may make (then 429)."),
         ] = 1_000,
         data_dir: DataDir = DEFAULT_DATA_DIR,
         url: UrlOption = None,
@@ -409,9 +405,7 @@ def keys_commands(connect: Connect) -> typer.Typer:
 def serve_demo(
     data_dir: Annotated[
         Path,
-        typer.Option(
-            "--data-dir", help="Where the demo's service keeps its files."
-        ),
+        typer.Option("--data-dir", help="Where the demo's service keeps its files."),
     ] = Path(".memstrata-demo"),
 ) -> None:
     """Start the service, run an agent step over REST and the same step through MCP."""

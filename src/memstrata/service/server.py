@@ -375,4 +375,3 @@ def _serve(settings: Settings, options: ServeOptions, ready: threading.Event | N
             raise loader.error
     finally:
         rest_socket.close()
-

@@ -19,12 +19,12 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Literal
 
 import anyio
 import grpc
 from starlette.types import ASGIApp, Receive, Scope, Send
-
 
 SERVICE_PREFIX = "/memstrata.v1."
 """The gRPC methods gated (proto.SERVICE_FULL_NAME's package; proto is not imported:
@@ -135,7 +135,11 @@ class GatedApp:
         state = self._gate.state
         if path == "/healthz":
             if state == "failed":
-                body = {"status": "down", "detail": self._gate.failure, "checks": {}}
+                body: dict[str, Any] = {
+                    "status": "down",
+                    "detail": self._gate.failure,
+                    "checks": {},
+                }
                 await _send_json(send, 503, body)
                 return
             detail = "models and backends are loading; GET /readyz answers 200 once ready"
@@ -175,10 +179,13 @@ class GatedApp:
             if self._gate.state == "failed":
                 return
             await anyio.sleep(0.05)
-        lifespan = getattr(getattr(app, "router", None), "lifespan_context", None)
+        lifespan: Callable[[Any], AbstractAsyncContextManager[Any]] | None = getattr(
+            getattr(app, "router", None), "lifespan_context", None
+        )
         if lifespan is None:
             self._gate.open()
             await anyio.sleep_forever()
+            return
         async with lifespan(app):
             self._gate.open()
             await anyio.sleep_forever()

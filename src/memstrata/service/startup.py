@@ -128,9 +128,7 @@ def as_failure(exc: BaseException) -> StartupFailure:
             )
     if isinstance(exc, PermissionError | OSError) and getattr(exc, "filename", None):
         return StartupFailure(
-            ExitCode.DATA_DIR_NOT_WRITABLE
-            if isinstance(exc, PermissionError)
-            else ExitCode.OTHER,
+            ExitCode.DATA_DIR_NOT_WRITABLE if isinstance(exc, PermissionError) else ExitCode.OTHER,
             f"{exc.strerror or type(exc).__name__}: {exc.filename}",
             "check that path's owner and mode, or pass another --data-dir",
         )

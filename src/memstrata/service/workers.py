@@ -165,7 +165,8 @@ class RestProxy:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         if scope["path"] == "/readyz":  # the front listens only once every worker is ready
-            await _send_bytes(send, 200, b'{"status": "ready"}', [(b"content-type", b"application/json")])
+            ready = b'{"status": "ready"}'
+            await _send_bytes(send, 200, ready, [(b"content-type", b"application/json")])
             return
         if scope["path"] == "/healthz":
             asked = scope.get("query_string", b"")
