@@ -78,7 +78,7 @@ def test_a_64_mib_volume_is_refused_at_start_and_leaves_no_valkey(
             ]  # fmt: skip
             done = subprocess.run(command, capture_output=True, text=True, timeout=120)
             log.write_text(done.stdout + done.stderr)
-            assert done.returncode == 2, f"serve ended with {done.returncode}: {done.stderr}"
+            assert done.returncode == 9, f"serve ended with {done.returncode}: {done.stderr}"
             assert "cannot start: 64 MiB free on" in done.stderr
             assert "need 448 MiB" in done.stderr
             pid = valkey_pid_of(data)

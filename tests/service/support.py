@@ -117,7 +117,8 @@ def wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
         if process.poll() is not None:
             raise RuntimeError(f"memstrata serve exited: {log.read_text()[-2000:]}")
         try:
-            if httpx.get(f"{url}/healthz", timeout=5.0).status_code == 200:
+            # /healthz answers "starting" at once; /readyz once every operation is served.
+            if httpx.get(f"{url}/readyz", timeout=5.0).status_code == 200:
                 return
         except httpx.HTTPError:
             pass

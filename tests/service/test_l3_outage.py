@@ -42,10 +42,10 @@ START_LIMIT_S = 120.0
 
 def _answers(url: str) -> bool:
     try:
-        httpx.get(f"{url}/healthz", timeout=1.0)
+        # Ready, whatever /healthz says (it may well say L3 is down).
+        return httpx.get(f"{url}/readyz", timeout=1.0).status_code == 200
     except httpx.HTTPError:
         return False
-    return True  # any answer: /healthz may well say L3 is down
 
 
 @contextlib.contextmanager

@@ -1,11 +1,11 @@
-"""`memstrata serve` loads its models before it listens (docs/architecture.md,
-"Deadlines"): the first read of a fresh service never waits on them, and a model that
-cannot load is known before the first request, not found by it.
+"""`memstrata serve` loads its models before it is ready (docs/architecture.md,
+"Deadlines"; /readyz 200): the first read of a fresh service never waits on them, and a
+model that cannot load is known before the first request, not found by it.
 
 The order is observed from outside: with the model cache pointing at a file, MiniLM's
 ONNX graph cannot load, and the load says so in the log - falling back to torch where
 the torch extra is installed, or failing the warm-up where it is not (then /healthz
-names the embedder). Either line must come before the line saying the service listens:
+names the embedder). Either line must come before the line saying the service serves:
 a service loading lazily would log neither until its first read.
 """
 
@@ -32,9 +32,12 @@ def _first_health(url: str, process: subprocess.Popen[bytes], log: Path) -> http
         if process.poll() is not None:
             raise AssertionError(f"serve exited: {log.read_text()[-2000:]}")
         try:
-            return httpx.get(f"{url}/healthz", timeout=2.0)
+            # /healthz answers "starting" at once; the checks once /readyz says ready.
+            if httpx.get(f"{url}/readyz", timeout=2.0).status_code == 200:
+                return httpx.get(f"{url}/healthz", timeout=2.0)
         except httpx.HTTPError:
-            time.sleep(0.2)
+            pass
+        time.sleep(0.2)
     raise AssertionError(f"serve did not answer: {log.read_text()[-2000:]}")
 
 

@@ -105,7 +105,7 @@ def test_another_worker_count_on_the_same_data_dir_is_refused(sharded: RunningSe
         "--grpc-port",
         str(free_port()),
     )
-    assert refused.returncode == 2 and "laid out for 2 workers" in refused.stderr
+    assert refused.returncode == 6 and "laid out for 2 workers" in refused.stderr
 
 
 def test_the_fronts_metrics_cover_every_worker(sharded: RunningServer) -> None:

@@ -249,7 +249,7 @@ def start_serve(data_dir: Path, out: Path, options: LoadOptions) -> Served:
         if process.poll() is not None:
             raise RuntimeError(f"memstrata serve exited ({process.returncode}): {_tail(log)}")
         with contextlib.suppress(OSError):
-            if served.get("/healthz?reads=1")[0] == 200:
+            if served.get("/readyz")[0] == 200:  # admin.key exists once ready
                 break
         if time.monotonic() > deadline:
             stop_serve(served)

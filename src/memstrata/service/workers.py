@@ -54,6 +54,7 @@ from memstrata.service.auth import KeyStore
 from memstrata.service.core import bearer_key
 from memstrata.service.merged_metrics import merged_exposition
 from memstrata.service.server import ServeOptions, stop_signals, write_admin_key
+from memstrata.service.startup import Port, bind, check_data_dir, check_free
 from memstrata.wiring import embedded_valkey, redis_backend
 from memstrata.working.embedded import EmbeddedValkey
 
@@ -163,6 +164,10 @@ class RestProxy:
         if scope["type"] != "http":
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if scope["path"] == "/readyz":  # the front listens only once every worker is ready
+            ready = b'{"status": "ready"}'
+            await _send_bytes(send, 200, ready, [(b"content-type", b"application/json")])
+            return
         if scope["path"] == "/healthz":
             asked = scope.get("query_string", b"")
             status, health = await self._health(b"reads=1" in asked or b"reads=true" in asked)
@@ -336,11 +341,9 @@ def _wait_healthy(worker: Worker, process: Any, timeout_s: float = 180.0) -> Non
         if not process.is_alive():
             raise BackendUnavailableError(f"worker {worker.index} exited while starting")
         with contextlib.suppress(httpx.HTTPError):
-            # Up is enough: a worker that started read-only (a short disk) answers 503.
-            if httpx.get(f"http://127.0.0.1:{worker.port}/healthz", timeout=1).status_code in (
-                200,
-                503,
-            ):
+            # Ready is enough: a worker that started read-only (a short disk) is ready
+            # though its /healthz answers 503.
+            if httpx.get(f"http://127.0.0.1:{worker.port}/readyz", timeout=1).status_code == 200:
                 return
         time.sleep(0.2)
     raise BackendUnavailableError(f"worker {worker.index} did not start in {timeout_s:.0f} s")
@@ -357,10 +360,14 @@ def _serve_workers(settings: Settings, options: ServeOptions, workers: int) -> N
     import uvicorn
 
     base = Path(settings.data_dir)
+    check_data_dir(base)
     check_layout(base, workers)
-    closers: list[Any] = []
+    # Both ports before anything starts: the front listens on them once workers are ready.
+    rest_socket = bind(Port("REST", "--port", options.host, options.port))
+    closers: list[Any] = [rest_socket.close]
     valkey: EmbeddedValkey | None = None
     try:
+        check_free(Port("gRPC", "--grpc-port", options.host, options.grpc_port))
         url = settings.redis_url
         if not url:
             valkey = embedded_valkey(settings).start()
@@ -390,7 +397,10 @@ def _serve_workers(settings: Settings, options: ServeOptions, workers: int) -> N
             _wait_healthy(worker, process)
         router = TenantRouter(keys, [w for w, _ in started])
         grpc_proxy = GrpcProxy(router)
-        grpc_server = grpc.server(ThreadPoolExecutor(max_workers=options.grpc_threads))
+        grpc_server = grpc.server(
+            ThreadPoolExecutor(max_workers=options.grpc_threads),
+            options=[("grpc.so_reuseport", 0)],  # a port another server holds is refused
+        )
         grpc_server.add_generic_rpc_handlers((grpc_proxy,))
         grpc_server.add_insecure_port(f"{options.host}:{options.grpc_port}")
         grpc_server.start()
@@ -404,7 +414,7 @@ def _serve_workers(settings: Settings, options: ServeOptions, workers: int) -> N
             RestProxy(router, valkey), host=options.host, port=options.port,
             log_level="warning", access_log=False,
         )  # fmt: skip
-        uvicorn.Server(config).run()
+        uvicorn.Server(config).run(sockets=[rest_socket])
     finally:
         for close in closers:
             with contextlib.suppress(Exception):
