@@ -1,4 +1,4 @@
-"""The service's commands (serve, serve-demo, mcp, keys), registered without importing
+"""The service's commands (serve, wait, serve-demo, mcp, keys), registered without importing
 them: :mod:`memstrata.service.commands` imports the service's wire models and key store,
 which ``memstrata --help`` and every other command do without.
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 # name -> the line the top-level help shows (a test checks it against the real command's).
 SERVICE_COMMANDS: dict[str, str] = {
     "serve": "Serve REST (OpenAPI at /openapi.json), MCP (streamable HTTP at /mcp) and gRPC.",
+    "wait": "Wait until the service at --url is ready: GET /readyz answers 200.",
     "serve-demo": "Start the service, run an agent step over REST and the same step through MCP.",
     "mcp": "MCP over stdio for desktop clients: runs as the local user, no key needed.",
     "keys": "API keys: create, revoke and list (hashed in Valkey).",
