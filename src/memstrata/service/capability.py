@@ -33,6 +33,9 @@ Req = TypeVar("Req", bound=BaseModel)
 Resp = TypeVar("Resp", bound=BaseModel)
 
 SESSION_SEPARATOR = "@"
+LOCAL_KEY_ID = "local"
+"""The key id of the local user of a data directory (CLI, MCP over stdio): no stored
+key has it (theirs are hex)."""
 OPERATOR_TENANT = "default"
 """The operator's tenant: its admin keys see every tenant (the health report, keys)."""
 # Every operation can fail these ways before it runs.
@@ -62,6 +65,12 @@ class Call:
         return self.keys
 
     def engine_session_id(self, session_id: str) -> str:
+        """The id the engine keeps ``session_id`` under. A key's caller shares the engine
+        with other tenants: ``<tenant>@<id>``. The local user of a data directory owns it
+        and sees the ids as the engine's Python API keeps them, so the CLI reads what an
+        application opened on the same directory wrote."""
+        if self.caller.key_id == LOCAL_KEY_ID:
+            return session_id
         return f"{self.caller.tenant}{SESSION_SEPARATOR}{session_id}"
 
     def session(self, session_id: str) -> SessionState:
