@@ -39,7 +39,7 @@ class ClientMethods(ClientBase):
         return self._call("end_session", m.SessionRef, m.Session, session_id=session_id)
 
     def inspect(self, session_id: str) -> m.InspectOut:
-        """What memstrata holds for a session: L1 (while open) and its live L2 keys. (role: reader)"""
+        """What memstrata holds for a session: L1 (while open) and its live L2 keys (none for a session never opened, or another tenant's). (role: reader)"""
         return self._call("inspect", m.SessionRef, m.InspectOut, session_id=session_id)
 
     def observe(self, session_id: str, role: Literal['user', 'assistant', 'system', 'tool'], text: str, *, speaker: str | None = None) -> m.Receipt:
@@ -320,7 +320,7 @@ class AsyncClientMethods(AsyncClientBase):
         return await self._call("end_session", m.SessionRef, m.Session, session_id=session_id)
 
     async def inspect(self, session_id: str) -> m.InspectOut:
-        """What memstrata holds for a session: L1 (while open) and its live L2 keys. (role: reader)"""
+        """What memstrata holds for a session: L1 (while open) and its live L2 keys (none for a session never opened, or another tenant's). (role: reader)"""
         return await self._call("inspect", m.SessionRef, m.InspectOut, session_id=session_id)
 
     async def observe(self, session_id: str, role: Literal['user', 'assistant', 'system', 'tool'], text: str, *, speaker: str | None = None) -> m.Receipt:
