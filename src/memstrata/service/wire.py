@@ -175,6 +175,7 @@ class ConsolidateRequest(Wire):
         Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]], Field(max_length=1_000)]
         | None
     ) = None
+    """The tenants to consolidate (default: every tenant the key may name)."""
 
 
 class HotMergeOut(Wire):
