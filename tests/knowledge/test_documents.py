@@ -167,3 +167,23 @@ def test_a_folder_manifest_prunes_what_is_gone_from_it(
     with pytest.raises(ValidationError) as bad:
         ingestor.ingest_documents([faq], tenant=tenant, prune_missing_under=["../etc"])
     assert bad.value.field == "prune_missing_under[0]"
+
+
+def test_a_folder_sent_as_documents_replaces_its_files_ingested_by_path(
+    tenant: str, ingestor: KnowledgeIngestor, store: LongTermStore, tmp_path: Path
+) -> None:
+    # `memstrata ingest` once ingested a folder by path; now it sends it as documents
+    # named by the absolute path without its leading '/': one copy of each chunk.
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "pump.md").write_text(GUIDE, encoding="utf-8")
+    ingestor.ingest([folder], tenant=tenant)
+    assert len(records(store, tenant)) == 3
+    name = str(folder / "pump.md").lstrip("/")
+    report = ingestor.ingest_documents(
+        [Document(name, GUIDE, "markdown")],
+        tenant=tenant,
+        prune_missing_under=[str(folder).lstrip("/")],
+    )
+    assert (report.files_added, report.files_removed, report.chunks_deleted) == (1, 1, 3)
+    assert {r.payload["source"] for r in records(store, tenant).values()} == {name}

@@ -304,7 +304,8 @@ class KnowledgeIngestor:
         present: Sequence[str] = (),
     ) -> IngestReport:
         """Ingest ``targets``; then forget files gone from ``roots`` and ``missing``, and
-        documents at or under the keys ``prune`` that are neither targets nor ``present``."""
+        documents at or under the keys ``prune`` that are neither targets nor ``present``
+        (with the files once ingested by path from the same folder: see _retire_files)."""
         started = self._clock.monotonic()
         tally = _Tally(seen=len(targets), errors=list(rejected))
         manifest = self._manifest.load()
@@ -332,6 +333,7 @@ class KnowledgeIngestor:
                 )
                 for path in under:
                     manifest = self._remove(tenant, path, manifest, tally)
+                manifest = self._retire_files(tenant, key, manifest, tally)
         finally:
             # Saved even when a store error escapes, so completed files are not redone.
             self._manifest.save(manifest)
@@ -484,6 +486,18 @@ class KnowledgeIngestor:
         tally.removed += 1
         tally.chunks_deleted += len(ids)
         return manifest.without(tenant, path)
+
+    def _retire_files(self, tenant: str, key: str, manifest: Manifest, tally: _Tally) -> Manifest:
+        # `memstrata ingest` names a file by its absolute path without the leading '/'
+        # and once ingested files by path (``ingest``): the files it ingested that way
+        # from the folder it now sends as documents are replaced by them, never doubled.
+        if os.sep != "/":
+            return manifest
+        folder = "/" + key.removeprefix(DOCUMENT_KEY_PREFIX)
+        known = [folder] if manifest.get(tenant, folder) else []
+        for path in [*known, *manifest.paths_under(tenant, folder)]:
+            manifest = self._remove(tenant, path, manifest, tally)
+        return manifest
 
     def _remove_missing(
         self, tenant: str, gone: Path, manifest: Manifest, tally: _Tally
