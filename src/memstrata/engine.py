@@ -235,18 +235,33 @@ class ContextEngine:
         return self._knowledge.ingest_files(paths, tenant=tenant, progress=progress)
 
     def ingest_documents(
-        self, documents: Sequence[Document], *, tenant: str = "default", level: Level = "low"
+        self,
+        documents: Sequence[Document],
+        *,
+        tenant: str = "default",
+        level: Level = "low",
+        prune_missing_under: Sequence[str] = (),
+        also_present: Sequence[str] = (),
     ) -> IngestReport:
         """:meth:`ingest_files` for documents given as text (e.g. sent over a network).
 
         Each :class:`Document` is keyed by (tenant, name) as a file is by its path:
         the same chunking and sanitizing, a changed text replaces the chunks that
         changed, an unchanged one is skipped, and a failing document is reported by
-        name in ``errors``. A document is never removed by a later call. Names must
+        name in ``errors``. A document is removed only by ``prune_missing_under``. Names must
         be unique within one call (ValidationError naming ``documents[i].name``).
         ``level`` is the permission level their chunks carry (:mod:`memstrata.permissions`).
+        ``prune_missing_under`` (names of folders or documents) removes the documents at
+        or under them that are neither given nor named in ``also_present``, as a
+        re-ingested folder of files drops its deleted files.
         """
-        return self._knowledge.ingest_documents(documents, tenant=tenant, level=level)
+        return self._knowledge.ingest_documents(
+            documents,
+            tenant=tenant,
+            level=level,
+            prune_missing_under=prune_missing_under,
+            also_present=also_present,
+        )
 
     def confirm_knowledge(
         self,

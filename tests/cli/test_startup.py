@@ -32,6 +32,8 @@ HEAVY = (
     "grpc",
     "mcp",
 )
+
+
 # Options of the service's commands (helper h34-serve's area) still without a help
 # text; strict: once they are described, this set must shrink with them.
 def _commands(command: Any, path: str = "") -> Iterator[tuple[str, Any]]:

@@ -141,3 +141,49 @@ def test_bad_documents_and_batches_are_rejected(tenant: str, ingestor: Knowledge
     with pytest.raises(ValidationError) as err:
         ingestor.ingest_documents(["a.md"], tenant=tenant)  # type: ignore[list-item]
     assert err.value.field == "documents[0]"
+
+
+def test_a_folder_manifest_prunes_what_is_gone_from_it(
+    tenant: str, ingestor: KnowledgeIngestor, store: LongTermStore
+) -> None:
+    guide = Document("docs/guides/pump.md", GUIDE, "markdown")
+    faq = Document("docs/faq.txt", "Is it loud? No.", "text")
+    other = Document("docsextra/keep.txt", "Not under docs/.", "text")
+    ingestor.ingest_documents([guide, faq, other], tenant=tenant)
+    # Sent in two calls: the first's names are kept by the second's prune.
+    ingestor.ingest_documents([guide], tenant=tenant)
+    kept = ingestor.ingest_documents(
+        [faq], tenant=tenant, prune_missing_under=["docs"], also_present=[guide.name]
+    )
+    assert (kept.files_skipped, kept.files_removed) == (1, 0)
+    # The guide deleted from the folder: its chunks go; a name outside the folder stays.
+    gone = ingestor.ingest_documents([faq], tenant=tenant, prune_missing_under=["docs/"])
+    assert (gone.files_removed, gone.chunks_deleted) == (1, 3)
+    sources = {r.payload["source"] for r in records(store, tenant).values()}
+    assert sources == {"docs/faq.txt", "docsextra/keep.txt"}
+    # Only a prune: no document at all, the whole folder is gone.
+    emptied = ingestor.ingest_documents([], tenant=tenant, prune_missing_under=["docs"])
+    assert (emptied.files_seen, emptied.files_removed) == (0, 1)
+    with pytest.raises(ValidationError) as bad:
+        ingestor.ingest_documents([faq], tenant=tenant, prune_missing_under=["../etc"])
+    assert bad.value.field == "prune_missing_under[0]"
+
+
+def test_a_folder_sent_as_documents_replaces_its_files_ingested_by_path(
+    tenant: str, ingestor: KnowledgeIngestor, store: LongTermStore, tmp_path: Path
+) -> None:
+    # `memstrata ingest` once ingested a folder by path; now it sends it as documents
+    # named by the absolute path without its leading '/': one copy of each chunk.
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "pump.md").write_text(GUIDE, encoding="utf-8")
+    ingestor.ingest([folder], tenant=tenant)
+    assert len(records(store, tenant)) == 3
+    name = str(folder / "pump.md").lstrip("/")
+    report = ingestor.ingest_documents(
+        [Document(name, GUIDE, "markdown")],
+        tenant=tenant,
+        prune_missing_under=[str(folder).lstrip("/")],
+    )
+    assert (report.files_added, report.files_removed, report.chunks_deleted) == (1, 1, 3)
+    assert {r.payload["source"] for r in records(store, tenant).values()} == {name}

@@ -59,11 +59,24 @@ class Knowledge:
             return self._ingestor.ingest(paths, tenant=tenant, progress=progress)
 
     def ingest_documents(
-        self, documents: Sequence[Document], *, tenant: str = "default", level: Level = "low"
+        self,
+        documents: Sequence[Document],
+        *,
+        tenant: str = "default",
+        level: Level = "low",
+        prune_missing_under: Sequence[str] = (),
+        also_present: Sequence[str] = (),
     ) -> IngestReport:
-        """:meth:`ingest_files` for documents given as text."""
+        """:meth:`ingest_files` for documents given as text (see
+        :meth:`ContextEngine.ingest_documents`)."""
         with self._ingest_lock:
-            return self._ingestor.ingest_documents(documents, tenant=tenant, level=level)
+            return self._ingestor.ingest_documents(
+                documents,
+                tenant=tenant,
+                level=level,
+                prune_missing_under=prune_missing_under,
+                also_present=also_present,
+            )
 
     def confirm_knowledge(
         self,

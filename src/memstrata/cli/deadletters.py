@@ -38,14 +38,21 @@ def deadletters_list(
     """The tenant's dead letters, oldest first: kind, user, error, reason (never the
     text). With --url, the API key's tenant's (an admin key)."""
     with open_client(url, tenant, data_dir, as_json) as client:
-        found = client.list_dead_letters(after=after, limit=limit)
+        letters = list(client.dead_letters(after=after, limit=limit))
+    # A full page may have more after it: the next page starts after its last id.
+    next_after = letters[-1].dead_id if len(letters) == limit else None
     if as_json:
-        emit_json(found.model_dump(mode="json"))
+        emit_json(
+            {
+                "dead_letters": [d.model_dump(mode="json") for d in letters],
+                "next_after": next_after,
+            }
+        )
         return
-    table = Table(title=f"dead letters ({len(found.dead_letters)})")
+    table = Table(title=f"dead letters ({len(letters)})")
     for column in ("dead id", "given up", "kind", "user", "deliveries", "error", "reason"):
         table.add_column(column, overflow="fold")
-    for letter in found.dead_letters:
+    for letter in letters:
         at = datetime.fromtimestamp(letter.dead_at, tz=UTC).isoformat(timespec="seconds")
         table.add_row(
             letter.dead_id,
@@ -57,8 +64,8 @@ def deadletters_list(
             letter.reason,
         )
     out.print(table)
-    if found.next_after:
-        out.print(f"more: --after {found.next_after}")
+    if next_after:
+        out.print(f"more: --after {next_after}")
 
 
 @app.command("replay")

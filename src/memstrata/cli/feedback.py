@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
@@ -12,12 +13,13 @@ from memstrata.cli.common import (
     DataDir,
     JsonFlag,
     TenantOption,
+    UrlOption,
     emit_json,
     exit_with,
-    open_engine,
+    open_client,
     out,
 )
-from memstrata.errors import MemstrataError, ValidationError
+from memstrata.errors import ValidationError
 
 app = typer.Typer(help="What users' feedback on decisions says about memory.")
 
@@ -29,6 +31,7 @@ def feedback_report(
     ] = "7d",
     tenant: TenantOption = "default",
     data_dir: DataDir = DEFAULT_DATA_DIR,
+    url: UrlOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Which intents and questions keep missing the right memory (corrected, abandoned,
@@ -39,18 +42,14 @@ def feedback_report(
         window = parse_duration(since)
     except ValidationError as exc:
         raise exit_with(exc, as_json) from exc
-    # The engine's report: the table formats the exact rates, the wire carries them rounded.
-    with open_engine(data_dir, as_json) as engine:
-        try:
-            report = engine.feedback_report(tenant=tenant, since=window)
-        except MemstrataError as exc:
-            raise exit_with(exc, as_json) from exc
+    with open_client(url, tenant, data_dir, as_json) as client:
+        report = client.feedback_report(since=datetime.now(UTC) - window)
     if as_json:
-        emit_json(report.as_dict())
+        emit_json(report.model_dump(mode="json"))
         return
     rate = report.corrected_share
     out.print(
-        f"{report.events} feedback events of tenant {tenant} in the last {since}"
+        f"{report.events} feedback events in the last {since}"
         + ("" if rate is None else f", {rate:.1%} of them corrections")
     )
     intents = Table(title="query types that miss the right memory (worst first)")

@@ -7,8 +7,6 @@ imported when a command opens the data directory in this process.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -27,11 +25,10 @@ from memstrata.cli.common import (
     err,
     exit_with,
     open_client,
-    open_engine,
     open_remote,
     out,
 )
-from memstrata.errors import BackendError, MemstrataError, ValidationError
+from memstrata.errors import BackendError, ValidationError
 
 if TYPE_CHECKING:
     from memstrata.service.wire import ForgetJobOut, ForgetResult
@@ -280,32 +277,28 @@ def forget_status(
 @app.command()
 def inspect(
     session: Annotated[str, typer.Option("--session", help="Session id.")],
+    tenant: TenantOption = "default",
     data_dir: DataDir = DEFAULT_DATA_DIR,
     url: UrlOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Show what memstrata holds for a session (L1 if open here, L2 keys and TTLs)."""
-    # Local: the engine's inspect of the id as given (no session is open in this process,
-    # which the inspect operation requires, and the operation keys ids per tenant).
-    if url:
-        with open_remote(url, "default", as_json) as client:
-            held = client.inspect(session)
-        report: dict[str, Any] = {
-            "session_id": held.session_id,
-            "l1": None if held.session is None else held.session.model_dump(mode="json"),
-            "l2": [k.model_dump(mode="json") for k in held.l2],
-            "pending_tasks": held.pending_tasks,
-        }
-    else:
-        with open_engine(data_dir, as_json) as engine:
-            report = engine.inspect(session)
+    """Show what memstrata holds for a session: L1 while it is open in the serving
+    process (never persisted), its live L2 keys and TTLs, its pending tasks."""
+    with open_client(url, tenant, data_dir, as_json) as client:
+        held = client.inspect(session)
+    report: dict[str, Any] = {
+        "session_id": held.session_id,
+        "l1": None if held.session is None else held.session.model_dump(mode="json"),
+        "l2": [k.model_dump(mode="json") for k in held.l2],
+        "pending_tasks": list(held.pending_tasks),
+    }
     if as_json:
         emit_json(report)
         return
-    out.print(f"[bold]session[/bold] {session}")
+    out.print(f"[bold]session[/bold] {escape(session)}")
     out.print(
         "L1:",
-        "not open in this process (L1 is never persisted)"
+        "not open in the serving process (L1 is never persisted)"
         if report["l1"] is None
         else report["l1"],
     )
@@ -324,25 +317,27 @@ def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Markdown, HTML or text files, or folders.")],
     tenant: TenantOption = "default",
     data_dir: DataDir = DEFAULT_DATA_DIR,
+    url: UrlOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Cold path: chunk documents along sections into `knowledge` (incremental by hash)."""
-    from memstrata.knowledge.command import run_ingest_command
+    """Cold path: chunk documents along sections into `knowledge` (incremental by hash;
+    a re-ingested folder drops the chunks of its files deleted since)."""
+    from memstrata.cli.ingest import ingest_paths
 
-    # The engine's file ingestion: its manifest removes the chunks of files gone from a
-    # folder, which ingest_documents (documents given as text) never does.
-    with open_engine(data_dir, as_json) as engine:
-        report = run_ingest_command(
-            lambda progress: engine.ingest_files(paths, tenant=tenant, progress=progress),
-            err if as_json else out,
-        )
+    with open_client(url, tenant, data_dir, as_json) as client:
+        report = ingest_paths(client, paths, err if as_json else out)
     if as_json:
-        emit_json(dataclasses.asdict(report))
+        emit_json(report.model_dump(mode="json"))
 
 
 TenantsOption = Annotated[
     list[str] | None,
-    typer.Option("--tenant", help="Tenant(s) to process (repeatable); default: all known."),
+    typer.Option(
+        "--tenant",
+        help="Tenant(s) to process (repeatable); default: every tenant you may name (on "
+        "the data directory, or with an operator admin key: all known; with another "
+        "tenant's admin key: its own).",
+    ),
 ]
 
 
@@ -355,25 +350,18 @@ def consolidate(
 ) -> None:
     """Merge duplicates, compress old events, move stale units to cold storage,
     expire hot knowledge and merge what survives into `knowledge`."""
-    # Local: one pass over every known tenant (or those given); the operation covers one.
-    if url:
-        with open_remote(url, "default" if not tenant else tenant[0], as_json) as client:
-            done = client.consolidate()
-        document: dict[str, Any] = {
-            "memories": {a.action: a.count for a in done.actions},
-            "memory_ids": {a.action: a.ids for a in done.actions},
-            "hot_knowledge": {
-                done.tenant: {
-                    "merged": done.hot_merged,
-                    "duplicates": done.hot_duplicates,
-                    "expired": done.hot_expired,
-                }
-            },
-        }
-    else:
-        with open_engine(data_dir, as_json) as engine:
-            engine.flush()
-            document = engine.consolidate(tenants=tenant).as_dict()
+    # The local user owns the data directory: the operator tenant's admin, who may
+    # name any tenant (the tenants are the request's, never the caller's).
+    with open_client(url, "default", data_dir, as_json) as client:
+        done = client.consolidate(tenants=tenant or None)
+    document: dict[str, Any] = {
+        "memories": {a.action: a.count for a in done.actions},
+        "memory_ids": {a.action: list(a.ids) for a in done.actions},
+        "hot_knowledge": {
+            h.tenant: {"merged": h.merged, "duplicates": h.duplicates, "expired": h.expired}
+            for h in done.hot_knowledge
+        },
+    }
     if as_json:
         emit_json(document)
         return
@@ -459,7 +447,6 @@ def cards(
     as_json: JsonFlag = False,
 ) -> None:
     """Trace cards of the decisions taken, oldest first (--json exports them)."""
-    from memstrata.decision import cards_json
     from memstrata.health import parse_duration
 
     try:
@@ -467,21 +454,9 @@ def cards(
     except ValidationError as exc:
         raise exit_with(exc, as_json) from exc
     start = None if window is None else datetime.now(UTC) - window
-    # Local: the engine's cards of the session id as given, as the engine exports them
-    # (the operation keys session ids per tenant and hides the tenant and at_iso).
-    if url:
-        with open_remote(url, tenant, as_json) as client:
-            found = client.trace_cards(session_id=session, since=start, limit=limit)
-        rows = [c.model_dump(mode="json") for c in found]
-    else:
-        try:
-            with open_engine(data_dir, as_json) as engine:
-                held = engine.trace_cards(
-                    tenant=tenant, session_id=session, since=start, limit=limit
-                )
-        except MemstrataError as exc:
-            raise exit_with(exc, as_json) from exc
-        rows = json.loads(cards_json(held))["cards"]
+    with open_client(url, tenant, data_dir, as_json) as client:
+        found = client.trace_cards(session_id=session, since=start, limit=limit)
+    rows = [c.model_dump(mode="json") for c in found]
     if as_json:
         emit_json({"cards": rows})
         return
@@ -492,7 +467,7 @@ def cards(
     for row in rows:
         confirmation = row.get("confirmation")
         table.add_row(
-            str(row.get("at_iso") or row["at"]),
+            str(row["at"]),
             row["session_id"],
             str(row["step"]),
             row["intent"],
@@ -501,8 +476,7 @@ def cards(
             row.get("tool") or "",
             row.get("tool_outcome") or "",
             # Who answered a held high-impact call, and when (the time as exported).
-            f"{confirmation} by {row.get('confirmation_by')} at "
-            f"{row.get('confirmation_at_iso') or row.get('confirmation_at')}"
+            f"{confirmation} by {row.get('confirmation_by')} at {row.get('confirmation_at')}"
             if confirmation
             else "",
             row["consistency"],

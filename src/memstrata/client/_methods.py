@@ -39,7 +39,7 @@ class ClientMethods(ClientBase):
         return self._call("end_session", m.SessionRef, m.Session, session_id=session_id)
 
     def inspect(self, session_id: str) -> m.InspectOut:
-        """What memstrata holds for a session: L1 and its live L2 keys. (role: reader)"""
+        """What memstrata holds for a session: L1 (while open) and its live L2 keys (none for a session never opened, or another tenant's). (role: reader)"""
         return self._call("inspect", m.SessionRef, m.InspectOut, session_id=session_id)
 
     def observe(self, session_id: str, role: Literal['user', 'assistant', 'system', 'tool'], text: str, *, speaker: str | None = None) -> m.Receipt:
@@ -74,9 +74,9 @@ class ClientMethods(ClientBase):
         """The step's model call assembled within the token budget. (role: reader)"""
         return self._call("build_context", m.BuildContextRequest, m.BuiltContextOut, session_id=session_id, step_intent=step_intent, user_input=user_input, system_prompt=system_prompt, model=model, history=history, tool_results=tool_results, k=k, window_tokens=window_tokens)
 
-    def consolidate(self) -> m.ConsolidationOut:
-        """Merge duplicates, compress old events, move stale memories to cold storage, merge hot knowledge: one pass over the caller's tenant. (role: admin)"""
-        return self._call("consolidate", m.Empty, m.ConsolidationOut)
+    def consolidate(self, *, tenants: list[str] | None = None) -> m.ConsolidationOut:
+        """Merge duplicates, compress old events, move stale memories to cold storage, merge hot knowledge: one pass over the tenants named (default: the caller's; an operator admin key may name any, and by default covers every known tenant). (role: admin)"""
+        return self._call("consolidate", m.ConsolidateRequest, m.ConsolidationOut, tenants=tenants)
 
     def restore(self, ids: list[str]) -> list[str]:
         """Bring memories back from cold storage; returns the ids restored. (role: admin)"""
@@ -115,9 +115,9 @@ class ClientMethods(ClientBase):
         """Mark pending tasks done. (role: writer)"""
         return self._call("complete_pending", m.PendingRequest, m.PendingOut, session_id=session_id, task_ids=task_ids)
 
-    def ingest_documents(self, documents: list[m.DocumentIn], *, level: Literal['low', 'medium', 'high'] = 'low') -> m.IngestReportOut:
-        """Chunk documents into the tenant's knowledge (by hash). (role: writer)"""
-        return self._call("ingest_documents", m.IngestDocumentsRequest, m.IngestReportOut, documents=documents, level=level)
+    def ingest_documents(self, documents: list[m.DocumentIn], *, level: Literal['low', 'medium', 'high'] = 'low', prune_missing_under: list[str] | None = None, also_present: list[str] | None = None) -> m.IngestReportOut:
+        """Chunk documents into the tenant's knowledge (by hash); with prune_missing_under, remove those of a folder no longer in it. (role: writer)"""
+        return self._call("ingest_documents", m.IngestDocumentsRequest, m.IngestReportOut, documents=documents, level=level, prune_missing_under=prune_missing_under, also_present=also_present)
 
     def confirm_knowledge(self, query: str, response: str, source: str) -> str:
         """Learn a confirmed question/answer pair (hot knowledge). (role: writer)"""
@@ -320,7 +320,7 @@ class AsyncClientMethods(AsyncClientBase):
         return await self._call("end_session", m.SessionRef, m.Session, session_id=session_id)
 
     async def inspect(self, session_id: str) -> m.InspectOut:
-        """What memstrata holds for a session: L1 and its live L2 keys. (role: reader)"""
+        """What memstrata holds for a session: L1 (while open) and its live L2 keys (none for a session never opened, or another tenant's). (role: reader)"""
         return await self._call("inspect", m.SessionRef, m.InspectOut, session_id=session_id)
 
     async def observe(self, session_id: str, role: Literal['user', 'assistant', 'system', 'tool'], text: str, *, speaker: str | None = None) -> m.Receipt:
@@ -355,9 +355,9 @@ class AsyncClientMethods(AsyncClientBase):
         """The step's model call assembled within the token budget. (role: reader)"""
         return await self._call("build_context", m.BuildContextRequest, m.BuiltContextOut, session_id=session_id, step_intent=step_intent, user_input=user_input, system_prompt=system_prompt, model=model, history=history, tool_results=tool_results, k=k, window_tokens=window_tokens)
 
-    async def consolidate(self) -> m.ConsolidationOut:
-        """Merge duplicates, compress old events, move stale memories to cold storage, merge hot knowledge: one pass over the caller's tenant. (role: admin)"""
-        return await self._call("consolidate", m.Empty, m.ConsolidationOut)
+    async def consolidate(self, *, tenants: list[str] | None = None) -> m.ConsolidationOut:
+        """Merge duplicates, compress old events, move stale memories to cold storage, merge hot knowledge: one pass over the tenants named (default: the caller's; an operator admin key may name any, and by default covers every known tenant). (role: admin)"""
+        return await self._call("consolidate", m.ConsolidateRequest, m.ConsolidationOut, tenants=tenants)
 
     async def restore(self, ids: list[str]) -> list[str]:
         """Bring memories back from cold storage; returns the ids restored. (role: admin)"""
@@ -396,9 +396,9 @@ class AsyncClientMethods(AsyncClientBase):
         """Mark pending tasks done. (role: writer)"""
         return await self._call("complete_pending", m.PendingRequest, m.PendingOut, session_id=session_id, task_ids=task_ids)
 
-    async def ingest_documents(self, documents: list[m.DocumentIn], *, level: Literal['low', 'medium', 'high'] = 'low') -> m.IngestReportOut:
-        """Chunk documents into the tenant's knowledge (by hash). (role: writer)"""
-        return await self._call("ingest_documents", m.IngestDocumentsRequest, m.IngestReportOut, documents=documents, level=level)
+    async def ingest_documents(self, documents: list[m.DocumentIn], *, level: Literal['low', 'medium', 'high'] = 'low', prune_missing_under: list[str] | None = None, also_present: list[str] | None = None) -> m.IngestReportOut:
+        """Chunk documents into the tenant's knowledge (by hash); with prune_missing_under, remove those of a folder no longer in it. (role: writer)"""
+        return await self._call("ingest_documents", m.IngestDocumentsRequest, m.IngestReportOut, documents=documents, level=level, prune_missing_under=prune_missing_under, also_present=also_present)
 
     async def confirm_knowledge(self, query: str, response: str, source: str) -> str:
         """Learn a confirmed question/answer pair (hot knowledge). (role: writer)"""

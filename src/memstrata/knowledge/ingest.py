@@ -25,7 +25,7 @@ from memstrata.clock import Clock
 from memstrata.errors import MemstrataError, ValidationError
 from memstrata.hashing import sha256_hex
 from memstrata.knowledge.chunking import Chunker
-from memstrata.knowledge.documents import Document
+from memstrata.knowledge.documents import Document, check_document_name
 from memstrata.knowledge.manifest import FileEntry, JsonManifestStore, Manifest, ManifestStore
 from memstrata.knowledge.parsing import DocFormat, format_for_suffix
 from memstrata.longterm.facade import LongTermStore, NewItem, PayloadSanitizer
@@ -249,17 +249,31 @@ class KnowledgeIngestor:
         tenant: str,
         progress: IngestProgress | None = None,
         level: str = "low",
+        prune_missing_under: Sequence[str] = (),
+        also_present: Sequence[str] = (),
     ) -> IngestReport:
         """Ingest documents given as text, each keyed by (tenant, name) like a file by
         its path: a new name is added, a changed text updated, an unchanged one
         skipped. A failing document is reported in ``errors`` (by name) and leaves
         its stored chunks as they were. Names must be unique within one call.
         ``level`` is the permission level of their chunks (a change rewrites them).
+
+        ``prune_missing_under`` makes the call a folder's manifest, as a re-ingested
+        folder of files is: the tenant's documents named as one of these names, or
+        under it (``name/...``), that are neither given here nor named in
+        ``also_present`` (those of the same folder sent by an earlier call) are
+        removed, and counted in ``files_removed``.
         """
         check_id("tenant", tenant)
         checked_level = check_level("level", level)
-        if isinstance(documents, str | Document) or not documents:
+        if isinstance(documents, str | Document) or (not documents and not prune_missing_under):
             raise ValidationError("documents", "must be a non-empty sequence of documents")
+        if isinstance(prune_missing_under, str) or isinstance(also_present, str):
+            raise ValidationError("prune_missing_under", "must be a sequence of names")
+        for i, name in enumerate(prune_missing_under):
+            check_document_name(f"prune_missing_under[{i}]", name)
+        for i, name in enumerate(also_present):
+            check_document_name(f"also_present[{i}]", name)
         names: set[str] = set()
         for i, document in enumerate(documents):
             if not isinstance(document, Document):
@@ -269,7 +283,13 @@ class KnowledgeIngestor:
                     f"documents[{i}].name", f"{document.name!r} is given more than once"
                 )
             names.add(document.name)
-        return self._run([_document_target(d, checked_level) for d in documents], tenant, progress)
+        return self._run(
+            [_document_target(d, checked_level) for d in documents],
+            tenant,
+            progress,
+            prune=[DOCUMENT_KEY_PREFIX + name.rstrip("/") for name in prune_missing_under],
+            present=[DOCUMENT_KEY_PREFIX + name for name in also_present],
+        )
 
     def _run(
         self,
@@ -280,8 +300,12 @@ class KnowledgeIngestor:
         rejected: Sequence[FileError] = (),
         roots: Sequence[str] = (),
         missing: Sequence[Path] = (),
+        prune: Sequence[str] = (),
+        present: Sequence[str] = (),
     ) -> IngestReport:
-        """Ingest ``targets``; then forget files gone from ``roots`` and ``missing``."""
+        """Ingest ``targets``; then forget files gone from ``roots`` and ``missing``, and
+        documents at or under the keys ``prune`` that are neither targets nor ``present``
+        (with the files once ingested by path from the same folder: see _retire_files)."""
         started = self._clock.monotonic()
         tally = _Tally(seen=len(targets), errors=list(rejected))
         manifest = self._manifest.load()
@@ -299,6 +323,17 @@ class KnowledgeIngestor:
                         manifest = self._remove(tenant, path, manifest, tally)
             for gone in missing:
                 manifest = self._remove_missing(tenant, gone, manifest, tally)
+            kept = seen | set(present)
+            for key in prune:
+                # '/' separates a document name's folders (never os.sep: names are not paths).
+                under = sorted(
+                    p
+                    for t, p in manifest.entries
+                    if t == tenant and (p == key or p.startswith(key + "/")) and p not in kept
+                )
+                for path in under:
+                    manifest = self._remove(tenant, path, manifest, tally)
+                manifest = self._retire_files(tenant, key, manifest, tally)
         finally:
             # Saved even when a store error escapes, so completed files are not redone.
             self._manifest.save(manifest)
@@ -451,6 +486,18 @@ class KnowledgeIngestor:
         tally.removed += 1
         tally.chunks_deleted += len(ids)
         return manifest.without(tenant, path)
+
+    def _retire_files(self, tenant: str, key: str, manifest: Manifest, tally: _Tally) -> Manifest:
+        # `memstrata ingest` names a file by its absolute path without the leading '/'
+        # and once ingested files by path (``ingest``): the files it ingested that way
+        # from the folder it now sends as documents are replaced by them, never doubled.
+        if os.sep != "/":
+            return manifest
+        folder = "/" + key.removeprefix(DOCUMENT_KEY_PREFIX)
+        known = [folder] if manifest.get(tenant, folder) else []
+        for path in [*known, *manifest.paths_under(tenant, folder)]:
+            manifest = self._remove(tenant, path, manifest, tally)
+        return manifest
 
     def _remove_missing(
         self, tenant: str, gone: Path, manifest: Manifest, tally: _Tally

@@ -78,6 +78,11 @@ def check_name(field: str, value: Any) -> str:
     return value
 
 
+LOCAL_KEY_ID = "local"
+"""The key id of the local user of a data directory (CLI, MCP over stdio): no stored
+key has it (theirs are hex)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Caller:
     """Who is calling: the key's tenant, agent, role and clearance."""

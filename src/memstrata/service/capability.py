@@ -25,7 +25,7 @@ from memstrata.errors import (
     RateLimitedError,
     ValidationError,
 )
-from memstrata.service.auth import Caller, KeyStore, Role
+from memstrata.service.auth import LOCAL_KEY_ID, Caller, KeyStore, Role
 from memstrata.service.wire_base import request_error
 from memstrata.session import SessionState
 
@@ -62,6 +62,12 @@ class Call:
         return self.keys
 
     def engine_session_id(self, session_id: str) -> str:
+        """The id the engine keeps ``session_id`` under. A key's caller shares the engine
+        with other tenants: ``<tenant>@<id>``. The local user of a data directory owns it
+        and sees the ids as the engine's Python API keeps them, so the CLI reads what an
+        application opened on the same directory wrote."""
+        if self.caller.key_id == LOCAL_KEY_ID:
+            return session_id
         return f"{self.caller.tenant}{SESSION_SEPARATOR}{session_id}"
 
     def session(self, session_id: str) -> SessionState:

@@ -222,12 +222,20 @@ def session_out(state: SessionState, session_id: str) -> m.Session:
     return m.Session.model_validate(data)
 
 
-def inspect_out(report: Mapping[str, Any], state: SessionState, session_id: str) -> m.InspectOut:
-    """``engine.inspect``'s report of a session the caller holds."""
+def inspect_out(
+    report: Mapping[str, Any], state: SessionState | None, session_id: str, engine_id: str
+) -> m.InspectOut:
+    """``engine.inspect``'s report of a session of the caller (``engine_id`` as the
+    engine keeps it), its L2 keys named with the id the caller knows."""
     return m.InspectOut(
         session_id=session_id,
-        session=session_out(state, session_id),
-        l2=[m.WorkingKeyOut.model_validate(key) for key in report["l2"]],
+        session=None if state is None else session_out(state, session_id),
+        l2=[
+            m.WorkingKeyOut.model_validate(
+                {**key, "key": str(key["key"]).replace(engine_id, session_id)}
+            )
+            for key in report["l2"]
+        ],
         pending_tasks=list(report["pending_tasks"]),
     )
 
@@ -292,8 +300,8 @@ def forget_out(report: ForgetReport) -> m.ForgetResult:
 
 
 def consolidation_out(result: ConsolidationResult, tenant: str) -> m.ConsolidationOut:
-    """One tenant's view of ``engine.consolidate``'s result: each memory action with
-    the ids it touched, and the tenant's hot-knowledge merge."""
+    """``engine.consolidate``'s result as ``tenant`` (the caller's) reads it: each memory
+    action with the ids it touched, and each covered tenant's hot-knowledge merge."""
     report = result.memories
     merge = result.hot_knowledge.get(tenant)
     return m.ConsolidationOut(
@@ -305,6 +313,10 @@ def consolidation_out(result: ConsolidationResult, tenant: str) -> m.Consolidati
         hot_merged=merge.merged if merge else 0,
         hot_duplicates=merge.duplicates if merge else 0,
         hot_expired=merge.expired if merge else 0,
+        hot_knowledge=[
+            m.HotMergeOut(tenant=name, merged=h.merged, duplicates=h.duplicates, expired=h.expired)
+            for name, h in sorted(result.hot_knowledge.items())
+        ],
     )
 
 

@@ -2,7 +2,9 @@
 
 ``memstrata mcp`` over stdio and the CLI's commands without ``--url`` go through the
 capability table like a remote caller, with no key: the :class:`Service` over the
-engine opened on the data directory acts as the local caller of one tenant (an admin).
+engine opened on the data directory acts as the local caller of one tenant (an admin,
+who owns the directory: its session ids are the engine's own, unprefixed, and as
+the operator's tenant it may consolidate every tenant).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from memstrata.config import Settings
 from memstrata.errors import BackendUnavailableError
-from memstrata.service.auth import Caller
+from memstrata.service.auth import LOCAL_KEY_ID, Caller
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -24,8 +26,9 @@ if TYPE_CHECKING:
     from memstrata.engine import ContextEngine
     from memstrata.service.core import Service
 
-LOCAL_KEY_ID = "local"
 log = logging.getLogger("memstrata.service")
+
+__all__ = ["LOCAL_KEY_ID", "local_caller", "local_service"]
 
 
 def local_caller(tenant: str, agent: str = "local") -> Caller:

@@ -190,14 +190,38 @@ class ConsolidationAction(Wire):
     ids: list[str] = []
 
 
+class ConsolidateRequest(Wire):
+    """The tenants one pass covers. An admin key of the operator tenant ``default`` may
+    name any tenant (none named: every known tenant); another tenant's admin key its
+    own only (none named: its own)."""
+
+    tenants: (
+        Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]], Field(max_length=1_000)]
+        | None
+    ) = None
+    """The tenants to consolidate (default: every tenant the key may name)."""
+
+
+class HotMergeOut(Wire):
+    """One tenant's hot-knowledge merge in a consolidation pass."""
+
+    tenant: str
+    merged: int = 0
+    duplicates: int = 0
+    expired: int = 0
+
+
 class ConsolidationOut(Wire):
-    """What one consolidation pass did to the caller's tenant."""
+    """What one consolidation pass did: the memory actions over the tenants it covered,
+    and each tenant's hot-knowledge merge (``hot_*``: the caller's tenant's)."""
 
     tenant: str
     actions: list[ConsolidationAction] = []
     hot_merged: int = 0
     hot_duplicates: int = 0
     hot_expired: int = 0
+    hot_knowledge: list[HotMergeOut] = []
+    """Each covered tenant's hot-knowledge merge, by tenant name."""
 
 
 class RestoreRequest(Wire):
@@ -342,21 +366,31 @@ class PendingOut(Wire):
 
 
 # Explicit: a request mirroring Document with the wire's limits (name and text sizes).
+DocumentName = Annotated[
+    str, Field(min_length=1, max_length=MAX_DOCUMENT_NAME_CHARS, pattern=DOCUMENT_NAME_PATTERN)
+]
+
+
 class DocumentIn(Wire):
-    name: Annotated[
-        str,
-        Field(min_length=1, max_length=MAX_DOCUMENT_NAME_CHARS, pattern=DOCUMENT_NAME_PATTERN),
-    ]
+    name: DocumentName
     text: Annotated[str, Field(max_length=10_000_000)]
     format: Literal["markdown", "html", "text"] = "markdown"
 
 
 class IngestDocumentsRequest(Wire):
-    documents: Annotated[list[DocumentIn], Field(min_length=1, max_length=1_000)]
+    """Documents by name (a relative, '/'-separated path); with ``prune_missing_under``
+    the call is a folder's manifest, as ``memstrata ingest`` sends one."""
+
+    documents: Annotated[list[DocumentIn], Field(max_length=1_000)]
     """The documents, each name once (an unchanged document ingested again changes
-    nothing)."""
+    nothing); none with a prune that only removes."""
     level: Literal["low", "medium", "high"] = "low"
     """The permission level the documents' chunks carry."""
+    prune_missing_under: Annotated[list[DocumentName], Field(max_length=1_000)] = []
+    """Remove the tenant's documents at or under these names that are neither given
+    here nor in ``also_present`` (a folder's files deleted since the last ingest)."""
+    also_present: Annotated[list[DocumentName], Field(max_length=100_000)] = []
+    """Names of the same folder sent by earlier calls of one ingest (kept by the prune)."""
 
 
 class ConfirmKnowledgeRequest(Wire):

@@ -21,7 +21,15 @@ def _ingest_documents(call: Call, req: m.IngestDocumentsRequest) -> m.IngestRepo
     for index, doc in enumerate(req.documents):
         if ".." in PurePosixPath(doc.name).parts:
             raise ValidationError(f"documents[{index}].name", "must not contain '..'")
-    report = call.engine.ingest_documents(documents, tenant=call.caller.tenant, level=req.level)
+    if not req.documents and not req.prune_missing_under:
+        raise ValidationError("documents", "give documents, or prune_missing_under")
+    report = call.engine.ingest_documents(
+        documents,
+        tenant=call.caller.tenant,
+        level=req.level,
+        prune_missing_under=req.prune_missing_under,
+        also_present=req.also_present,
+    )
     return convert.ingest_out(report)
 
 
@@ -36,7 +44,8 @@ def _confirm_knowledge(call: Call, req: m.ConfirmKnowledgeRequest) -> m.IdOut:
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     Operation(
         "ingest_documents",
-        "Chunk documents into the tenant's knowledge (by hash).",
+        "Chunk documents into the tenant's knowledge (by hash); with prune_missing_under, "
+        "remove those of a folder no longer in it.",
         m.IngestDocumentsRequest,
         m.IngestReportOut,
         "writer",

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from memstrata.errors import FlushTimeoutError
+from memstrata.errors import FlushTimeoutError, PermissionDeniedError
 from memstrata.service import convert
 from memstrata.service import wire as m
+from memstrata.service.auth import check_name
 from memstrata.service.capability import (
+    OPERATOR_TENANT,
     SESSION_ERRORS,
     Call,
     Operation,
@@ -97,10 +99,22 @@ def _flush(call: Call, req: m.FlushRequest) -> m.FlushOut:
     return m.FlushOut(flushed=True)
 
 
-def _consolidate(call: Call, req: m.Empty) -> m.ConsolidationOut:
+def _consolidate(call: Call, req: m.ConsolidateRequest) -> m.ConsolidationOut:
     tenant = call.caller.tenant
+    operator = tenant == OPERATOR_TENANT
+    if req.tenants is not None:
+        for index, name in enumerate(req.tenants):
+            check_name(f"tenants[{index}]", name)
+            if not operator and name != tenant:
+                raise PermissionDeniedError(
+                    f"tenants[{index}]",
+                    f"an admin key of tenant {tenant!r} consolidates its own tenant only; "
+                    f"others need an admin key of tenant {OPERATOR_TENANT!r}",
+                )
+    # None: every tenant the caller may name (the operator's: every known one).
+    tenants = req.tenants if req.tenants is not None else (None if operator else [tenant])
     call.engine.flush()
-    return convert.consolidation_out(call.engine.consolidate(tenants=[tenant]), tenant)
+    return convert.consolidation_out(call.engine.consolidate(tenants=tenants), tenant)
 
 
 def _restore(call: Call, req: m.RestoreRequest) -> m.RestoreOut:
@@ -184,8 +198,9 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     Operation(
         "consolidate",
         "Merge duplicates, compress old events, move stale memories to cold storage, "
-        "merge hot knowledge: one pass over the caller's tenant.",
-        m.Empty,
+        "merge hot knowledge: one pass over the tenants named (default: the caller's; "
+        "an operator admin key may name any, and by default covers every known tenant).",
+        m.ConsolidateRequest,
         m.ConsolidationOut,
         "admin",
         _consolidate,

@@ -94,9 +94,17 @@ def _end_session(call: Call, req: m.SessionRef) -> m.Session:
 
 def _inspect(call: Call, req: m.SessionRef) -> m.InspectOut:
     require(call, L1_LEVEL, "what is held for a session (L1 and L2)")
-    state = call.session(req.session_id)
-    report = call.engine.inspect(call.engine_session_id(req.session_id))
-    return convert.inspect_out(report, state, req.session_id)
+    # L1 lives in the serving process only: a session closed (or opened by another
+    # process, e.g. an application on the CLI's data directory) still has its L2 keys
+    # until their TTLs. They are read under the id keyed for the caller's tenant, so
+    # another tenant's session reads as empty, exactly as one never opened.
+    try:
+        state: SessionState | None = call.session(req.session_id)
+    except NotFoundError:
+        state = None
+    engine_id = call.engine_session_id(req.session_id)
+    report = call.engine.inspect(engine_id)
+    return convert.inspect_out(report, state, req.session_id, engine_id)
 
 
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
@@ -139,11 +147,11 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     ),
     Operation(
         "inspect",
-        "What memstrata holds for a session: L1 and its live L2 keys.",
+        "What memstrata holds for a session: L1 (while open) and its live L2 keys "
+        "(none for a session never opened, or another tenant's).",
         m.SessionRef,
         m.InspectOut,
         "reader",
         _inspect,
-        SESSION_ERRORS,
     ),
 )
