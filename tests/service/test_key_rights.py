@@ -225,3 +225,18 @@ def test_rest_an_operator_locked_out_gets_back_in_while_the_service_runs(
     listed = rest_call(server, key)("list_keys", {})["keys"]
     assert {k["agent"] for k in listed} == {"admin", "recovered"}
     assert server.process.poll() is None  # it never stopped
+
+
+def test_a_minted_key_id_can_always_be_sent_back(
+    desk: Desk, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 4331752379201d91 was minted, then revoke_key refused it: its 13-digit run passes
+    # the identifier screen's bank-card check (a chance failure of test_every_operation).
+    import memstrata.service.auth as auth
+
+    drawn = iter(["4331752379201d91", "5a1b2c3d4e5f6a7b"])
+    monkeypatch.setattr(auth.secrets, "token_hex", lambda n: next(drawn))
+    created = desk.mint(desk.admin)["info"]
+    assert created["key_id"] == "5a1b2c3d4e5f6a7b"
+    revoked = desk.call(desk.admin, "revoke_key", {"key_id": created["key_id"]})
+    assert (revoked["key_id"], revoked["revoked"]) == ("5a1b2c3d4e5f6a7b", True)

@@ -2,4 +2,5 @@
 
 from memstrata.cli import main
 
-main()
+if __name__ == "__main__":  # importing the module (a walk of the package) runs nothing
+    main()

@@ -78,6 +78,20 @@ def check_name(field: str, value: Any) -> str:
     return value
 
 
+KEY_ID_DIGIT_RUN = re.compile(r"\d{6,}")
+"""A run of digits the gateway's identifier screen could read as a card, phone or ID
+number: a key id holding one would be refused when its owner sends it back."""
+
+
+def mint_key_id() -> str:
+    """A fresh key id: 16 hex chars with no run of six digits (``4331752379201d91``
+    was refused by ``revoke_key``: its 13 digits pass as a bank card)."""
+    while True:
+        key_id = secrets.token_hex(8)
+        if KEY_ID_DIGIT_RUN.search(key_id) is None:
+            return key_id
+
+
 LOCAL_KEY_ID = "local"
 """The key id of the local user of a data directory (CLI, MCP over stdio): no stored
 key has it (theirs are hex)."""
@@ -274,7 +288,7 @@ class KeyStore:
                 rate_per_s=rate_per_s,
                 now=now,
             )
-        key_id = secrets.token_hex(8)
+        key_id = mint_key_id()
         secret = secrets.token_urlsafe(32)
         fields = {
             "tenant": tenant,
