@@ -18,6 +18,7 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -77,8 +78,14 @@ def blocks(document: str) -> list[Block]:
     return found
 
 
-def script(document: str) -> str:
-    """One bash script running the document's blocks in order."""
+DOCUMENTED_PORTS = ("8080", "50051")
+"""The ports the documents serve on; the test serves on free ones instead, so a machine
+with something on 8080 (a common development port) still passes."""
+
+
+def script(document: str, ports: dict[str, str] | None = None) -> str:
+    """One bash script running the document's blocks in order, each documented port
+    replaced by ``ports``' (nothing else of the text changes)."""
     parts = [
         "set -eo pipefail",
         # Stop what the blocks left running (serve &): SIGTERM, its clean stop (the
@@ -89,10 +96,13 @@ def script(document: str) -> str:
         if block.not_run is not None:
             continue
         parts.append(f'echo "{BLOCK_MARK}{block.where}" >&2')
+        text = block.text
+        for documented, free in (ports or {}).items():
+            text = re.sub(rf"(?<![0-9]){documented}(?![0-9])", free, text)
         if block.lang == "bash":
-            parts.append(block.text)
+            parts.append(text)
         else:
-            parts.append(f"python - <<'{PY_END}'\n{block.text}\n{PY_END}")
+            parts.append(f"python - <<'{PY_END}'\n{text}\n{PY_END}")
     return "\n".join(parts) + "\n"
 
 
@@ -116,7 +126,8 @@ def test_the_document_runs_as_written(document: str, tmp_path: Path) -> None:
     work = tmp_path / "clean"
     work.mkdir()
     (work / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
-    (tmp_path / "script.sh").write_text(script(document))
+    ports = {documented: str(_free_port()) for documented in DOCUMENTED_PORTS}
+    (tmp_path / "script.sh").write_text(script(document, ports))
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -160,6 +171,12 @@ def test_the_document_runs_as_written(document: str, tmp_path: Path) -> None:
         layers = [item["layer"] for item in built["admitted"]]
         assert "L3" in layers, built["admitted"]
         assert "peanuts" in json.dumps(built["messages"])
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def _stop_group(group: int) -> None:
