@@ -5,8 +5,11 @@ Every row is a fresh process (the way a user or a script runs the CLI), timed wa
 clock from spawn to exit, ``runs`` times: the median and the spread (min, max). The
 rows: the interpreter alone, ``import memstrata.cli``, ``memstrata --help``, a search
 over ``--url`` against a ``memstrata serve`` the bench starts on free ports and a temp
-data directory, and a search that opens a temp data directory in process. Before the
-searches are timed, one memory is written (untimed) so each search finds something.
+data directory, a search that opens a temp data directory in process, and ``memstrata
+serve`` on a fresh data directory from spawn to its first ``/healthz`` answer and to
+``/readyz`` 200 (a serve without ``/readyz``, an older one, is ready at its first
+``/healthz``). Before the searches are timed, one memory is written (untimed) so each
+search finds something.
 
 ``pythonpath`` puts another source tree first on the children's path: the same bench
 times another checkout (e.g. the previous release's) on the same machine and load.
@@ -34,6 +37,8 @@ ROWS = (
     "memstrata --help",
     "memstrata search --url",
     "memstrata search (in process)",
+    "memstrata serve: first /healthz",
+    "memstrata serve: /readyz 200",
 )
 """The rows, in the order printed; the first is every ratio's baseline."""
 
@@ -119,6 +124,62 @@ def _until(what: str, attempt: Callable[[], bool], timeout_s: float, log: Path) 
         time.sleep(0.25)
 
 
+def _status(url: str, path: str) -> int | None:
+    import httpx
+
+    try:
+        return httpx.get(f"{url}{path}", timeout=2.0).status_code
+    except httpx.HTTPError:
+        return None
+
+
+def _serve_start(children: _Children, data: Path) -> tuple[float, float]:
+    """Wall seconds from spawning ``memstrata serve`` on the fresh ``data`` to its first
+    ``/healthz`` answer and to ``/readyz`` 200; the service is stopped after."""
+    port, grpc_port = _free_port(), _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = data.with_suffix(".log")
+    start = time.perf_counter()
+    with log.open("w") as sink:
+        server = subprocess.Popen(
+            [
+                *(children.python, "-m", "memstrata.cli", "serve", "--data-dir", str(data)),
+                *("--port", str(port), "--grpc-port", str(grpc_port)),
+            ],
+            env=children.env,
+            cwd=children.cwd,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        answered = ready = None
+
+        def poll() -> bool:
+            nonlocal answered, ready
+            if server.poll() is not None:
+                raise BackendError(f"memstrata serve exited {server.returncode}: see {log}")
+            health = _status(url, "/healthz")
+            if health is None:
+                return False
+            now = time.perf_counter() - start
+            answered = answered if answered is not None else now
+            readiness = _status(url, "/readyz")
+            if readiness == 200 or (readiness == 404 and health == 200):
+                ready = now
+            return ready is not None
+
+        _until("the service answered /readyz", poll, _READY_S, log)
+        assert answered is not None and ready is not None
+        return answered, ready
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
 def _healthy(url: str) -> bool:
     import httpx
 
@@ -185,6 +246,12 @@ def run_startup_bench(
         served = _serve_and_search(children, root, search, runs, say)
         commands[ROWS[3]] = "memstrata search --url URL --user U --query Q --json"
         timings[ROWS[3]] = served
+        commands[ROWS[5]] = commands[ROWS[6]] = "memstrata serve --data-dir NEW --port P"
+        say(f"memstrata serve to /healthz and /readyz: {runs} run(s)")
+        for run in range(runs):
+            answered, ready = _serve_start(children, root / f"fresh-{run}")
+            timings[ROWS[5]].append(answered)
+            timings[ROWS[6]].append(ready)
     baseline = statistics.median(timings[ROWS[0]])
     return {
         "benchmark": "bench startup",

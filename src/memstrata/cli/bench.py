@@ -422,8 +422,9 @@ def bench_startup(
     as_json: JsonFlag = False,
 ) -> None:
     """Start-up: `python -c pass`, `import memstrata.cli`, `memstrata --help`, a search
-    over --url (against a `memstrata serve` it starts) and one in process, each in fresh
-    processes, with its ratio to `python -c pass` (minutes: the service loads models)."""
+    over --url (against a `memstrata serve` it starts) and one in process, and `serve` on
+    a fresh data dir to its first /healthz and to /readyz, each in fresh processes, with
+    its ratio to `python -c pass` (minutes: the service loads models)."""
     from memstrata.bench.startup import run_startup_bench
 
     with typed_errors(as_json):
@@ -431,7 +432,7 @@ def bench_startup(
     if as_json:
         emit_json(report)
         return
-    table = Table(title=f"bench startup ({runs} runs each; wall s from spawn to exit)")
+    table = Table(title=f"bench startup ({runs} runs each; wall s from spawn to exit or answer)")
     for column in ("row", "median s", "min s", "max s", "x python -c pass"):
         table.add_column(column, justify="left" if column == "row" else "right")
     for row in report["rows"]:
