@@ -8,7 +8,8 @@ over ``--url`` against a ``memstrata serve`` the bench starts on free ports and 
 data directory, a search that opens a temp data directory in process, and ``memstrata
 serve`` on a fresh data directory from spawn to its first ``/healthz`` answer and to
 ``/readyz`` 200 (a serve without ``/readyz``, an older one, is ready at its first
-``/healthz``). Before the searches are timed, one memory is written (untimed) so each
+``/healthz``), and ``memstrata mcp`` over stdio on a fresh data directory from spawn to
+its answer to ``initialize``. Before the searches are timed, one memory is written (untimed) so each
 search finds something.
 
 ``pythonpath`` puts another source tree first on the children's path: the same bench
@@ -39,6 +40,7 @@ ROWS = (
     "memstrata search (in process)",
     "memstrata serve: first /healthz",
     "memstrata serve: /readyz 200",
+    "memstrata mcp (stdio): initialize",
 )
 """The rows, in the order printed; the first is every ratio's baseline."""
 
@@ -180,6 +182,47 @@ def _serve_start(children: _Children, data: Path) -> tuple[float, float]:
             server.wait()
 
 
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "memstrata-bench", "version": "1"},
+    },
+}
+
+
+def _mcp_initialize(children: _Children, data: Path) -> float:
+    """Wall seconds from spawning ``memstrata mcp`` (stdio) on the fresh ``data`` to its
+    answer to one ``initialize`` request; the process is stopped after."""
+    import json
+
+    start = time.perf_counter()
+    server = subprocess.Popen(
+        [children.python, "-m", "memstrata.cli", "mcp", "--data-dir", str(data)],
+        env=children.env,
+        cwd=children.cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(json.dumps(_INITIALIZE) + "\n")
+        server.stdin.flush()
+        answer = server.stdout.readline()
+        wall = time.perf_counter() - start
+        if '"result"' not in answer:
+            raise BackendError(f"memstrata mcp did not answer initialize: {answer[-400:]!r}")
+        return wall
+    finally:
+        server.kill()
+        server.wait()
+
+
 def _healthy(url: str) -> bool:
     import httpx
 
@@ -252,6 +295,10 @@ def run_startup_bench(
             answered, ready = _serve_start(children, root / f"fresh-{run}")
             timings[ROWS[5]].append(answered)
             timings[ROWS[6]].append(ready)
+        commands[ROWS[7]] = "memstrata mcp --data-dir NEW (one initialize over stdio)"
+        say(f"memstrata mcp initialize over stdio: {runs} run(s)")
+        for run in range(runs):
+            timings[ROWS[7]].append(_mcp_initialize(children, root / f"mcp-{run}"))
     baseline = statistics.median(timings[ROWS[0]])
     return {
         "benchmark": "bench startup",
