@@ -34,8 +34,6 @@ HEAVY = (
 )
 
 
-# Options of the service's commands (helper h34-serve's area) still without a help
-# text; strict: once they are described, this set must shrink with them.
 def _commands(command: Any, path: str = "") -> Iterator[tuple[str, Any]]:
     """Every leaf command of the tree with its path (the service's loaded)."""
     if isinstance(command, LazyCommand):
@@ -76,6 +74,17 @@ def test_help_and_version_import_no_engine_nor_runtime() -> None:
 
 
 URL_SEARCH = ["search", "--url", "http://127.0.0.1:9", "--user", "u", "--query", "q", "--json"]
+
+
+def test_the_mcp_server_answers_initialize_before_importing_the_engine() -> None:
+    # `memstrata mcp` over stdio imports this module before it answers `initialize`:
+    # with the operation table at its top it imported the engine's modules first (8.3 s
+    # to `initialize` on a busy machine; `bench startup` has the row).
+    heavy = _heavy_after(
+        "from memstrata.service.mcp import build_server, run_stdio\n"
+        "from memstrata.service.local import StartingLocalService"
+    )
+    assert [n for n in heavy if n.startswith(("memstrata.", "numpy", "onnxruntime"))] == []
 
 
 def test_a_url_command_imports_only_the_client() -> None:
