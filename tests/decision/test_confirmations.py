@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -236,7 +236,8 @@ def test_memstrata_cards_shows_who_confirmed(
     assert exported.exit_code == 0, exported.output
     (card,) = json.loads(exported.stdout)["cards"]
     assert (card["confirmation"], card["confirmation_by"]) == ("confirmed", "ops-lead")
-    assert card["confirmation_at"] == START.timestamp()
+    # the wire's card (one shape in process and over --url): an ISO 8601 time
+    assert datetime.fromisoformat(card["confirmation_at"]) == START
     monkeypatch.setattr(cli.out, "width", 400)  # one line per card
     table = runner.invoke(app, ["cards", "--data-dir", str(data), "--tenant", "acme"])
     assert table.exit_code == 0, table.output

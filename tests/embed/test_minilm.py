@@ -244,7 +244,7 @@ def test_without_torch_a_bad_graph_fails_naming_the_extra(
     monkeypatch.setattr(onnx_module, "_export", broken_export)
     monkeypatch.setattr(minilm_module, "torch_available", lambda: False)
     auto = MiniLMEmbedder(cache_dir=tmp_path)
-    with pytest.raises(BackendUnavailableError, match=r"memstrata\[torch\]") as err:
+    with pytest.raises(BackendUnavailableError, match=r"ctxstrata\[torch\]") as err:
         auto.embed(["x"])
     assert "ONNX" in str(err.value)  # the graph's own failure is part of the message
     assert not auto.loaded and not list(tmp_path.iterdir())
