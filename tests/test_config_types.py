@@ -90,13 +90,14 @@ _OWN_CHECKS = ("multilingual_knots", "cross_language_tenants")
 def _takes(hint: Any, value: object, *, python: bool = False) -> bool:
     """Whether a settings file's JSON ``value`` has the type ``hint`` wants, by JSON
     type alone (written apart from the checker it tests). ``python``: as a value given
-    to a section in Python, where a list is no tuple and a string no path."""
+    to a section in Python, where a list is no tuple (a string is read as a path, as
+    ``Settings(data_dir=".memstrata")`` writes one)."""
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         return any(_takes(a, value, python=python) for a in args)
-    if python and (hint is Path or origin in (tuple, frozenset)):
-        return False  # JSON values hold no Path, tuple or frozenset
+    if python and origin in (tuple, frozenset):
+        return False  # JSON values hold no tuple or frozenset
     if hint is type(None):
         return value is None
     if hint is bool:

@@ -52,11 +52,12 @@ def test_the_deadlines_follow_the_settings_the_server_runs_with(
 
 
 # A literal client timeout (a number given as `timeout`) or a Client left at its default
-# one: each is a guess that a busy machine proves wrong. Probes in a retry loop (/healthz)
+# one: each is a guess that a busy machine proves wrong. Probes in a retry loop (/healthz,
+# /readyz)
 # and waits on a subprocess are not client read timeouts.
 _LITERAL = re.compile(r"\btimeout=\d")
 _DEFAULT_CLIENT = re.compile(r"\b(?:Async)?Client\(server\.url\b(?![^\n]*timeout_s=)")
-_NOT_A_READ = re.compile(r"healthz|\.wait\(|capture_output|subprocess")
+_NOT_A_READ = re.compile(r"healthz|readyz|\.wait\(|capture_output|subprocess")
 
 
 def test_no_service_test_uses_a_fixed_or_default_client_timeout() -> None:

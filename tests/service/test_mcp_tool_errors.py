@@ -18,7 +18,7 @@ from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from tests.service.support import RunningServer
+from tests.service.support import RunningServer, read_timeout_s
 
 from memstrata.validation import ID_REASON
 
@@ -77,7 +77,7 @@ def _over_http(server: RunningServer, steps: Callable[[Client], Awaitable[None]]
     async def run() -> None:
         headers = {"Authorization": f"Bearer {server.admin_keys['acme']}"}
         async with (
-            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            httpx2.AsyncClient(headers=headers, timeout=read_timeout_s()) as http,
             Client(streamable_http_client(f"{server.url}/mcp", http_client=http)) as client,
         ):
             await steps(client)

@@ -7,14 +7,14 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.service.support import RunningServer
+from tests.service.support import RunningServer, read_timeout_s
 
 from memstrata.service.operations import OPERATIONS
 
 
 @pytest.fixture(scope="module")
 def document(server: RunningServer) -> dict[str, Any]:
-    response = httpx.get(f"{server.url}/openapi.json", timeout=30)
+    response = httpx.get(f"{server.url}/openapi.json", timeout=read_timeout_s())
     assert response.status_code == 200
     body: dict[str, Any] = response.json()
     return body
@@ -50,7 +50,7 @@ def test_every_operation_needs_a_key_and_says_how(document: dict[str, Any]) -> N
 
 
 def test_swagger_ui_is_served_from_the_document(server: RunningServer) -> None:
-    page = httpx.get(f"{server.url}/docs", timeout=30)
+    page = httpx.get(f"{server.url}/docs", timeout=read_timeout_s())
     assert page.status_code == 200 and "/openapi.json" in page.text
 
 
@@ -116,7 +116,7 @@ def test_fields_that_depend_on_each_other_say_so(document: dict[str, Any]) -> No
     ],
 )
 def test_a_wrong_method_is_405_with_allow(server: RunningServer, method: str, path: str) -> None:
-    response = httpx.request(method, f"{server.url}{path}", timeout=30)
+    response = httpx.request(method, f"{server.url}{path}", timeout=read_timeout_s())
     assert response.status_code == 405
     allowed = {m.strip() for m in response.headers["allow"].split(",")}
     assert "GET" in allowed if path == "/healthz" else allowed == {"POST"}

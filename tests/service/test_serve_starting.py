@@ -23,7 +23,7 @@ import grpc
 import httpx
 import pytest
 from tests.service.startup_support import HeldValkey
-from tests.service.support import free_port
+from tests.service.support import START_TIMEOUT_S, free_port, read_timeout_s
 
 from memstrata.service.grpc_server import GrpcClient
 
@@ -73,7 +73,7 @@ def test_serve_answers_while_it_starts_and_says_when_it_is_ready(
         assert ready.status_code == 503 and ready.json()["status"] == "starting"
         assert ready.headers["retry-after"] == "1"
 
-        call = httpx.post(f"{url}/v1/retrieve", json={"query": "x"}, timeout=5)
+        call = httpx.post(f"{url}/v1/retrieve", json={"query": "x"}, timeout=read_timeout_s())
         assert call.status_code == 503, call.text
         assert call.headers["retry-after"] == "1"
         error = call.json()["error"]
@@ -84,7 +84,7 @@ def test_serve_answers_while_it_starts_and_says_when_it_is_ready(
             f"{url}/mcp",
             json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}},
             headers={"Accept": "application/json, text/event-stream"},
-            timeout=5,
+            timeout=read_timeout_s(),
         )
         assert rpc.status_code == 503 and rpc.json()["error"]["data"]["code"] == "unavailable"
 
@@ -105,7 +105,7 @@ def test_serve_answers_while_it_starts_and_says_when_it_is_ready(
             _memstrata("wait", "--url", url, "--timeout", "180"),
             capture_output=True,
             text=True,
-            timeout=240,
+            timeout=START_TIMEOUT_S,
             check=False,
         )
         assert waited.returncode == 0, waited.stderr
@@ -115,7 +115,7 @@ def test_serve_answers_while_it_starts_and_says_when_it_is_ready(
             f"{url}/v1/list_keys",
             json={},
             headers={"Authorization": f"Bearer {key}"},
-            timeout=60,
+            timeout=read_timeout_s("list_keys"),
         )
         assert listed.status_code == 200, listed.text
         assert held.connections > 0  # it did wait on the held Valkey
@@ -135,7 +135,7 @@ def test_wait_gives_up_with_one_line(tmp_path: Path) -> None:
         _memstrata("wait", "--url", url, "--timeout", "0.5"),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=START_TIMEOUT_S,
         check=False,
     )
     assert done.returncode == 1

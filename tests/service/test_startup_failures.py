@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.service.support import free_port
+from tests.service.support import START_TIMEOUT_S, free_port
 
 from memstrata.working import EmbeddedValkey
 
@@ -44,7 +44,7 @@ def _serve(
         command,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=START_TIMEOUT_S,
         check=False,
         env={**os.environ, **env},
     )
@@ -142,7 +142,7 @@ def test_mcp_reports_the_same_way(tmp_path: Path) -> None:
         [sys.executable, "-m", "memstrata.cli", "mcp", "--data-dir", str(tmp_path / "data")],
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=START_TIMEOUT_S,
         check=False,
         stdin=subprocess.DEVNULL,
     )

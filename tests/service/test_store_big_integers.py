@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import httpx
-from tests.service.support import RunningServer
+from tests.service.support import RunningServer, read_timeout_s
 
 
 def test_an_integer_past_64_bits_is_refused_before_the_write(server: RunningServer) -> None:
@@ -14,16 +14,18 @@ def test_an_integer_past_64_bits_is_refused_before_the_write(server: RunningServ
         f"{server.url}/v1/store_put",
         json={**where, "value": {"n": 2**70}},
         headers=headers,
-        timeout=60,
+        timeout=read_timeout_s(),
     )
     assert refused.status_code == 422, refused.text
     assert refused.json()["error"]["field"] == "value"
-    found = httpx.post(f"{server.url}/v1/store_get", json=where, headers=headers, timeout=60)
+    found = httpx.post(
+        f"{server.url}/v1/store_get", json=where, headers=headers, timeout=read_timeout_s()
+    )
     assert found.status_code == 200 and "item" not in found.json()
     kept = httpx.post(
         f"{server.url}/v1/store_put",
         json={**where, "value": {"n": 2**63 - 1}},
         headers=headers,
-        timeout=60,
+        timeout=read_timeout_s(),
     )
     assert kept.status_code == 200 and kept.json()["value"] == {"n": 2**63 - 1}

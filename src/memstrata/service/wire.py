@@ -195,10 +195,7 @@ class ConsolidateRequest(Wire):
     name any tenant (none named: every known tenant); another tenant's admin key its
     own only (none named: its own)."""
 
-    tenants: (
-        Annotated[list[Annotated[str, Field(min_length=1, max_length=64)]], Field(max_length=1_000)]
-        | None
-    ) = None
+    tenants: Annotated[list[Name], Field(max_length=1_000)] | None = None
     """The tenants to consolidate (default: every tenant the key may name)."""
 
 
@@ -380,6 +377,18 @@ class DocumentIn(Wire):
 class IngestDocumentsRequest(Wire):
     """Documents by name (a relative, '/'-separated path); with ``prune_missing_under``
     the call is a folder's manifest, as ``memstrata ingest`` sends one."""
+
+    model_config = rules(
+        {
+            "anyOf": [
+                {"required": ["documents"], "properties": {"documents": {"minItems": 1}}},
+                {
+                    "required": ["prune_missing_under"],
+                    "properties": {"prune_missing_under": {"minItems": 1}},
+                },
+            ]
+        }
+    )
 
     documents: Annotated[list[DocumentIn], Field(max_length=1_000)]
     """The documents, each name once (an unchanged document ingested again changes
