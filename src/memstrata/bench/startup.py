@@ -25,7 +25,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -135,13 +136,13 @@ def _status(url: str, path: str) -> int | None:
         return None
 
 
-def _serve_start(children: _Children, data: Path) -> tuple[float, float]:
-    """Wall seconds from spawning ``memstrata serve`` on the fresh ``data`` to its first
-    ``/healthz`` answer and to ``/readyz`` 200; the service is stopped after."""
+@contextmanager
+def _served(
+    children: _Children, data: Path, log: Path
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``memstrata serve`` on free ports over ``data`` (output to ``log``), and its URL;
+    stopped (SIGTERM, then SIGKILL after 60 s) when the block ends."""
     port, grpc_port = _free_port(), _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = data.with_suffix(".log")
-    start = time.perf_counter()
     with log.open("w") as sink:
         server = subprocess.Popen(
             [
@@ -154,6 +155,22 @@ def _serve_start(children: _Children, data: Path) -> tuple[float, float]:
             stderr=subprocess.STDOUT,
         )
     try:
+        yield server, f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def _serve_start(children: _Children, data: Path) -> tuple[float, float]:
+    """Wall seconds from spawning ``memstrata serve`` on the fresh ``data`` to its first
+    ``/healthz`` answer and to ``/readyz`` 200; the service is stopped after."""
+    log = data.with_suffix(".log")
+    start = time.perf_counter()
+    with _served(children, data, log) as (server, url):
         answered = ready = None
 
         def poll() -> bool:
@@ -173,13 +190,6 @@ def _serve_start(children: _Children, data: Path) -> tuple[float, float]:
         _until("the service answered /readyz", poll, _READY_S, log)
         assert answered is not None and ready is not None
         return answered, ready
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 _INITIALIZE = {
@@ -328,22 +338,9 @@ def _serve_and_search(
     """Start ``memstrata serve`` on free ports over a temp data dir, write one memory
     through it (retried until the service is ready), time ``runs`` searches, stop it."""
     data = root / "served"
-    port, grpc_port = _free_port(), _free_port()
-    url = f"http://127.0.0.1:{port}"
     log = root / "serve.log"
-    say(f"starting memstrata serve on {url} (untimed)")
-    with log.open("w") as sink:
-        server = subprocess.Popen(
-            [
-                *(children.python, "-m", "memstrata.cli", "serve", "--data-dir", str(data)),
-                *("--port", str(port), "--grpc-port", str(grpc_port)),
-            ],
-            env=children.env,
-            cwd=children.cwd,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    try:
+    with _served(children, data, log) as (server, url):
+        say(f"started memstrata serve on {url} (untimed)")
 
         def alive() -> bool:
             return server.poll() is None
@@ -354,23 +351,20 @@ def _serve_and_search(
         key_file = data / "admin.key"
         _until("the admin key was written", key_file.exists, _READY_S, log)
         children.env["MEMSTRATA_API_KEY"] = key_file.read_text().strip()
-        remember = ["remember", "--user", _USER, "--text", _TEXT, "--url", url]
-        # Ready when a write goes through (a starting service may answer 503 first).
-        _until(
-            "a write through --url succeeded",
-            lambda: children.attempt(["-m", "memstrata.cli", *remember])[2] is None or not alive(),
-            _READY_S,
-            log,
-        )
-        if not alive():
-            raise BackendError(f"memstrata serve exited {server.returncode}: see {log}")
-        say(f"memstrata search --url: {runs} run(s)")
-        return [children.cli(*search, "--url", url)[0] for _ in range(runs)]
-    finally:
-        children.env.pop("MEMSTRATA_API_KEY", None)
-        server.terminate()
         try:
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+            remember = ["remember", "--user", _USER, "--text", _TEXT, "--url", url]
+            # Ready when a write goes through (a starting service may answer 503 first).
+            _until(
+                "a write through --url succeeded",
+                lambda: (
+                    children.attempt(["-m", "memstrata.cli", *remember])[2] is None or not alive()
+                ),
+                _READY_S,
+                log,
+            )
+            if not alive():
+                raise BackendError(f"memstrata serve exited {server.returncode}: see {log}")
+            say(f"memstrata search --url: {runs} run(s)")
+            return [children.cli(*search, "--url", url)[0] for _ in range(runs)]
+        finally:
+            children.env.pop("MEMSTRATA_API_KEY", None)

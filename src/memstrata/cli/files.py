@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from memstrata.textfiles import decode_document
+
 Format = Literal["markdown", "html", "text"]
 # The suffixes memstrata.knowledge.parsing reads (a test keeps the two the same).
 SUFFIXES: dict[str, Format] = {
@@ -55,22 +57,6 @@ def document_name(path: str) -> str:
     return posix.as_posix().lstrip("/")
 
 
-def decode(data: bytes) -> str:
-    """UTF-8 (BOM tolerated) or BOM-marked UTF-16 text; ``ValueError`` otherwise (the
-    engine's file ingest reads files the same way)."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"not UTF-16 text (invalid data at offset {exc.start})") from exc
-    if b"\x00" in data:
-        raise ValueError("binary file (contains NUL bytes)")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 text (invalid byte at offset {exc.start})") from exc
-
-
 def _walk(root: str) -> Iterator[str]:
     # Hidden files and folders skipped, symlinked folders not followed (as the engine's).
     for current, dirs, files in os.walk(root):
@@ -102,7 +88,7 @@ def discover(paths: Sequence[Path]) -> Discovered:
     for full, shown in files.items():
         try:
             with open(full, "rb") as handle:
-                text = decode(handle.read())
+                text = decode_document(handle.read())
         except (OSError, ValueError) as exc:
             reason = str(exc) if isinstance(exc, ValueError) else f"unreadable: {exc.strerror}"
             found.errors.append((shown, reason))

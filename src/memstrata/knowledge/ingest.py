@@ -31,6 +31,7 @@ from memstrata.knowledge.parsing import DocFormat, format_for_suffix
 from memstrata.longterm.facade import LongTermStore, NewItem, PayloadSanitizer
 from memstrata.longterm.points import KNOWLEDGE
 from memstrata.permissions import Level, check_level
+from memstrata.textfiles import decode_document
 from memstrata.validation import MAX_TEXT_CHARS, check_id
 
 KNOWLEDGE_TYPE = "knowledge"
@@ -131,21 +132,6 @@ def _document_target(document: Document, level: Level) -> _Target:
         document.text,
         level,
     )
-
-
-def decode_document(data: bytes) -> str:
-    """UTF-8 (BOM tolerated) or BOM-marked UTF-16 text; raises ``ValueError`` otherwise."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"not UTF-16 text (invalid data at offset {exc.start})") from exc
-    if b"\x00" in data:
-        raise ValueError("binary file (contains NUL bytes)")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 text (invalid byte at offset {exc.start})") from exc
 
 
 def _is_hidden(name: str) -> bool:
