@@ -8,6 +8,9 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const document = JSON.parse(readFileSync(join(root, "openapi.json"), "utf8"));
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+// The Client's own members (src/client.ts) and Object's: an operation of one of these
+// names would shadow them, so generation stops and says so.
+const RESERVED = new Set(["call", "url", "constructor", ...Object.getOwnPropertyNames(Object.prototype)]);
 
 const operations = [];
 for (const [path, item] of Object.entries(document.paths ?? {})) {
@@ -16,6 +19,9 @@ for (const [path, item] of Object.entries(document.paths ?? {})) {
     if (id === undefined) continue;
     if (!/^[A-Za-z_$][\w$]*$/.test(id)) {
       throw new Error(`operationId ${JSON.stringify(id)} (${method} ${path}) is not a method name`);
+    }
+    if (RESERVED.has(id)) {
+      throw new Error(`operationId ${id} (${method} ${path}) is a member of Client: rename the operation`);
     }
     operations.push({ id, path, method, summary: item[method].summary ?? "" });
   }
