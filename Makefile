@@ -7,10 +7,13 @@ PIP_VERSION := 26.3
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 DEV_STAMP := $(VENV)/.installed-dev
 DATA_DIR ?= .memstrata-demo
+# The TypeScript client (clients/typescript): its npm packages, installed once by `npm ci`.
+TS := clients/typescript
+TS_STAMP := $(TS)/node_modules/.installed
 # The ONNX graph of the bundled MiniLM (built once, on first use) stays in the clone.
 export MEMSTRATA_MODEL_CACHE ?= $(CURDIR)/.memstrata-models
 
-.PHONY: install install-dev browser demo test test-busy lint typecheck unit bench check-wheels clean generate
+.PHONY: install install-dev browser node demo test test-busy lint typecheck unit test-ts bench check-wheels clean generate
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,12 +41,23 @@ $(DEV_STAMP): $(RUNTIME_STAMP)
 
 install: $(RUNTIME_STAMP)
 
-install-dev: $(DEV_STAMP) browser
+install-dev: $(DEV_STAMP) browser $(TS_STAMP)
 
 # Test setup only: headless Chromium renders the health report's HTML in the tests
 # (Debian's package; installing it needs root). The demo never needs it.
 browser:
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+
+# Test setup only: Node (18 or newer) and npm build and test the TypeScript client
+# (Debian's packages where there is no node; installing them needs root).
+node:
+	command -v node >/dev/null && command -v npm >/dev/null || (apt-get update && apt-get install -y nodejs npm)
+
+# The client's npm packages, exactly as package-lock.json pins them: the only step that
+# reaches the npm registry; building and testing it afterwards are offline.
+$(TS_STAMP): $(TS)/package.json $(TS)/package-lock.json | node
+	cd $(TS) && npm ci --no-audit --no-fund
+	touch $@
 
 demo: install
 	$(BIN)/memstrata serve-demo --data-dir $(DATA_DIR)
@@ -58,7 +72,13 @@ typecheck: $(DEV_STAMP)
 unit: install-dev
 	$(BIN)/pytest -q
 
-test: lint typecheck unit
+# The TypeScript client: its types and methods generated from openapi.json, built to
+# dist/ (ESM and .d.ts), then `node --test` against a `memstrata serve` the tests start.
+test-ts: $(DEV_STAMP) $(TS_STAMP)
+	cd $(TS) && npm run build
+	cd $(TS) && MEMSTRATA_PYTHON=$(abspath $(BIN))/python npm test
+
+test: lint typecheck unit test-ts
 
 # The suite beside CPU hogs (one busy loop per CPU, at least two), twice: it must pass on
 # a machine that is doing other work. HOGS=n and RUNS=n change that.
@@ -77,9 +97,13 @@ bench: install
 
 clean:
 	rm -rf $(VENV) $(DATA_DIR) .memstrata-bench .memstrata-models .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(TS)/node_modules $(TS)/dist $(TS)/src/generated
 
-# The gRPC schema and the client's methods come from the service's capability table;
-# tests fail when these files are stale.
-generate: install
+# The gRPC schema, the Python client's methods and the OpenAPI document the TypeScript
+# client is generated from all come from the service's capability table; tests fail
+# when these files are stale. The TypeScript types and methods follow the document.
+generate: install $(TS_STAMP)
 	$(BIN)/python -m memstrata.service.proto > proto/memstrata/v1/memstrata.proto
 	$(BIN)/python -m memstrata.service.codegen
+	$(BIN)/python -m memstrata.service.openapi
+	cd $(TS) && npm run generate
