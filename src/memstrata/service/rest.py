@@ -32,6 +32,7 @@ from memstrata.service.core import Service, bearer_key, error_body
 from memstrata.service.mcp import CALLER_SCOPE_KEY, MCP_AUDIT_OPERATION
 from memstrata.service.mcp import http_app as mcp_http_app
 from memstrata.service.operations import BY_NAME, OPERATIONS, Operation
+from memstrata.service.proxy.settings import ProxySettings
 from memstrata.service.wire import dump, error_reason
 
 log = logging.getLogger("memstrata.service")
@@ -249,8 +250,10 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     mcp: bool = True,
     host: str = "127.0.0.1",
+    proxy: ProxySettings | None = None,
 ) -> FastAPI:
-    """The REST app over ``service``, with MCP's streamable HTTP at ``/mcp`` (``mcp``).
+    """The REST app over ``service``, with MCP's streamable HTTP at ``/mcp`` (``mcp``)
+    and, with ``proxy``, the OpenAI-compatible ``POST /v1/chat/completions``.
 
     ``host`` is where the app listens: MCP's DNS-rebinding protection admits only it.
     """
@@ -333,6 +336,10 @@ def create_app(
                 for code in sorted({error_code_of(e).http for e in op.all_errors} | {400, 413, 422})
             },
         )
+    if proxy is not None:
+        from memstrata.service.proxy.routes import add_proxy
+
+        add_proxy(app, service, proxy)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     if mcp_app is not None:
         app.router.routes.append(Route("/mcp", endpoint=mcp_app, methods=["GET", "POST", "DELETE"]))
