@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.attributes import MULTI_VALUED
+from memstrata.config_proxy import ProxySettings
 from memstrata.config_types import check_field_types, unknown_key
 from memstrata.errors import ConfigError, ValidationError
-from memstrata.service.proxy.settings import ProxySettings
 from memstrata.validation import check_id, check_positive_int
 
 

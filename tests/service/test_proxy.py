@@ -315,3 +315,46 @@ def test_memstrata_proxy_answers_an_unreachable_upstream_with_a_typed_502(
         assert body["type"] == "UpstreamError" and body["field"] == "upstream"
         assert dead in body["message"]
         assert info.value.response.headers["x-memstrata-session"]
+
+
+def _failed_observes(server: RunningServer) -> float:
+    text = httpx.get(f"{server.url}/metrics", timeout=30).text
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("memstrata_service_requests_total{")
+        and 'operation="observe"' in line
+        and 'transport="proxy"' in line
+        and 'code="ok"' not in line
+    )
+
+
+def test_a_reply_that_cannot_be_observed_is_answered_and_says_why(
+    server: RunningServer, upstream: FakeUpstream
+) -> None:
+    # A reply over observe's 100,000 characters: the caller still gets it whole, and
+    # the answer (whole: a header; streamed: the log and the metric) says it was not kept.
+    upstream.reply = "long " * 25_000
+    try:
+        proxied = client(server, server.admin_keys["acme"])
+        raw = proxied.chat.completions.with_raw_response.create(
+            model="gpt-4o",
+            messages=[QUESTION],  # type: ignore[list-item]
+        )
+        assert raw.parse().choices[0].message.content == upstream.reply
+        observed = raw.headers["x-memstrata-observed"]
+        assert observed.startswith("assistant: not observed: ValidationError: text")
+        before = _failed_observes(server)
+        with proxied.chat.completions.with_streaming_response.create(
+            model="gpt-4o",
+            messages=[QUESTION],  # type: ignore[list-item]
+            stream=True,
+        ) as response:
+            parts = [c.choices[0].delta.content or "" for c in response.parse() if c.choices]
+        assert "".join(parts) == upstream.reply
+        deadline = time.monotonic() + 30
+        while _failed_observes(server) == before and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _failed_observes(server) == before + 1
+    finally:
+        upstream.reply = DEFAULT_REPLY

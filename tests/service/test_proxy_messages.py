@@ -7,6 +7,8 @@ import json
 import pytest
 
 from memstrata.config import settings_from_dict
+from memstrata.config_proxy import DEFAULT_WINDOW_TOKENS, ProxySettings
+from memstrata.context.budget import known_window
 from memstrata.errors import ConfigError, ValidationError
 from memstrata.service.proxy.forward import upstream_headers
 from memstrata.service.proxy.messages import (
@@ -17,7 +19,6 @@ from memstrata.service.proxy.messages import (
     whole_reply,
     with_memories,
 )
-from memstrata.service.proxy.settings import DEFAULT_WINDOW_TOKENS, ProxySettings
 from memstrata.testing.fake_openai import completion, stream_events
 
 
@@ -128,14 +129,14 @@ def test_the_memstrata_key_and_headers_stay_here_and_the_callers_key_goes_on() -
 
 
 def test_windows_come_from_the_settings_the_table_or_the_default() -> None:
-    settings = ProxySettings(upstream="http://x/v1", windows={"my-model": 32_000})
-    assert settings.window_of("my-model") == 32_000
-    assert settings.window_of("gpt-4o") == 128_000
-    assert settings.window_of("unknown-model") == DEFAULT_WINDOW_TOKENS
+    settings = ProxySettings(upstream="http://x/v1", windows=(("my-model", 32_000),))
+    assert settings.window_of("my-model", known_window("my-model")) == 32_000
+    assert settings.window_of("gpt-4o", known_window("gpt-4o")) == 128_000
+    assert settings.window_of("unknown-model", None) == DEFAULT_WINDOW_TOKENS
     assert settings.completions_url == "http://x/v1/chat/completions"
-    loaded = settings_from_dict({"proxy": {"upstream": "http://x/v1", "windows": {"a": 1}}})
-    assert loaded.proxy.windows == {"a": 1}
+    loaded = settings_from_dict({"proxy": {"upstream": "http://x/v1", "windows": [["a", 1]]}})
+    assert loaded.proxy.windows == (("a", 1),)
     with pytest.raises(ConfigError, match=r"proxy\.upstream"):
         settings_from_dict({"proxy": {"upstream": "ftp://x"}})
     with pytest.raises(ConfigError, match=r"proxy\.windows"):
-        settings_from_dict({"proxy": {"windows": {"a": "big"}}})
+        settings_from_dict({"proxy": {"windows": [["a", "big"]]}})

@@ -108,8 +108,8 @@ def run_proxy_bench(
     import openai
 
     from memstrata.config import Settings
+    from memstrata.config_proxy import ProxySettings
     from memstrata.service.proxy.routes import create_proxy_app
-    from memstrata.service.proxy.settings import ProxySettings
     from memstrata.service.server import open_service
     from memstrata.testing.fake_openai import FakeUpstream
 

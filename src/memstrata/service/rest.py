@@ -26,13 +26,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memstrata.config_proxy import ProxySettings
 from memstrata.errors import MemstrataError, ValidationError, error_code, error_code_of
 from memstrata.service.auth import Caller
 from memstrata.service.core import Service, bearer_key, error_body
 from memstrata.service.mcp import CALLER_SCOPE_KEY, MCP_AUDIT_OPERATION
 from memstrata.service.mcp import http_app as mcp_http_app
 from memstrata.service.operations import BY_NAME, OPERATIONS, Operation
-from memstrata.service.proxy.settings import ProxySettings
 from memstrata.service.wire import dump, error_reason
 
 log = logging.getLogger("memstrata.service")

@@ -26,10 +26,12 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.background import BackgroundTask
 
+from memstrata.config_proxy import ProxySettings
+from memstrata.context.budget import known_window
 from memstrata.errors import BackendError, MemstrataError, UpstreamTimeoutError, ValidationError
 from memstrata.service.auth import Caller
 from memstrata.service.core import Service
-from memstrata.service.proxy import forward
+from memstrata.service.proxy import PROXY_PATH, forward
 from memstrata.service.proxy.messages import (
     MAX_INITIAL_QUERY_CHARS,
     ChatRequest,
@@ -41,10 +43,8 @@ from memstrata.service.proxy.messages import (
     whole_reply,
     with_memories,
 )
-from memstrata.service.proxy.settings import ProxySettings
 
 log = logging.getLogger("memstrata.proxy")
-PATH = "/v1/chat/completions"
 TRANSPORT = "proxy"
 """The ``transport`` label of the proxy's calls in ``memstrata_service_requests``."""
 USER_HEADER = "x-memstrata-user"
@@ -149,7 +149,7 @@ class ChatProxy:
             {"user_id": user, "initial_query": chat.user_input[:MAX_INITIAL_QUERY_CHARS],
              "session_id": sid},
         )  # fmt: skip
-        window = self._settings.window_of(chat.model)
+        window = self._settings.window_of(chat.model, known_window(chat.model))
         payload = context_payload(chat, sid, window, self._settings.k)
         try:
             built = dump_of(self._call("build_context", caller, payload))
@@ -279,7 +279,7 @@ def add_proxy(app: FastAPI, service: Service, settings: ProxySettings) -> ChatPr
         return await proxy.handle(request)
 
     # Not in the OpenAPI document: its body and answer are the upstream's (OpenAI's).
-    app.add_api_route(PATH, chat_completions, methods=["POST"], include_in_schema=False)
+    app.add_api_route(PROXY_PATH, chat_completions, methods=["POST"], include_in_schema=False)
     inner = app.router.lifespan_context
 
     @asynccontextmanager

@@ -1,9 +1,10 @@
-"""The proxy's settings (the ``proxy`` section of :class:`memstrata.config.Settings`)."""
+"""The OpenAI-compatible proxy's settings: the ``proxy`` section of
+:class:`memstrata.config.Settings` (the proxy itself: :mod:`memstrata.service.proxy`)."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from memstrata.config_types import check_field_types
 from memstrata.errors import ConfigError
@@ -23,8 +24,9 @@ class ProxySettings:
     """
 
     upstream: str | None = None
-    windows: dict[str, int] = field(default_factory=dict)
-    """Context windows (tokens) by model name; they win over the built-in table
+    windows: tuple[tuple[str, int], ...] = ()
+    """``(model name, context window in tokens)`` pairs (in a settings file
+    ``[["my-model", 32768]]``); they win over the built-in table
     (:data:`memstrata.context.budget.KNOWN_WINDOWS`)."""
     default_window_tokens: int = DEFAULT_WINDOW_TOKENS
     """The window of a model neither ``windows`` nor the built-in table knows."""
@@ -40,9 +42,9 @@ class ProxySettings:
         check_field_types(self, "proxy.")
         if self.upstream is not None and not self.upstream.startswith(("http://", "https://")):
             raise ConfigError("proxy.upstream: must be an http(s) URL")
-        for model, size in self.windows.items():
-            if not model or size <= 0:
-                raise ConfigError(f"proxy.windows.{model}: must be a model name and tokens > 0")
+        for index, (model, size) in enumerate(self.windows):
+            if not model.strip() or size <= 0:
+                raise ConfigError(f"proxy.windows[{index}]: must be a model name and tokens > 0")
         for name in ("default_window_tokens", "k"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"proxy.{name}: must be an integer > 0")
@@ -51,14 +53,12 @@ class ProxySettings:
             if not (math.isfinite(value) and value > 0):
                 raise ConfigError(f"proxy.{name}: must be a finite number > 0")
 
-    def window_of(self, model: str) -> int:
-        """The context window of ``model``: the settings' own, the built-in table's, or
-        the default."""
-        from memstrata.context.budget import known_window
-
-        if model in self.windows:
-            return self.windows[model]
-        return known_window(model) or self.default_window_tokens
+    def window_of(self, model: str, known: int | None) -> int:
+        """The context window of ``model``: the settings' own, else ``known`` (the
+        built-in table's, :func:`memstrata.context.budget.known_window`), else the
+        default."""
+        own = dict(self.windows)
+        return own.get(model) or known or self.default_window_tokens
 
     @property
     def completions_url(self) -> str:
