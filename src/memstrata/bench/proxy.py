@@ -9,7 +9,8 @@ the key check, the session, ``build_context`` (retrieval, routing, packing withi
 model's window), the forward, and observing the user turn and the reply.
 
 The clients run in this process, one call at a time (no concurrency): the added
-latency of one call, not the proxy's capacity.
+latency of one call, not the proxy's capacity. ``build_context_in_process`` is the
+context step alone (``service.call``, no HTTP), the largest part of what is added.
 """
 
 from __future__ import annotations
@@ -101,6 +102,22 @@ def _measure(direct: Callable[[], None], proxied: Callable[[], None], n: int) ->
     }
 
 
+def _context_times(service: Any, key: str, n: int) -> list[float]:
+    payload = {
+        "session_id": SESSION,
+        "user_input": QUESTION,
+        "system_prompt": SYSTEM,
+        "model": "gpt-4o",
+    }
+    times = []
+    for index in range(WARMUP_CALLS + n):
+        started = time.perf_counter()
+        service.call("build_context", key, payload)
+        if index >= WARMUP_CALLS:
+            times.append(time.perf_counter() - started)
+    return times
+
+
 def run_proxy_bench(
     requests: int = 200, data_dir: Path | None = None, *, progress: Any = None
 ) -> dict[str, Any]:
@@ -126,6 +143,11 @@ def run_proxy_bench(
             text = f"{MEMORIES[i % len(MEMORIES)]} (note {i})"
             running.service.call("remember", key, {"user_id": USER, "text": text})
         running.engine.flush()
+        running.service.call(
+            "start_session",
+            key,
+            {"user_id": USER, "initial_query": QUESTION, "session_id": SESSION},
+        )
         with FakeUpstream() as fake:
             app = create_proxy_app(running.service, ProxySettings(upstream=fake.url))
             with _uvicorn(app) as url:
@@ -147,6 +169,10 @@ def run_proxy_bench(
                     "load_average": [round(x, 2) for x in os.getloadavg()],
                     "openai_version": openai.__version__,
                 }
+                # For reading the added latency: the context step alone, in process.
+                report["build_context_in_process"] = _stats(
+                    _context_times(running.service, key, requests)
+                )
                 for stream in (False, True):
                     name = "streamed" if stream else "whole"
                     if progress is not None:

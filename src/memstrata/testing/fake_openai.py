@@ -89,10 +89,23 @@ def stream_events(model: str, reply: str, pieces: int) -> list[bytes]:
     return events
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client closing its keep-alive connection (at the end of a run) is no error.
+        import sys
+
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
 class FakeUpstream:
     """The fake on 127.0.0.1 (a free port); ``url`` is its OpenAI base URL (``.../v1``)."""
 
-    def __init__(self, reply: str = DEFAULT_REPLY, *, chunks: int = 4, slow_s: float = 5.0):
+    def __init__(
+        self, reply: str = DEFAULT_REPLY, *, chunks: int = 4, slow_s: float = 5.0, port: int = 0
+    ) -> None:
         self.reply = reply
         self.chunks = chunks
         self.slow_s = slow_s
@@ -121,8 +134,7 @@ class FakeUpstream:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _Server(("127.0.0.1", port), Handler)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
         )
@@ -181,3 +193,25 @@ class FakeUpstream:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m memstrata.testing.fake_openai --port N``: the fake until SIGTERM (a
+    stand-in upstream for the README's proxy example)."""
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(description="A fake OpenAI-compatible chat endpoint.")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    fake = FakeUpstream(port=args.port)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with fake:
+        print(f"fake upstream at {fake.url}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            stop.wait()
+
+
+if __name__ == "__main__":  # pragma: no cover - the README's example
+    main()
