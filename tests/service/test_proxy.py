@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam, ChatCompletionUserMessageParam
 from tests.service.support import (
     START_TIMEOUT_S,
     CallFailed,
@@ -27,16 +28,18 @@ from tests.service.support import (
     wait_ready,
 )
 
+from memstrata.service.workers import WORKER_HEADER, worker_of
 from memstrata.testing.fake_openai import DEFAULT_REPLY, FakeUpstream
 
 CALLER_MODEL_KEY = "sk-callers-own-upstream-key"
 FACT = "My flight to Lisbon leaves on March 14 from gate B7 and I am allergic to peanuts."
-HISTORY: list[dict[str, Any]] = [
+HISTORY: list[ChatCompletionMessageParam] = [
     {"role": "system", "content": "You are a careful travel assistant."},
     {"role": "user", "content": "Hi, I need help with my trip."},
     {"role": "assistant", "content": "Of course. What would you like to know?"},
 ]
-QUESTION = {"role": "user", "content": "When does my flight to Lisbon leave?"}
+ASKED = "When does my flight to Lisbon leave?"
+QUESTION: ChatCompletionUserMessageParam = {"role": "user", "content": ASKED}
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +102,7 @@ def test_whole_answer_carries_memories_keeps_history_and_is_observed(
     messages = [*HISTORY, QUESTION]
     raw = client(server, server.admin_keys["acme"]).chat.completions.with_raw_response.create(
         model="gpt-4o",
-        messages=messages,  # type: ignore[arg-type]
+        messages=messages,
     )
     sent = upstream.last()
     # The memory went into the caller's system message, before the caller's own text.
@@ -135,7 +138,7 @@ def test_a_session_named_in_the_header_is_continued(
     key = server.admin_keys["acme"]
     first = client(server, key, **{"X-Memstrata-Session": "trip-1"})
     for _ in range(2):
-        raw = first.chat.completions.with_raw_response.create(model="gpt-4o", messages=[QUESTION])  # type: ignore[list-item]
+        raw = first.chat.completions.with_raw_response.create(model="gpt-4o", messages=[QUESTION])
         assert raw.headers["x-memstrata-session"] == "trip-1"
     state = rest_call(server, key)("get_session", {"session_id": "trip-1"})
     assert state["user_id"] == "ann"
@@ -147,7 +150,7 @@ def test_without_a_system_message_one_is_added(
 ) -> None:
     client(server, server.admin_keys["acme"]).chat.completions.create(
         model="gpt-4o",
-        messages=[QUESTION],  # type: ignore[list-item]
+        messages=[QUESTION],
     )
     sent = upstream.last().body["messages"]
     assert sent[0]["role"] == "system" and "Lisbon" in sent[0]["content"]
@@ -161,7 +164,7 @@ def test_streamed_answer_passes_through_as_it_arrives_and_is_observed(
     with client(server, server.admin_keys["acme"]).chat.completions.with_streaming_response.create(
         model="gated",
         messages=[*HISTORY, QUESTION],
-        stream=True,  # type: ignore[arg-type]
+        stream=True,
     ) as response:
         session = response.headers["x-memstrata-session"]
         chunks = response.parse()
@@ -202,7 +205,7 @@ def test_upstream_errors_pass_through_with_their_status_and_body(
     with pytest.raises(error) as info:
         client(server, server.admin_keys["acme"]).chat.completions.create(
             model=f"error-{status}",
-            messages=[QUESTION],  # type: ignore[list-item]
+            messages=[QUESTION],
         )
     assert info.value.status_code == status
     assert info.value.body == {
@@ -217,7 +220,7 @@ def test_an_upstream_that_does_not_answer_in_time_is_a_504(server: RunningServer
     with pytest.raises(openai.APIStatusError) as info:
         client(server, server.admin_keys["acme"]).chat.completions.create(
             model="slow",
-            messages=[QUESTION],  # type: ignore[list-item]
+            messages=[QUESTION],
         )
     assert info.value.status_code == 504
     body = info.value.response.json()["error"]
@@ -230,7 +233,7 @@ def test_a_missing_or_invalid_memstrata_key_is_refused(
 ) -> None:
     before = len(upstream.received)
     with pytest.raises(openai.AuthenticationError) as info:
-        client(server, key).chat.completions.create(model="gpt-4o", messages=[QUESTION])  # type: ignore[list-item]
+        client(server, key).chat.completions.create(model="gpt-4o", messages=[QUESTION])
     assert info.value.status_code == 401
     assert len(upstream.received) == before  # nothing went upstream
 
@@ -239,7 +242,7 @@ def test_the_end_user_is_required(server: RunningServer) -> None:
     with pytest.raises(openai.UnprocessableEntityError) as info:
         client(server, server.admin_keys["acme"], user=None).chat.completions.create(
             model="gpt-4o",
-            messages=[QUESTION],  # type: ignore[list-item]
+            messages=[QUESTION],
         )
     assert info.value.response.json()["error"]["field"] == "user"
 
@@ -250,7 +253,7 @@ def test_the_request_user_field_names_the_end_user(
     client(server, server.admin_keys["acme"], user=None).chat.completions.create(
         model="gpt-4o",
         messages=[QUESTION],
-        user="ann",  # type: ignore[list-item]
+        user="ann",
     )
     assert "Lisbon" in upstream.last().body["messages"][0]["content"]
 
@@ -260,11 +263,11 @@ def test_another_tenants_user_sees_nothing_of_the_first(
 ) -> None:
     raw = client(server, server.admin_keys["globex"]).chat.completions.with_raw_response.create(
         model="gpt-4o",
-        messages=[QUESTION],  # type: ignore[list-item]
+        messages=[QUESTION],
     )
     sent = upstream.last().body
     for word in ("Lisbon", "March 14", "peanuts", "B7", "good trip"):
-        assert word not in _texts(sent).replace(QUESTION["content"], "")
+        assert word not in _texts(sent).replace(ASKED, "")
     assert raw.headers["x-memstrata-memories"] == "0"  # no stored memory of ann here
     assert sent["messages"][1:] == [QUESTION]
     # Nor is the first tenant's session reachable.
@@ -309,7 +312,7 @@ def test_memstrata_proxy_answers_an_unreachable_upstream_with_a_typed_502(
             max_retries=0,
         )
         with pytest.raises(openai.APIStatusError) as info:
-            proxied.chat.completions.create(model="gpt-4o", messages=[QUESTION])  # type: ignore[list-item]
+            proxied.chat.completions.create(model="gpt-4o", messages=[QUESTION])
         assert info.value.status_code == 502
         body = info.value.response.json()["error"]
         assert body["type"] == "UpstreamError" and body["field"] == "upstream"
@@ -339,7 +342,7 @@ def test_a_reply_that_cannot_be_observed_is_answered_and_says_why(
         proxied = client(server, server.admin_keys["acme"])
         raw = proxied.chat.completions.with_raw_response.create(
             model="gpt-4o",
-            messages=[QUESTION],  # type: ignore[list-item]
+            messages=[QUESTION],
         )
         assert raw.parse().choices[0].message.content == upstream.reply
         observed = raw.headers["x-memstrata-observed"]
@@ -347,7 +350,7 @@ def test_a_reply_that_cannot_be_observed_is_answered_and_says_why(
         before = _failed_observes(server)
         with proxied.chat.completions.with_streaming_response.create(
             model="gpt-4o",
-            messages=[QUESTION],  # type: ignore[list-item]
+            messages=[QUESTION],
             stream=True,
         ) as response:
             parts = [c.choices[0].delta.content or "" for c in response.parse() if c.choices]
@@ -358,3 +361,20 @@ def test_a_reply_that_cannot_be_observed_is_answered_and_says_why(
         assert _failed_observes(server) == before + 1
     finally:
         upstream.reply = DEFAULT_REPLY
+
+
+def test_with_workers_the_front_routes_the_proxy_by_the_memstrata_key(
+    tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    # Authorization holds the caller's upstream key: routing by it would send every
+    # proxied call to worker 0, away from its tenant's sessions and memories.
+    with running_server(tmp_path / "data", "--workers", "2", "--upstream", upstream.url) as front:
+        for tenant in ("acme", "globex"):
+            key = front.admin_keys[tenant]
+            raw = client(front, key).chat.completions.with_raw_response.create(
+                model="gpt-4o", messages=[QUESTION]
+            )
+            assert raw.headers[WORKER_HEADER] == str(worker_of(tenant, 2))
+            session = raw.headers["x-memstrata-session"]
+            state = rest_call(front, key)("get_session", {"session_id": session})
+            assert [t["role"] for t in state["history"]] == ["user", "assistant"]

@@ -28,7 +28,13 @@ from starlette.background import BackgroundTask
 
 from memstrata.config_proxy import ProxySettings
 from memstrata.context.budget import known_window
-from memstrata.errors import BackendError, MemstrataError, UpstreamTimeoutError, ValidationError
+from memstrata.errors import (
+    BackendError,
+    MemstrataError,
+    UpstreamError,
+    UpstreamTimeoutError,
+    ValidationError,
+)
 from memstrata.service.auth import Caller
 from memstrata.service.core import Service
 from memstrata.service.proxy import PROXY_PATH, forward
@@ -196,8 +202,6 @@ class ChatProxy:
         except httpx.TimeoutException:
             return _error(UpstreamTimeoutError(self._url, "the answer stopped"), prepared.headers())
         except httpx.HTTPError as exc:
-            from memstrata.errors import UpstreamError
-
             return _error(
                 UpstreamError(self._url, f"the answer broke off ({exc})"), prepared.headers()
             )
