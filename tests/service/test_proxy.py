@@ -30,6 +30,7 @@ from tests.service.support import (
 
 from memstrata.service.workers import WORKER_HEADER, worker_of
 from memstrata.testing.fake_openai import DEFAULT_REPLY, FakeUpstream
+from memstrata.testing.faults import SilentServer
 
 CALLER_MODEL_KEY = "sk-callers-own-upstream-key"
 FACT = "My flight to Lisbon leaves on March 14 from gate B7 and I am allergic to peanuts."
@@ -277,9 +278,11 @@ def test_another_tenants_user_sees_nothing_of_the_first(
 
 
 @contextmanager
-def _proxy_command(data_dir: Path, upstream: str) -> Iterator[tuple[str, str]]:
+def _proxy_command(
+    data_dir: Path, upstream: str, env: dict[str, str] | None = None
+) -> Iterator[tuple[str, str]]:
     made = cli("keys", "create", "--tenant", "acme", "--agent", "app", "--role", "writer",
-               "--data-dir", str(data_dir))  # fmt: skip
+               "--data-dir", str(data_dir), env=env)  # fmt: skip
     assert made.returncode == 0, made.stderr
     key = json.loads(made.stdout)["key"]
     port = free_port()
@@ -287,7 +290,9 @@ def _proxy_command(data_dir: Path, upstream: str) -> Iterator[tuple[str, str]]:
     command = [sys.executable, "-m", "memstrata.cli", "proxy", "--upstream", upstream,
                "--data-dir", str(data_dir), "--port", str(port)]  # fmt: skip
     with log.open("wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_ready(url, process, log)
@@ -378,3 +383,29 @@ def test_with_workers_the_front_routes_the_proxy_by_the_memstrata_key(
             session = raw.headers["x-memstrata-session"]
             state = rest_call(front, key)("get_session", {"session_id": session})
             assert [t["role"] for t in state["history"]] == ["user", "assistant"]
+
+
+def test_without_long_term_memory_the_call_is_forwarded_and_says_why(
+    tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    # A Qdrant that never answers: the reads skip L3, the call still goes upstream,
+    # and the answer says what was left out.
+    with (
+        SilentServer() as silent,
+        _proxy_command(tmp_path / "data", upstream.url, {"MEMSTRATA_QDRANT_URL": silent.url}) as (
+            url,
+            key,
+        ),
+    ):
+        proxied = openai.OpenAI(
+            base_url=f"{url}/v1",
+            api_key=CALLER_MODEL_KEY,
+            default_headers={"X-API-Key": key, "X-Memstrata-User": "carol"},
+            max_retries=0,
+            timeout=120.0,
+        )
+        raw = proxied.chat.completions.with_raw_response.create(model="gpt-4o", messages=[QUESTION])
+        assert raw.parse().choices[0].message.content == DEFAULT_REPLY
+        degraded = raw.headers["x-memstrata-degraded"]
+        assert "l3_skip_reason" in degraded, degraded
+        assert upstream.last().body["messages"][-1] == QUESTION
