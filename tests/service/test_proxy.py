@@ -22,6 +22,7 @@ from tests.service.support import (
     CallFailed,
     RunningServer,
     cli,
+    create_key,
     free_port,
     rest_call,
     running_server,
@@ -409,3 +410,14 @@ def test_without_long_term_memory_the_call_is_forwarded_and_says_why(
         degraded = raw.headers["x-memstrata-degraded"]
         assert "l3_skip_reason" in degraded, degraded
         assert upstream.last().body["messages"][-1] == QUESTION
+
+
+def test_a_reader_key_cannot_write_the_turn_and_is_refused(
+    server: RunningServer, upstream: FakeUpstream
+) -> None:
+    reader = create_key(server, server.admin_keys["acme"], agent="viewer", role="reader")
+    before = len(upstream.received)
+    with pytest.raises(openai.PermissionDeniedError) as info:
+        client(server, reader).chat.completions.create(model="gpt-4o", messages=[QUESTION])
+    assert info.value.status_code == 403
+    assert len(upstream.received) == before
