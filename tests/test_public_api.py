@@ -107,6 +107,8 @@ PUBLIC_NAMES = [
     "Turn",
     "UnitSource",
     "UnknownIntentError",
+    "UpstreamError",
+    "UpstreamTimeoutError",
     "ValidationError",
     "WorkingItem",
     "WorkingKey",

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.attributes import MULTI_VALUED
+from memstrata.config_proxy import ProxySettings
 from memstrata.config_types import check_field_types, unknown_key
 from memstrata.errors import ConfigError, ValidationError
 from memstrata.validation import check_id, check_positive_int
@@ -728,6 +729,8 @@ class Settings:
     intents: IntentSettings = field(default_factory=IntentSettings)
     faults: FaultSettings = field(default_factory=FaultSettings)
     """Fault injection for benchmarks and drills only (off by default)."""
+    proxy: ProxySettings = field(default_factory=ProxySettings)
+    """The OpenAI-compatible proxy's upstream and model windows (docs/service.md)."""
     redact_logs: bool = True
     """Sanitize every log record of the process (a record factory), not only ours."""
 

@@ -244,6 +244,22 @@ class CompactionTimeoutError(BackendError, TimeoutError):
         super().__init__(f"{node}: {operation} still running after {timeout_s:g}s")
 
 
+class UpstreamError(BackendError):
+    """The proxy's upstream model endpoint could not be reached (``memstrata proxy``,
+    ``POST /v1/chat/completions``); an answer it gave, errors included, is passed on
+    as it came instead."""
+
+    def __init__(self, upstream: str, reason: str) -> None:
+        self.upstream = upstream
+        self.field = "upstream"
+        self.reason = f"{upstream}: {reason}"
+        super().__init__(f"upstream {upstream}: {reason}")
+
+
+class UpstreamTimeoutError(UpstreamError, TimeoutError):
+    """The upstream did not answer within the proxy's timeout."""
+
+
 class ConfigError(MemstrataError, ValueError):
     """The configuration is invalid."""
 
@@ -300,6 +316,8 @@ ERROR_CODES: dict[type[MemstrataError], ErrorCode] = {
     StageUnavailableError: ErrorCode(503, "UNAVAILABLE", -32001),
     FlushTimeoutError: ErrorCode(504, "DEADLINE_EXCEEDED", -32001),
     CompactionTimeoutError: ErrorCode(504, "DEADLINE_EXCEEDED", -32001),
+    UpstreamTimeoutError: ErrorCode(504, "DEADLINE_EXCEEDED", -32001),
+    UpstreamError: ErrorCode(502, "UNAVAILABLE", -32001),
     BackendUnavailableError: ErrorCode(503, "UNAVAILABLE", -32001),
     BackendError: ErrorCode(502, "INTERNAL", -32603),
     ConfigError: ErrorCode(500, "FAILED_PRECONDITION", -32603),

@@ -129,7 +129,7 @@ def test_every_command_that_prints_data_has_json() -> None:
     missing = [
         path
         for path, command in _commands(typer.main.get_command(app))
-        if path.split()[0] not in {"serve", "serve-demo", "mcp", "wait"}  # print no data
+        if path.split()[0] not in {"serve", "serve-demo", "mcp", "wait", "proxy"}  # print no data
         and not any("--json" in param.opts for param in command.params)
     ]
     assert missing == []

@@ -78,7 +78,7 @@ def blocks(document: str) -> list[Block]:
     return found
 
 
-DOCUMENTED_PORTS = ("8080", "50051")
+DOCUMENTED_PORTS = ("8080", "50051", "8090", "8091")
 """The ports the documents serve on; the test serves on free ones instead, so a machine
 with something on 8080 (a common development port) still passes."""
 

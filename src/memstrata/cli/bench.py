@@ -162,6 +162,26 @@ def bench_serve(
     emit_report(report, as_json)
 
 
+@app.command("proxy")
+def bench_proxy(
+    as_json: JsonFlag = False,
+    requests: Annotated[
+        int, typer.Option("--requests", help="Timed calls each way (direct, proxied).", min=1)
+    ] = 200,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option("--data-dir", help="Data directory (default: a fresh temporary one)."),
+    ] = None,
+) -> None:
+    """The OpenAI-compatible proxy's added latency: the openai client calling a local fake
+    upstream directly vs through the proxy, whole and streamed: p50/p95/p99 and ratio."""
+    from memstrata.bench.proxy import run_proxy_bench
+
+    warn_to_stderr()
+    report = run_proxy_bench(requests, data_dir, progress=err)
+    emit_report(report, as_json)
+
+
 @app.command("load")
 def bench_load(
     as_json: JsonFlag = False,

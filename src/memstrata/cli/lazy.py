@@ -1,4 +1,4 @@
-"""The service's commands (serve, wait, serve-demo, mcp, keys), registered without importing
+"""The service's commands (serve, wait, serve-demo, mcp, keys, proxy), registered without importing
 them: :mod:`memstrata.service.commands` imports the service's wire models and key store,
 which ``memstrata --help`` and every other command do without.
 
@@ -27,6 +27,7 @@ SERVICE_COMMANDS: dict[str, str] = {
     "serve-demo": "Start the service, run an agent step over REST and the same step through MCP.",
     "mcp": "MCP over stdio for desktop clients: runs as the local user, no key needed.",
     "keys": "API keys: create, revoke and list (hashed in Valkey).",
+    "proxy": "An OpenAI-compatible proxy: POST /v1/chat/completions with the user's memories.",
 }
 
 

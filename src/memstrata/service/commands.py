@@ -57,6 +57,15 @@ UrlOption = Annotated[
         "also while `memstrata serve` runs on it (how a locked-out operator gets back in).",
     ),
 ]
+UpstreamOption = Annotated[
+    str | None,
+    typer.Option(
+        "--upstream",
+        help="An OpenAI-compatible base URL (https://api.openai.com/v1): POST "
+        "/v1/chat/completions then adds the user's memories and forwards there "
+        '(the settings\' proxy.upstream; docs/service.md, "OpenAI-compatible proxy").',
+    ),
+]
 DEFAULT_DATA_DIR = Path(".memstrata")
 
 
@@ -141,15 +150,17 @@ def serve(
             help="Engine processes behind one front, sharded by tenant (fixed per data dir).",
         ),
     ] = 1,
+    upstream: UpstreamOption = None,
     debug: DebugFlag = False,
 ) -> None:
+    from memstrata.service.proxy.serve import with_upstream
     from memstrata.service.server import ServeOptions
     from memstrata.service.server import serve as run
     from memstrata.service.startup import debug_wanted, report
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     try:
-        settings = settings_from_env(data_dir=data_dir)
+        settings = with_upstream(settings_from_env(data_dir=data_dir), upstream)
         options = ServeOptions(host=host, port=port, grpc_port=grpc_port)
         if workers == 1:
             run(settings, options)
@@ -418,6 +429,33 @@ def serve_demo(
         raise _fail(exc) from exc
 
 
+def proxy(
+    upstream: UpstreamOption = None,
+    data_dir: DataDir = DEFAULT_DATA_DIR,
+    host: Annotated[str, typer.Option("--host", help="The address the proxy listens on.")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option("--port", help="The proxy's HTTP port.")] = 8090,
+    debug: DebugFlag = False,
+) -> None:
+    """An OpenAI-compatible proxy: POST /v1/chat/completions with the user's memories.
+
+    Point an OpenAI client's base URL at http://HOST:PORT/v1, its api_key stays the
+    upstream's own (sent on in Authorization); the memstrata key goes in X-API-Key, the
+    end user in X-Memstrata-User (or the request's user field), the session in
+    X-Memstrata-Session (a new one when absent, returned in the same header). The
+    engine and data directory are set up as `memstrata serve` does.
+    """
+    from memstrata.service.proxy.serve import run_proxy, with_upstream
+    from memstrata.service.startup import debug_wanted, report
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    try:
+        run_proxy(with_upstream(settings_from_env(data_dir=data_dir), upstream), host, port)
+    except Exception as exc:  # one line and the cause's exit code, never a traceback
+        raise typer.Exit(report(exc, debug=debug or debug_wanted())) from None
+
+
 def register(app: typer.Typer, connect: Connect) -> None:
     """Add the service's commands to the ``memstrata`` app; ``connect`` makes the client
     ``memstrata keys --url`` calls."""
@@ -425,4 +463,5 @@ def register(app: typer.Typer, connect: Connect) -> None:
     app.command()(wait)
     app.command("serve-demo")(serve_demo)
     app.command()(mcp)
+    app.command()(proxy)
     app.add_typer(keys_commands(connect), name="keys")

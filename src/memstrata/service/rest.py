@@ -26,6 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memstrata.config_proxy import ProxySettings
 from memstrata.errors import MemstrataError, ValidationError, error_code, error_code_of
 from memstrata.service.auth import Caller
 from memstrata.service.core import Service, bearer_key, error_body
@@ -249,8 +250,10 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     mcp: bool = True,
     host: str = "127.0.0.1",
+    proxy: ProxySettings | None = None,
 ) -> FastAPI:
-    """The REST app over ``service``, with MCP's streamable HTTP at ``/mcp`` (``mcp``).
+    """The REST app over ``service``, with MCP's streamable HTTP at ``/mcp`` (``mcp``)
+    and, with ``proxy``, the OpenAI-compatible ``POST /v1/chat/completions``.
 
     ``host`` is where the app listens: MCP's DNS-rebinding protection admits only it.
     """
@@ -333,6 +336,10 @@ def create_app(
                 for code in sorted({error_code_of(e).http for e in op.all_errors} | {400, 413, 422})
             },
         )
+    if proxy is not None:
+        from memstrata.service.proxy.routes import add_proxy
+
+        add_proxy(app, service, proxy)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     if mcp_app is not None:
         app.router.routes.append(Route("/mcp", endpoint=mcp_app, methods=["GET", "POST", "DELETE"]))

@@ -308,7 +308,8 @@ class _Loader:
             from memstrata.service.rest import create_app
 
             add_service(_Started(self.grpc_server), self.running.service)
-            self.gate.offer(create_app(self.running.service, host=self.options.host))
+            proxy = self.settings.proxy if self.settings.proxy.upstream else None
+            self.gate.offer(create_app(self.running.service, host=self.options.host, proxy=proxy))
         except BaseException as exc:
             self.error = exc
             self.gate.fail(as_failure(exc).problem)

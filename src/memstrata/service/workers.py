@@ -53,6 +53,7 @@ from memstrata.filemodes import open_private, private_dir
 from memstrata.service.auth import KeyStore
 from memstrata.service.core import bearer_key
 from memstrata.service.merged_metrics import merged_exposition
+from memstrata.service.proxy import PROXY_PATH
 from memstrata.service.server import ServeOptions, stop_signals, write_admin_key
 from memstrata.service.startup import Port, bind, check_data_dir, check_free
 from memstrata.wiring import embedded_valkey, redis_backend
@@ -178,7 +179,9 @@ class RestProxy:
                 send, 200, await self._metrics(), [(b"content-type", CONTENT_TYPE_LATEST.encode())]
             )
             return
-        worker = await anyio.to_thread.run_sync(self._router.worker_for, bearer_key(headers))
+        # The proxy's Authorization is the caller's upstream key; its memstrata key is X-API-Key.
+        presented = headers.get("x-api-key") if scope["path"] == PROXY_PATH else bearer_key(headers)
+        worker = await anyio.to_thread.run_sync(self._router.worker_for, presented)
         body = bytearray()
         while True:
             message = await receive()
