@@ -90,6 +90,12 @@ def test_every_operation(
     assert [v["id"] for v in history["versions"]] == [budget["id"]]
     assert user in {u["user"] for u in call("list_users")["users"]}
 
+    # Export and import: the user's file, read back in, changes nothing.
+    exported = call("export_memories", user_id=user)
+    assert exported["lines"] == len(exported["jsonl"].splitlines()) >= 4
+    imported = call("import_memories", content=exported["jsonl"])
+    assert imported["users"] == [user] and imported["added"] == 0
+
     # Retrieval, routing, context
     found = call("retrieve", query="what am I allergic to", user_id=user, k=3)
     assert any("peanuts" in item["text"] for item in found["items"])

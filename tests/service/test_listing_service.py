@@ -1,11 +1,13 @@
-"""Listing through a running ``memstrata serve`` (issue 35, item 2): the CLI's
-``list``, ``history`` and ``users`` with ``--url``, under the key's tenant, and a key
-of a lower clearance sees less (as ``retrieve`` does)."""
+"""Listing, export and import through a running ``memstrata serve`` (issue 35, items
+1 and 2): the CLI's ``list``, ``history``, ``users``, ``export`` and ``import`` with
+``--url``, under the key's tenant; a key of a lower clearance sees less (as
+``retrieve`` does); a file of one tenant imported by another lands in the importer's."""
 
 from __future__ import annotations
 
 import json
 import uuid
+from pathlib import Path
 
 import pytest
 from tests.service.support import CallFailed, RunningServer, cli, rest_call
@@ -57,3 +59,43 @@ def test_list_history_and_users_through_the_service_under_the_keys_clearance(
     # Another tenant's key finds nothing of this tenant's user.
     other = rest_call(server, server.admin_keys["acme"])
     assert other("list_memories", {"user_id": user})["items"] == []
+
+
+def test_export_of_one_tenant_imported_by_another_lands_in_the_importers_tenant(
+    server: RunningServer, tmp_path: Path
+) -> None:
+    tag = uuid.uuid4().hex[:8]
+    operator = rest_call(server, server.admin_keys["default"])
+    keys = {
+        t: str(operator("create_key", {"agent": "a", "tenant": t, "role": "admin"})["key"])
+        for t in (f"ta{tag}", f"tb{tag}")
+    }
+    key_a, key_b = keys[f"ta{tag}"], keys[f"tb{tag}"]
+    rest_call(server, key_a)("remember", {"user_id": "u", "text": "I live in Oslo.", "wait": True})
+    env_a = {"MEMSTRATA_API_KEY": key_a, "MEMSTRATA_URL": server.url}
+    env_b = {"MEMSTRATA_API_KEY": key_b, "MEMSTRATA_URL": server.url}
+    file = tmp_path / "u.jsonl"
+    done = cli("export", "--user", "u", "--out", str(file), "--json", env=env_a)
+    assert done.returncode == 0, done.stderr
+    before_a = rest_call(server, key_a)("list_memories", {"user_id": "u"})["items"]
+
+    imported = cli("import", str(file), "--json", env=env_b)
+    assert imported.returncode == 0, imported.stderr
+    report = json.loads(imported.stdout)
+    assert report["remapped"] is True and report["added"] == 2
+    after_b = rest_call(server, key_b)("list_memories", {"user_id": "u"})["items"]
+    assert [i["text"] for i in after_b] == [i["text"] for i in before_a]
+    assert not {i["id"] for i in after_b} & {i["id"] for i in before_a}
+    assert rest_call(server, key_a)("list_memories", {"user_id": "u"})["items"] == before_a
+
+    # A low-clearance key may neither export nor import a user's memory.
+    low = str(
+        rest_call(server, key_b)("create_key", {"agent": "l", "role": "admin", "clearance": "low"})[
+            "key"
+        ]
+    )
+    with pytest.raises(CallFailed) as refused:
+        rest_call(server, low)("export_memories", {"user_id": "u"})
+    assert refused.value.code == "permission_denied"
+    bad = cli("import", str(file), "--format", "openai", "--user", "u", "--json", env=env_b)
+    assert bad.returncode != 0 and json.loads(bad.stdout)["error"]["type"] == "ValidationError"

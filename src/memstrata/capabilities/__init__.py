@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memstrata.capabilities.decisions import Decisions
+from memstrata.capabilities.exchange import Exchange
 from memstrata.capabilities.knowledge import Knowledge
 from memstrata.capabilities.listing import Listing
 from memstrata.capabilities.reader import Reader
@@ -31,12 +32,14 @@ class Capabilities:
     sharing: Sharing
     upkeep: Upkeep
     listing: Listing
+    exchange: Exchange
 
 
 __all__ = [
     "Capabilities",
     "ConsolidationResult",
     "Decisions",
+    "Exchange",
     "Knowledge",
     "Listing",
     "Reader",

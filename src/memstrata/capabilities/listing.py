@@ -33,6 +33,7 @@ from memstrata.memory.listing import (
     check_window,
     cut_page,
     in_window,
+    marker_time,
     parse_page_token,
     preference_item,
     unit_status,
@@ -80,7 +81,7 @@ class Listing:
         token = None if page is None else parse_page_token(page)
         newest = until
         if token is not None:
-            marker = datetime.fromtimestamp(token[0], UTC)
+            marker = marker_time(token)
             newest = marker if newest is None else min(newest, marker)
         items: list[ListedMemory] = []
         payloads: dict[str, Mapping[str, Any]] = {}
@@ -218,7 +219,7 @@ class Listing:
         slots = [
             (tenant, _unit(i).source.user, slot_string(tenant, _unit(i).slot))
             for i in items
-            if i.fact is not None
+            if i.kind == "fact"
         ]
         current = self._slot_current(items, slots)
         out: list[ListedMemory] = []
@@ -245,7 +246,7 @@ class Listing:
     def _slot_current(
         self, items: Sequence[ListedMemory], slots: Sequence[tuple[str, str, str]]
     ) -> dict[str, bool]:
-        facts = [i for i in items if i.fact is not None]
+        facts = [i for i in items if i.kind == "fact"]  # events have no slot record
         if not facts:
             return {}
         states = self._memory.slots.read_many(slots)

@@ -96,6 +96,14 @@ class ClientMethods(ClientBase):
         r = self._call("list_users", m.Empty, m.UserListOut)
         return r.users
 
+    def export_memories(self, *, user_id: str | None = None) -> m.ExportOut:
+        """A user's memory (or, without user_id, the tenant's) as one versioned JSON Lines file: episodes, every fact version with validity and provenance, preferences. (role: admin)"""
+        return self._call("export_memories", m.ExportRequest, m.ExportOut, user_id=user_id)
+
+    def import_memories(self, content: str, *, format: Literal['memstrata', 'openai', 'messages'] = 'memstrata', user_id: str | None = None, wait: bool = False) -> m.ImportReportOut:
+        """Read an export file into the caller's tenant (idempotent; ids, dates and history kept), or a conversation (OpenAI messages, JSON Lines messages) through the normal write path; the whole file is checked before anything is written. (role: admin)"""
+        return self._call("import_memories", m.ImportRequest, m.ImportReportOut, content=content, format=format, user_id=user_id, wait=wait)
+
     def put_api_response(self, session_id: str, endpoint: str, value: JsonValue, *, params: dict[str, JsonValue] | None = None, ttl_s: float | None = None) -> m.WorkingItemOut:
         """Cache a tool/API response in L2 with a TTL. (role: writer)"""
         return self._call("put_api_response", m.PutApiResponseRequest, m.WorkingItemOut, session_id=session_id, endpoint=endpoint, params=params, value=value, ttl_s=ttl_s)
@@ -389,6 +397,14 @@ class AsyncClientMethods(AsyncClientBase):
         """The users with memory in the caller's tenant, with counts and last activity. (role: reader)"""
         r = await self._call("list_users", m.Empty, m.UserListOut)
         return r.users
+
+    async def export_memories(self, *, user_id: str | None = None) -> m.ExportOut:
+        """A user's memory (or, without user_id, the tenant's) as one versioned JSON Lines file: episodes, every fact version with validity and provenance, preferences. (role: admin)"""
+        return await self._call("export_memories", m.ExportRequest, m.ExportOut, user_id=user_id)
+
+    async def import_memories(self, content: str, *, format: Literal['memstrata', 'openai', 'messages'] = 'memstrata', user_id: str | None = None, wait: bool = False) -> m.ImportReportOut:
+        """Read an export file into the caller's tenant (idempotent; ids, dates and history kept), or a conversation (OpenAI messages, JSON Lines messages) through the normal write path; the whole file is checked before anything is written. (role: admin)"""
+        return await self._call("import_memories", m.ImportRequest, m.ImportReportOut, content=content, format=format, user_id=user_id, wait=wait)
 
     async def put_api_response(self, session_id: str, endpoint: str, value: JsonValue, *, params: dict[str, JsonValue] | None = None, ttl_s: float | None = None) -> m.WorkingItemOut:
         """Cache a tool/API response in L2 with a TTL. (role: writer)"""

@@ -12,12 +12,11 @@ slot's current version.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from memstrata.errors import ValidationError
@@ -25,6 +24,7 @@ from memstrata.memory.codec import TYPE_HISTORY, is_pending
 from memstrata.memory.episodes import EPISODE_TYPE, Episode
 from memstrata.memory.units import MemoryUnit
 from memstrata.permissions import Level
+from memstrata.validation import PAGE_PATTERN
 from memstrata.working.values import Preference
 
 ListKind = Literal["episode", "fact", "event", "preference", "pinned"]
@@ -69,7 +69,8 @@ class ListedMemory:
     episodes: tuple[Episode, ...] = ()
     """A fact's: the episodes it came from, oldest first."""
     slot_current: bool | None = None
-    """A fact's L2 slot record names this version as current (None: not a fact)."""
+    """A fact's L2 slot record names this version as current (None: not a fact; an
+    event is append-only, it has no slot record)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,33 +107,40 @@ class UserSummary:
 # --- pages -------------------------------------------------------------------------
 
 
-def order_key(item: ListedMemory) -> tuple[float, str]:
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def micros(at: datetime) -> int:
+    """``at`` as whole microseconds since the epoch (exact: no float rounding)."""
+    return (at - EPOCH) // timedelta(microseconds=1)
+
+
+def order_key(item: ListedMemory) -> tuple[int, str]:
     """The sort key; pages list items by it descending (newest first, ties by id)."""
-    return (item.at.timestamp(), item.id)
+    return (micros(item.at), item.id)
 
 
 def page_token(item: ListedMemory) -> str:
-    """The opaque marker of the page after ``item``."""
-    raw = json.dumps([item.at.timestamp(), item.id]).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    """The marker of the page after ``item``."""
+    return f"{micros(item.at)}~{item.id}"
 
 
-def parse_page_token(token: str) -> tuple[float, str]:
-    """``(at, id)`` of the last item of the previous page (ValidationError ``page``)."""
-    if not isinstance(token, str) or not token or len(token) > 512:
+def parse_page_token(token: str) -> tuple[int, str]:
+    """``(microseconds, id)`` of the last item of the previous page (ValidationError
+    ``page``)."""
+    if not isinstance(token, str) or re.fullmatch(PAGE_PATTERN, token) is None:
         raise ValidationError("page", "must be the next_page marker of a previous page")
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        at, last = json.loads(raw)
-    except (ValueError, binascii.Error, TypeError) as exc:
-        raise ValidationError("page", "is not a page marker this service gave") from exc
-    if isinstance(at, bool) or not isinstance(at, int | float) or not isinstance(last, str):
-        raise ValidationError("page", "is not a page marker this service gave")
-    return float(at), last
+    at, _, last = token.partition("~")
+    return int(at), last
+
+
+def marker_time(token: tuple[int, str]) -> datetime:
+    """The instant a page marker names."""
+    return EPOCH + timedelta(microseconds=token[0])
 
 
 def cut_page(
-    items: Sequence[ListedMemory], page_size: int, token: tuple[float, str] | None
+    items: Sequence[ListedMemory], page_size: int, token: tuple[int, str] | None
 ) -> MemoryPage:
     """The page of ``items`` after ``token``, newest first (pure)."""
     ordered = sorted(items, key=order_key, reverse=True)
@@ -144,12 +152,11 @@ def cut_page(
 
 
 def check_window(since: datetime | None, until: datetime | None) -> None:
-    """Both timezone-aware, ``since`` before ``until`` (ValidationError naming the field)."""
+    """Both timezone-aware (ValidationError naming the field); an empty window (``until``
+    not after ``since``) is no error: nothing is in it."""
     for name, value in (("since", since), ("until", until)):
         if value is not None and (not isinstance(value, datetime) or value.tzinfo is None):
             raise ValidationError(name, "must be a timezone-aware datetime")
-    if since is not None and until is not None and until <= since:
-        raise ValidationError("until", "must be after since")
 
 
 def in_window(at: datetime, since: datetime | None, until: datetime | None) -> bool:

@@ -47,6 +47,7 @@ from memstrata.feedback.events import FeedbackReceipt
 from memstrata.feedback.report import FeedbackReport, IgnoredMemory, IntentStats, QuestionStats
 from memstrata.knowledge.ingest import FileError, IngestReport
 from memstrata.memory.episodes import Episode
+from memstrata.memory.exchange import ImportReport
 from memstrata.memory.listing import FactHistory, ListedMemory, MemoryPage, UserSummary
 from memstrata.memory.units import Dispute, MemoryUnit, UnitSource
 from memstrata.retrieval.results import RetrievalResult, RetrievedItem
@@ -192,6 +193,7 @@ DERIVED: tuple[Derived, ...] = (
     Derived("MemoryPageOut", MemoryPage, doc="A page of memories, newest first."),
     Derived("FactHistoryOut", FactHistory, doc="Every version of a fact, oldest first."),
     Derived("UserSummaryOut", UserSummary),
+    Derived("ImportReportOut", ImportReport, doc="What an import read and what it changed."),
     # -- retrieval ----------------------------------------------------------------------
     Derived("TimeWindowOut", TimeWindow),
     Derived(

@@ -22,6 +22,7 @@ from memstrata.service.capability import (
 from memstrata.service.ops import (
     deadletters,
     decisions,
+    exchange,
     items,
     keys,
     knowledge,
@@ -37,6 +38,7 @@ OPERATIONS: tuple[Operation[Any, Any], ...] = (
     *sessions.OPERATIONS,
     *memory.OPERATIONS,
     *listing.OPERATIONS,
+    *exchange.OPERATIONS,
     *working.OPERATIONS,
     *knowledge.OPERATIONS,
     *namespaces.OPERATIONS,

@@ -207,6 +207,20 @@ class UserSummaryOut(Wire):
     last_active: datetime
 
 
+# Derived from ImportReport.
+class ImportReportOut(Wire):
+    """What an import read and what it changed."""
+
+    format: str
+    users: list[str]
+    episodes: int
+    facts: int
+    preferences: int
+    added: int
+    remapped: bool = False
+    note: str | None = None
+
+
 # Derived from TimeWindow.
 class TimeWindowOut(Wire):
     start: datetime
@@ -613,6 +627,7 @@ __all__ = [
     "GateCheckOut",
     "GateVerdictOut",
     "IgnoredMemoryOut",
+    "ImportReportOut",
     "IngestReportOut",
     "IntentStatsOut",
     "JudgmentOut",
