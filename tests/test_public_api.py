@@ -61,6 +61,7 @@ PUBLIC_NAMES = [
     "HealthReport",
     "HealthSample",
     "Hit",
+    "ImportReport",
     "IngestProgress",
     "IngestReport",
     "IntentRegistry",

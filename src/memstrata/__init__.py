@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from memstrata.knowledge.ingest import FileError, IngestProgress, IngestReport
     from memstrata.longterm.points import Hit
     from memstrata.memory.episodes import Episode
+    from memstrata.memory.exchange import ImportReport
     from memstrata.memory.listing import (
         FactHistory,
         ListedMemory,
@@ -180,6 +181,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "memstrata.knowledge.ingest": ("FileError", "IngestProgress", "IngestReport"),
     "memstrata.longterm.points": ("Hit",),
     "memstrata.memory.episodes": ("Episode",),
+    "memstrata.memory.exchange": ("ImportReport",),
     "memstrata.memory.listing": (
         "FactHistory",
         "ListedMemory",
@@ -281,6 +283,7 @@ __all__ = [
     "HealthReport",
     "HealthSample",
     "Hit",
+    "ImportReport",
     "IngestProgress",
     "IngestReport",
     "IntentRegistry",

@@ -33,7 +33,6 @@ from memstrata.memory.codec import TYPE_HISTORY, from_payload, is_pending, slot_
 from memstrata.memory.episodes import EPISODE_TYPE, FACTS_KEY, episode_of_payload, window_points
 from memstrata.memory.exchange import (
     IMPORT_FORMATS,
-    ExportFile,
     ImportFormat,
     ImportReport,
     StoredEpisode,
@@ -170,7 +169,6 @@ class Exchange:
         source_tenant = scope.get("tenant") if isinstance(scope, dict) else None
         remap = source_tenant != tenant
         placed = into_tenant(parsed, tenant, remap=remap)
-        _check_links(placed)
         ids = [s.episode.id for s in placed.episodes] + [s.unit.id or "" for s in placed.facts]
         existing = self._existing(tenant, ids)
         self._write_episodes(placed.episodes)
@@ -278,17 +276,3 @@ class Exchange:
 
 def _chunks(items: list[NewItem], size: int) -> list[list[NewItem]]:
     return [items[i : i + size] for i in range(0, len(items), size)]
-
-
-def _check_links(parsed: ExportFile) -> None:
-    """Every episode has a user and every fact names its user: checked by parsing.
-    Here: no two records claim one id (a file edited by hand)."""
-    seen: dict[str, str] = {}
-    for kind, point_id in [("episode", s.episode.id) for s in parsed.episodes] + [
-        ("fact", s.unit.id or "") for s in parsed.facts
-    ]:
-        if point_id in seen:
-            raise ValidationError(
-                "id", f"{point_id} is in the file twice ({seen[point_id]}, {kind})"
-            )
-        seen[point_id] = kind

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from memstrata.errors import ValidationError
+from memstrata.longterm.points import check_point_id
 from memstrata.memory.episodes import Episode
 from memstrata.memory.units import Dispute, MemoryUnit, UnitSource
 from memstrata.working.values import Preference
@@ -256,11 +257,20 @@ class _Line:
             raise self.error(field, "must be a number")
         return float(value)
 
-    def ids(self, field: str) -> tuple[str, ...]:
+    def ids(self, field: str, *, points: bool = True) -> tuple[str, ...]:
         value = self.data.get(field, [])
         if not isinstance(value, list) or not all(isinstance(i, str) and i for i in value):
             raise self.error(field, "must be a list of ids")
-        return tuple(value)
+        return tuple(check_point_id(field, i) for i in value) if points else tuple(value)
+
+    def point(self, field: str, *, optional: bool = False) -> str | None:
+        value = self.text(field, optional=optional)
+        return None if value is None else check_point_id(field, value)
+
+    def point_id(self, field: str) -> str:
+        value = self.point(field)
+        assert value is not None
+        return value
 
 
 def parse_export(lines: Iterable[str]) -> ExportFile:
@@ -298,7 +308,25 @@ def parse_export(lines: Iterable[str]) -> ExportFile:
             raise line.error("record", str(exc)) from exc
     if head is None:
         raise ValidationError("line 1", "the file is empty: no header")
-    return ExportFile(head, tuple(episodes), tuple(facts), tuple(prefs))
+    parsed = ExportFile(head, tuple(episodes), tuple(facts), tuple(prefs))
+    _check_unique(parsed)
+    return parsed
+
+
+def _check_unique(parsed: ExportFile) -> None:
+    """No two records claim one id (a file edited by hand, or two files joined)."""
+    seen: dict[str, str] = {}
+    named = [("episode", s.episode.id) for s in parsed.episodes]
+    named += [("fact", s.unit.id or "") for s in parsed.facts]
+    for kind, point_id in named:
+        if point_id in seen:
+            raise ValidationError(
+                "id", f"{point_id} is in the file twice ({seen[point_id]}, {kind})"
+            )
+        seen[point_id] = kind
+    prefs = [(p.user_id, p.pref_type) for p in parsed.preferences]
+    if len(prefs) != len(set(prefs)):
+        raise ValidationError("pref_type", "a user's preference is in the file twice")
 
 
 def _json_object(number: int, raw: str) -> dict[str, Any]:
@@ -332,7 +360,7 @@ def _episode(line: _Line) -> StoredEpisode:
     if seq is not None and (isinstance(seq, bool) or not isinstance(seq, int)):
         raise line.error("seq", "must be an integer")
     episode = Episode(
-        id=line.required("id"),
+        id=line.point_id("id"),
         tenant="import",  # the importing tenant's, set when it is written
         user=line.required("user"),
         text=line.required("text"),
@@ -357,7 +385,7 @@ def _fact(line: _Line) -> StoredFact:
             raise line.error("disputed", "must be an object")
         inner = _Line(line.number, disputed)
         dispute = Dispute(
-            episode=inner.required("episode"),
+            episode=inner.point_id("episode"),
             at=inner.at("at"),
             text=inner.required("text"),
             confidence=inner.number_of("confidence", 1.0) or 0.0,
@@ -396,12 +424,12 @@ def _fact(line: _Line) -> StoredFact:
         pinned=bool(data.get("pinned", False)),
         last_accessed=line.when("last_accessed", optional=True),
         access_count=int(data.get("access_count", 0)),
-        id=line.required("id"),
+        id=line.point_id("id"),
         extras=tuple((p[0], p[1]) for p in extras),
         derived_from=line.ids("derived_from"),
         episodes=line.ids("episodes"),
-        superseded_by=line.text("superseded_by", optional=True),
-        feedback_applied=line.ids("feedback_applied"),
+        superseded_by=line.point("superseded_by", optional=True),
+        feedback_applied=line.ids("feedback_applied", points=False),
         disputed=dispute,
     )
     return StoredFact(unit, bool(data.get("invalidated", False)), line.number_of("updated_at"))
