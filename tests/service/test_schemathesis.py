@@ -157,7 +157,13 @@ def test_live_openapi(live_schema: Any, fuzz_key: str, name: str, mode: Generati
     def run(case: schemathesis.Case) -> None:
         positive = mode is GenerationMode.POSITIVE
         if positive:
-            assume(refused_beyond_the_schema(name, case.body) is None)
+            refused = refused_beyond_the_schema(name, case.body)
+            if name == "import_memories" and refused is not None:
+                # A file no schema describes (almost every generated one): checked as a
+                # negative case instead, its 422 a typed error naming line and field.
+                positive = False
+            else:
+                assume(refused is None)
         RAN[f"{name}:{mode.value}"] += 1
         body = case.body if isinstance(case.body, dict) else {}
         response = case.call(headers=headers, timeout=read_timeout_s(name, body))
