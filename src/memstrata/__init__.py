@@ -83,6 +83,13 @@ if TYPE_CHECKING:
     from memstrata.knowledge.ingest import FileError, IngestProgress, IngestReport
     from memstrata.longterm.points import Hit
     from memstrata.memory.episodes import Episode
+    from memstrata.memory.exchange import ImportReport
+    from memstrata.memory.listing import (
+        FactHistory,
+        ListedMemory,
+        MemoryPage,
+        UserSummary,
+    )
     from memstrata.memory.units import MemoryUnit, UnitSource
     from memstrata.retrieval.results import RetrievalResult, RetrievedItem
     from memstrata.router import (
@@ -178,6 +185,13 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "memstrata.knowledge.ingest": ("FileError", "IngestProgress", "IngestReport"),
     "memstrata.longterm.points": ("Hit",),
     "memstrata.memory.episodes": ("Episode",),
+    "memstrata.memory.exchange": ("ImportReport",),
+    "memstrata.memory.listing": (
+        "FactHistory",
+        "ListedMemory",
+        "MemoryPage",
+        "UserSummary",
+    ),
     "memstrata.memory.units": ("MemoryUnit", "UnitSource"),
     "memstrata.retrieval.results": ("RetrievalResult", "RetrievedItem"),
     "memstrata.router": (
@@ -261,6 +275,7 @@ __all__ = [
     "ExtractionError",
     "ExtractionUnavailableError",
     "Extractor",
+    "FactHistory",
     "FakeClock",
     "FeedbackReceipt",
     "FeedbackReport",
@@ -272,6 +287,7 @@ __all__ = [
     "HealthReport",
     "HealthSample",
     "Hit",
+    "ImportReport",
     "IngestProgress",
     "IngestReport",
     "IntentRegistry",
@@ -279,7 +295,9 @@ __all__ = [
     "IsolationError",
     "L2Need",
     "L3Need",
+    "ListedMemory",
     "LongTermSettings",
+    "MemoryPage",
     "MemorySettings",
     "MemoryUnit",
     "MemstrataError",
@@ -321,6 +339,7 @@ __all__ = [
     "UnknownIntentError",
     "UpstreamError",
     "UpstreamTimeoutError",
+    "UserSummary",
     "ValidationError",
     "WorkingItem",
     "WorkingKey",

@@ -50,6 +50,9 @@ MAX_DOCUMENT_NAME_CHARS = 512
 DOCUMENT_NAME_PATTERN = rf"^[^/\\\x00-\x1f\x7f-\x9f{_BLANK_CLASS}][^\x00-\x1f\x7f-\x9f]*$"
 """A document's name: no control character, not starting with '/', '\\' or whitespace
 (``knowledge.documents.check_document_name`` also refuses a '..' segment)."""
+PAGE_PATTERN = r"^[0-9]{1,17}~[^~]{1,256}$"
+"""A memory list's page marker: the last item's instant (microseconds since the epoch)
+and its id (``memstrata.memory.listing``)."""
 SLOT_SOURCE_PATTERN = r"^(?:l1|l2|given)\."
 """A slot's source: ``l1.<field>``, ``l2.<item>[.<key>]`` or ``given.<name>``."""
 

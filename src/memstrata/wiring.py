@@ -32,7 +32,9 @@ from pathlib import Path
 from memstrata.capabilities import (
     Capabilities,
     Decisions,
+    Exchange,
     Knowledge,
+    Listing,
     Reader,
     Sessions,
     Sharing,
@@ -841,4 +843,18 @@ def build_capabilities(parts: EngineParts) -> Capabilities:
         route=reader.route,
         tracing=parts.tracing,
     )
-    return Capabilities(sessions, writer, reader, knowledge, decisions, sharing, upkeep)
+    listing = Listing(parts.longterm, parts.memory, parts.working_memory)
+    exchange = Exchange(
+        longterm=parts.longterm,
+        memory=parts.memory,
+        working=parts.working_memory,
+        clock=parts.clock,
+        settings=parts.settings.longterm,
+        users=lambda tenant: [u.user for u in listing.list_users(tenant=tenant)],
+        start_session=sessions.start_session,
+        end_session=sessions.end_session,
+        observe=writer.observe,
+    )
+    return Capabilities(
+        sessions, writer, reader, knowledge, decisions, sharing, upkeep, listing, exchange
+    )

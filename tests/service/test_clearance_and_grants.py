@@ -320,6 +320,11 @@ def test_no_answer_of_any_operation_carries_what_a_low_key_may_not_read(desk: De
         "forget": {"ids": ["00000000-0000-0000-0000-000000000000"], "wait": True},
         "forget_status": {"job_id": "none"},
         "retrieve": {"query": "what do I like", "user_id": "u1", "k": 10},
+        "list_memories": {"user_id": "u1"},
+        "history": {"fact_id": "00000000-0000-0000-0000-000000000000"},
+        "list_users": {},
+        "export_memories": {"user_id": "u1"},
+        "import_memories": {"content": '{"format": "memstrata-export", "version": 1}'},
         "route": {"session_id": sid, "step_intent": "respond", "query": "what do I like"},
         "build_context": {
             "session_id": sid,
@@ -398,6 +403,8 @@ def test_no_answer_of_any_operation_carries_what_a_low_key_may_not_read(desk: De
         "store_get",
         "store_search",
         "build_context",
+        "list_memories",
+        "export_memories",
     ):
         assert MARK in json.dumps(desk.call(high, name, payloads[name]), default=str), name
     vault = {"query": "the vault word", "collection": "knowledge"}

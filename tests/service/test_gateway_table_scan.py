@@ -263,6 +263,15 @@ def base_payload(name: str, scene: Scene) -> dict[str, Any]:
         "consolidate": {},
         "restore": {"ids": ["00000000-0000-0000-0000-000000000000"]},
         "retrieve": {"query": "hello", "user_id": user},
+        "list_memories": {"user_id": user},
+        "history": {"fact_id": "00000000-0000-0000-0000-000000000000"},
+        "list_users": {},
+        "export_memories": {"user_id": user},
+        "import_memories": {
+            "content": '[{"role": "user", "content": "hi"}]',
+            "format": "openai",
+            "user_id": user,
+        },
         "route": {"session_id": sid, "step_intent": "respond", "query": "hello"},
         "build_context": {
             "session_id": sid,

@@ -10,7 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memstrata.capabilities.decisions import Decisions
+from memstrata.capabilities.exchange import Exchange
 from memstrata.capabilities.knowledge import Knowledge
+from memstrata.capabilities.listing import Listing
 from memstrata.capabilities.reader import Reader
 from memstrata.capabilities.sessions import Sessions
 from memstrata.capabilities.sharing import Sharing
@@ -29,13 +31,17 @@ class Capabilities:
     decisions: Decisions
     sharing: Sharing
     upkeep: Upkeep
+    listing: Listing
+    exchange: Exchange
 
 
 __all__ = [
     "Capabilities",
     "ConsolidationResult",
     "Decisions",
+    "Exchange",
     "Knowledge",
+    "Listing",
     "Reader",
     "Sessions",
     "Sharing",

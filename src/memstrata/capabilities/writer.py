@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from memstrata.decision import DecisionLayer, DecisionMetrics
 from memstrata.errors import ValidationError
@@ -61,11 +62,18 @@ class Writer:
 
     @traced("engine.observe", fields=("session_id", "role"))
     def observe(
-        self, session_id: str, role: str, text: str, *, speaker: str | None = None
+        self,
+        session_id: str,
+        role: str,
+        text: str,
+        *,
+        speaker: str | None = None,
+        at: datetime | None = None,
     ) -> WriteReceipt:
-        """Record a conversation turn: L1 history now, its episodes queued."""
+        """Record a conversation turn: L1 history now, its episodes queued (``at``: when
+        it was said, for an imported conversation; default now)."""
         return self._pipeline.submit_turn(
-            self._intake.turn(session_id, role, text, speaker=speaker)
+            self._intake.turn(session_id, role, text, speaker=speaker, at=at)
         )
 
     @traced("engine.remember", fields=("tenant",))

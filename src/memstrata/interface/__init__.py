@@ -33,8 +33,13 @@ from memstrata.interface.views import (
     BundleView,
     DeadLetterView,
     DecisionView,
+    EpisodeView,
+    FactHistoryView,
+    FactVersionView,
     FeedbackReceiptView,
     ForgetJobView,
+    ListedMemoryView,
+    MemoryPageView,
     NamespaceView,
     ReceiptView,
     ReplyCheckView,
@@ -46,6 +51,7 @@ from memstrata.interface.views import (
     ToolOutcomeView,
     ToolView,
     TraceCardView,
+    UserSummaryView,
 )
 
 if TYPE_CHECKING:
@@ -62,9 +68,14 @@ __all__ = [
     "BundleView",
     "DeadLetterView",
     "DecisionView",
+    "EpisodeView",
+    "FactHistoryView",
+    "FactVersionView",
     "FeedbackReceiptView",
     "ForgetJobView",
+    "ListedMemoryView",
     "Memory",
+    "MemoryPageView",
     "NamespaceView",
     "ReceiptView",
     "ReplyCheckView",
@@ -76,6 +87,7 @@ __all__ = [
     "ToolOutcomeView",
     "ToolView",
     "TraceCardView",
+    "UserSummaryView",
     "connect",
 ]
 
@@ -285,6 +297,27 @@ class Memory(Protocol):
         """A shared namespace: its purpose, its items' TTL and its owner."""
         ...
 
+    def list_memories(
+        self,
+        user_id: str,
+        *,
+        kind: Literal["episode", "fact", "event", "preference", "pinned"] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        page: str | None = None,
+        page_size: int = 50,
+    ) -> MemoryPageView:
+        """A page of a user's memories without a query, newest first."""
+        ...
+
+    def history(self, fact_id: str) -> FactHistoryView:
+        """Every version of a fact, oldest first, with its episodes."""
+        ...
+
+    def list_users(self) -> Sequence[UserSummaryView]:
+        """The users with memory in the tenant, with counts and last activity."""
+        ...
+
     def close(self) -> None:
         """End what this object opened."""
         ...
@@ -487,6 +520,27 @@ class AsyncMemory(Protocol):
         self, name: str, /, *, owner: str, purpose: str, ttl_s: float
     ) -> NamespaceView:
         """A shared namespace: its purpose, its items' TTL and its owner."""
+        ...
+
+    async def list_memories(
+        self,
+        user_id: str,
+        *,
+        kind: Literal["episode", "fact", "event", "preference", "pinned"] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        page: str | None = None,
+        page_size: int = 50,
+    ) -> MemoryPageView:
+        """A page of a user's memories without a query, newest first."""
+        ...
+
+    async def history(self, fact_id: str) -> FactHistoryView:
+        """Every version of a fact, oldest first, with its episodes."""
+        ...
+
+    async def list_users(self) -> Sequence[UserSummaryView]:
+        """The users with memory in the tenant, with counts and last activity."""
         ...
 
     async def aclose(self) -> None:

@@ -22,9 +22,11 @@ from memstrata.service.capability import (
 from memstrata.service.ops import (
     deadletters,
     decisions,
+    exchange,
     items,
     keys,
     knowledge,
+    listing,
     memory,
     namespaces,
     sessions,
@@ -35,6 +37,8 @@ from memstrata.service.wire_base import request_error
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     *sessions.OPERATIONS,
     *memory.OPERATIONS,
+    *listing.OPERATIONS,
+    *exchange.OPERATIONS,
     *working.OPERATIONS,
     *knowledge.OPERATIONS,
     *namespaces.OPERATIONS,

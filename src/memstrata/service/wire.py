@@ -57,6 +57,7 @@ from memstrata.service.wire_derived import (
     TurnRefOut,
     WorkingKeyOut,
 )
+from memstrata.service.wire_listing import *  # noqa: F403
 from memstrata.validation import (
     DOCUMENT_NAME_PATTERN,
     DURATION_PATTERN,

@@ -12,6 +12,7 @@ and builds one episode per chunk of the turn, placed in the session's thread (it
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 
 from memstrata.clock import Clock
 from memstrata.config import PipelineSettings
@@ -55,10 +56,17 @@ class Intake:
         return chunks
 
     def turn(
-        self, session_id: str, role: str, text: str, *, speaker: str | None = None
+        self,
+        session_id: str,
+        role: str,
+        text: str,
+        *,
+        speaker: str | None = None,
+        at: datetime | None = None,
     ) -> list[Episode]:
         """The episodes of one observed turn, recorded in the session's L1 history
-        (the session must be open in this process: NotFoundError otherwise)."""
+        (the session must be open in this process: NotFoundError otherwise). ``at``:
+        when it was said, for an imported conversation (default: now)."""
         check_id("session_id", session_id)
         if role not in ROLES:
             raise ValidationError("role", f"must be one of {sorted(ROLES)}")
@@ -69,7 +77,9 @@ class Intake:
             speaker = self._sanitizer.text(speaker, location=where, field="speaker")
         clean = self._sanitizer.text(text, location=where, field="text")
         chunks = self.chunks(clean)  # size checks before L1 changes
-        now = self._clock.now()
+        if at is not None and (not isinstance(at, datetime) or at.tzinfo is None):
+            raise ValidationError("at", "must be a timezone-aware datetime")
+        now = self._clock.now() if at is None else at
         state = self._sessions.update(
             session_id, lambda s: s.record_turn(role, clean, now, parts=len(chunks))
         )
