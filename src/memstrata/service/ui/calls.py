@@ -131,8 +131,13 @@ def forget(service: Service, session: UiSession, user_id: str, ids: list[str] | 
     return call(service, session, "forget", payload)
 
 
+FORGET_WAIT_S = 3.0
+"""How long the job's page waits for the job to finish before it shows it running
+(and refreshes itself)."""
+
+
 def forget_status(service: Service, session: UiSession, job_id: str) -> Any:
-    return call(service, session, "forget_status", {"job_id": job_id})
+    return call(service, session, "forget_status", {"job_id": job_id, "timeout_s": FORGET_WAIT_S})
 
 
 def health_report(service: Service, session: UiSession, since: str = "7d") -> Any:
