@@ -45,9 +45,7 @@ def test_the_session_cookie_is_opaque_http_only_strict_and_expires(
     form = browser.get("/ui/sign-in").text
     answer = browser.post("/ui/sign-in", data={"csrf": csrf_of(form), "key": key})
     assert answer.status_code == 303
-    cookie = next(
-        c for c in answer.headers.get_list("set-cookie") if c.startswith("memstrata_ui=")
-    )
+    cookie = next(c for c in answer.headers.get_list("set-cookie") if c.startswith("memstrata_ui="))
     attributes = {part.strip().split("=")[0].lower() for part in cookie.split(";")}
     assert {"httponly", "max-age", "path"} <= attributes
     assert "samesite=strict" in cookie.lower()
@@ -65,7 +63,8 @@ def test_the_session_cookie_is_opaque_http_only_strict_and_expires(
 def test_a_sign_in_without_its_csrf_token_is_refused(server: RunningServer) -> None:
     browser = client(server)
     browser.get("/ui/sign-in")
-    for data in ({"key": server.admin_keys["acme"]}, {"key": server.admin_keys["acme"], "csrf": "forged"}):
+    key = server.admin_keys["acme"]
+    for data in ({"key": key}, {"key": key, "csrf": "forged"}):
         answer = browser.post("/ui/sign-in", data=data)
         assert answer.status_code == 403 and "csrf" in answer.text
         assert "memstrata_ui=" not in answer.headers.get("set-cookie", "")

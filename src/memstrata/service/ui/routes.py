@@ -180,13 +180,13 @@ def mount(app: FastAPI, service: Service, store: SessionStore | None = None) -> 
             )  # fmt: skip
             return response
         session_id, _ = sessions.open(key, caller)
-        response = RedirectResponse(next_page, status_code=303)
-        response.set_cookie(
+        signed = RedirectResponse(next_page, status_code=303)
+        signed.set_cookie(
             SESSION_COOKIE, session_id, max_age=int(sessions.ttl_s), path=PREFIX,
             httponly=True, samesite="strict", secure=secure,
         )  # fmt: skip
-        response.delete_cookie(PRE_COOKIE, path=f"{PREFIX}/sign-in")
-        return response
+        signed.delete_cookie(PRE_COOKIE, path=f"{PREFIX}/sign-in")
+        return signed
 
     @app.post(f"{PREFIX}/sign-out", include_in_schema=False)
     async def sign_out(request: Request) -> Response:
@@ -232,7 +232,9 @@ def mount(app: FastAPI, service: Service, store: SessionStore | None = None) -> 
             history, missing = calls.fact_history(service, session, fact_id), None
         except ListingMissing as exc:
             history, missing = None, str(exc)
-        cards, cards_refused = _cards_or_refusal(lambda: calls.cards_using(service, session, fact_id))
+        cards, cards_refused = _cards_or_refusal(
+            lambda: calls.cards_using(service, session, fact_id)
+        )
         return render(
             request, "fact.html", session,
             user_id=user_id, fact_id=fact_id, history=history, missing=missing,
