@@ -81,6 +81,12 @@ if TYPE_CHECKING:
     from memstrata.knowledge.ingest import FileError, IngestProgress, IngestReport
     from memstrata.longterm.points import Hit
     from memstrata.memory.episodes import Episode
+    from memstrata.memory.listing import (
+        FactHistory,
+        ListedMemory,
+        MemoryPage,
+        UserSummary,
+    )
     from memstrata.memory.units import MemoryUnit, UnitSource
     from memstrata.retrieval.results import RetrievalResult, RetrievedItem
     from memstrata.router import (
@@ -174,6 +180,12 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "memstrata.knowledge.ingest": ("FileError", "IngestProgress", "IngestReport"),
     "memstrata.longterm.points": ("Hit",),
     "memstrata.memory.episodes": ("Episode",),
+    "memstrata.memory.listing": (
+        "FactHistory",
+        "ListedMemory",
+        "MemoryPage",
+        "UserSummary",
+    ),
     "memstrata.memory.units": ("MemoryUnit", "UnitSource"),
     "memstrata.retrieval.results": ("RetrievalResult", "RetrievedItem"),
     "memstrata.router": (
@@ -257,6 +269,7 @@ __all__ = [
     "ExtractionError",
     "ExtractionUnavailableError",
     "Extractor",
+    "FactHistory",
     "FakeClock",
     "FeedbackReceipt",
     "FeedbackReport",
@@ -275,7 +288,9 @@ __all__ = [
     "IsolationError",
     "L2Need",
     "L3Need",
+    "ListedMemory",
     "LongTermSettings",
+    "MemoryPage",
     "MemorySettings",
     "MemoryUnit",
     "MemstrataError",
@@ -315,6 +330,7 @@ __all__ = [
     "Turn",
     "UnitSource",
     "UnknownIntentError",
+    "UserSummary",
     "ValidationError",
     "WorkingItem",
     "WorkingKey",

@@ -47,6 +47,13 @@ from memstrata.health import HealthReport, HealthSample
 from memstrata.knowledge.documents import Document
 from memstrata.knowledge.ingest import IngestProgress, IngestReport
 from memstrata.longterm.points import Hit
+from memstrata.memory.listing import (
+    DEFAULT_PAGE_SIZE,
+    FactHistory,
+    ListKind,
+    MemoryPage,
+    UserSummary,
+)
 from memstrata.memory.units import MemoryUnit
 from memstrata.permissions import Level
 from memstrata.retrieval import RetrievalResult
@@ -80,6 +87,7 @@ class ContextEngine:
         self._decisions = capabilities.decisions
         self._sharing = capabilities.sharing
         self._upkeep = capabilities.upkeep
+        self._listing = capabilities.listing
 
     @classmethod
     def open(
@@ -393,6 +401,44 @@ class ContextEngine:
         """How many points the tenant's memories hold (one user's, some types:
         ``episode``, ``fact``, ``event``, ``history``...), every version included."""
         return self._reader.count_memories(tenant, user=user, types=types)
+
+    def list_memories(
+        self,
+        user_id: str,
+        *,
+        kind: ListKind | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        page: str | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        tenant: str = "default",
+        clearance: Level = "high",
+    ) -> MemoryPage:
+        """A page of ``user_id``'s memories without a query, newest first: episodes,
+        facts (every version, marked), events and preferences, each with every layer's
+        view of it; ``page`` continues from a previous page's ``next_page``."""
+        return self._listing.list_memories(
+            user_id,
+            tenant=tenant,
+            kind=kind,
+            since=since,
+            until=until,
+            page=page,
+            page_size=page_size,
+            clearance=clearance,
+        )
+
+    def history(
+        self, fact_id: str, *, tenant: str = "default", clearance: Level = "high"
+    ) -> FactHistory:
+        """Every version of a fact, oldest to newest, with validity and episodes."""
+        return self._listing.history(fact_id, tenant=tenant, clearance=clearance)
+
+    def list_users(
+        self, *, tenant: str = "default", clearance: Level = "high"
+    ) -> tuple[UserSummary, ...]:
+        """The users with memory in ``tenant``, with counts and last activity."""
+        return self._listing.list_users(tenant=tenant, clearance=clearance)
 
     def audit_events(self) -> tuple[AuditEvent, ...]:
         """The redactions and maskings the gateway recorded in this process, oldest

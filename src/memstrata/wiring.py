@@ -33,6 +33,7 @@ from memstrata.capabilities import (
     Capabilities,
     Decisions,
     Knowledge,
+    Listing,
     Reader,
     Sessions,
     Sharing,
@@ -841,4 +842,5 @@ def build_capabilities(parts: EngineParts) -> Capabilities:
         route=reader.route,
         tracing=parts.tracing,
     )
-    return Capabilities(sessions, writer, reader, knowledge, decisions, sharing, upkeep)
+    listing = Listing(parts.longterm, parts.memory, parts.working_memory)
+    return Capabilities(sessions, writer, reader, knowledge, decisions, sharing, upkeep, listing)

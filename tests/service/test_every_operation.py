@@ -78,6 +78,18 @@ def test_every_operation(
     assert remembered["episodes"][0]["text"] == "My budget for the trip is 5000 yuan."
     assert call("flush", timeout_s=60) == {"flushed": True}  # the observed turns too
 
+    # Listing: the user's memories without a query, a fact's history, the users.
+    page = call("list_memories", user_id=user, page_size=2)
+    assert len(page["items"]) == 2 and page["next_page"]
+    rest = call("list_memories", user_id=user, page=page["next_page"], page_size=50)
+    listed = page["items"] + rest["items"]
+    assert {i["kind"] for i in listed} == {"episode", "fact"}
+    budget = next(i for i in listed if i["kind"] == "fact" and i["fact"]["attribute"] == "budget")
+    assert budget["episodes"][0]["text"] == "My budget for the trip is 5000 yuan."
+    history = call("history", fact_id=budget["id"])
+    assert [v["id"] for v in history["versions"]] == [budget["id"]]
+    assert user in {u["user"] for u in call("list_users")["users"]}
+
     # Retrieval, routing, context
     found = call("retrieve", query="what am I allergic to", user_id=user, k=3)
     assert any("peanuts" in item["text"] for item in found["items"])

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from memstrata.capabilities.decisions import Decisions
 from memstrata.capabilities.knowledge import Knowledge
+from memstrata.capabilities.listing import Listing
 from memstrata.capabilities.reader import Reader
 from memstrata.capabilities.sessions import Sessions
 from memstrata.capabilities.sharing import Sharing
@@ -29,6 +30,7 @@ class Capabilities:
     decisions: Decisions
     sharing: Sharing
     upkeep: Upkeep
+    listing: Listing
 
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "ConsolidationResult",
     "Decisions",
     "Knowledge",
+    "Listing",
     "Reader",
     "Sessions",
     "Sharing",

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from memstrata.cli import bench, deadletters, demo, feedback, memory
+from memstrata.cli import bench, deadletters, demo, feedback, listing, memory
 from memstrata.cli import eval as eval_commands
 from memstrata.cli.common import err, out
 from memstrata.cli.lazy import LazyGroup
@@ -65,6 +65,7 @@ def _root(
 
 app.add_typer(demo.app)
 app.add_typer(memory.app)
+app.add_typer(listing.app)
 app.add_typer(bench.app, name="bench")
 app.add_typer(eval_commands.app, name="eval")
 app.add_typer(feedback.app, name="feedback")

@@ -83,6 +83,19 @@ class ClientMethods(ClientBase):
         r = self._call("restore", m.RestoreRequest, m.RestoreOut, ids=ids)
         return r.restored
 
+    def list_memories(self, user_id: str, *, kind: Literal['episode', 'fact', 'event', 'preference', 'pinned'] | None = None, since: datetime | None = None, until: datetime | None = None, page: str | None = None, page_size: int = 50) -> m.MemoryPageOut:
+        """A page of a user's memories without a query, newest first (episodes, facts with every version marked, events, preferences), each with the episodes it came from or the facts it gave; page on with next_page. (role: reader)"""
+        return self._call("list_memories", m.ListMemoriesRequest, m.MemoryPageOut, user_id=user_id, kind=kind, since=since, until=until, page=page, page_size=page_size)
+
+    def history(self, fact_id: str) -> m.FactHistoryOut:
+        """Every version of a fact, oldest to newest, with validity windows and the episodes each version came from. (role: reader)"""
+        return self._call("history", m.HistoryRequest, m.FactHistoryOut, fact_id=fact_id)
+
+    def list_users(self) -> list[m.UserSummaryOut]:
+        """The users with memory in the caller's tenant, with counts and last activity. (role: reader)"""
+        r = self._call("list_users", m.Empty, m.UserListOut)
+        return r.users
+
     def put_api_response(self, session_id: str, endpoint: str, value: JsonValue, *, params: dict[str, JsonValue] | None = None, ttl_s: float | None = None) -> m.WorkingItemOut:
         """Cache a tool/API response in L2 with a TTL. (role: writer)"""
         return self._call("put_api_response", m.PutApiResponseRequest, m.WorkingItemOut, session_id=session_id, endpoint=endpoint, params=params, value=value, ttl_s=ttl_s)
@@ -363,6 +376,19 @@ class AsyncClientMethods(AsyncClientBase):
         """Bring memories back from cold storage; returns the ids restored. (role: admin)"""
         r = await self._call("restore", m.RestoreRequest, m.RestoreOut, ids=ids)
         return r.restored
+
+    async def list_memories(self, user_id: str, *, kind: Literal['episode', 'fact', 'event', 'preference', 'pinned'] | None = None, since: datetime | None = None, until: datetime | None = None, page: str | None = None, page_size: int = 50) -> m.MemoryPageOut:
+        """A page of a user's memories without a query, newest first (episodes, facts with every version marked, events, preferences), each with the episodes it came from or the facts it gave; page on with next_page. (role: reader)"""
+        return await self._call("list_memories", m.ListMemoriesRequest, m.MemoryPageOut, user_id=user_id, kind=kind, since=since, until=until, page=page, page_size=page_size)
+
+    async def history(self, fact_id: str) -> m.FactHistoryOut:
+        """Every version of a fact, oldest to newest, with validity windows and the episodes each version came from. (role: reader)"""
+        return await self._call("history", m.HistoryRequest, m.FactHistoryOut, fact_id=fact_id)
+
+    async def list_users(self) -> list[m.UserSummaryOut]:
+        """The users with memory in the caller's tenant, with counts and last activity. (role: reader)"""
+        r = await self._call("list_users", m.Empty, m.UserListOut)
+        return r.users
 
     async def put_api_response(self, session_id: str, endpoint: str, value: JsonValue, *, params: dict[str, JsonValue] | None = None, ttl_s: float | None = None) -> m.WorkingItemOut:
         """Cache a tool/API response in L2 with a TTL. (role: writer)"""

@@ -43,6 +43,7 @@ SHAPES: dict[str, Shape] = {
     ),
     "list_tools": Shape("tools", ("list[m.ToolSpecModel]", "r.tools")),
     "trace_cards": Shape(result=("list[m.TraceCardOut]", "r.cards")),
+    "list_users": Shape(result=("list[m.UserSummaryOut]", "r.users")),
     "list_dead_letters": Shape("dead_letters", ("list[m.DeadLetterOut]", "r.dead_letters")),
 }
 """Operations whose client method differs from the plain ``op(...) -> response``; a

@@ -47,7 +47,8 @@ from memstrata.feedback.events import FeedbackReceipt
 from memstrata.feedback.report import FeedbackReport, IgnoredMemory, IntentStats, QuestionStats
 from memstrata.knowledge.ingest import FileError, IngestReport
 from memstrata.memory.episodes import Episode
-from memstrata.memory.units import Dispute, MemoryUnit
+from memstrata.memory.listing import FactHistory, ListedMemory, MemoryPage, UserSummary
+from memstrata.memory.units import Dispute, MemoryUnit, UnitSource
 from memstrata.retrieval.results import RetrievalResult, RetrievedItem
 from memstrata.retrieval.timeexpr import TimeWindow
 from memstrata.router.bundle import ContextBundle, ContextItem, MissingContext
@@ -57,7 +58,7 @@ from memstrata.session.state import ApiResultRef, TraceEntry, TurnRef
 from memstrata.sharing.items import StoreItem
 from memstrata.sharing.namespaces import AccessRequest, Namespace, SharedItem
 from memstrata.upkeep.forget import ForgetReport
-from memstrata.working.values import WorkingItem, WorkingKey
+from memstrata.working.values import Preference, WorkingItem, WorkingKey
 from memstrata.write.submit import WriteReceipt
 
 TARGET = Path(__file__).with_name("wire_derived.py")
@@ -162,6 +163,35 @@ DERIVED: tuple[Derived, ...] = (
         order=("queued", "episode_ids", "error", "episodes", "facts"),
     ),
     Derived("ForgetResult", ForgetReport, why=TENANT, exclude=("tenant",)),
+    # -- listing: what a person browsing memory reads -----------------------------------
+    Derived("UnitSourceOut", UnitSource, why=TENANT, exclude=("tenant",)),
+    Derived(
+        "StoredFactOut",
+        MemoryUnit,
+        doc="One stored version of a fact or event, every field: validity, marks,\n"
+        "importance, feedback state and provenance.",
+        why="its verbatim values (extras) are in its text already",
+        exclude=("extras",),
+        types={"id": "str"},
+        order=("id", "kind", "subject", "attribute", "value", "version", "active", REST),
+    ),
+    Derived("EpisodeRecordOut", Episode, why=TENANT, exclude=("tenant",)),
+    Derived("PreferenceOut", Preference),
+    Derived(
+        "ListedMemoryOut",
+        ListedMemory,
+        doc="One unit of a user's memory as every layer holds it: the episode or the\n"
+        "fact, the facts it gave or the episodes it came from, the L2 slot's verdict.",
+        types={
+            "episode": "EpisodeRecordOut | None",
+            "fact": "StoredFactOut | None",
+            "facts": "list[StoredFactOut]",
+            "episodes": "list[EpisodeRecordOut]",
+        },
+    ),
+    Derived("MemoryPageOut", MemoryPage, doc="A page of memories, newest first."),
+    Derived("FactHistoryOut", FactHistory, doc="Every version of a fact, oldest first."),
+    Derived("UserSummaryOut", UserSummary),
     # -- retrieval ----------------------------------------------------------------------
     Derived("TimeWindowOut", TimeWindow),
     Derived(
@@ -308,7 +338,12 @@ DERIVED: tuple[Derived, ...] = (
 )
 
 BY_NAME: Mapping[str, Derived] = {d.name: d for d in DERIVED}
-MODELS: Mapping[type[Any], str] = {**SHAPES, **{d.domain: d.name for d in DERIVED}}
+# A domain type with two wire models is the first's where it nests (the second names
+# its nested types explicitly).
+MODELS: Mapping[type[Any], str] = {
+    **SHAPES,
+    **{d.domain: d.name for d in reversed(DERIVED)},
+}
 
 _SEQUENCES = (tuple, list, Sequence)
 _MAPPINGS = (dict, Mapping, types.MappingProxyType)

@@ -25,6 +25,7 @@ from memstrata.service.ops import (
     items,
     keys,
     knowledge,
+    listing,
     memory,
     namespaces,
     sessions,
@@ -35,6 +36,7 @@ from memstrata.service.wire_base import request_error
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     *sessions.OPERATIONS,
     *memory.OPERATIONS,
+    *listing.OPERATIONS,
     *working.OPERATIONS,
     *knowledge.OPERATIONS,
     *namespaces.OPERATIONS,

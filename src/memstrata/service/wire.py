@@ -55,6 +55,7 @@ from memstrata.service.wire_derived import (
     TraceCardOut,
     TraceEntryOut,
     TurnRefOut,
+    UserSummaryOut,
     WorkingKeyOut,
 )
 from memstrata.validation import (
@@ -239,6 +240,32 @@ class RetrieveRequest(Wire):
     collection: Literal["memories", "knowledge"] = "memories"
     include_history: bool = False
     as_of: datetime | None = None
+
+
+# -- listing: a user's memories without a query ------------------------------------------
+
+
+class ListMemoriesRequest(Wire):
+    user_id: Id
+    kind: Literal["episode", "fact", "event", "preference", "pinned"] | None = None
+    since: datetime | None = None
+    """Only what was said at or after this instant."""
+    until: datetime | None = None
+    """Only what was said before this instant."""
+    page: Annotated[str, Field(min_length=1, max_length=512)] | None = None
+    """The ``next_page`` marker of the previous page."""
+    page_size: Annotated[int, Field(ge=1, le=200)] = 50
+
+
+class HistoryRequest(Wire):
+    fact_id: Uuid
+
+
+# Explicit: the users are a list of derived summaries, no domain value of their own.
+class UserListOut(Wire):
+    """The users with memory in the caller's tenant, most recently active first."""
+
+    users: list[UserSummaryOut] = []
 
 
 # -- routing and context --------------------------------------------------------------------

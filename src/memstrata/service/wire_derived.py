@@ -101,6 +101,112 @@ class ForgetResult(Wire):
     sessions_ended: int = 0
 
 
+# Derived from UnitSource: the tenant is the caller's key's, never a field.
+class UnitSourceOut(Wire):
+    user: str
+    session_id: str | None = None
+    turn_id: str | None = None
+    document_id: str | None = None
+    confidence: float = 1.0
+
+
+# Derived from MemoryUnit: its verbatim values (extras) are in its text already.
+class StoredFactOut(Wire):
+    """One stored version of a fact or event, every field: validity, marks,
+    importance, feedback state and provenance."""
+
+    id: str
+    kind: Literal["fact", "event"]
+    subject: str
+    attribute: str
+    value: str
+    version: int = 1
+    active: bool = True
+    source: UnitSourceOut
+    observed_at: datetime
+    valid_from: datetime
+    valid_to: datetime | None = None
+    importance: float = 0.5
+    pinned: bool = False
+    last_accessed: datetime | None = None
+    access_count: int = 0
+    derived_from: list[str] = []
+    episodes: list[str] = []
+    superseded_by: str | None = None
+    feedback_applied: list[str] = []
+    disputed: DisputeOut | None = None
+
+
+# Derived from Episode: the tenant is the caller's key's, never a field.
+class EpisodeRecordOut(Wire):
+    id: str
+    user: str
+    text: str
+    role: str
+    observed_at: datetime
+    source: str
+    session_id: str | None = None
+    turn_id: str | None = None
+    thread: str | None = None
+    seq: int | None = None
+    speaker: str | None = None
+
+
+# Derived from Preference.
+class PreferenceOut(Wire):
+    user_id: str
+    pref_type: str
+    value: JsonValue = None
+    confidence: float
+    last_updated: datetime
+
+
+# Derived from ListedMemory.
+class ListedMemoryOut(Wire):
+    """One unit of a user's memory as every layer holds it: the episode or the
+    fact, the facts it gave or the episodes it came from, the L2 slot's verdict."""
+
+    id: str
+    kind: Literal["episode", "fact", "event", "preference"]
+    at: datetime
+    text: str
+    status: Literal["current", "disputed", "superseded", "closed", "invalidated", "stored"]
+    level: Literal["low", "medium", "high"]
+    episode: EpisodeRecordOut | None = None
+    fact: StoredFactOut | None = None
+    preference: PreferenceOut | None = None
+    facts: list[StoredFactOut] = []
+    episodes: list[EpisodeRecordOut] = []
+    slot_current: bool | None = None
+
+
+# Derived from MemoryPage.
+class MemoryPageOut(Wire):
+    """A page of memories, newest first."""
+
+    items: list[ListedMemoryOut]
+    next_page: str | None = None
+
+
+# Derived from FactHistory.
+class FactHistoryOut(Wire):
+    """Every version of a fact, oldest first."""
+
+    fact_id: str
+    user: str
+    subject: str
+    attribute: str
+    versions: list[ListedMemoryOut]
+
+
+# Derived from UserSummary.
+class UserSummaryOut(Wire):
+    user: str
+    episodes: int
+    facts: int
+    last_active: datetime
+
+
 # Derived from TimeWindow.
 class TimeWindowOut(Wire):
     start: datetime
@@ -497,6 +603,8 @@ __all__ = [
     "DisputeOut",
     "EntityOut",
     "EpisodeOut",
+    "EpisodeRecordOut",
+    "FactHistoryOut",
     "FactOut",
     "FeedbackReceiptOut",
     "FeedbackReportOut",
@@ -509,8 +617,11 @@ __all__ = [
     "IntentStatsOut",
     "JudgmentOut",
     "KeyOut",
+    "ListedMemoryOut",
+    "MemoryPageOut",
     "MissingOut",
     "NamespaceOut",
+    "PreferenceOut",
     "QuestionStatsOut",
     "Receipt",
     "RecognitionOut",
@@ -519,12 +630,15 @@ __all__ = [
     "SectionOut",
     "SharedItemOut",
     "StoreItemOut",
+    "StoredFactOut",
     "TimeWindowOut",
     "ToolOutcomeOut",
     "TraceCardOut",
     "TraceEntryOut",
     "TurnRefOut",
+    "UnitSourceOut",
     "UsedContextOut",
+    "UserSummaryOut",
     "WorkingItemOut",
     "WorkingKeyOut",
 ]
