@@ -57,13 +57,28 @@ def test_every_page_walked_in_chromium(page: Page, server: RunningServer) -> Non
     expect(page.get_by_test_id("who")).to_contain_text("tenant acme")
     shot(page, "home")
 
-    # Users, then the user's memories.
+    # Users, then the user's memories: episodes and facts, the older city marked.
     page.click("nav >> text=Users")
-    expect(page.locator("h1")).to_have_text("Users")
-    shot(page, "users")
-    page.goto(f"{server.url}/ui/users/{user}")
+    page.get_by_test_id("users").get_by_role("link", name=user).click()
     expect(page.get_by_test_id("user-id")).to_have_text(user)
+    memories = page.get_by_test_id("memories")
+    expect(memories.locator(f"#m-{seeded.porto_episode}")).to_contain_text("I moved to Porto.")
+    expect(memories.locator(f"#m-{seeded.lisbon} .mark.superseded")).to_be_visible()
+    expect(memories.locator(f"#m-{seeded.porto}")).to_contain_text("Porto")
     shot(page, "user")
+    page.goto(f"{server.url}/ui/users")
+    expect(page.get_by_test_id("users")).to_contain_text(user)
+    shot(page, "users")
+
+    # A fact's history: both versions, the first superseded, each linked to its episode.
+    page.goto(f"{server.url}/ui/users/{user}")
+    page.locator(f"#m-{seeded.lisbon} a.text").click()
+    versions = page.get_by_test_id("versions")
+    expect(versions.locator("li")).to_have_count(2)
+    expect(versions.locator(f"#v-{seeded.lisbon} .mark.superseded")).to_be_visible()
+    expect(versions.locator(f"#v-{seeded.porto}")).to_contain_text("Porto")
+    versions.locator(f"#v-{seeded.lisbon} a.link").click()
+    expect(page.locator(f"#m-{seeded.lisbon_episode}")).to_contain_text("I live in Lisbon.")
 
     # Search: the current city, and the older one marked superseded.
     page.click("nav >> text=Search")
@@ -86,7 +101,8 @@ def test_every_page_walked_in_chromium(page: Page, server: RunningServer) -> Non
 
     # Correct the fact the decision used, through its feedback; then see the correction.
     page.click(f"a:text('{seeded.card_memory}')")
-    expect(page.locator("h1")).to_have_text("Fact history")
+    expect(page.locator("h1")).to_contain_text("Fact history")
+    expect(page.get_by_test_id("versions")).to_contain_text("Porto")
     shot(page, "fact")
     form = page.get_by_test_id("correct")
     form.locator("input[name=correction]").fill("I live in Braga.")
@@ -98,6 +114,10 @@ def test_every_page_walked_in_chromium(page: Page, server: RunningServer) -> Non
     expect(results).to_contain_text("Braga")
     porto = results.locator("li.memory", has_text="I moved to Porto.")
     expect(porto.locator(".mark.superseded").first).to_be_visible()
+    page.goto(f"{server.url}/ui/users/{user}/facts/{seeded.porto}")
+    versions = page.get_by_test_id("versions")
+    expect(versions).to_contain_text("Braga")
+    expect(versions.locator(f"#v-{seeded.porto} .mark.superseded")).to_be_visible()
     shot(page, "corrected")
 
     # Forget, with its confirmation step; then the user's memories are gone.
@@ -109,6 +129,8 @@ def test_every_page_walked_in_chromium(page: Page, server: RunningServer) -> Non
     expect(page.get_by_test_id("job")).to_have_attribute("data-state", "done")
     shot(page, "forget-done")
     page.goto(f"{server.url}/ui/search?q=where+do+I+live&user={user}")
+    expect(page.get_by_test_id("empty")).to_be_visible()
+    page.goto(f"{server.url}/ui/users/{user}")
     expect(page.get_by_test_id("empty")).to_be_visible()
 
     # The health report is the operator's: this tenant's key is told why not.
@@ -139,9 +161,9 @@ def test_a_wrong_key_is_refused(page: Page, server: RunningServer) -> None:
     page.fill("input[name=key]", "msk_0123abcdef0123ab_wrong")
     page.click("button[type=submit]")
     expect(page.get_by_test_id("error")).to_contain_text("not valid")
+    shot(page, "sign-in-refused")
     page.goto(f"{server.url}/ui/cards")
     expect(page.locator("input[name=key]")).to_be_visible()
-    shot(page, "sign-in-refused")
 
 
 def test_a_low_clearance_key_sees_less(page: Page, server: RunningServer) -> None:
@@ -153,6 +175,10 @@ def test_a_low_clearance_key_sees_less(page: Page, server: RunningServer) -> Non
     page.goto(f"{server.url}/ui/search?q=where+do+I+live&user={user}")
     expect(page.get_by_test_id("empty")).to_be_visible()
     expect(page.locator("main")).not_to_contain_text("Porto")
+    page.goto(f"{server.url}/ui/users/{user}")
+    expect(page.get_by_test_id("empty")).to_be_visible()
+    page.click("nav >> text=Users")
+    expect(page.get_by_test_id("users")).not_to_contain_text(user)
     page.click("nav >> text=Trace cards")
     expect(page.get_by_test_id("refused")).to_contain_text("clearance is low")
     shot(page, "low-clearance")
@@ -179,3 +205,10 @@ def test_another_tenants_user_gives_nothing(page: Page, server: RunningServer) -
     expect(page.get_by_test_id("empty")).to_be_visible()
     page.goto(f"{server.url}/ui/cards/{seeded.card_id}")
     expect(page.get_by_test_id("error")).to_contain_text("not among this tenant's")
+    page.goto(f"{server.url}/ui/users/{user}")
+    expect(page.get_by_test_id("empty")).to_be_visible()
+    page.goto(f"{server.url}/ui/users/{user}/facts/{seeded.porto}")
+    expect(page.get_by_test_id("error")).to_be_visible()
+    expect(page.locator("main")).not_to_contain_text("Porto")
+    page.click("nav >> text=Users")
+    expect(page.get_by_test_id("users")).not_to_contain_text(user)

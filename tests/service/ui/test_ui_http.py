@@ -134,11 +134,16 @@ def test_another_tenants_user_in_the_url_gives_nothing(server: RunningServer) ->
     card = globex.get(f"/ui/cards/{seeded.card_id}")
     assert card.status_code == 404 and "Where do I live" not in card.text
     fact = globex.get(f"/ui/users/{user}/facts/{seeded.porto}")
+    assert fact.status_code == 404
     assert "Porto" not in fact.text and seeded.card_id not in fact.text
+    memories = globex.get(f"/ui/users/{user}")
+    assert memories.status_code == 200 and 'data-testid="empty"' in memories.text
+    assert "Porto" not in memories.text and user not in globex.get("/ui/users").text
     # The owner's tenant sees them.
     acme = sign_in(server, server.admin_keys["acme"])
     mine = acme.get("/ui/search", params={"q": "where do I live", "user": user})
     assert "Porto" in mine.text
+    assert "Porto" in acme.get(f"/ui/users/{user}").text and user in acme.get("/ui/users").text
 
 
 def test_a_low_clearance_key_sees_less(server: RunningServer) -> None:
@@ -152,6 +157,10 @@ def test_a_low_clearance_key_sees_less(server: RunningServer) -> None:
     seen = low.get("/ui/search", params=query)
     assert seen.status_code == 200 and "Porto" not in seen.text and "Lisbon" not in seen.text
     assert "clearance low" in seen.text
+    assert "Porto" in high.get(f"/ui/users/{user}").text
+    listed = low.get(f"/ui/users/{user}")
+    assert listed.status_code == 200 and "Porto" not in listed.text and "Lisbon" not in listed.text
+    assert user in high.get("/ui/users").text and user not in low.get("/ui/users").text
     cards = low.get("/ui/cards")
     assert cards.status_code == 200 and 'data-testid="refused"' in cards.text
     assert "clearance" in cards.text and "Where do I live" not in cards.text

@@ -43,9 +43,9 @@ def _listing(service: Service, session: UiSession, name: str, payload: Mapping[s
     return call(service, session, name, payload)
 
 
-def list_users(service: Service, session: UiSession, page: str | None = None) -> Any:
-    """The users with memory in the key's tenant (``list_users``)."""
-    return _listing(service, session, "list_users", {} if page is None else {"page": page})
+def list_users(service: Service, session: UiSession) -> Any:
+    """The users with memory in the key's tenant, most recently active first."""
+    return _listing(service, session, "list_users", {})
 
 
 def list_memories(

@@ -207,9 +207,8 @@ def mount(app: FastAPI, service: Service, store: SessionStore | None = None) -> 
         return render(request, "home.html", session)
 
     def users(request: Request, session: UiSession) -> Response:
-        page = request.query_params.get("page")
         try:
-            listed, missing = calls.list_users(service, session, page), None
+            listed, missing = calls.list_users(service, session), None
         except ListingMissing as exc:
             listed, missing = None, str(exc)
         return render(request, "users.html", session, listed=listed, missing=missing)
