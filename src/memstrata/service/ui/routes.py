@@ -75,7 +75,8 @@ def _templates() -> Jinja2Templates:
 
 def mount(app: FastAPI, service: Service, store: SessionStore | None = None) -> SessionStore:
     """Add the browser's routes to ``app`` (and ``/`` redirecting to it); its sessions."""
-    sessions = store or SessionStore()
+    keys = service.keys
+    sessions = store or SessionStore(routes=None if keys is None else keys.client)
     templates = _templates()
     secure = False  # plain HTTP on loopback by default; a TLS proxy sets Secure itself
 

@@ -7,6 +7,12 @@ is kept beside it because every page calls the capability table with it, exactly
 REST call presents it: a key revoked or expired after sign-in stops the session at its
 next page. Nothing here logs the key or the session id.
 
+With ``serve --workers N`` a tenant's memory lives in one worker, and the front sends
+each request to its tenant's worker: the pages carry the cookie, not the key, so the
+store also writes the session's tenant (never its key) to the shared Valkey under the
+digest of its id (:func:`session_tenant`), with the session's expiry, for the front to
+read.
+
 Every POST form carries the session's CSRF token; the sign-in form, before any
 session exists, carries a token matched against a short-lived pre-session cookie
 (double submit), so a foreign page cannot sign a browser in under its own key.
@@ -21,8 +27,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, cast
 
 from memstrata.service.auth import Caller
+from memstrata.working.redis_errors import redis_errors
 
 SESSION_COOKIE = "memstrata_ui"
 PRE_COOKIE = "memstrata_ui_pre"
@@ -35,8 +43,26 @@ MAX_SESSIONS = 10_000
 grow the process without bound)."""
 
 
+ROUTE_PREFIX = "{memstrata:ui}:route:"
+"""Valkey key prefix of a session's tenant, for the front of ``serve --workers``."""
+
+
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def route_key(session_id: str) -> str:
+    return ROUTE_PREFIX + _digest(session_id)
+
+
+def session_tenant(client: Any, session_id: str | None) -> str | None:
+    """The tenant a session cookie was signed in under (None: unknown or expired), as
+    the store wrote it to Valkey; it says where the session lives, it proves nothing."""
+    if not session_id:
+        return None
+    with redis_errors("redis read ui session route"):
+        tenant = client.get(route_key(session_id))
+    return None if tenant is None else str(cast(str, tenant))
 
 
 def new_token() -> str:
@@ -66,10 +92,17 @@ class SessionStore:
     """Sessions by the digest of their id, each with its expiry (thread-safe)."""
 
     def __init__(
-        self, ttl_s: float = SESSION_TTL_S, now: Callable[[], float] = time.monotonic
+        self,
+        ttl_s: float = SESSION_TTL_S,
+        now: Callable[[], float] = time.monotonic,
+        *,
+        routes: Any = None,
     ) -> None:
+        """``routes``: the Valkey client the session's tenant is written to (None: a
+        single process, nothing to route)."""
         self._ttl_s = ttl_s
         self._now = now
+        self._routes = routes
         self._lock = threading.Lock()
         self._sessions: dict[str, UiSession] = {}
 
@@ -82,6 +115,9 @@ class SessionStore:
         (shown once, never stored) and the session."""
         session_id = new_token()
         session = UiSession(key, caller, new_token(), self._now() + self._ttl_s)
+        if self._routes is not None:
+            with redis_errors("redis write ui session route"):
+                self._routes.set(route_key(session_id), caller.tenant, ex=int(self._ttl_s))
         with self._lock:
             self._drop_expired()
             while len(self._sessions) >= MAX_SESSIONS:
@@ -106,6 +142,9 @@ class SessionStore:
         if session_id:
             with self._lock:
                 self._sessions.pop(_digest(session_id), None)
+            if self._routes is not None:
+                with redis_errors("redis delete ui session route"):
+                    self._routes.delete(route_key(session_id))
 
     def _drop_expired(self) -> None:
         now = self._now()
