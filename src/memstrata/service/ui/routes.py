@@ -75,8 +75,7 @@ def _templates() -> Jinja2Templates:
 
 def mount(app: FastAPI, service: Service, store: SessionStore | None = None) -> SessionStore:
     """Add the browser's routes to ``app`` (and ``/`` redirecting to it); its sessions."""
-    keys = service.keys
-    sessions = store or SessionStore(routes=None if keys is None else keys.client)
+    sessions = store or SessionStore(routes=_routes_of(service))
     templates = _templates()
     secure = False  # plain HTTP on loopback by default; a TLS proxy sets Secure itself
 
@@ -338,6 +337,14 @@ def mount(app: FastAPI, service: Service, store: SessionStore | None = None) -> 
     )
     app.mount(f"{PREFIX}/static", StaticFiles(directory=str(HERE / "static")), name="ui-static")
     return sessions
+
+
+def _routes_of(service: Service) -> Any:
+    """Where the sessions' tenants are written for the front of ``serve --workers``:
+    the key store's Valkey (None without one, or for an app built without a service
+    for its OpenAPI document alone)."""
+    keys = getattr(service, "keys", None)
+    return None if keys is None else keys.client
 
 
 def _cards_or_refusal(
