@@ -177,3 +177,21 @@ def test_a_reader_key_cannot_forget(server: RunningServer) -> None:
     assert answer.status_code == 403 and "admin role" in answer.text
     found = rest_call(server, admin)("retrieve", {"query": "where do I live", "user_id": user})
     assert found["items"]
+
+
+def test_a_disputed_fact_is_marked_on_the_users_page_and_in_its_history(
+    server: RunningServer,
+) -> None:
+    key = server.admin_keys["acme"]
+    user = unique("dispute")
+    call = rest_call(server, key)
+    stated = call("remember", {"user_id": user, "text": "I work as a teacher.", "wait": True})
+    call("remember", {"user_id": user, "text": "I changed jobs.", "wait": True})
+    fact = stated["facts"][0]["id"]
+    browser = sign_in(server, key)
+    page = browser.get(f"/ui/users/{user}").text
+    row = page[page.index(f'id="m-{fact}"') :].split("</li>")[0]
+    assert "teacher" in row and 'class="mark disputed"' in row
+    history = browser.get(f"/ui/users/{user}/facts/{fact}").text
+    version = history[history.index(f'id="v-{fact}"') :].split("</li>")[0]
+    assert 'class="mark disputed"' in version and "I changed jobs." in history
