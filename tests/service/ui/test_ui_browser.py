@@ -97,6 +97,7 @@ def test_every_page_walked_in_chromium(page: Page, server: RunningServer) -> Non
     shot(page, "cards")
     page.click("text=Where do I live?")
     expect(page.get_by_test_id("context")).to_contain_text(seeded.card_memory)
+    expect(page.locator(f"#c-{seeded.card_memory}")).to_contain_text("Porto")
     shot(page, "card")
 
     # Correct the fact the decision used, through its feedback; then see the correction.

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memstrata.errors import NotFoundError
+from memstrata.errors import NotFoundError, ValidationError
 from memstrata.service.core import Service
 from memstrata.service.operations import BY_NAME
 from memstrata.service.ui.session import UiSession
@@ -95,6 +95,29 @@ def trace_card(service: Service, session: UiSession, card_id: str) -> dict[str, 
         if card["id"] == card_id:
             return card
     raise NotFoundError(f"trace card {card_id!r} is not among this tenant's recent cards")
+
+
+CARD_MEMORIES_SHOWN = 20
+"""How many of a card's memories its page reads back (one ``history`` call each)."""
+
+
+def card_memories(
+    service: Service, session: UiSession, memory_ids: list[str]
+) -> dict[str, dict[str, Any]]:
+    """What a card's memories hold now, by id: the version of each fact as ``history``
+    reads it (its value, status, episodes). One forgotten since, or above the key's
+    clearance, is left out (the page shows its id alone)."""
+    found: dict[str, dict[str, Any]] = {}
+    for memory_id in memory_ids[:CARD_MEMORIES_SHOWN]:
+        if memory_id in found:
+            continue
+        try:
+            history = fact_history(service, session, memory_id)
+        except (NotFoundError, ValidationError):
+            continue
+        for version in history["versions"]:
+            found[version["id"]] = version
+    return found
 
 
 def cards_using(service: Service, session: UiSession, memory_id: str) -> list[dict[str, Any]]:

@@ -253,9 +253,11 @@ def mount(app: FastAPI, service: Service, store: SessionStore | None = None) -> 
 
     def card(request: Request, session: UiSession, card_id: str) -> Response:
         found = calls.trace_card(service, session, card_id)
+        held = calls.card_memories(service, session, list(found.get("memory_ids", ())))
         return render(
-            request, "card.html", session, card=found, notice=request.query_params.get("notice")
-        )
+            request, "card.html", session,
+            card=found, held=held, notice=request.query_params.get("notice"),
+        )  # fmt: skip
 
     def forget_confirm(request: Request, session: UiSession, user_id: str) -> Response:
         memory_id = request.query_params.get("memory") or ""
