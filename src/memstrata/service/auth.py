@@ -247,6 +247,11 @@ class KeyStore:
         self._local_counts: dict[tuple[str, int], int] = {}
 
     @property
+    def client(self) -> redis.Redis | RedisCluster:
+        """The Valkey/Redis client the keys live in (the browser's session routes too)."""
+        return self._redis
+
+    @property
     def audit_failures(self) -> int:
         """Audit entries that could not be written (the server refused or was down)."""
         return self._audit_failures

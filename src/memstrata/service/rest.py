@@ -33,6 +33,7 @@ from memstrata.service.core import Service, bearer_key, error_body
 from memstrata.service.mcp import CALLER_SCOPE_KEY, MCP_AUDIT_OPERATION
 from memstrata.service.mcp import http_app as mcp_http_app
 from memstrata.service.operations import BY_NAME, OPERATIONS, Operation
+from memstrata.service.ui.routes import mount as mount_ui
 from memstrata.service.wire import dump, error_reason
 
 log = logging.getLogger("memstrata.service")
@@ -341,6 +342,8 @@ def create_app(
 
         add_proxy(app, service, proxy)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    # The memory browser at /ui (and / leading to it): its pages call the same table.
+    mount_ui(app, service)
     if mcp_app is not None:
         app.router.routes.append(Route("/mcp", endpoint=mcp_app, methods=["GET", "POST", "DELETE"]))
     app.add_middleware(BodyLimit, limit=max_body_bytes)

@@ -35,11 +35,13 @@ import multiprocessing
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from http.cookies import CookieError, SimpleCookie
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 import anyio
 import grpc
@@ -56,6 +58,7 @@ from memstrata.service.merged_metrics import merged_exposition
 from memstrata.service.proxy import PROXY_PATH
 from memstrata.service.server import ServeOptions, stop_signals, write_admin_key
 from memstrata.service.startup import Port, bind, check_data_dir, check_free
+from memstrata.service.ui.session import SESSION_COOKIE, session_tenant
 from memstrata.wiring import embedded_valkey, redis_backend
 from memstrata.working.embedded import EmbeddedValkey
 
@@ -66,6 +69,9 @@ WORKER_HEADER = "x-memstrata-worker"
 _KEY_CACHE = 10_000
 _SCRAPE_TIMEOUT_S = 10.0
 _HEALTH_TIMEOUT_S = 3.0
+UI_PREFIX = "/ui"
+"""The memory browser's pages (memstrata.service.ui.routes.PREFIX, not imported: that
+module loads the templates and the engine's service)."""
 _HOP_HEADERS = frozenset(
     {b"connection", b"keep-alive", b"transfer-encoding", b"upgrade", b"host", b"content-length"}
 )
@@ -148,6 +154,27 @@ class TenantRouter:
     def worker_for(self, presented: str | None) -> Worker:
         return self._workers[worker_of(self._tenant(presented), len(self._workers))]
 
+    def worker_for_request(
+        self, path: str, method: str, headers: Mapping[str, str], body: bytes
+    ) -> Worker:
+        """The worker of a request: by its key (the proxy's is ``X-API-Key``), or for the
+        memory browser (``/ui``) by the key its sign-in form carries, then by its session
+        cookie's tenant."""
+        if path == PROXY_PATH:  # Authorization is the caller's upstream key there
+            return self.worker_for(headers.get("x-api-key"))
+        if path != UI_PREFIX and not path.startswith(UI_PREFIX + "/"):
+            return self.worker_for(bearer_key(headers))
+        if method == "POST" and path == f"{UI_PREFIX}/sign-in":
+            form = parse_qs(body.decode("utf-8", errors="replace"))
+            keys = form.get("key")
+            return self.worker_for(keys[0] if keys else None)
+        cookies = SimpleCookie()
+        with contextlib.suppress(CookieError):
+            cookies.load(headers.get("cookie", ""))
+        morsel = cookies.get(SESSION_COOKIE)
+        tenant = session_tenant(self._keys.client, None if morsel is None else morsel.value)
+        return self._workers[worker_of(tenant, len(self._workers))]
+
 
 class RestProxy:
     """ASGI: forwards each HTTP request (REST and MCP alike) to its tenant's worker;
@@ -179,15 +206,15 @@ class RestProxy:
                 send, 200, await self._metrics(), [(b"content-type", CONTENT_TYPE_LATEST.encode())]
             )
             return
-        # The proxy's Authorization is the caller's upstream key; its memstrata key is X-API-Key.
-        presented = headers.get("x-api-key") if scope["path"] == PROXY_PATH else bearer_key(headers)
-        worker = await anyio.to_thread.run_sync(self._router.worker_for, presented)
         body = bytearray()
         while True:
             message = await receive()
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break
+        worker = await anyio.to_thread.run_sync(
+            self._router.worker_for_request, scope["path"], scope["method"], headers, bytes(body)
+        )
         assert self._client is not None
         url = f"http://127.0.0.1:{worker.port}{scope['raw_path'].decode('latin-1')}"
         query = scope.get("query_string", b"")

@@ -1,0 +1,1 @@
+"""The memory browser served by ``memstrata serve`` at ``/ui`` (docs/ui.md)."""
