@@ -115,6 +115,20 @@ test("every operation, called with valid input", async () => {
   );
   assert.deepEqual(await call.flush({ timeout_s: 60 }), { flushed: true });
 
+  // Listing, history, export and import
+  assert.ok((await call.list_users()).users.some((u) => u.user === user));
+  const page = await call.list_memories({ user_id: user, kind: "fact", page_size: 50 });
+  const budget = page.items.find((item) => item.fact?.attribute === "budget");
+  assert.ok(budget, "the remembered budget is listed without a query");
+  const history = await call.history({ fact_id: budget.id });
+  assert.equal(history.attribute, "budget");
+  assert.ok(history.versions.length >= 1);
+  const exported = await call.export_memories({ user_id: user });
+  assert.ok(exported.lines > 1);
+  assert.equal(JSON.parse(exported.jsonl.split("\n")[0]).format, "memstrata-export");
+  const reimported = await call.import_memories({ content: exported.jsonl });
+  assert.equal(reimported.added, 0, "importing what is already there changes nothing");
+
   // Retrieval, routing, context
   const found = await call.retrieve({ query: "what am I allergic to", user_id: user, k: 3 });
   assert.ok(found.items.some((item) => item.text.includes("peanuts")));
