@@ -5,10 +5,6 @@ signed-in session's API key, exactly as ``POST /v1/<operation>`` does: the key i
 verified (and audited, rate counted) on every call, the role checked, the request
 validated and screened, and the operation runs under the key's tenant and clearance.
 Nothing reads the engine around the table.
-
-The listing operations (``list_users``, ``list_memories``, ``history``) come from
-the listing work of issue 35; until the table has them, their pages say so
-(:class:`ListingMissing`) instead of guessing.
 """
 
 from __future__ import annotations
@@ -18,7 +14,6 @@ from typing import Any
 
 from memstrata.errors import NotFoundError, ValidationError
 from memstrata.service.core import Service
-from memstrata.service.operations import BY_NAME
 from memstrata.service.ui.session import UiSession
 from memstrata.service.wire_base import dump
 
@@ -28,24 +23,14 @@ CARD_SCAN_LIMIT = 1_000
 """How many recent trace cards a card's page (or a fact's) looks through."""
 
 
-class ListingMissing(NotFoundError):
-    """The capability table has no listing operation of this name (yet)."""
-
-
 def call(service: Service, session: UiSession, name: str, payload: Mapping[str, Any]) -> Any:
     """One operation for the signed-in key, its answer as JSON-ready data."""
     return dump(service.call(name, session.key, dict(payload), transport=TRANSPORT))
 
 
-def _listing(service: Service, session: UiSession, name: str, payload: Mapping[str, Any]) -> Any:
-    if name not in BY_NAME:
-        raise ListingMissing(f"this server has no {name!r} operation: listing is not built yet")
-    return call(service, session, name, payload)
-
-
 def list_users(service: Service, session: UiSession) -> Any:
     """The users with memory in the key's tenant, most recently active first."""
-    return _listing(service, session, "list_users", {})
+    return call(service, session, "list_users", {})
 
 
 def list_memories(
@@ -62,12 +47,12 @@ def list_memories(
         payload["kind"] = kind
     if page:
         payload["page"] = page
-    return _listing(service, session, "list_memories", payload)
+    return call(service, session, "list_memories", payload)
 
 
 def fact_history(service: Service, session: UiSession, fact_id: str) -> Any:
     """Every version of a fact, oldest first, with the episodes each came from."""
-    return _listing(service, session, "history", {"fact_id": fact_id})
+    return call(service, session, "history", {"fact_id": fact_id})
 
 
 def search(service: Service, session: UiSession, query: str, user_id: str | None) -> Any:

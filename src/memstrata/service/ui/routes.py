@@ -28,7 +28,6 @@ from memstrata.errors import (
 )
 from memstrata.service.core import Service, error_body
 from memstrata.service.ui import calls
-from memstrata.service.ui.calls import ListingMissing
 from memstrata.service.ui.session import (
     PRE_COOKIE,
     PRE_TTL_S,
@@ -60,10 +59,6 @@ REPORT_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Cache-Control": "no-store",
 }
-
-
-class CsrfRefused(PermissionDeniedError):
-    """A POST whose form lacks the session's CSRF token (or carries another)."""
 
 
 def _templates() -> Jinja2Templates:
@@ -128,10 +123,13 @@ def mount(app: FastAPI, service: Service, store: SessionStore | None = None) -> 
         return page
 
     async def form_of(request: Request, session: UiSession) -> dict[str, str]:
-        """The POSTed form, once its CSRF token is the session's (else CsrfRefused)."""
+        """The POSTed form, once its CSRF token is the session's (else a refusal of
+        field ``csrf``)."""
         form = {k: v for k, v in (await request.form()).items() if isinstance(v, str)}
         if not same_token(form.get("csrf"), session.csrf):
-            raise CsrfRefused("csrf", "the form's CSRF token is missing or not this session's")
+            raise PermissionDeniedError(
+                "csrf", "the form's CSRF token is missing or not this session's"
+            )
         return form
 
     # -- sign-in and out ------------------------------------------------------------
@@ -161,7 +159,9 @@ def mount(app: FastAPI, service: Service, store: SessionStore | None = None) -> 
         pre = request.cookies.get(PRE_COOKIE)
         try:
             if pre is None or not same_token(form.get("csrf"), pre):
-                raise CsrfRefused("csrf", "the sign-in form's CSRF token is missing or stale")
+                raise PermissionDeniedError(
+                    "csrf", "the sign-in form's CSRF token is missing or stale"
+                )
             key = form.get("key", "").strip()
             if not key:
                 raise ValidationError("key", "an API key is required")
@@ -194,7 +194,7 @@ def mount(app: FastAPI, service: Service, store: SessionStore | None = None) -> 
         if session is not None:
             try:
                 await form_of(request, session)
-            except CsrfRefused as exc:
+            except PermissionDeniedError as exc:
                 return error_page(request, session, exc)
             sessions.close(request.cookies.get(SESSION_COOKIE))
         response = RedirectResponse(f"{PREFIX}/sign-in", status_code=303)
@@ -207,36 +207,25 @@ def mount(app: FastAPI, service: Service, store: SessionStore | None = None) -> 
         return render(request, "home.html", session)
 
     def users(request: Request, session: UiSession) -> Response:
-        try:
-            listed, missing = calls.list_users(service, session), None
-        except ListingMissing as exc:
-            listed, missing = None, str(exc)
-        return render(request, "users.html", session, listed=listed, missing=missing)
+        return render(request, "users.html", session, listed=calls.list_users(service, session))
 
     def user(request: Request, session: UiSession, user_id: str) -> Response:
         kind = request.query_params.get("kind") or None
         page = request.query_params.get("page") or None
-        try:
-            listed = calls.list_memories(service, session, user_id, kind=kind, page=page)
-            missing = None
-        except ListingMissing as exc:
-            listed, missing = None, str(exc)
+        listed = calls.list_memories(service, session, user_id, kind=kind, page=page)
         return render(
             request, "user.html", session,
-            user_id=user_id, listed=listed, missing=missing, kind=kind or "",
+            user_id=user_id, listed=listed, kind=kind or "",
         )  # fmt: skip
 
     def fact(request: Request, session: UiSession, user_id: str, fact_id: str) -> Response:
-        try:
-            history, missing = calls.fact_history(service, session, fact_id), None
-        except ListingMissing as exc:
-            history, missing = None, str(exc)
+        history = calls.fact_history(service, session, fact_id)
         cards, cards_refused = _cards_or_refusal(
             lambda: calls.cards_using(service, session, fact_id)
         )
         return render(
             request, "fact.html", session,
-            user_id=user_id, fact_id=fact_id, history=history, missing=missing,
+            user_id=user_id, fact_id=fact_id, history=history,
             cards=cards, cards_refused=cards_refused,
             notice=request.query_params.get("notice"),
         )  # fmt: skip
@@ -309,7 +298,7 @@ def mount(app: FastAPI, service: Service, store: SessionStore | None = None) -> 
                 return to_sign_in(request)
             try:
                 form = await form_of(request, session)
-            except CsrfRefused as exc:
+            except PermissionDeniedError as exc:
                 return error_page(request, session, exc)
             try:
                 return handler(request, session, form)
