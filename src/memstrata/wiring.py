@@ -850,7 +850,10 @@ def build_capabilities(parts: EngineParts) -> Capabilities:
         working=parts.working_memory,
         clock=parts.clock,
         settings=parts.settings.longterm,
-        users=lambda tenant: [u.user for u in listing.list_users(tenant=tenant)],
+        users=lambda tenant: sorted(
+            {u.user for u in listing.list_users(tenant=tenant)}
+            | set(parts.working_memory.preference_users(tenant=tenant))
+        ),
         start_session=sessions.start_session,
         end_session=sessions.end_session,
         observe=writer.observe,

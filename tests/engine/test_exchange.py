@@ -263,3 +263,21 @@ def test_a_users_conversations_go_through_the_write_path_dated_and_sanitized(
     with pytest.raises(ValidationError) as no_user:
         engine.import_memories([json.dumps(openai_chat)], format="openai", tenant="acme")
     assert no_user.value.field == "user_id"
+
+
+def test_a_tenant_export_keeps_a_user_who_has_only_preferences(
+    engine_factory: Factory, tmp_path: Path
+) -> None:
+    clock = FakeClock(NOW)
+    engine = engine_factory(tmp_path / "a", clock=clock)
+    _small(engine, clock, "tenant-a")
+    engine.set_preference("quiet-user", "language", "pt", 0.9, tenant="tenant-a")
+    engine.set_preference("other-tenant-user", "language", "de", 0.9, tenant="tenant-z")
+    records = [json.loads(line) for line in engine.export_memories(tenant="tenant-a")]
+    owners = {r.get("user") for r in records[1:]}
+    assert {"u1", "quiet-user"} <= owners and "other-tenant-user" not in owners
+
+    fresh = engine_factory(tmp_path / "b", clock=clock)
+    fresh.import_memories([json.dumps(r) for r in records], tenant="tenant-a")
+    kept = fresh.get_preference("quiet-user", "language", tenant="tenant-a")
+    assert kept.value == "pt"

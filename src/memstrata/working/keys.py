@@ -152,6 +152,20 @@ def pref_key(tenant: str, user_id: str, pref_type: str) -> str:
     return f"{pref_owner(tenant, user_id)}{check_id('pref_type', pref_type)}"
 
 
+def pref_users_prefix(tenant: str) -> str:
+    """``pref:{<tenant>:`` - every preference key of every user of one tenant."""
+    return f"{PREF_PREFIX}:{{{check_id('tenant', tenant)}:"
+
+
+def pref_index_user(tenant: str, key: str) -> str | None:
+    """The user whose preference index ``key`` is (None: another kind of key). Ids
+    hold no ``:`` nor ``}``, so the user is what stands between the prefix and ``}:``."""
+    prefix, suffix = pref_users_prefix(tenant), f"}}:{_PREF_INDEX_SUFFIX}"
+    if not (key.startswith(prefix) and key.endswith(suffix)):
+        return None
+    return key[len(prefix) : -len(suffix)]
+
+
 def pref_index_key(tenant: str, user_id: str) -> str:
     """Set key listing a user's preference types; same slot as the preferences."""
     return f"{pref_owner(tenant, user_id)}{_PREF_INDEX_SUFFIX}"

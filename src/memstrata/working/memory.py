@@ -180,6 +180,13 @@ class WorkingMemory:
                 out.append(_decode_preference(key, user_id, pref_type, found))
         return tuple(out)
 
+    def preference_users(self, *, tenant: str = "default") -> tuple[str, ...]:
+        """The users of ``tenant`` that hold a preference, sorted (a whole-tenant
+        export must not miss a user with no long-term memory)."""
+        found = self._backend.scan_prefix(K.pref_users_prefix(tenant))
+        users = {K.pref_index_user(tenant, key) for key in found}
+        return tuple(sorted(u for u in users if u))
+
     def ping(self) -> bool:
         """True when the backend answers."""
         return self._backend.ping()
