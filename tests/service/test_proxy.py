@@ -278,6 +278,24 @@ def test_another_tenants_user_sees_nothing_of_the_first(
         rest_call(server, server.admin_keys["acme"])("get_session", {"session_id": session})
 
 
+def test_a_low_clearance_key_gets_no_memory_above_its_clearance(
+    server: RunningServer, upstream: FakeUpstream
+) -> None:
+    # ann's memories are held at the default level, above a "low" key's clearance: the
+    # proxy builds the context with the key's clearance, as build_context does.
+    admin = server.admin_keys["acme"]
+    assert rest_call(server, admin)("list_memories", {"user_id": "ann"})["items"]
+    low = create_key(server, admin, agent="low-app", role="writer", clearance="low")
+    raw = client(server, low).chat.completions.with_raw_response.create(
+        model="gpt-4o", messages=[QUESTION]
+    )
+    sent = upstream.last().body
+    for word in ("March 14", "peanuts", "B7"):
+        assert word not in _texts(sent).replace(ASKED, "")
+    assert raw.headers["x-memstrata-memories"] == "0"
+    assert raw.parse().choices[0].message.content == DEFAULT_REPLY
+
+
 @contextmanager
 def _proxy_command(
     data_dir: Path, upstream: str, env: dict[str, str] | None = None
