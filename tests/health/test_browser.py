@@ -7,7 +7,6 @@ package where it is missing); the test is skipped only with MEMSTRATA_SKIP_BROWS
 from __future__ import annotations
 
 import os
-import shutil
 import struct
 import subprocess
 import zlib
@@ -21,21 +20,13 @@ import pytest
 from tests.health.scripted import Script
 
 from memstrata.health import build_report, render_html
+from memstrata.testing.chromium import CHROMIUM_FLAGS, find_chromium
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("MEMSTRATA_SKIP_BROWSER") == "1", reason="MEMSTRATA_SKIP_BROWSER=1"
 )
 
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-)
+FLAGS = ("--headless", *CHROMIUM_FLAGS)
 CHARTS = {
     "l1.sessions",
     "l1.bytes",
@@ -49,15 +40,9 @@ CHARTS = {
 }
 
 
-def _chromium() -> str:
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert found, "chromium is missing: run `make install` (or set MEMSTRATA_SKIP_BROWSER=1)"
-    return found
-
-
 def _run(tmp: Path, *args: str) -> str:
     done = subprocess.run(
-        [_chromium(), *FLAGS, f"--user-data-dir={tmp / 'profile'}", *args],
+        [find_chromium(), *FLAGS, f"--user-data-dir={tmp / 'profile'}", *args],
         capture_output=True,
         text=True,
         timeout=120,

@@ -10,8 +10,10 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 from tests.service.support import RunningServer, create_key, rest_call
-from tests.service.ui.browser import FLAGS, chromium, shot
+from tests.service.ui.browser import shot
 from tests.service.ui.support import seed, unique
+
+from memstrata.testing.chromium import CHROMIUM_FLAGS, find_chromium
 
 pytestmark = pytest.mark.skipif(
     os.environ.get("MEMSTRATA_SKIP_BROWSER") == "1", reason="MEMSTRATA_SKIP_BROWSER=1"
@@ -23,7 +25,9 @@ expect.set_options(timeout=WAIT_MS)
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium(), args=list(FLAGS))
+        launched = playwright.chromium.launch(
+            executable_path=find_chromium(), args=list(CHROMIUM_FLAGS)
+        )
         yield launched
         launched.close()
 
