@@ -3,6 +3,7 @@ probe of every operation with a foreign tenant's key."""
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable
@@ -26,13 +27,27 @@ from memstrata.testing.disk import files_holding
 from memstrata.working.embedded import socket_path_for
 
 MARKER = "zebra-marker-7731"
+EMPTY_EXPORT = json.dumps(
+    {
+        "format": "memstrata-export",
+        "version": 1,
+        "exported_at": "2026-01-01T00:00:00+00:00",
+        "scope": {"tenant": "elsewhere", "user": None},
+        "source": {},
+    }
+)
 
 
 def _minimal_payload(
-    name: str, session_id: str, user: str, card_id: str = "0" * 32, job_id: str = "0" * 32
+    name: str,
+    session_id: str,
+    user: str,
+    card_id: str = "0" * 32,
+    job_id: str = "0" * 32,
+    fact_id: str = str(uuid.UUID(int=0)),
 ) -> dict[str, Any]:
     """A well-formed request for each operation, addressing ``session_id`` / ``user``
-    (and the trace card ``card_id``, the forget job ``job_id``)."""
+    (and the trace card ``card_id``, the forget job ``job_id``, the fact ``fact_id``)."""
     tool = {"name": "probe_tool", "description": "d", "parameters": {"type": "object"}}
     payloads: dict[str, dict[str, Any]] = {
         "start_session": {"user_id": user, "initial_query": "hello"},
@@ -44,6 +59,11 @@ def _minimal_payload(
         "flush": {"timeout_s": 30},
         "forget": {"user_id": user},
         "forget_status": {"job_id": job_id},
+        "list_memories": {"user_id": user},
+        "history": {"fact_id": fact_id},
+        "list_users": {},
+        "export_memories": {"user_id": user},
+        "import_memories": {"content": EMPTY_EXPORT},
         "consolidate": {},
         "restore": {"ids": ["00000000-0000-0000-0000-000000000000"]},
         "retrieve": {"query": MARKER, "user_id": user},
@@ -220,6 +240,7 @@ def test_a_foreign_tenant_finds_nothing_through_any_operation(
     owner("start_session", {"user_id": user, "initial_query": "secret plans", "session_id": sid})
     owner("observe", {"session_id": sid, "role": "user", "text": f"My code word is {MARKER}."})
     owner("remember", {"user_id": user, "text": f"I keep {MARKER} in my notes.", "wait": True})
+    owner("remember", {"user_id": user, "text": f"I live in {MARKER}.", "wait": True})
     owner("put_api_response", {"session_id": sid, "endpoint": "e", "value": MARKER})
     owner("put_step_result", {"session_id": sid, "step_id": "a", "fields": {"x": MARKER}})
     owner("add_pending", {"session_id": sid, "task_ids": ["t"]})
@@ -232,10 +253,12 @@ def test_a_foreign_tenant_finds_nothing_through_any_operation(
         "card_id"
     ]
     job_id = owner("forget", {"user_id": f"nobody-{tag}"})["job_id"]
+    listed = owner("list_memories", {"user_id": user, "kind": "fact"})["items"]
+    fact_id = next(item["id"] for item in listed if MARKER in str(item))
 
     probe = caller_for(server.admin_keys["globex"])
     for op in OPERATIONS:
-        payload = _minimal_payload(op.name, sid, user, card_id, job_id)
+        payload = _minimal_payload(op.name, sid, user, card_id, job_id, fact_id)
         try:
             response = probe(op.name, payload)
         except CallFailed as failed:
@@ -252,6 +275,7 @@ def test_a_foreign_tenant_finds_nothing_through_any_operation(
                 f"no pending call {card_id!r}",
                 f"no trace card {card_id!r}",
                 f"no forget job {job_id!r}",
+                f"fact_id: no fact {fact_id} in this tenant",
                 "dead letter '1-0' does not exist",
             )
             continue
