@@ -62,8 +62,8 @@ _NOT_A_READ = re.compile(r"healthz|readyz|\.wait\(|capture_output|subprocess")
 
 def test_no_service_test_uses_a_fixed_or_default_client_timeout() -> None:
     found = [
-        f"{path.name}:{number}: {line.strip()}"
-        for path in sorted(HERE.glob("*.py"))
+        f"{path.relative_to(HERE)}:{number}: {line.strip()}"
+        for path in sorted(HERE.rglob("*.py"))
         for number, line in enumerate(path.read_text().splitlines(), 1)
         if (_LITERAL.search(line) or _DEFAULT_CLIENT.search(line)) and not _NOT_A_READ.search(line)
     ]

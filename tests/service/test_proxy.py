@@ -24,6 +24,7 @@ from tests.service.support import (
     cli,
     create_key,
     free_port,
+    read_timeout_s,
     rest_call,
     running_server,
     wait_ready,
@@ -42,6 +43,9 @@ HISTORY: list[ChatCompletionMessageParam] = [
 ]
 ASKED = "When does my flight to Lisbon leave?"
 QUESTION: ChatCompletionUserMessageParam = {"role": "user", "content": ASKED}
+# A proxied call is a build_context, the upstream's answer and two observes: the
+# build_context deadline, scaled for a busy machine, is well past all of them here.
+PROXIED_TIMEOUT_S = read_timeout_s("build_context")
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +94,7 @@ def client(
         api_key=CALLER_MODEL_KEY,
         default_headers={**extra, **headers},
         max_retries=0,
-        timeout=60.0,
+        timeout=PROXIED_TIMEOUT_S,
     )
 
 
@@ -118,7 +122,9 @@ def test_whole_answer_carries_memories_keeps_history_and_is_observed(
     assert not any(name.lower() == "x-api-key" for name in sent.headers)
     assert not any(name.lower().startswith("x-memstrata") for name in sent.headers)
     # The answer is the upstream's, byte for byte (as the fake answers it directly).
-    direct = httpx.post(f"{upstream.url}/chat/completions", json=sent.body, timeout=30)
+    direct = httpx.post(
+        f"{upstream.url}/chat/completions", json=sent.body, timeout=read_timeout_s()
+    )
     assert raw.http_response.content == direct.content
     assert raw.parse().choices[0].message.content == DEFAULT_REPLY
     assert raw.headers["x-request-id"] == "req-fake"
@@ -345,7 +351,7 @@ def test_memstrata_proxy_answers_an_unreachable_upstream_with_a_typed_502(
 
 
 def _failed_observes(server: RunningServer) -> float:
-    text = httpx.get(f"{server.url}/metrics", timeout=30).text
+    text = httpx.get(f"{server.url}/metrics", timeout=read_timeout_s()).text
     return sum(
         float(line.rsplit(" ", 1)[1])
         for line in text.splitlines()
@@ -421,7 +427,7 @@ def test_without_long_term_memory_the_call_is_forwarded_and_says_why(
             api_key=CALLER_MODEL_KEY,
             default_headers={"X-API-Key": key, "X-Memstrata-User": "carol"},
             max_retries=0,
-            timeout=120.0,
+            timeout=PROXIED_TIMEOUT_S,
         )
         raw = proxied.chat.completions.with_raw_response.create(model="gpt-4o", messages=[QUESTION])
         assert raw.parse().choices[0].message.content == DEFAULT_REPLY

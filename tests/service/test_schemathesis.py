@@ -78,13 +78,15 @@ def refused_beyond_the_schema(name: str, body: Any) -> str | None:
     no JSON schema states (None: it must be accepted). Each is in the field's description:
     an identifier holding a credential or personal data (the gateway's screen), a
     document name given twice, a policy's tool parameter naming no slot of it, a window
-    whose ``since`` is after its ``until``."""
+    whose ``since`` is after its ``until``, a stored value's integer beyond 64 bits."""
     if not isinstance(body, dict):
         return None
     try:
         SCREEN(BY_NAME[name].request.model_validate(body))
     except MemstrataError as exc:
         return f"screened: {exc}"
+    if name == "store_put" and _beyond_64_bits(body.get("value")):
+        return "an integer beyond 64 bits in the value"
     if name == "ingest_documents":
         names = [d.get("name") for d in body.get("documents", ())]
         if len(names) != len(set(names)):
@@ -101,6 +103,17 @@ def refused_beyond_the_schema(name: str, body: Any) -> str | None:
     if name == "trace_cards" and since and until and _instant(since) > _instant(until):
         return "since after until"
     return None
+
+
+def _beyond_64_bits(value: Any) -> bool:
+    """Whether a JSON value holds an integer no 64-bit encoding keeps (orjson's range)."""
+    if isinstance(value, dict):
+        return any(_beyond_64_bits(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_beyond_64_bits(v) for v in value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return not -(2**63) <= value < 2**64
+    return False
 
 
 def _unreadable(body: dict[str, Any]) -> str | None:

@@ -492,6 +492,8 @@ class StorePutRequest(Wire):
     namespace: StoreNamespace
     key: StoreKey
     value: dict[str, JsonValue]
+    """A JSON object (at most 256 KiB encoded); its integers within 64 bits, as every
+    answer encodes them."""
     index: (
         Annotated[list[Annotated[str, Field(min_length=1, max_length=256)]], Field(max_length=64)]
         | None

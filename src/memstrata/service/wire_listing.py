@@ -20,7 +20,9 @@ from memstrata.validation import PAGE_PATTERN
 
 class ListMemoriesRequest(Wire):
     user_id: Id
+    """Whose memories (of the caller's tenant)."""
     kind: Literal["episode", "fact", "event", "preference", "pinned"] | None = None
+    """Only this kind (``pinned``: pinned facts and events); omitted: every kind."""
     since: datetime | None = None
     """Only what was said at or after this instant."""
     until: datetime | None = None
@@ -28,10 +30,12 @@ class ListMemoriesRequest(Wire):
     page: Annotated[str, Field(pattern=PAGE_PATTERN)] | None = None
     """The ``next_page`` marker of the previous page."""
     page_size: Annotated[int, Field(ge=1, le=200)] = 50
+    """Items per page."""
 
 
 class HistoryRequest(Wire):
     fact_id: Uuid
+    """Any version's id: every version of that fact is answered."""
 
 
 # -- export and import ----------------------------------------------------------------
@@ -58,6 +62,7 @@ class ImportRequest(Wire):
     """The file's text: an export (``memstrata``), an OpenAI messages array
     (``openai``) or JSON Lines of ``{role, content, timestamp}`` (``messages``)."""
     format: Literal["memstrata", "openai", "messages"] = "memstrata"
+    """What ``content`` is: an export, an OpenAI messages array, or JSON Lines."""
     user_id: Id | None = None
     """Whose conversation it is (``openai`` / ``messages`` only)."""
     wait: bool = False

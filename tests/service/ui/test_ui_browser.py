@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
-from tests.service.support import RunningServer, create_key, rest_call
+from tests.service.support import RunningServer, create_key, read_timeout_s, rest_call
 from tests.service.ui.browser import shot
 from tests.service.ui.support import seed, unique
 
@@ -18,7 +18,7 @@ from memstrata.testing.chromium import CHROMIUM_FLAGS, find_chromium
 pytestmark = pytest.mark.skipif(
     os.environ.get("MEMSTRATA_SKIP_BROWSER") == "1", reason="MEMSTRATA_SKIP_BROWSER=1"
 )
-WAIT_MS = 120_000  # a busy machine's server (tests/service/support.py LOAD_FACTOR)
+WAIT_MS = read_timeout_s() * 1000  # a busy machine's server (support.py's LOAD_FACTOR)
 expect.set_options(timeout=WAIT_MS)
 
 
