@@ -199,6 +199,11 @@ class Retriever:
         if self._fallback is not None:
             self._fallback.clear()
 
+    def flush_keeps(self) -> None:
+        """Wait until the reads queued for L2 (the L3 fallback's copies) are written."""
+        if self._fallback is not None:
+            self._fallback.flush()
+
     def close(self) -> None:
         """Write the reads still queued for L2 and stop their writer (before L2 goes)."""
         if self._fallback is not None:
