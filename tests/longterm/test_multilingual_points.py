@@ -6,6 +6,7 @@ question over points still catching up says so; ``all`` keeps every write as it 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -42,10 +43,13 @@ class Counting:
         self.texts: list[str] = []
         self.background: list[str] = []
         self.gate: threading.Event | None = None
+        self.held = threading.Event()
+        """Set once a catch-up call waits at the gate."""
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
         if threading.current_thread().name == CATCHUP_THREAD:
             if self.gate is not None:
+                self.held.set()
                 self.gate.wait(30)
             self.background.extend(texts)
         else:
@@ -205,10 +209,16 @@ def test_a_restart_in_the_middle_resumes(tmp_path: Path, second: Counting) -> No
     store.add(MEMORIES, [NewItem("我下个月去日本", tenant="trip", user="u1")])
     assert store.catchup_state().tenants_queued == 1
     # Stopped while its first chunk waits: close() lets that chunk finish, no more.
-    opener = threading.Timer(0.3, second.gate.set)
-    opener.start()
-    store.close()
-    opener.join()
+    # Each step waits for the one before (no timer: a busy machine reorders those).
+    assert second.held.wait(60), "the catch-up never reached its first chunk"
+    closer = threading.Thread(target=store.close)
+    closer.start()
+    deadline = time.monotonic() + 60
+    while store.catchup_state().state != "stopped" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    second.gate.set()
+    closer.join(60)
+    assert not closer.is_alive()
     assert len(second.background) == 16
     left = len(ids) - len(second.background)
     fresh = Counting(HashEmbedder(16))
